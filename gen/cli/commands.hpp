@@ -1,0 +1,10 @@
+// Each subcommand of `kaleido` registers itself on the application here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace kaleido::cli {
+
+void register_golden(CLI::App& app);
+
+}  // namespace kaleido::cli

@@ -1,0 +1,31 @@
+// kaleido: generate, verify and measure the Kaleido reuse accelerator.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/config_file.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kaleido " + kaleido::version() +
+               ": golden model, RTL generator, testbench and PPA flow for channel-wise reuse in video DiTs"};
+  app.set_version_flag("--version", "kaleido " + kaleido::version());
+  app.require_subcommand(1);
+  kaleido::cli::add_config_option(app);
+  kaleido::cli::register_golden(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const kaleido::Error& e) {
+    std::fprintf(stderr, "kaleido: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kaleido: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,140 @@
+#include "cli/workload_options.hpp"
+
+#include <sstream>
+
+#include "common/error.hpp"
+#include "golden/threshold.hpp"
+
+namespace kaleido::cli {
+
+namespace {
+
+std::vector<long> parse_list(const std::string& s, char sep, const char* what) {
+  std::vector<long> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0') throw ConfigError(what, s, "expected integers separated by '" + std::string(1, sep) + "'");
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+Grid parse_grid(const std::string& s) {
+  const auto v = parse_list(s, 'x', "grid");
+  if (v.size() != 3) throw ConfigError("grid", s, "must be TxHxW, for example 4x8x8");
+  for (long x : v)
+    if (x <= 0) throw ConfigError("grid", s, "T, H and W must be at least 1");
+  return {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2])};
+}
+
+std::pair<int, int> parse_pair(const std::string& s, const char* what) {
+  const auto v = parse_list(s, 'x', what);
+  if (v.size() != 2) throw ConfigError(what, s, "must be AxB, for example 4x4");
+  return {static_cast<int>(v[0]), static_cast<int>(v[1])};
+}
+
+void WorkloadOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--grid", grid, "Token grid TxHxW")->capture_default_str();
+  cmd.add_option("--channels,-K", channels, "Channels K (reduction dimension)")->capture_default_str();
+  cmd.add_option("--out-cols,-M", out_cols, "Output columns M")->capture_default_str();
+  cmd.add_option("--data-w", data_w, "DATA_W: signed operand bits (4..16)")->capture_default_str();
+  cmd.add_option("--acc-w", acc_w, "ACC_W: accumulator bits (2*DATA_W..64), wraps")->capture_default_str();
+  cmd.add_option("--group-w", group_w, "Gw: channel group width (divides K)")->capture_default_str();
+  cmd.add_option("--band", band, "RoPE band split: none, wan2.1, hunyuan, cogvideox, or T,H,W sizes")
+      ->capture_default_str();
+  cmd.add_option("--policy", policy, "Reference policy: rope-orthogonal, fixed, adaptive")->capture_default_str();
+  cmd.add_option("--axes", axes, "Axis order of the fixed policy and of token-level reuse, e.g. t,h,w")
+      ->capture_default_str();
+  cmd.add_option("--mode", mode, "channel (the algorithm), dense, or token (token-level baseline)")
+      ->capture_default_str();
+  cmd.add_option("--tile", tile, "Scan-order tile HxW (0x0 = whole frame)")->capture_default_str();
+  cmd.add_option("--window", window, "Reference window depth in tokens (0 = what the scan order needs)")
+      ->capture_default_str();
+  cmd.add_option("--tau", tau, "Threshold: one value for all groups, or one per group (comma-separated)")
+      ->capture_default_str();
+  cmd.add_option("--tau-schedule", tau_schedule, "Threshold table file (CSV or JSON), a row per diffusion step");
+  cmd.add_option("--step", step, "Diffusion step: the row of --tau-schedule")->capture_default_str();
+  cmd.add_option("--target-reuse", target_reuse, "Calibrate per-group thresholds for this reuse ratio (0..1)");
+  cmd.add_option("--target-psnr", target_psnr, "Calibrate one threshold for this output PSNR in dB");
+  cmd.add_option("--seed", seed, "Workload seed")->capture_default_str();
+  cmd.add_option("--spatial-corr", spatial_corr, "Synthetic spatial correlation in [0,1)")->capture_default_str();
+  cmd.add_option("--temporal-corr", temporal_corr, "Synthetic temporal correlation in [0,1]")->capture_default_str();
+  cmd.add_option("--noise", noise, "Synthetic diffusion noise level sigma in [0,1]")->capture_default_str();
+  cmd.add_option("--static-w", static_w, "Synthetic: columns of static background")->capture_default_str();
+}
+
+ReuseConfig WorkloadOptions::config() const {
+  ReuseConfig c;
+  c.grid = parse_grid(grid);
+  c.channels = channels;
+  c.out_cols = out_cols;
+  c.data_w = data_w;
+  c.acc_w = acc_w;
+  c.group_w = group_w;
+  c.band = parse_band_split(band);
+  c.policy = parse_policy(policy);
+  c.fixed_axes.clear();
+  std::stringstream ss(axes);
+  std::string a;
+  while (std::getline(ss, a, ',')) c.fixed_axes.push_back(parse_axis(a));
+  c.mode = parse_mode(mode);
+  std::tie(c.tile_h, c.tile_w) = parse_pair(tile, "tile");
+  c.window_depth = window;
+  c.validate();
+  return c;
+}
+
+SyntheticSpec WorkloadOptions::synthetic() const {
+  SyntheticSpec s;
+  s.grid = parse_grid(grid);
+  s.channels = channels;
+  s.seed = seed;
+  s.spatial_corr = spatial_corr;
+  s.temporal_corr = temporal_corr;
+  s.noise = noise;
+  s.static_w = static_w;
+  s.validate();
+  return s;
+}
+
+std::string WorkloadOptions::apply_thresholds(ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b) const {
+  const int sources = (target_reuse >= 0.0) + (target_psnr >= 0.0) + !tau_schedule.empty();
+  if (sources > 1) throw ConfigError("thresholds", "several sources", "give only one of --tau-schedule, --target-reuse, --target-psnr");
+  const auto G = static_cast<size_t>(cfg.groups());
+  if (target_reuse >= 0.0) {
+    const Calibration c = calibrate_reuse_ratio(cfg, a, target_reuse);
+    cfg.tau = c.tau;
+    return "calibrated per group for reuse ratio " + std::to_string(target_reuse);
+  }
+  if (target_psnr >= 0.0) {
+    const Calibration c = calibrate_psnr(cfg, a, b, target_psnr);
+    cfg.tau = c.tau;
+    return "calibrated for PSNR " + std::to_string(target_psnr) + " dB";
+  }
+  if (!tau_schedule.empty()) {
+    const ThresholdSchedule s = ThresholdSchedule::load(tau_schedule);
+    s.validate(cfg.groups(), cfg.data_w);
+    cfg.tau = s.at_step(step);
+    return "schedule " + tau_schedule + ", step " + std::to_string(step);
+  }
+  std::vector<uint32_t> t;
+  std::stringstream ss(tau);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0) throw ConfigError("tau", tau, "thresholds are non-negative integers");
+    t.push_back(static_cast<uint32_t>(v));
+  }
+  if (t.size() == 1) t.assign(G, t[0]);
+  cfg.tau = t;
+  cfg.validate();
+  return "--tau " + tau;
+}
+
+}  // namespace kaleido::cli

@@ -1,0 +1,52 @@
+// Options that describe one reuse GEMM and its synthetic workload, shared by
+// the subcommands that run the golden model (golden, sim, ...).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "golden/config.hpp"
+#include "golden/workload.hpp"
+
+namespace kaleido::cli {
+
+struct WorkloadOptions {
+  std::string grid = "4x8x8";
+  int channels = 32;
+  int out_cols = 16;
+  int data_w = 8;
+  int acc_w = 32;
+  int group_w = 8;
+  std::string band = "none";
+  std::string policy = "rope-orthogonal";
+  std::string axes = "t,h,w";
+  std::string mode = "channel";
+  std::string tile = "0x0";
+  int window = 0;
+  std::string tau = "8";
+  std::string tau_schedule;
+  int step = 0;
+  double target_reuse = -1.0;
+  double target_psnr = -1.0;
+  uint64_t seed = 1;
+  double spatial_corr = 0.9;
+  double temporal_corr = 0.95;
+  double noise = 0.1;
+  int static_w = 0;
+
+  void add_to(CLI::App& cmd);
+  // The reuse configuration without thresholds (apply_thresholds sets them).
+  ReuseConfig config() const;
+  SyntheticSpec synthetic() const;
+  // Fills cfg.tau from --tau, --tau-schedule/--step, or calibration.
+  // Returns a line saying where the thresholds came from.
+  std::string apply_thresholds(ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b) const;
+};
+
+// "TxHxW" -> Grid; "HxW" -> pair. Throws ConfigError.
+Grid parse_grid(const std::string& s);
+std::pair<int, int> parse_pair(const std::string& s, const char* what);
+
+}  // namespace kaleido::cli

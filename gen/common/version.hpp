@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+
+namespace kaleido {
+
+// Version of the tool; recorded in every generated file and report.
+std::string version();
+
+// The repository the tool was built from (rtl/, scripts/, reports/ live there).
+std::string source_dir();
+
+// The shared folder beside the repository (../shared), where the open PDK
+// libraries are read from when present; empty when it does not exist.
+std::string shared_dir();
+
+}  // namespace kaleido

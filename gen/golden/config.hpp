@@ -1,0 +1,93 @@
+// Configuration of one reuse GEMM `Out = A . B` (DESIGN.md section 2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "golden/types.hpp"
+
+namespace kaleido {
+
+// 3D-RoPE band split of one head: channel counts of the t, h and w bands, in
+// that order, repeated every head_dim() channels. Empty = no RoPE (a
+// projection or FFN input), so every axis is allowed.
+struct BandSplit {
+  std::string name = "none";
+  std::vector<int> sizes;  // {t, h, w} or empty
+  int head_dim() const;
+  bool has_rope() const { return !sizes.empty(); }
+};
+
+// "wan2.1" 44/42/42, "hunyuan" 16/56/56, "cogvideox" 16/24/24, "none", or an
+// explicit "T,H,W" list such as "44,42,42".
+BandSplit parse_band_split(const std::string& spec);
+
+enum class Policy : uint8_t {
+  Fixed = 0,           // the axes of `fixed_axes`, in that order; first passing wins
+  RopeOrthogonal = 1,  // axes other than the group's RoPE axes, order t,h,w; first passing wins
+  Adaptive = 2,        // the rope-orthogonal set; the passing reference with the smallest difference wins
+};
+const char* policy_name(Policy p);
+Policy parse_policy(const std::string& s);
+
+// What the model computes: channel-wise reuse (the algorithm), or a baseline.
+enum class Mode : uint8_t {
+  ChannelReuse = 0,  // per (token, group) decisions
+  Dense = 1,         // every pair computes
+  TokenReuse = 2,    // a token reuses only when all its groups pass for one reference
+};
+const char* mode_name(Mode m);
+Mode parse_mode(const std::string& s);
+
+struct ReuseConfig {
+  Grid grid{2, 4, 4};
+  int channels = 16;   // K
+  int out_cols = 8;    // M
+  int data_w = 8;      // DATA_W, 4..16
+  int acc_w = 32;      // ACC_W, 2*DATA_W..64
+  int group_w = 8;     // Gw, divides K
+  BandSplit band;
+  Policy policy = Policy::RopeOrthogonal;
+  std::vector<Axis> fixed_axes{Axis::T, Axis::H, Axis::W};
+  Mode mode = Mode::ChannelReuse;
+  // Scan order: spatial tiles of tile_h x tile_w (0 = the whole frame); tiles
+  // in raster order, and inside a tile t, then h, then w. References never
+  // cross a tile (the hardware window holds the current tile only).
+  int tile_h = 0;
+  int tile_w = 0;
+  // Reference window depth in tokens of scan order; 0 = what the scan order needs.
+  int window_depth = 0;
+  // Integer thresholds per group (unsigned, DATA_W+1 bits); empty = all zero.
+  std::vector<uint32_t> tau;
+  // Float thresholds per group for the float path; empty = all zero.
+  std::vector<float> tau_float;
+  // Per-group reuse enable (mixed mode); empty = all enabled.
+  std::vector<uint8_t> group_enable;
+  // Closed loop compares against effective inputs (the algorithm). Open loop
+  // compares against the reference's raw input; kept only to show drift.
+  bool closed_loop = true;
+
+  int groups() const { return channels / group_w; }
+  int tile_h_eff() const { return tile_h > 0 ? tile_h : grid.h; }
+  int tile_w_eff() const { return tile_w > 0 ? tile_w : grid.w; }
+  uint32_t tau_max() const { return (1u << data_w) - 1u; }  // largest possible difference
+  uint32_t tau_of(int g) const { return tau.empty() ? 0u : tau[static_cast<size_t>(g)]; }
+  float tau_float_of(int g) const { return tau_float.empty() ? 0.0f : tau_float[static_cast<size_t>(g)]; }
+  bool group_enabled(int g) const { return group_enable.empty() || group_enable[static_cast<size_t>(g)] != 0; }
+
+  // RoPE axes each group's channels depend on (a group straddling two bands
+  // depends on both), and the axes the policy lets it reuse along, in order.
+  AxisMask rope_mask(int g) const;
+  std::vector<Axis> allowed_axes(int g) const;
+
+  // Throws ConfigError naming the parameter and the rule.
+  void validate() const;
+};
+
+void to_json(nlohmann::json& j, const ReuseConfig& c);
+void from_json(const nlohmann::json& j, ReuseConfig& c);
+
+}  // namespace kaleido
