@@ -8,6 +8,7 @@ packages=(
   libcli11-dev                 # command line (CLI11)
   nlohmann-json3-dev           # JSON reports, config files, manifests
   libgtest-dev                 # unit tests (GoogleTest)
+  libbenchmark-dev             # benchmarks of the golden model (Google Benchmark)
   zlib1g-dev                   # checksums of golden vectors, reading .lib.gz
   verilator                    # lint and simulation of generated RTL
   yosys                        # synthesis and equivalence checks
