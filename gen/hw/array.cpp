@@ -1,0 +1,124 @@
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::string& name) {
+  Module m(name,
+           "ROWS x COLS weight-stationary array cut into segments of GROUP_W rows; each segment computes one "
+           "channel group of its own token stream");
+  const int rows = c.rows, cols = c.cols, dw = c.data_w, aw = c.acc_w, gw = c.group_w, segs = c.segs();
+  const int tw = c.token_w();
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr load = m.input("load_i", 1, Sign::Unsigned, "every PE loads the weight from above");
+  const Expr w_top = m.input("w_top_i", cols * dw, Sign::Unsigned, "weights entering the top row, column c at c*DATA_W");
+  const Expr seg_valid = m.input("seg_valid_i", segs, Sign::Unsigned, "segment s issues a token this cycle");
+  const Expr seg_tag = m.input("seg_tag_i", segs * tw, Sign::Unsigned, "token index of each segment's issue");
+  const Expr seg_data = m.input("seg_data_i", segs * gw * dw, Sign::Unsigned,
+                                "the group's GROUP_W channels of each segment's token");
+  const Expr tap_valid = m.output("tap_valid_o", segs * cols, Sign::Unsigned, "segment s, column c at s*COLS+c");
+  const Expr tap_tag = m.output("tap_tag_o", segs * cols * tw, Sign::Unsigned, "token of each tap");
+  const Expr tap_psum = m.output("tap_psum_o", segs * cols * aw, Sign::Unsigned, "partial sum of each tap");
+
+  // Flattened nets between PEs: activations and MAC flags run east (COLS+1
+  // per row, column 0 fed by the skew), weights and partial sums run south
+  // (ROWS+1 per column, row 0 fed from the top).
+  const Expr a_east = m.signal("a_east", rows * (cols + 1) * dw);
+  const Expr mac_east = m.signal("mac_east", rows * (cols + 1));
+  const Expr w_south = m.signal("w_south", (rows + 1) * cols * dw);
+  const Expr psum_south = m.signal("psum_south", (rows + 1) * cols * aw);
+  const Expr psum_valid = m.signal("psum_valid", rows * cols);
+  uint64_t seg_start_bits = 0;
+  for (int r = 0; r < rows; r += gw) seg_start_bits |= uint64_t{1} << r;
+  const Expr seg_start = m.wire("seg_start", constant(rows, seg_start_bits, Radix::Bin),
+                                "rows that start a segment cut the partial-sum chain");
+
+  m.assign(w_south.slice(cols * dw - 1, 0), w_top);
+  m.assign(psum_south.slice(cols * aw - 1, 0), zero(cols * aw), "the top of every column starts from zero");
+
+  // Input skew per segment: channel j reaches row j of the segment j cycles
+  // after issue. Stage k holds channels k..GROUP_W-1 of the word issued k
+  // cycles ago, and holds still while no token flows (no toggling).
+  for (int s = 0; s < segs; ++s) {
+    const std::string sn = "s" + std::to_string(s);
+    Expr prev_data = seg_data.slice((s + 1) * gw * dw - 1, s * gw * dw);
+    Expr prev_valid = seg_valid[s];
+    for (int j = 0; j < gw; ++j) {
+      const int r = s * gw + j;
+      Expr data = prev_data, valid = prev_valid;
+      if (j > 0) {
+        const int width = (gw - j) * dw;
+        const Expr stage_q = m.signal("skew_" + sn + "_" + std::to_string(j) + "_q", width);
+        const Expr valid_q = m.signal("skew_valid_" + sn + "_" + std::to_string(j) + "_q", 1);
+        Always& ff = m.always_ff(clk, rst_n);
+        ff.flop(stage_q, mux(prev_valid, prev_data.slice(prev_data.width() - 1, dw), stage_q), 0);
+        ff.flop(valid_q, prev_valid, 0);
+        data = stage_q;
+        valid = valid_q;
+      }
+      m.assign(a_east.slice((r * (cols + 1)) * dw + dw - 1, r * (cols + 1) * dw), data.slice(dw - 1, 0));
+      m.assign(mac_east[r * (cols + 1)], valid);
+      prev_data = data;
+      prev_valid = valid;
+    }
+  }
+
+  GenerateFor& grow = m.generate_for("g_row", "r", 0, rows);
+  GenerateFor& gcol = grow.generate_for("g_col", "c", 0, cols);
+  const Expr r = grow.var(), col = gcol.var();
+  const Expr east = r * (cols + 1) + col;
+  const Expr here = r * cols + col;
+  const Expr below = (r + 1) * cols + col;
+  gcol.instance(pe, "u_pe",
+                {{"clk_i", clk},
+                 {"rst_ni", rst_n},
+                 {"mode_i", concat({load, !load && mac_east[east]})},
+                 {"seg_start_i", seg_start[r]},
+                 {"a_i", as_signed(a_east.part(east * dw, dw))},
+                 {"w_i", as_signed(w_south.part(here * dw, dw))},
+                 {"psum_i", as_signed(psum_south.part(here * aw, aw))},
+                 {"a_o", a_east.part((east + 1) * dw, dw)},
+                 {"mac_o", mac_east[east + 1]},
+                 {"w_o", w_south.part(below * dw, dw)},
+                 {"psum_o", psum_south.part(below * aw, aw)},
+                 {"psum_valid_o", psum_valid[here]}});
+
+  // Token tags follow each segment's issues down the pipeline; the tap of
+  // column c reads the tag issued latency(c) cycles earlier.
+  const int chain = gw + cols - 1 + c.mul_pipe;
+  for (int s = 0; s < segs; ++s) {
+    const std::string sn = "s" + std::to_string(s);
+    const Memory tags = m.memory("tag_" + sn + "_q", tw, chain);
+    Block& shift = m.always_ff_no_reset(clk, "tags need no reset: the valid bits qualify them");
+    const int aw_idx = clog2(chain);
+    shift.assign(tags[constant(aw_idx, 0)], seg_tag.slice((s + 1) * tw - 1, s * tw));
+    for (int k = 1; k < chain; ++k)
+      shift.assign(tags[constant(aw_idx, static_cast<uint64_t>(k))], tags[constant(aw_idx, static_cast<uint64_t>(k - 1))]);
+    const int end_row = s * gw + gw - 1;
+    for (int cc = 0; cc < cols; ++cc) {
+      const int tap = s * cols + cc;
+      m.assign(tap_valid[tap], psum_valid[end_row * cols + cc]);
+      m.assign(tap_tag.slice((tap + 1) * tw - 1, tap * tw),
+               tags[constant(aw_idx, static_cast<uint64_t>(latency(c, cc) - 1))]);
+    }
+    m.assign(tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw),
+             psum_south.slice((end_row + 2) * cols * aw - 1, (end_row + 1) * cols * aw));
+  }
+  std::vector<Expr> edge_a, edge_mac;
+  for (int rr = 0; rr < rows; ++rr) {
+    edge_a.push_back(a_east.slice((rr * (cols + 1) + cols + 1) * dw - 1, (rr * (cols + 1) + cols) * dw));
+    edge_mac.push_back(mac_east[rr * (cols + 1) + cols]);
+  }
+  m.unused(concat(edge_a), "activations leaving the right edge of the array");
+  m.unused(concat(edge_mac), "MAC flags leaving the right edge of the array");
+  m.unused(w_south.slice((rows + 1) * cols * dw - 1, rows * cols * dw), "weights leaving the bottom row");
+  std::vector<Expr> inner_valid;
+  for (int rr = 0; rr < rows; ++rr)
+    if (rr % gw != gw - 1) inner_valid.push_back(psum_valid.slice((rr + 1) * cols - 1, rr * cols));
+  if (!inner_valid.empty()) m.unused(concat(inner_valid), "partial-sum valid flags inside a segment (no tap there)");
+  return m;
+}
+
+}  // namespace kaleido::hw

@@ -1,0 +1,81 @@
+// One generator per hardware block (docs/hardware.md). Each returns the
+// block's Verilog module, built through the typed builder in gen/vlog; the
+// bit-exact behaviour of the simple blocks lives next to their generators.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/hw_config.hpp"
+#include "vlog/module.hpp"
+
+namespace kaleido::hw {
+
+// PE modes (the value of kld_pe's mode_i).
+enum class PeMode : uint8_t { Pass = 0, Mac = 1, Load = 2 };
+
+// kld_pe: weight-stationary signed MAC with load, MAC and pass modes and a
+// segment-start bit that cuts the partial-sum chain.
+struct PeBlock {
+  static vlog::Module generate(const HwConfig& c);
+
+  // Bit-exact behaviour, one clock edge at a time.
+  struct Model {
+    int data_w, acc_w, mul_pipe;
+    int64_t w = 0, a = 0, psum = 0, prod = 0;
+    bool mac = false, psum_valid = false, seg = false;
+    void step(PeMode mode, int64_t a_in, int64_t w_in, int64_t psum_in, bool seg_start);
+  };
+};
+
+// kld_array: ROWS x COLS PEs, per-segment input skew, weights from the top,
+// partial sums down, a tap (valid, token tag, partial sum) at every segment end.
+struct ArrayBlock {
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& pe, const std::string& name = "kld_array");
+  // Cycles from issue to the tap of column c.
+  static int latency(const HwConfig& c, int col) { return c.group_w + col + c.mul_pipe; }
+};
+
+// kld_sram_<depth>x<width>: behavioural memory, one synchronous write port and
+// `reads` asynchronous read ports. Replaceable by a macro (see docs/hardware.md).
+struct SramBlock {
+  static std::string name(int depth, int width, int reads);
+  static vlog::Module generate(const HwConfig& c, int depth, int width, int reads);
+};
+
+}  // namespace kaleido::hw
+
+namespace kaleido::hw {
+
+// kld_detector_lane: one group's closed-loop reuse decision per cycle, with
+// its window of effective inputs and roots (golden model, DESIGN.md sec. 2).
+// kld_detector: LANES lanes sharing the scan position.
+struct DetectorBlock {
+  static int slot_w(const HwConfig& c);  // bits of a window slot index
+  static vlog::Module generate_lane(const HwConfig& c, const vlog::Module& window_sram);
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& lane);
+};
+
+// kld_dispatcher: scan-order and reference address generation for the
+// detector, compute lists per group, and dense packing of COMPUTE work into
+// the array segments.
+struct DispatcherBlock {
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& list_sram);
+};
+
+// kld_merge: partial memories written from the array taps, root tables
+// written by the detector, and the gather that forms each output word.
+struct MergeBlock {
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& partial_sram, const vlog::Module& root_sram);
+};
+
+// kld_top and kld_plain_top.
+struct TopBlock {
+  static vlog::Module generate(const HwConfig& c, const std::vector<const vlog::Module*>& parts);
+};
+struct PlainTopBlock {
+  static vlog::Module generate(const HwConfig& c, const std::vector<const vlog::Module*>& parts);
+};
+
+}  // namespace kaleido::hw

@@ -1,0 +1,182 @@
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+namespace {
+const char* const kAxis[3] = {"t", "h", "w"};
+}
+
+int DetectorBlock::slot_w(const HwConfig& c) { return clog2(c.window_cap()); }
+
+Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram) {
+  Module m("kld_detector_lane",
+           "Closed-loop reuse decision of one channel group per cycle: d(r) = max |A - Ahat[r]| against each "
+           "allowed reference in the window, REUSE if d <= tau, policy picks the reference");
+  const int dw = c.data_w, gw = c.group_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
+  const int word = gw * dw;
+  const Expr clk = m.input("clk_i", 1);
+  const Expr step = m.input("step_i", 1, Sign::Unsigned, "commit this position: write the window");
+  const Expr token = m.input("token_i", tw, Sign::Unsigned, "token being decided");
+  const Expr slot = m.input("slot_i", sw, Sign::Unsigned, "window slot of this position (scan position mod WIN_CAP)");
+  const Expr ref_avail = m.input("ref_avail_i", 3, Sign::Unsigned, "reference exists in the tile and window: bit 0 t, 1 h, 2 w");
+  const Expr ref_slot = m.input("ref_slot_i", 3 * sw, Sign::Unsigned, "window slot of each reference (t, h, w)");
+  const Expr policy = m.input("policy_i", 2, Sign::Unsigned, "0 fixed, 1 rope-orthogonal, 2 adaptive");
+  const Expr naxes = m.input("naxes_i", 2, Sign::Unsigned, "fixed policy: length of the axis list");
+  const Expr axes = m.input("axes_i", 6, Sign::Unsigned, "fixed policy: axis list, first at [1:0]");
+  const Expr lane_valid = m.input("lane_valid_i", 1, Sign::Unsigned, "this lane has a group in this round");
+  const Expr enable = m.input("enable_i", 1, Sign::Unsigned, "reuse enabled for the group");
+  const Expr rope = m.input("rope_i", 3, Sign::Unsigned, "RoPE axes of the group");
+  const Expr tau = m.input("tau_i", tauw, Sign::Unsigned, "threshold of the group");
+  const Expr a = m.input("a_i", word, Sign::Unsigned, "the group's channels of this token");
+  const Expr reuse = m.output("reuse_o", 1, Sign::Unsigned, "the pair is REUSE");
+  const Expr axis_out = m.output("axis_o", 2, Sign::Unsigned, "chosen reference axis (0 when COMPUTE)");
+  const Expr root_out = m.output("root_o", tw, Sign::Unsigned, "token whose partial this pair carries");
+
+  // The window: effective inputs and roots of the last WIN_CAP positions.
+  const Expr new_entry = m.signal("new_entry", word + tw, Sign::Unsigned, "{root, Ahat} written for this position");
+  std::vector<Expr> rd;
+  std::vector<Connection> conns = {{"clk_i", clk}, {"we_i", step}, {"waddr_i", slot}, {"wdata_i", new_entry}};
+  for (int ax = 0; ax < 3; ++ax) {
+    rd.push_back(m.signal(std::string("win_") + kAxis[ax], word + tw, Sign::Unsigned,
+                          std::string("window entry of the ") + kAxis[ax] + " reference"));
+    conns.push_back({"raddr" + std::to_string(ax) + "_i", ref_slot.slice((ax + 1) * sw - 1, ax * sw)});
+    conns.push_back({"rdata" + std::to_string(ax) + "_o", rd.back()});
+  }
+  m.instance(window_sram, "u_window", conns);
+
+  // d(r) per reference: the largest absolute channel difference, exact in DATA_W+1 bits.
+  std::vector<Expr> x;
+  for (int j = 0; j < gw; ++j)
+    x.push_back(m.wire("x_" + std::to_string(j), as_signed(a.slice((j + 1) * dw - 1, j * dw)), "this token, channel " + std::to_string(j)));
+  std::vector<Expr> dist, pass;
+  const Expr fixed = policy == constant(2, 0);
+  for (int ax = 0; ax < 3; ++ax) {
+    const std::string an = kAxis[ax];
+    Expr worst;
+    for (int j = 0; j < gw; ++j) {
+      const std::string sfx = an + "_" + std::to_string(j);
+      const Expr y = m.wire("y_" + sfx, as_signed(rd[static_cast<size_t>(ax)].slice((j + 1) * dw - 1, j * dw)));
+      const Expr xe = m.wire("xe_" + sfx, sext(x[static_cast<size_t>(j)], dw + 1));
+      const Expr ye = m.wire("ye_" + sfx, sext(y, dw + 1));
+      const Expr diff = m.wire("diff_" + sfx, xe - ye);
+      const Expr mag = m.wire("mag_" + sfx, as_unsigned(mux(diff.msb(), -diff, diff)));
+      worst = j == 0 ? mag : m.wire("max_" + sfx, mux(mag > worst, mag, worst));
+    }
+    dist.push_back(m.wire("d_" + an, worst, "d(r) of the " + an + " reference"));
+    // Allowed: the fixed list for the fixed policy, else every axis outside the group's RoPE axes.
+    const Expr a2 = constant(2, static_cast<uint64_t>(ax));
+    const Expr in_list = m.wire("in_list_" + an, ((naxes >= constant(2, 1)) && (axes.slice(1, 0) == a2)) ||
+                                                     ((naxes >= constant(2, 2)) && (axes.slice(3, 2) == a2)) ||
+                                                     ((naxes == constant(2, 3)) && (axes.slice(5, 4) == a2)));
+    const Expr allowed = m.wire("allowed_" + an, mux(fixed, in_list, !rope[ax]));
+    pass.push_back(m.wire("pass_" + an, ref_avail[ax] && allowed && enable && lane_valid && (dist.back() <= tau),
+                          "the " + an + " reference may be reused"));
+  }
+  const Expr pass_vec = m.wire("pass_vec", concat({bit(false), pass[2], pass[1], pass[0]}), "indexed by an axis code; code 3 never passes");
+
+  // Policies: the first passing axis in list order (fixed) or in t, h, w
+  // order (rope-orthogonal), or the passing axis with the smallest d (adaptive).
+  const Expr sel_valid = m.signal("sel_valid", 1);
+  const Expr sel_axis = m.signal("sel_axis", 2);
+  Block& sel = m.always_comb("reference selection by policy");
+  sel.assign(sel_valid, 0);
+  sel.assign(sel_axis, 0);
+  CaseStmt& by_policy = sel.case_(policy);
+  if (c.policies & 1u) {
+    Block& f = by_policy.item(constant(2, 0));
+    f.comment("fixed: the listed axes in order");
+    IfStmt& k0 = f.if_((naxes >= constant(2, 1)) && pass_vec[axes.slice(1, 0)]);
+    k0.then_().assign(sel_valid, 1);
+    k0.then_().assign(sel_axis, axes.slice(1, 0));
+    Block& k1 = k0.elif((naxes >= constant(2, 2)) && pass_vec[axes.slice(3, 2)]);
+    k1.assign(sel_valid, 1);
+    k1.assign(sel_axis, axes.slice(3, 2));
+    Block& k2 = k0.elif((naxes == constant(2, 3)) && pass_vec[axes.slice(5, 4)]);
+    k2.assign(sel_valid, 1);
+    k2.assign(sel_axis, axes.slice(5, 4));
+  }
+  if (c.policies & 2u) {
+    Block& r = by_policy.item(constant(2, 1));
+    r.comment("rope-orthogonal: the first passing axis in t, h, w order");
+    IfStmt& t = r.if_(pass[0]);
+    t.then_().assign(sel_valid, 1);
+    t.then_().assign(sel_axis, constant(2, 0));
+    Block& h = t.elif(pass[1]);
+    h.assign(sel_valid, 1);
+    h.assign(sel_axis, constant(2, 1));
+    Block& w = t.elif(pass[2]);
+    w.assign(sel_valid, 1);
+    w.assign(sel_axis, constant(2, 2));
+  }
+  if (c.policies & 4u) {
+    // Adaptive: keep the best so far; a later axis wins only when strictly smaller.
+    const Expr best_th = m.wire("adaptive_h_beats_t", pass[1] && (!pass[0] || (dist[1] < dist[0])));
+    const Expr d_th = m.wire("adaptive_d_th", mux(best_th, dist[1], dist[0]));
+    const Expr any_th = m.wire("adaptive_any_th", pass[0] || pass[1]);
+    const Expr w_wins = m.wire("adaptive_w_wins", pass[2] && (!any_th || (dist[2] < d_th)));
+    Block& ad = by_policy.item(constant(2, 2));
+    ad.comment("adaptive: the passing axis with the smallest difference (ties: t, h, w)");
+    IfStmt& w = ad.if_(w_wins);
+    w.then_().assign(sel_valid, 1);
+    w.then_().assign(sel_axis, constant(2, 2));
+    Block& th = w.elif(any_th);
+    th.assign(sel_valid, 1);
+    th.assign(sel_axis, mux(best_th, constant(2, 1), constant(2, 0)));
+  }
+  by_policy.default_().comment("a policy not built in: every pair computes (kld_top refuses to start)");
+
+  const Expr picked = m.wire("picked", mux(sel_axis == constant(2, 2), rd[2], mux(sel_axis == constant(2, 1), rd[1], rd[0])),
+                             "window entry of the chosen reference");
+  m.assign(new_entry, mux(sel_valid, picked, concat({token, a})), "REUSE copies the reference's Ahat and root");
+  m.assign(reuse, sel_valid);
+  m.assign(axis_out, sel_axis);
+  m.assign(root_out, new_entry.slice(word + tw - 1, word));
+  return m;
+}
+
+Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
+  Module m("kld_detector", "Reuse detector: LANES groups decided per cycle at one scan position");
+  const int lanes = c.det_lanes(), gw = c.group_w, dw = c.data_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
+  const Expr clk = m.input("clk_i", 1);
+  const Expr step = m.input("step_i", 1);
+  const Expr token = m.input("token_i", tw);
+  const Expr slot = m.input("slot_i", sw);
+  const Expr ref_avail = m.input("ref_avail_i", 3);
+  const Expr ref_slot = m.input("ref_slot_i", 3 * sw);
+  const Expr policy = m.input("policy_i", 2);
+  const Expr naxes = m.input("naxes_i", 2);
+  const Expr axes = m.input("axes_i", 6);
+  const Expr lane_valid = m.input("lane_valid_i", lanes, Sign::Unsigned, "lane l has a group this round");
+  const Expr enable = m.input("enable_i", lanes);
+  const Expr rope = m.input("rope_i", 3 * lanes);
+  const Expr tau = m.input("tau_i", tauw * lanes);
+  const Expr a = m.input("a_i", gw * dw * lanes, Sign::Unsigned, "lane l's group channels at l*GROUP_W*DATA_W");
+  const Expr reuse = m.output("reuse_o", lanes);
+  const Expr axis = m.output("axis_o", 2 * lanes);
+  const Expr root = m.output("root_o", tw * lanes);
+  GenerateFor& g = m.generate_for("g_lane", "l", 0, lanes);
+  const Expr l = g.var();
+  g.instance(lane, "u_lane",
+             {{"clk_i", clk},
+              {"step_i", step},
+              {"token_i", token},
+              {"slot_i", slot},
+              {"ref_avail_i", ref_avail},
+              {"ref_slot_i", ref_slot},
+              {"policy_i", policy},
+              {"naxes_i", naxes},
+              {"axes_i", axes},
+              {"lane_valid_i", lane_valid[l]},
+              {"enable_i", enable[l]},
+              {"rope_i", rope.part(l * 3, 3)},
+              {"tau_i", tau.part(l * tauw, tauw)},
+              {"a_i", a.part(l * (gw * dw), gw * dw)},
+              {"reuse_o", reuse[l]},
+              {"axis_o", axis.part(l * 2, 2)},
+              {"root_o", root.part(l * tw, tw)}});
+  return m;
+}
+
+}  // namespace kaleido::hw

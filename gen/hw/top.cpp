@@ -1,0 +1,661 @@
+#include <algorithm>
+
+#include "hw/blocks.hpp"
+#include "hw/regmap.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+namespace {
+
+// FSM states of kld_top (docs/hardware.md, "Schedule of one run").
+enum State : uint64_t { kIdle = 0, kDetect = 1, kLoadW = 2, kIssue = 3, kDrain = 4, kGather = 5 };
+
+const Module& find(const std::vector<const Module*>& parts, const std::string& name) {
+  for (const Module* p : parts)
+    if (p->name() == name) return *p;
+  throw Error("internal: block " + name + " was not generated before kld_top");
+}
+
+int coord_w(const HwConfig& c) { return clog2(2 * std::max({c.max_t, c.max_h, c.max_w}) + 1); }
+
+}  // namespace
+
+Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& parts) {
+  Module m("kld_top",
+           "Kaleido accelerator: registers, scratchpads, reuse detector, dispatcher, PE array, merge unit and "
+           "performance counters");
+  const int dw = c.data_w, aw = c.acc_w, gw = c.group_w, rows = c.rows, cols = c.cols, segs = c.segs();
+  const int G = c.max_groups(), lanes = c.det_lanes(), tw = c.token_w(), sw = DetectorBlock::slot_w(c);
+  const int cw = coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
+  const int rounds = (G + lanes - 1) / lanes, rw = clog2(rounds), ra = reg_addr_width(c);
+  const int krow_w = clog2(c.max_kt() * rows), ww = clog2(c.window_cap() + 1), tauw = c.tau_w();
+  const int drain = gw + cols - 1 + c.mul_pipe, cntw = clog2(std::max(rows, drain) + 1);
+  const int gshift = clog2(gw) - (gw == 1 ? 1 : 0);  // log2(GROUP_W); GROUP_W is a power of two
+
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr reg_valid = m.input("reg_valid_i", 1, Sign::Unsigned, "register access this cycle");
+  const Expr reg_write = m.input("reg_write_i", 1, Sign::Unsigned, "1 write, 0 read");
+  const Expr reg_addr = m.input("reg_addr_i", ra, Sign::Unsigned, "word address (see the register map)");
+  const Expr reg_wdata = m.input("reg_wdata_i", 32);
+  const Expr reg_rdata = m.output("reg_rdata_o", 32, Sign::Unsigned, "read data of reg_addr_i, this cycle");
+  const Expr a_valid = m.input("a_valid_i", 1);
+  const Expr a_ready = m.output("a_ready_o", 1);
+  const Expr a_token = m.input("a_token_i", tw);
+  const Expr a_group = m.input("a_group_i", clog2(G));
+  const Expr a_data = m.input("a_data_i", gw * dw, Sign::Unsigned, "channel j at j*DATA_W");
+  const Expr b_valid = m.input("b_valid_i", 1);
+  const Expr b_ready = m.output("b_ready_o", 1);
+  const Expr b_row = m.input("b_row_i", krow_w, Sign::Unsigned, "row k of B");
+  const Expr b_mtile = m.input("b_mtile_i", mtw);
+  const Expr b_data = m.input("b_data_i", cols * dw, Sign::Unsigned, "column c of the m-tile at c*DATA_W");
+  const Expr out_valid = m.output("out_valid_o", 1);
+  const Expr out_ready = m.input("out_ready_i", 1);
+  const Expr out_mtile = m.output("out_mtile_o", mtw);
+  const Expr out_token = m.output("out_token_o", tw);
+  const Expr out_data = m.output("out_data_o", cols * aw, Sign::Unsigned, "column c at c*ACC_W");
+  const Expr dec_valid = m.output("dec_valid_o", 1);
+  const Expr dec_ready = m.input("dec_ready_i", 1);
+  const Expr dec_round = m.output("dec_round_o", rw);
+  const Expr dec_token = m.output("dec_token_o", tw);
+  const Expr dec_data = m.output("dec_data_o", lanes * (4 + tw), Sign::Unsigned,
+                                 "lane l at l*(4+TW): {root, valid, reuse, axis[1:0]}");
+  const Expr busy_out = m.output("busy_o", 1);
+  const Expr done_out = m.output("done_o", 1);
+
+  // ---- registers ----
+  const Expr busy_q = m.signal("busy_q", 1), done_q = m.signal("done_q", 1), error_q = m.signal("error_q", 1);
+  const Expr dense_q = m.signal("dense_q", 1), trace_q = m.signal("trace_q", 1);
+  const Expr dim_t_q = m.signal("dim_t_q", 16), dim_h_q = m.signal("dim_h_q", 16), dim_w_q = m.signal("dim_w_q", 16);
+  const Expr dim_k_q = m.signal("dim_k_q", 16), dim_m_q = m.signal("dim_m_q", 16);
+  const Expr tile_h_q = m.signal("tile_h_q", 16), tile_w_q = m.signal("tile_w_q", 16);
+  const Expr win_q = m.signal("win_q", 20), policy_q = m.signal("policy_q", 10);
+  std::vector<Expr> tau_q, gcfg_q, reused_q;
+  for (int g = 0; g < G; ++g) {
+    tau_q.push_back(m.signal("tau_" + std::to_string(g) + "_q", tauw));
+    gcfg_q.push_back(m.signal("group_cfg_" + std::to_string(g) + "_q", 4));
+    reused_q.push_back(m.signal("reused_" + std::to_string(g) + "_q", 32));
+  }
+  const Expr cycles_q = m.signal("cycles_q", 64), busy_cnt_q = m.signal("busy_cycles_q", 64);
+  const Expr stall_q = m.signal("stall_cycles_q", 64), issued_q = m.signal("macs_issued_q", 64);
+  const Expr skipped_q = m.signal("macs_skipped_q", 64);
+
+  const Expr wr = m.wire("reg_wr", reg_valid && reg_write && !busy_q, "configuration is written only while idle");
+  auto at = [&](uint32_t addr) { return reg_addr == constant(ra, addr); };
+  const Expr start_req = m.wire("start_req", wr && at(reg::kCtrl) && reg_wdata[0], "CTRL.START written");
+
+  // ---- runtime checks at START (STATUS.ERROR) ----
+  auto in_range = [&](const Expr& v, uint64_t lo, uint64_t hi) {
+    return (v >= constant(16, lo)) && (v <= constant(16, hi));
+  };
+  const Expr k_mod = gw > 1 ? (dim_k_q.slice(gshift - 1, 0) == zero(gshift)) : bit(true);
+  const Expr pol = policy_q.slice(1, 0), naxes = policy_q.slice(3, 2);
+  const Expr pol_built = m.wire("policy_built", (pol == constant(2, 0) && bit((c.policies & 1u) != 0)) ||
+                                                    (pol == constant(2, 1) && bit((c.policies & 2u) != 0)) ||
+                                                    (pol == constant(2, 2) && bit((c.policies & 4u) != 0)));
+  const Expr cfg_error = m.wire(
+      "cfg_error",
+      !(in_range(dim_t_q, 1, static_cast<uint64_t>(c.max_t)) && in_range(dim_h_q, 1, static_cast<uint64_t>(c.max_h)) &&
+        in_range(dim_w_q, 1, static_cast<uint64_t>(c.max_w)) &&
+        in_range(dim_k_q, static_cast<uint64_t>(gw), static_cast<uint64_t>(c.max_k)) && k_mod &&
+        in_range(dim_m_q, 1, static_cast<uint64_t>(c.max_m)) && (tile_h_q <= dim_h_q) && (tile_w_q <= dim_w_q) &&
+        (win_q <= constant(20, static_cast<uint64_t>(c.window_cap()))) && pol_built &&
+        (reg_wdata[1] || pol != constant(2, 0) || naxes != constant(2, 0))),
+      "a runtime value is out of range: the run is refused");
+
+  // ---- derived sizes (stable during a run: configuration is frozen while busy) ----
+  const Expr t_c = m.wire("dim_t_c", dim_t_q.slice(cw - 1, 0)), h_c = m.wire("dim_h_c", dim_h_q.slice(cw - 1, 0));
+  const Expr w_c = m.wire("dim_w_c", dim_w_q.slice(cw - 1, 0));
+  const Expr tile_h_c = m.wire("tile_h_eff", mux(tile_h_q == zero(16), h_c, tile_h_q.slice(cw - 1, 0)));
+  const Expr tile_w_c = m.wire("tile_w_eff", mux(tile_w_q == zero(16), w_c, tile_w_q.slice(cw - 1, 0)));
+  const Expr n_tokens = m.wire("n_tokens", zext(t_c, tw + 1) * zext(h_c, tw + 1) * zext(w_c, tw + 1), "N = T*H*W");
+  const Expr n_groups = m.wire("n_groups", dim_k_q.slice(gshift + gcw - 1, gshift), "G = K / GROUP_W");
+  const Expr gw_m = m.wire("macs_per_pair", zext(dim_m_q, 32) << gshift, "GROUP_W * M MACs per reused pair");
+
+  // ---- run state ----
+  const Expr state_q = m.signal("state_q", 3);
+  const Expr mt_q = m.signal("mt_q", mtw), kt_q = m.signal("kt_q", ktw), round_q = m.signal("round_q", rw);
+  const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within LOADW / DRAIN");
+  const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "token being gathered");
+  auto in_state = [&](State s) { return state_q == constant(3, s); };
+  const Expr st_detect = m.wire("st_detect", in_state(kDetect)), st_loadw = m.wire("st_loadw", in_state(kLoadW));
+  const Expr st_issue = m.wire("st_issue", in_state(kIssue));
+  const Expr st_gather = m.wire("st_gather", in_state(kGather));
+  // Last k-tile / m-tile / round, by multiplication only (no division in hardware).
+  const Expr kt_is_last = m.wire("kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= dim_k_q);
+  const Expr mt_is_last = m.wire("mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= dim_m_q);
+  const Expr round_is_last = m.wire("round_is_last",
+                                    (zext(round_q, 16) * static_cast<int64_t>(lanes) + static_cast<int64_t>(lanes)) >= zext(n_groups, 16));
+  const Expr gi_is_last = m.wire("gather_is_last", zext(gi_q, tw + 1) + constant(tw + 1, 1) == n_tokens);
+
+  // ---- the dispatcher: scan positions, compute lists, issue ----
+  const Expr scan_token = m.signal("scan_token", tw), scan_slot = m.signal("scan_slot", sw);
+  const Expr scan_avail = m.signal("scan_avail", 3), scan_ref_slot = m.signal("scan_ref_slot", 3 * sw);
+  const Expr scan_last = m.signal("scan_last", 1);
+  const Expr seg_valid = m.signal("seg_valid", segs), seg_token = m.signal("seg_token", segs * tw);
+  const Expr pass_pending = m.signal("pass_pending", 1), pass_nonempty = m.signal("pass_nonempty", 1);
+  const Expr pass_last = m.signal("pass_last", 1);
+  const Expr step = m.wire("step", st_detect && (!trace_q || dec_ready), "the detector decides one position");
+  const Expr reuse = m.signal("det_reuse", lanes), axis = m.signal("det_axis", 2 * lanes);
+  const Expr root = m.signal("det_root", lanes * tw);
+  std::vector<Expr> push_bits, root_we_bits, gvalid_bits;
+  for (int g = G - 1; g >= 0; --g) {
+    const Expr mine = round_q == constant(rw, static_cast<uint64_t>(g / lanes));
+    const Expr exists = constant(gcw, static_cast<uint64_t>(g)) < n_groups;
+    push_bits.push_back(step && mine && exists && !reuse[g % lanes]);
+    root_we_bits.push_back(step && mine && exists);
+    gvalid_bits.push_back(exists);
+  }
+  const Expr push = m.wire("push", concat(push_bits), "COMPUTE pairs join their group's compute list");
+  const Expr root_we = m.wire("root_we", concat(root_we_bits));
+  const Expr group_valid = m.wire("group_valid", concat(gvalid_bits), "group g < G");
+  const Expr pass_start = m.wire("pass_start", st_loadw && (cnt_q == zero(cntw)));
+  const Expr run_start = m.wire("run_start", start_req && !cfg_error);
+  m.instance(find(parts, "kld_dispatcher"), "u_dispatcher",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"dim_t_i", t_c},
+              {"dim_h_i", h_c},
+              {"dim_w_i", w_c},
+              {"tile_h_i", tile_h_c},
+              {"tile_w_i", tile_w_c},
+              {"win_i", win_q.slice(ww - 1, 0)},
+              {"n_i", n_tokens},
+              {"groups_i", n_groups},
+              {"dense_i", dense_q},
+              {"scan_clear_i", run_start},
+              {"scan_step_i", step},
+              {"list_clear_i", run_start},
+              {"push_i", push},
+              {"kt_i", kt_q},
+              {"pass_start_i", pass_start},
+              {"issue_en_i", st_issue},
+              {"ready_i", ones(segs)},
+              {"scan_token_o", scan_token},
+              {"scan_slot_o", scan_slot},
+              {"scan_avail_o", scan_avail},
+              {"scan_ref_slot_o", scan_ref_slot},
+              {"scan_last_o", scan_last},
+              {"seg_valid_o", seg_valid},
+              {"seg_token_o", seg_token},
+              {"pass_pending_o", pass_pending},
+              {"pass_nonempty_o", pass_nonempty},
+              {"pass_last_o", pass_last}});
+
+  // ---- scratchpads: A in one bank per group, B in one memory ----
+  const Module& a_sram = find(parts, SramBlock::name(static_cast<int>(c.max_tokens()), gw * dw, 1));
+  const Expr a_fire = m.wire("a_fire", a_valid && !busy_q);
+  std::vector<Expr> a_rd;
+  for (int g = 0; g < G; ++g) {
+    const std::string gn = std::to_string(g);
+    a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw));
+    const Expr seg_addr = seg_token.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
+    m.instance(a_sram, "u_a_" + gn,
+               {{"clk_i", clk},
+                {"we_i", a_fire && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
+                {"waddr_i", a_token},
+                {"wdata_i", a_data},
+                {"raddr_i", mux(st_detect, scan_token, seg_addr)},
+                {"rdata_o", a_rd.back()}},
+               "A channels of group " + gn);
+  }
+  m.assign(a_ready, !busy_q);
+  m.assign(b_ready, !busy_q);
+  const int b_depth = (c.max_kt() * rows) << mtw;
+  const Module& b_sram = find(parts, SramBlock::name(b_depth, cols * dw, 1));
+  const Expr krow = m.wire("weight_row", zext(kt_q, krow_w) * static_cast<int64_t>(rows) +
+                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - zext(cnt_q, krow_w)),
+                           "LOADW feeds the k-tile's rows bottom first");
+  const Expr b_word = m.signal("b_rdata", cols * dw);
+  m.instance(b_sram, "u_b",
+             {{"clk_i", clk},
+              {"we_i", b_valid && !busy_q},
+              {"waddr_i", concat({b_row, b_mtile})},
+              {"wdata_i", b_data},
+              {"raddr_i", concat({krow, mt_q})},
+              {"rdata_o", b_word}},
+             "B, one word per (row, m-tile)");
+  const Expr row_ok = m.wire("weight_row_ok", zext(krow, 16) < dim_k_q, "rows past K load zero");
+  std::vector<Expr> w_cols;
+  for (int cc = cols - 1; cc >= 0; --cc) {
+    const Expr col_ok = (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cc)) < dim_m_q;
+    w_cols.push_back(mux(row_ok && col_ok, b_word.slice((cc + 1) * dw - 1, cc * dw), zero(dw)));
+  }
+  const Expr w_top = m.wire("w_top", concat(w_cols), "columns past M load zero");
+
+  // ---- the detector ----
+  std::vector<Expr> lane_valid, lane_en, lane_rope, lane_tau, lane_a;
+  for (int l = lanes - 1; l >= 0; --l) {
+    Expr v = bit(false), en = bit(false), rp = zero(3), t = zero(tauw), a = zero(gw * dw);
+    for (int r = 0; r < rounds; ++r) {
+      const int g = r * lanes + l;
+      if (g >= G) break;
+      const Expr here = round_q == constant(rw, static_cast<uint64_t>(r));
+      v = mux(here, group_valid[g], v);
+      en = mux(here, gcfg_q[static_cast<size_t>(g)][0], en);
+      rp = mux(here, gcfg_q[static_cast<size_t>(g)].slice(3, 1), rp);
+      t = mux(here, tau_q[static_cast<size_t>(g)], t);
+      a = mux(here, a_rd[static_cast<size_t>(g)], a);
+    }
+    lane_valid.push_back(v);
+    lane_en.push_back(en);
+    lane_rope.push_back(rp);
+    lane_tau.push_back(t);
+    lane_a.push_back(a);
+  }
+  const Expr lanes_valid = m.wire("lane_valid", concat(lane_valid), "lane l decides group round*LANES + l");
+  m.instance(find(parts, "kld_detector"), "u_detector",
+             {{"clk_i", clk},
+              {"step_i", step},
+              {"token_i", scan_token},
+              {"slot_i", scan_slot},
+              {"ref_avail_i", scan_avail},
+              {"ref_slot_i", scan_ref_slot},
+              {"policy_i", pol},
+              {"naxes_i", naxes},
+              {"axes_i", policy_q.slice(9, 4)},
+              {"lane_valid_i", lanes_valid},
+              {"enable_i", m.wire("lane_enable", concat(lane_en))},
+              {"rope_i", m.wire("lane_rope", concat(lane_rope))},
+              {"tau_i", m.wire("lane_tau", concat(lane_tau))},
+              {"a_i", m.wire("lane_a", concat(lane_a))},
+              {"reuse_o", reuse},
+              {"axis_o", axis},
+              {"root_o", root}});
+
+  // ---- the array ----
+  std::vector<Expr> seg_data;
+  for (int s = segs - 1; s >= 0; --s) {
+    Expr d = zero(gw * dw);
+    for (int k = 0; k < c.max_kt(); ++k) {
+      const int g = k * segs + s;
+      if (g >= G) break;
+      d = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), a_rd[static_cast<size_t>(g)], d);
+    }
+    seg_data.push_back(d);
+  }
+  const Expr tap_valid = m.signal("tap_valid", segs * cols), tap_tag = m.signal("tap_tag", segs * cols * tw);
+  const Expr tap_psum = m.signal("tap_psum", segs * cols * aw);
+  m.instance(find(parts, "kld_array"), "u_array",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"load_i", st_loadw},
+              {"w_top_i", w_top},
+              {"seg_valid_i", seg_valid},
+              {"seg_tag_i", seg_token},
+              {"seg_data_i", m.wire("seg_data", concat(seg_data), "segment s reads the A bank of group kt*SEGS+s")},
+              {"tap_valid_o", tap_valid},
+              {"tap_tag_o", tap_tag},
+              {"tap_psum_o", tap_psum}});
+
+  // ---- the merge unit ----
+  const Expr merged = m.signal("merged", cols * aw);
+  m.instance(find(parts, "kld_merge"), "u_merge",
+             {{"clk_i", clk},
+              {"kt_i", kt_q},
+              {"tap_valid_i", tap_valid},
+              {"tap_tag_i", tap_tag},
+              {"tap_psum_i", tap_psum},
+              {"root_we_i", root_we},
+              {"root_token_i", scan_token},
+              {"root_data_i", root},
+              {"gather_token_i", gi_q},
+              {"dense_i", dense_q},
+              {"group_valid_i", group_valid},
+              {"out_data_o", merged}});
+
+  // ---- streams ----
+  m.assign(out_valid, st_gather);
+  m.assign(out_mtile, mt_q);
+  m.assign(out_token, gi_q);
+  m.assign(out_data, merged);
+  m.assign(dec_valid, st_detect && trace_q);
+  m.assign(dec_round, round_q);
+  m.assign(dec_token, scan_token);
+  std::vector<Expr> dec_fields;
+  for (int l = lanes - 1; l >= 0; --l)
+    dec_fields.push_back(concat({root.slice((l + 1) * tw - 1, l * tw), lanes_valid[l], reuse[l],
+                                 axis.slice(2 * l + 1, 2 * l)}));
+  m.assign(dec_data, concat(dec_fields));
+  m.assign(busy_out, busy_q);
+  m.assign(done_out, done_q);
+
+  // ---- control ----
+  const Expr out_fire = m.wire("out_fire", st_gather && out_ready);
+  const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
+  const Expr loadw_done = m.wire("loadw_done", cnt_q == constant(cntw, static_cast<uint64_t>(rows - 1)));
+  Always& fsm = m.always_ff(clk, rst_n, "run control (docs/hardware.md)");
+  for (const Expr& q : {state_q, mt_q, kt_q, round_q, cnt_q, gi_q}) fsm.on_reset().assign(q, 0);
+  fsm.on_reset().assign(busy_q, 0);
+  fsm.on_reset().assign(done_q, 0);
+  fsm.on_reset().assign(error_q, 0);
+  CaseStmt& sc = fsm.body().case_(state_q);
+  Block& idle = sc.item(constant(3, kIdle));
+  IfStmt& go = idle.if_(start_req);
+  go.then_().assign(error_q, cfg_error);
+  IfStmt& ok = go.then_().if_(!cfg_error);
+  ok.then_().assign(busy_q, 1);
+  ok.then_().assign(done_q, 0);
+  ok.then_().assign(mt_q, 0);
+  ok.then_().assign(kt_q, 0);
+  ok.then_().assign(round_q, 0);
+  ok.then_().assign(cnt_q, 0);
+  ok.then_().assign(state_q, mux(reg_wdata[1], constant(3, kLoadW), constant(3, kDetect)));
+  // next pass: the next k-tile, or the gather of this m-tile
+  auto next_pass = [&](Block& b) {
+    b.assign(cnt_q, 0);
+    IfStmt& last = b.if_(kt_is_last);
+    last.then_().assign(kt_q, 0);
+    last.then_().assign(gi_q, 0);
+    last.then_().assign(state_q, constant(3, kGather));
+    last.else_().assign(kt_q, kt_q + constant(ktw, 1));
+    last.else_().assign(state_q, constant(3, kLoadW));
+  };
+  Block& det = sc.item(constant(3, kDetect));
+  IfStmt& dl = det.if_(step && scan_last);
+  IfStmt& rl = dl.then_().if_(round_is_last);
+  rl.then_().assign(state_q, constant(3, kLoadW));
+  rl.then_().assign(cnt_q, 0);
+  rl.else_().assign(round_q, round_q + constant(rw, 1));
+  Block& lw = sc.item(constant(3, kLoadW));
+  IfStmt& lwd = lw.if_(loadw_done);
+  IfStmt& any = lwd.then_().if_(pass_nonempty);
+  any.then_().assign(state_q, constant(3, kIssue));
+  next_pass(any.else_());
+  lwd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
+  Block& is = sc.item(constant(3, kIssue));
+  IfStmt& isl = is.if_(pass_last);
+  isl.then_().assign(state_q, constant(3, kDrain));
+  isl.then_().assign(cnt_q, 0);
+  Block& dr = sc.item(constant(3, kDrain));
+  IfStmt& drd = dr.if_(drain_done);
+  next_pass(drd.then_());
+  drd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
+  Block& ga = sc.item(constant(3, kGather));
+  IfStmt& gf = ga.if_(out_fire);
+  IfStmt& gl = gf.then_().if_(gi_is_last);
+  IfStmt& ml = gl.then_().if_(mt_is_last);
+  ml.then_().assign(state_q, constant(3, kIdle));
+  ml.then_().assign(busy_q, 0);
+  ml.then_().assign(done_q, 1);
+  ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
+  ml.else_().assign(cnt_q, 0);
+  ml.else_().assign(state_q, constant(3, kLoadW));
+  gl.else_().assign(gi_q, gi_q + constant(tw, 1));
+  sc.default_().assign(state_q, constant(3, kIdle));
+  m.unused(pass_pending, "ISSUE ends on pass_last; pending is kept for the dispatcher's unit test");
+  m.unused(reg_wdata.slice(31, 20), "no register is wider than 20 bits");
+
+  // ---- configuration registers ----
+  Always& cfg = m.always_ff(clk, rst_n, "configuration registers (written while idle)");
+  struct Field { Expr q; uint32_t addr; };
+  const Field fields[] = {{dim_t_q, reg::kDimT}, {dim_h_q, reg::kDimH}, {dim_w_q, reg::kDimW}, {dim_k_q, reg::kDimK},
+                          {dim_m_q, reg::kDimM}, {tile_h_q, reg::kTileH}, {tile_w_q, reg::kTileW},
+                          {win_q, reg::kWin},    {policy_q, reg::kPolicy}};
+  for (const Field& f : fields) cfg.flop(f.q, mux(wr && at(f.addr), reg_wdata.slice(f.q.width() - 1, 0), f.q), 0);
+  cfg.flop(dense_q, mux(wr && at(reg::kCtrl), reg_wdata[1], dense_q), 0);
+  cfg.flop(trace_q, mux(wr && at(reg::kCtrl), reg_wdata[2], trace_q), 0);
+  for (int g = 0; g < G; ++g) {
+    cfg.flop(tau_q[static_cast<size_t>(g)], mux(wr && at(tau_addr(c, g)), reg_wdata.slice(tauw - 1, 0), tau_q[static_cast<size_t>(g)]), 0);
+    cfg.flop(gcfg_q[static_cast<size_t>(g)], mux(wr && at(group_cfg_addr(c, g)), reg_wdata.slice(3, 0), gcfg_q[static_cast<size_t>(g)]), 0);
+  }
+
+  // ---- performance counters (cleared by a run start) ----
+  const Expr cols_here = m.wire("cols_valid", mux(mt_is_last, dim_m_q - zext(mt_q, 16) * static_cast<int64_t>(cols),
+                                                  constant(16, static_cast<uint64_t>(cols))),
+                                "output columns of this m-tile");
+  const Expr macs_per_issue = m.wire("macs_per_issue", zext(cols_here, 64) << gshift);
+  Expr issued_now = zero(64), skipped_now = zero(64);
+  for (int s = 0; s < segs; ++s) issued_now = issued_now + mux(seg_valid[s], macs_per_issue, zero(64));
+  for (int l = 0; l < lanes; ++l)
+    skipped_now = skipped_now + mux(step && lanes_valid[l] && reuse[l], zext(gw_m, 64), zero(64));
+  const Expr issued_add = m.wire("macs_issued_now", issued_now), skipped_add = m.wire("macs_skipped_now", skipped_now);
+  const Expr stalled = m.wire("stalled", (st_detect && trace_q && !dec_ready) || (st_gather && !out_ready));
+  Always& ctr = m.always_ff(clk, rst_n, "performance counters");
+  auto counter = [&](const Expr& q, const Expr& inc) {
+    ctr.flop(q, mux(run_start, zero(q.width()), q + inc), 0);
+  };
+  counter(cycles_q, mux(busy_q, constant(64, 1), zero(64)));
+  counter(busy_cnt_q, mux(reduce_or(seg_valid), constant(64, 1), zero(64)));
+  counter(stall_q, mux(stalled, constant(64, 1), zero(64)));
+  counter(issued_q, issued_add);
+  counter(skipped_q, skipped_add);
+  for (int g = 0; g < G; ++g) {
+    const Expr inc = root_we[g] && reuse[g % lanes];
+    counter(reused_q[static_cast<size_t>(g)], mux(inc, constant(32, 1), zero(32)));
+  }
+
+  // ---- register reads ----
+  const Expr rdata = m.signal("rdata", 32);
+  Block& rd = m.always_comb("register read mux");
+  rd.assign(rdata, 0);
+  CaseStmt& rc = rd.case_(reg_addr);
+  auto ro = [&](uint32_t addr, const Expr& v) { rc.item(constant(ra, addr)).assign(rdata, zext(v, 32)); };
+  ro(reg::kCtrl, concat({trace_q, dense_q, bit(false)}));
+  ro(reg::kStatus, concat({error_q, done_q, busy_q}));
+  for (const Field& f : fields) ro(f.addr, f.q);
+  ro(reg::kCyclesLo, cycles_q.slice(31, 0));
+  ro(reg::kCyclesHi, cycles_q.slice(63, 32));
+  ro(reg::kBusyLo, busy_cnt_q.slice(31, 0));
+  ro(reg::kBusyHi, busy_cnt_q.slice(63, 32));
+  ro(reg::kStallLo, stall_q.slice(31, 0));
+  ro(reg::kStallHi, stall_q.slice(63, 32));
+  ro(reg::kMacsIssuedLo, issued_q.slice(31, 0));
+  ro(reg::kMacsIssuedHi, issued_q.slice(63, 32));
+  ro(reg::kMacsSkippedLo, skipped_q.slice(31, 0));
+  ro(reg::kMacsSkippedHi, skipped_q.slice(63, 32));
+  ro(reg::kHwId, constant(32, static_cast<uint64_t>(rows) | static_cast<uint64_t>(cols) << 8 |
+                                  static_cast<uint64_t>(dw) << 16 | static_cast<uint64_t>(gw) << 24));
+  for (int g = 0; g < G; ++g) {
+    ro(tau_addr(c, g), tau_q[static_cast<size_t>(g)]);
+    ro(group_cfg_addr(c, g), gcfg_q[static_cast<size_t>(g)]);
+    ro(reused_addr(c, g), reused_q[static_cast<size_t>(g)]);
+  }
+  rc.default_().assign(rdata, 0);
+  m.assign(reg_rdata, mux(reg_valid, rdata, zero(32)));
+  return m;
+}
+
+Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module*>& parts) {
+  Module m("kld_plain_top",
+           "Plain dense weight-stationary systolic array of the same size and widths with no reuse logic: the "
+           "area and energy baseline");
+  const int dw = c.data_w, aw = c.acc_w, gw = c.group_w, rows = c.rows, cols = c.cols, segs = c.segs();
+  const int G = c.max_groups(), tw = c.token_w(), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt());
+  const int ra = reg_addr_width(c), krow_w = clog2(c.max_kt() * rows);
+  const int drain = rows + cols - 1 + c.mul_pipe, cntw = clog2(std::max(rows, drain) + 1);
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr reg_valid = m.input("reg_valid_i", 1);
+  const Expr reg_write = m.input("reg_write_i", 1);
+  const Expr reg_addr = m.input("reg_addr_i", ra);
+  const Expr reg_wdata = m.input("reg_wdata_i", 32);
+  const Expr reg_rdata = m.output("reg_rdata_o", 32);
+  const Expr a_valid = m.input("a_valid_i", 1);
+  const Expr a_ready = m.output("a_ready_o", 1);
+  const Expr a_token = m.input("a_token_i", tw);
+  const Expr a_group = m.input("a_group_i", clog2(G));
+  const Expr a_data = m.input("a_data_i", gw * dw);
+  const Expr b_valid = m.input("b_valid_i", 1);
+  const Expr b_ready = m.output("b_ready_o", 1);
+  const Expr b_row = m.input("b_row_i", krow_w);
+  const Expr b_mtile = m.input("b_mtile_i", mtw);
+  const Expr b_data = m.input("b_data_i", cols * dw);
+  const Expr out_valid = m.output("out_valid_o", 1);
+  const Expr out_ready = m.input("out_ready_i", 1);
+  const Expr out_mtile = m.output("out_mtile_o", mtw);
+  const Expr out_token = m.output("out_token_o", tw);
+  const Expr out_data = m.output("out_data_o", cols * aw);
+  const Expr busy_out = m.output("busy_o", 1);
+  const Expr done_out = m.output("done_o", 1);
+
+  const Expr busy_q = m.signal("busy_q", 1), done_q = m.signal("done_q", 1);
+  const Expr dim_t_q = m.signal("dim_t_q", 16), dim_h_q = m.signal("dim_h_q", 16), dim_w_q = m.signal("dim_w_q", 16);
+  const Expr dim_k_q = m.signal("dim_k_q", 16), dim_m_q = m.signal("dim_m_q", 16);
+  const Expr cycles_q = m.signal("cycles_q", 64);
+  const Expr wr = m.wire("reg_wr", reg_valid && reg_write && !busy_q);
+  auto at = [&](uint32_t addr) { return reg_addr == constant(ra, addr); };
+  const Expr start = m.wire("start", wr && at(reg::kCtrl) && reg_wdata[0]);
+  const Expr n_full = m.wire("n_full", zext(dim_t_q, 48) * zext(dim_h_q, 48) * zext(dim_w_q, 48), "N = T*H*W");
+  const Expr n_tokens = m.wire("n_tokens", n_full.slice(tw, 0));
+  m.unused(n_full.slice(47, tw + 1), "N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W");
+
+  const Expr state_q = m.signal("state_q", 3);
+  const Expr mt_q = m.signal("mt_q", mtw), kt_q = m.signal("kt_q", ktw), cnt_q = m.signal("cnt_q", cntw);
+  const Expr tok_q = m.signal("token_q", tw + 1, Sign::Unsigned, "token issued (ISSUE) or streamed (GATHER)");
+  auto in_state = [&](uint64_t s) { return state_q == constant(3, s); };
+  const Expr st_loadw = m.wire("st_loadw", in_state(kLoadW)), st_issue = m.wire("st_issue", in_state(kIssue));
+  const Expr st_gather = m.wire("st_gather", in_state(kGather));
+  const Expr kt_is_last = m.wire("kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= dim_k_q);
+  const Expr mt_is_last = m.wire("mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= dim_m_q);
+  const Expr tok_is_last = m.wire("token_is_last", tok_q + constant(tw + 1, 1) == n_tokens);
+  const Expr tok = m.wire("token", tok_q.slice(tw - 1, 0));
+
+  // A banks as in kld_top; the array reads all groups of the k-tile at once.
+  const Module& a_sram = find(parts, SramBlock::name(static_cast<int>(c.max_tokens()), gw * dw, 1));
+  std::vector<Expr> a_rd;
+  for (int g = 0; g < G; ++g) {
+    a_rd.push_back(m.signal("a_rdata_" + std::to_string(g), gw * dw));
+    m.instance(a_sram, "u_a_" + std::to_string(g),
+               {{"clk_i", clk},
+                {"we_i", a_valid && !busy_q && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
+                {"waddr_i", a_token},
+                {"wdata_i", a_data},
+                {"raddr_i", tok},
+                {"rdata_o", a_rd.back()}});
+  }
+  std::vector<Expr> row_data;
+  for (int s = segs - 1; s >= 0; --s) {
+    Expr d = zero(gw * dw);
+    for (int k = 0; k < c.max_kt(); ++k) {
+      const int g = k * segs + s;
+      if (g >= G) break;
+      const Expr exists = (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(s * gw)) < dim_k_q;
+      d = mux((kt_q == constant(ktw, static_cast<uint64_t>(k))) && exists, a_rd[static_cast<size_t>(g)], d);
+    }
+    row_data.push_back(d);
+  }
+  m.assign(a_ready, !busy_q);
+  m.assign(b_ready, !busy_q);
+  const Module& b_sram = find(parts, SramBlock::name((c.max_kt() * rows) << mtw, cols * dw, 1));
+  const Expr krow = m.wire("weight_row", zext(kt_q, krow_w) * static_cast<int64_t>(rows) +
+                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - zext(cnt_q, krow_w)));
+  const Expr b_word = m.signal("b_rdata", cols * dw);
+  m.instance(b_sram, "u_b",
+             {{"clk_i", clk},
+              {"we_i", b_valid && !busy_q},
+              {"waddr_i", concat({b_row, b_mtile})},
+              {"wdata_i", b_data},
+              {"raddr_i", concat({krow, mt_q})},
+              {"rdata_o", b_word}});
+  const Expr row_ok = m.wire("weight_row_ok", zext(krow, 16) < dim_k_q);
+  std::vector<Expr> w_cols;
+  for (int cc = cols - 1; cc >= 0; --cc) {
+    const Expr col_ok = (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cc)) < dim_m_q;
+    w_cols.push_back(mux(row_ok && col_ok, b_word.slice((cc + 1) * dw - 1, cc * dw), zero(dw)));
+  }
+
+  const Expr tap_valid = m.signal("tap_valid", cols), tap_tag = m.signal("tap_tag", cols * tw);
+  const Expr tap_psum = m.signal("tap_psum", cols * aw);
+  m.instance(find(parts, "kld_plain_array"), "u_array",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"load_i", st_loadw},
+              {"w_top_i", m.wire("w_top", concat(w_cols))},
+              {"seg_valid_i", st_issue},
+              {"seg_tag_i", tok},
+              {"seg_data_i", m.wire("row_data", concat(row_data))},
+              {"tap_valid_o", tap_valid},
+              {"tap_tag_o", tap_tag},
+              {"tap_psum_o", tap_psum}});
+
+  // Output accumulators: one memory per column, read-modify-write at each tap.
+  const Module& acc_sram = find(parts, SramBlock::name(static_cast<int>(c.max_tokens()), aw, 2));
+  std::vector<Expr> out_words;
+  for (int cc = cols - 1; cc >= 0; --cc) {
+    const std::string cn = std::to_string(cc);
+    const Expr tag = tap_tag.slice((cc + 1) * tw - 1, cc * tw);
+    const Expr old = m.signal("acc_old_" + cn, aw), word = m.signal("acc_out_" + cn, aw);
+    const Expr psum = tap_psum.slice((cc + 1) * aw - 1, cc * aw);
+    m.instance(acc_sram, "u_acc_" + cn,
+               {{"clk_i", clk},
+                {"we_i", tap_valid[cc]},
+                {"waddr_i", tag},
+                {"wdata_i", mux(kt_q == zero(ktw), psum, old + psum)},
+                {"raddr0_i", tag},
+                {"rdata0_o", old},
+                {"raddr1_i", tok},
+                {"rdata1_o", word}},
+               "accumulators of column " + cn);
+    out_words.push_back(word);
+  }
+  m.assign(out_valid, st_gather);
+  m.assign(out_mtile, mt_q);
+  m.assign(out_token, tok);
+  m.assign(out_data, concat(out_words));
+  m.assign(busy_out, busy_q);
+  m.assign(done_out, done_q);
+
+  const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
+  const Expr loadw_done = m.wire("loadw_done", cnt_q == constant(cntw, static_cast<uint64_t>(rows - 1)));
+  Always& fsm = m.always_ff(clk, rst_n, "run control: for each m-tile, every k-tile pass, then stream the outputs");
+  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q, tok_q}) fsm.on_reset().assign(q, 0);
+  fsm.on_reset().assign(busy_q, 0);
+  fsm.on_reset().assign(done_q, 0);
+  CaseStmt& sc = fsm.body().case_(state_q);
+  IfStmt& go = sc.item(constant(3, kIdle)).if_(start);
+  go.then_().assign(busy_q, 1);
+  go.then_().assign(done_q, 0);
+  go.then_().assign(mt_q, 0);
+  go.then_().assign(kt_q, 0);
+  go.then_().assign(cnt_q, 0);
+  go.then_().assign(state_q, constant(3, kLoadW));
+  IfStmt& lw = sc.item(constant(3, kLoadW)).if_(loadw_done);
+  lw.then_().assign(tok_q, 0);
+  lw.then_().assign(state_q, constant(3, kIssue));
+  lw.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
+  IfStmt& il = sc.item(constant(3, kIssue)).if_(tok_is_last);
+  il.then_().assign(cnt_q, 0);
+  il.then_().assign(state_q, constant(3, kDrain));
+  il.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
+  IfStmt& dd = sc.item(constant(3, kDrain)).if_(drain_done);
+  dd.then_().assign(cnt_q, 0);
+  dd.then_().assign(tok_q, 0);
+  IfStmt& kl = dd.then_().if_(kt_is_last);
+  kl.then_().assign(kt_q, 0);
+  kl.then_().assign(state_q, constant(3, kGather));
+  kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
+  kl.else_().assign(state_q, constant(3, kLoadW));
+  dd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
+  IfStmt& gf = sc.item(constant(3, kGather)).if_(out_ready);
+  IfStmt& gl = gf.then_().if_(tok_is_last);
+  IfStmt& ml = gl.then_().if_(mt_is_last);
+  ml.then_().assign(state_q, constant(3, kIdle));
+  ml.then_().assign(busy_q, 0);
+  ml.then_().assign(done_q, 1);
+  ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
+  ml.else_().assign(state_q, constant(3, kLoadW));
+  gl.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
+  sc.default_().assign(state_q, constant(3, kIdle));
+
+  Always& cfg = m.always_ff(clk, rst_n, "configuration registers and the cycle counter");
+  const std::pair<Expr, uint32_t> fields[] = {{dim_t_q, reg::kDimT}, {dim_h_q, reg::kDimH}, {dim_w_q, reg::kDimW},
+                                              {dim_k_q, reg::kDimK}, {dim_m_q, reg::kDimM}};
+  for (const auto& [q, addr] : fields) cfg.flop(q, mux(wr && at(addr), reg_wdata.slice(15, 0), q), 0);
+  cfg.flop(cycles_q, mux(start, zero(64), mux(busy_q, cycles_q + constant(64, 1), cycles_q)), 0);
+  const Expr rdata = m.signal("rdata", 32);
+  Block& rd = m.always_comb("register read mux");
+  CaseStmt& rc = rd.case_(reg_addr);
+  rc.item(constant(ra, reg::kStatus)).assign(rdata, zext(concat({done_q, busy_q}), 32));
+  for (const auto& [q, addr] : fields) rc.item(constant(ra, addr)).assign(rdata, zext(q, 32));
+  rc.item(constant(ra, reg::kCyclesLo)).assign(rdata, cycles_q.slice(31, 0));
+  rc.item(constant(ra, reg::kCyclesHi)).assign(rdata, cycles_q.slice(63, 32));
+  rc.default_().assign(rdata, 0);
+  m.assign(reg_rdata, mux(reg_valid, rdata, zero(32)));
+  m.unused(reg_wdata.slice(31, 16), "the plain top's registers are 16 bits wide");
+  return m;
+}
+
+}  // namespace kaleido::hw

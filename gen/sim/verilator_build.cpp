@@ -1,0 +1,127 @@
+#include "sim/verilator_build.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+
+namespace kaleido::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+uint64_t fnv1a(uint64_t h, const std::string& s) {
+  for (unsigned char ch : s) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream o;
+  o << std::hex << v;
+  return o.str();
+}
+
+std::string tail(const fs::path& log, size_t lines) {
+  std::string text;
+  try {
+    text = read_file(log);
+  } catch (const Error&) {
+    return "";
+  }
+  size_t pos = text.size();
+  for (size_t n = 0; n <= lines && pos > 0; ++n) pos = text.rfind('\n', pos - 1);
+  return text.substr(pos == std::string::npos ? 0 : pos);
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+fs::path build_dir() {
+  if (const char* env = std::getenv("KALEIDO_BUILD_DIR")) return env;
+  return KALEIDO_BINARY_DIR;
+}
+
+fs::path default_cache_root() {
+  if (const char* env = std::getenv("KALEIDO_CACHE_DIR")) return env;
+  return build_dir() / "verilator-cache";
+}
+
+int run_command(const std::string& cmd, const fs::path& log) {
+  const std::string full = "(" + cmd + ") > " + quote(log.string()) + " 2>&1";
+  const int rc = std::system(full.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+void require_tool(const std::string& tool, const std::string& package) {
+  const std::string cmd = "command -v " + tool + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    throw Error(tool + " is not installed (Debian package " + package + "; run scripts/setup.sh)");
+}
+
+BuildResult build_model(const BuildSpec& spec) {
+  require_tool("verilator", "verilator");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<fs::path> rtl;
+  for (const auto& e : fs::directory_iterator(spec.rtl_dir))
+    if (e.path().extension() == ".v") rtl.push_back(e.path());
+  if (rtl.empty()) throw FileError(spec.rtl_dir.string(), "holds no .v files");
+  std::sort(rtl.begin(), rtl.end());
+
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv1a(h, spec.top + (spec.trace ? " trace" : ""));
+  for (const auto& f : rtl) h = fnv1a(fnv1a(h, f.filename().string()), read_file(f));
+  for (const auto& f : spec.sources) h = fnv1a(fnv1a(h, f.filename().string()), read_file(f));
+  for (const auto& d : spec.include_dirs)
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".hpp" || e.path().extension() == ".h") h = fnv1a(h, read_file(e.path()));
+  for (const auto& l : spec.libs) {
+    h = fnv1a(h, l);
+    if (fs::exists(l)) h = fnv1a(h, std::to_string(fs::last_write_time(l).time_since_epoch().count()));
+  }
+
+  const fs::path root = spec.cache_root.empty() ? default_cache_root() : spec.cache_root;
+  fs::create_directories(root);
+  const fs::path dir = root / (spec.name + "-" + hex(h));
+  const fs::path exe = dir / ("V" + spec.top);
+  BuildResult r{exe, dir, false, 0.0};
+  if (fs::exists(exe)) {
+    r.cached = true;
+    return r;
+  }
+  const fs::path stage = root / (spec.name + "-" + hex(h) + ".tmp" + std::to_string(::getpid()));
+  fs::remove_all(stage);
+  fs::create_directories(stage);
+  std::string cmd = "verilator --cc --exe --build -j 2 -O2 --x-assign fast --x-initial fast -Wno-fatal";
+  cmd += " --top-module " + spec.top + " --Mdir " + quote(stage.string());
+  if (spec.trace) cmd += " --trace-fst";
+  std::string cflags = "-std=c++17 -O2";
+  for (const auto& d : spec.include_dirs) cflags += " -I" + fs::absolute(d).string();
+  cmd += " -CFLAGS " + quote(cflags);
+  std::string ldflags;
+  for (const auto& l : spec.libs) ldflags += " " + l;
+  if (!ldflags.empty()) cmd += " -LDFLAGS " + quote(ldflags);
+  for (const auto& f : rtl) cmd += " " + quote(f.string());
+  for (const auto& f : spec.sources) cmd += " " + quote(fs::absolute(f).string());
+  const fs::path log = root / (spec.name + "-" + hex(h) + ".log");
+  if (run_command(cmd, log) != 0 || !fs::exists(stage / ("V" + spec.top))) {
+    fs::remove_all(stage);
+    throw Error("Verilator build of " + spec.top + " failed; log: " + log.string() + "\n" + tail(log, 15));
+  }
+  std::error_code ec;
+  fs::rename(stage, dir, ec);
+  if (ec && !fs::exists(exe)) throw FileError(dir.string(), "cannot move the build into place: " + ec.message());
+  fs::remove_all(stage, ec);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace kaleido::sim

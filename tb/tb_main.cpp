@@ -1,0 +1,528 @@
+// Verilator testbench of kld_top, driven by golden vectors (docs/hardware.md).
+//
+// Programs the registers from the generated register-map header, loads the
+// scratchpads, runs one GEMM in reuse or dense mode with seeded random stalls
+// on every valid/ready interface, and compares every output element, every
+// (token, group) decision with its reference and root, and every work counter
+// with the golden model; cycle counters are checked against the documented
+// schedule. Prints a report (and JSON with --json); exit 0 only when
+// everything compared equal and something was compared.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "Vkld_top.h"
+#include "kld_regs.hpp"
+#include "port_bits.hpp"
+#include "verilated.h"
+#if VM_TRACE_FST
+#include "verilated_fst_c.h"
+#endif
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "golden/gemm.hpp"
+#include "golden/random.hpp"
+#include "golden/scan.hpp"
+#include "golden/vectors.hpp"
+#include "hw/schedule.hpp"
+
+namespace {
+
+using kaleido::GoldenVectors;
+using kld_tb::get_bits;
+using kld_tb::set_bits;
+
+struct Options {
+  std::string vectors;
+  std::string mode = "reuse";  // reuse or dense
+  uint64_t seed = 1;
+  double stall = 0.3;          // probability that a driven valid/ready is low in a cycle
+  uint64_t max_cycles = 50'000'000;
+  std::string json_out;
+  std::string trace_file;
+  uint64_t trace_from = 0, trace_to = 0;
+  int64_t reset_at = -1;       // assert reset in the middle of the run at this cycle, then rerun
+  bool corrupt_expected = false;  // negative test: flip one expected output bit
+  std::string repro;
+};
+
+constexpr int bits_for(uint64_t n) {
+  int b = 0;
+  while ((uint64_t{1} << b) < n) ++b;
+  return b == 0 ? 1 : b;
+}
+
+class Harness {
+ public:
+  Harness(const Options& o, const GoldenVectors& v)
+      : opt_(o), v_(v), rng_(o.seed), ctx_(std::make_unique<VerilatedContext>()) {
+    top_ = std::make_unique<Vkld_top>(ctx_.get());
+#if VM_TRACE_FST
+    if (!o.trace_file.empty()) {
+      ctx_->traceEverOn(true);
+      fst_ = std::make_unique<VerilatedFstC>();
+      top_->trace(fst_.get(), 99);
+      fst_->open(o.trace_file.c_str());
+    }
+#endif
+  }
+  ~Harness() {
+#if VM_TRACE_FST
+    if (fst_) fst_->close();
+#endif
+    top_->final();
+  }
+
+  bool chance() { return rng_.uniform() >= opt_.stall; }
+
+  void eval_low() {
+    top_->clk_i = 0;
+    top_->eval();
+  }
+  void tick() {
+    top_->clk_i = 0;
+    top_->eval();
+    dump();
+    ctx_->timeInc(1);
+    top_->clk_i = 1;
+    top_->eval();
+    dump();
+    ctx_->timeInc(1);
+    ++cycle_;
+  }
+  void dump() {
+#if VM_TRACE_FST
+    if (fst_ && cycle_ >= opt_.trace_from && cycle_ < opt_.trace_to) fst_->dump(ctx_->time());
+#endif
+  }
+
+  void idle_inputs() {
+    top_->reg_valid_i = 0;
+    top_->reg_write_i = 0;
+    top_->a_valid_i = 0;
+    top_->b_valid_i = 0;
+    top_->out_ready_i = 0;
+    top_->dec_ready_i = 0;
+  }
+
+  void reset() {
+    idle_inputs();
+    top_->rst_ni = 0;
+    tick();
+    tick();
+    top_->rst_ni = 1;
+    tick();
+  }
+
+  void write_reg(uint32_t addr, uint32_t data) {
+    top_->reg_valid_i = 1;
+    top_->reg_write_i = 1;
+    top_->reg_addr_i = addr;
+    top_->reg_wdata_i = data;
+    tick();
+    top_->reg_valid_i = 0;
+    top_->reg_write_i = 0;
+  }
+  uint32_t read_reg(uint32_t addr) {
+    top_->reg_valid_i = 1;
+    top_->reg_write_i = 0;
+    top_->reg_addr_i = addr;
+    eval_low();
+    const uint32_t d = top_->reg_rdata_o;
+    top_->reg_valid_i = 0;
+    return d;
+  }
+  uint64_t read_reg64(uint32_t lo) { return read_reg(lo) | (uint64_t{read_reg(lo + 1)} << 32); }
+
+  void program(bool dense) {
+    const auto& c = v_.config;
+    write_reg(kld::DIM_T, static_cast<uint32_t>(c.grid.t));
+    write_reg(kld::DIM_H, static_cast<uint32_t>(c.grid.h));
+    write_reg(kld::DIM_W, static_cast<uint32_t>(c.grid.w));
+    write_reg(kld::DIM_K, static_cast<uint32_t>(c.channels));
+    write_reg(kld::DIM_M, static_cast<uint32_t>(c.out_cols));
+    write_reg(kld::TILE_H, static_cast<uint32_t>(c.tile_h));
+    write_reg(kld::TILE_W, static_cast<uint32_t>(c.tile_w));
+    write_reg(kld::WIN, static_cast<uint32_t>(v_.window_depth));
+    uint32_t pol = static_cast<uint32_t>(c.policy) << kld::POLICY_POLICY_LSB;
+    pol |= static_cast<uint32_t>(c.fixed_axes.size()) << kld::POLICY_NAXES_LSB;
+    const uint32_t axis_lsb[3] = {kld::POLICY_AXIS0_LSB, kld::POLICY_AXIS1_LSB, kld::POLICY_AXIS2_LSB};
+    for (size_t k = 0; k < c.fixed_axes.size(); ++k) pol |= static_cast<uint32_t>(c.fixed_axes[k]) << axis_lsb[k];
+    write_reg(kld::POLICY, pol);
+    for (int g = 0; g < c.groups(); ++g) {
+      write_reg(kld::TAU + static_cast<uint32_t>(g), c.tau_of(g));
+      const uint32_t cfg = (c.group_enabled(g) ? 1u : 0u) << kld::GROUP_CFG_ENABLE_LSB |
+                           static_cast<uint32_t>(c.rope_mask(g)) << kld::GROUP_CFG_ROPE_LSB;
+      write_reg(kld::GROUP_CFG + static_cast<uint32_t>(g), cfg);
+    }
+    (void)dense;
+  }
+
+  // Loads A (token, group) words and B (row, m-tile) words with random gaps.
+  void load() {
+    const auto& c = v_.config;
+    const int G = c.groups();
+    const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
+    std::vector<std::pair<int, int>> a_words, b_words;
+    for (int64_t i = 0; i < c.grid.tokens(); ++i)
+      for (int g = 0; g < G; ++g) a_words.emplace_back(static_cast<int>(i), g);
+    for (int k = 0; k < c.channels; ++k)
+      for (int mt = 0; mt < MT; ++mt) b_words.emplace_back(k, mt);
+    size_t ai = 0, bi = 0;
+    uint64_t guard = 0;
+    while (ai < a_words.size() || bi < b_words.size()) {
+      const bool a_valid = ai < a_words.size() && chance();
+      const bool b_valid = bi < b_words.size() && chance();
+      top_->a_valid_i = a_valid;
+      top_->b_valid_i = b_valid;
+      if (a_valid) {
+        const auto [tok, g] = a_words[ai];
+        top_->a_token_i = static_cast<uint32_t>(tok);
+        top_->a_group_i = static_cast<uint32_t>(g);
+        for (int j = 0; j < static_cast<int>(kld::kGROUP_W); ++j)
+          set_bits(top_->a_data_i, j * static_cast<int>(kld::kDATA_W), static_cast<int>(kld::kDATA_W),
+                   static_cast<uint64_t>(v_.a.at(tok, g * c.group_w + j)));
+      }
+      if (b_valid) {
+        const auto [k, mt] = b_words[bi];
+        top_->b_row_i = static_cast<uint32_t>(k);
+        top_->b_mtile_i = static_cast<uint32_t>(mt);
+        for (int col = 0; col < static_cast<int>(kld::kCOLS); ++col) {
+          const int m = mt * static_cast<int>(kld::kCOLS) + col;
+          const int32_t w = m < c.out_cols ? v_.b.at(k, m) : 0;
+          set_bits(top_->b_data_i, col * static_cast<int>(kld::kDATA_W), static_cast<int>(kld::kDATA_W),
+                   static_cast<uint64_t>(w));
+        }
+      }
+      eval_low();
+      const bool a_fire = a_valid && top_->a_ready_o;
+      const bool b_fire = b_valid && top_->b_ready_o;
+      tick();
+      ai += a_fire;
+      bi += b_fire;
+      if (++guard > 100 * (a_words.size() + b_words.size() + 100)) throw kaleido::Error("load never completed: a_ready_o/b_ready_o stuck low");
+    }
+    top_->a_valid_i = 0;
+    top_->b_valid_i = 0;
+  }
+
+  struct DecisionSeen {
+    bool reuse;
+    int axis;
+    int64_t root;
+  };
+
+  // Runs one GEMM; returns false if the cycle limit hit. `abort_at` (>= 0)
+  // asserts reset after that many cycles of the run and returns.
+  bool run(bool dense, int64_t abort_at = -1) {
+    const auto& c = v_.config;
+    const int G = c.groups();
+    outputs_.clear();
+    decisions_.clear();
+    out_words_ = dec_words_ = 0;
+    uint32_t ctrl = 1u << kld::CTRL_START_LSB | 1u << kld::CTRL_TRACE_LSB;
+    if (dense) ctrl |= 1u << kld::CTRL_DENSE_LSB;
+    write_reg(kld::CTRL, ctrl);
+    if (read_reg(kld::STATUS) & (1u << kld::STATUS_ERROR_LSB))
+      throw kaleido::Error("the hardware refused START (STATUS.ERROR): a runtime value is out of range");
+    const int lanes = static_cast<int>(kld::kLANES);
+    const int tw = static_cast<int>(kld::kTOKEN_W);
+    const int lane_bits = 4 + tw;
+    const uint64_t start = cycle_;
+    while (!top_->done_o) {
+      if (cycle_ - start > opt_.max_cycles) return false;
+      if (abort_at >= 0 && static_cast<int64_t>(cycle_ - start) >= abort_at) {
+        top_->rst_ni = 0;
+        tick();
+        top_->rst_ni = 1;
+        tick();
+        return true;
+      }
+      top_->out_ready_i = chance();
+      top_->dec_ready_i = chance();
+      eval_low();
+      if (top_->out_valid_o && top_->out_ready_i) {
+        const int mt = static_cast<int>(top_->out_mtile_o);
+        const int64_t tok = static_cast<int64_t>(top_->out_token_o);
+        for (int col = 0; col < static_cast<int>(kld::kCOLS); ++col) {
+          const int m = mt * static_cast<int>(kld::kCOLS) + col;
+          const int64_t val = kld_tb::sign_extend(
+              get_bits(top_->out_data_o, col * static_cast<int>(kld::kACC_W), static_cast<int>(kld::kACC_W)),
+              static_cast<int>(kld::kACC_W));
+          outputs_[{tok, m}] = val;
+        }
+        ++out_words_;
+      }
+      if (top_->dec_valid_o && top_->dec_ready_i) {
+        const int round = static_cast<int>(top_->dec_round_o);
+        const int64_t tok = static_cast<int64_t>(top_->dec_token_o);
+        for (int l = 0; l < lanes; ++l) {
+          const uint64_t f = get_bits(top_->dec_data_o, l * lane_bits, lane_bits);
+          if (!((f >> 3) & 1u)) continue;  // lane has no group this round
+          const int g = round * lanes + l;
+          if (g >= G) continue;
+          decisions_[{tok, g}] = DecisionSeen{((f >> 2) & 1u) != 0, static_cast<int>(f & 3u),
+                                              static_cast<int64_t>(f >> 4)};
+        }
+        ++dec_words_;
+      }
+      tick();
+    }
+    top_->out_ready_i = 0;
+    top_->dec_ready_i = 0;
+    return true;
+  }
+
+  uint64_t cycle() const { return cycle_; }
+  const std::map<std::pair<int64_t, int>, int64_t>& outputs() const { return outputs_; }
+  const std::map<std::pair<int64_t, int>, DecisionSeen>& decisions() const { return decisions_; }
+  uint64_t out_words() const { return out_words_; }
+  uint64_t dec_words() const { return dec_words_; }
+
+ private:
+  const Options& opt_;
+  const GoldenVectors& v_;
+  kaleido::Rng rng_;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vkld_top> top_;
+#if VM_TRACE_FST
+  std::unique_ptr<VerilatedFstC> fst_;
+#endif
+  uint64_t cycle_ = 0;
+  std::map<std::pair<int64_t, int>, int64_t> outputs_;
+  std::map<std::pair<int64_t, int>, DecisionSeen> decisions_;
+  uint64_t out_words_ = 0, dec_words_ = 0;
+};
+
+kaleido::hw::HwConfig hw_from_header() {
+  kaleido::hw::HwConfig h;
+  h.rows = static_cast<int>(kld::kROWS);
+  h.cols = static_cast<int>(kld::kCOLS);
+  h.data_w = static_cast<int>(kld::kDATA_W);
+  h.acc_w = static_cast<int>(kld::kACC_W);
+  h.group_w = static_cast<int>(kld::kGROUP_W);
+  h.max_t = static_cast<int>(kld::kMAX_T);
+  h.max_h = static_cast<int>(kld::kMAX_H);
+  h.max_w = static_cast<int>(kld::kMAX_W);
+  h.max_k = static_cast<int>(kld::kMAX_K);
+  h.max_m = static_cast<int>(kld::kMAX_M);
+  h.lanes = static_cast<int>(kld::kLANES);
+  h.win_cap = static_cast<int>(kld::kWIN_CAP);
+  h.policies = kld::kPOLICIES;
+  h.mul_pipe = static_cast<int>(kld::kMUL_PIPE);
+  return h;
+}
+
+void check_fits(const GoldenVectors& v) {
+  const auto& c = v.config;
+  auto fail = [](const std::string& what) { throw kaleido::Error("vectors do not fit this hardware: " + what); };
+  if (c.grid.t > static_cast<int>(kld::kMAX_T) || c.grid.h > static_cast<int>(kld::kMAX_H) ||
+      c.grid.w > static_cast<int>(kld::kMAX_W))
+    fail("grid exceeds MAX_T/H/W");
+  if (c.channels > static_cast<int>(kld::kMAX_K)) fail("K exceeds MAX_K");
+  if (c.out_cols > static_cast<int>(kld::kMAX_M)) fail("M exceeds MAX_M");
+  if (c.group_w != static_cast<int>(kld::kGROUP_W)) fail("group width differs from GROUP_W");
+  if (c.data_w != static_cast<int>(kld::kDATA_W)) fail("DATA_W differs");
+  if (c.acc_w != static_cast<int>(kld::kACC_W)) fail("ACC_W differs");
+  if (v.window_depth > static_cast<int64_t>(kld::kWIN_CAP)) fail("window depth exceeds WIN_CAP");
+  if (c.mode == kaleido::Mode::TokenReuse) fail("token-level reuse is a golden-model baseline, not a hardware mode");
+  if (!(kld::kPOLICIES & (1u << static_cast<unsigned>(c.policy)))) fail("policy not built in");
+}
+
+int run_main(const Options& opt) {
+  GoldenVectors v = kaleido::read_vectors(opt.vectors);
+  check_fits(v);
+  const bool dense = opt.mode == "dense" || v.config.mode == kaleido::Mode::Dense;
+  const auto& c = v.config;
+  const int G = c.groups();
+  const int64_t N = c.grid.tokens();
+
+  // Expected values: reuse mode from the golden vectors; dense mode is A . B.
+  kaleido::WideMatrix expect_out = dense ? kaleido::gemm_wrap(v.a, v.b, c.acc_w) : v.out;
+  if (opt.corrupt_expected) expect_out.data[expect_out.data.size() / 2] ^= 1;
+  const int64_t all_macs = N * c.channels * c.out_cols;
+  const int64_t expect_issued = dense ? all_macs : v.counters.macs_issued;
+  const int64_t expect_skipped = dense ? 0 : v.counters.macs_skipped;
+  const auto hw = hw_from_header();
+  const kaleido::hw::ScheduleCycles sched =
+      dense ? kaleido::hw::dense_cycles(hw, c)
+            : kaleido::hw::reuse_cycles(hw, c, kaleido::hw::compute_list_lengths(c, v.decisions));
+
+  Harness h(opt, v);
+  h.reset();
+  h.program(dense);
+  h.load();
+  if (opt.reset_at >= 0) {
+    h.run(dense, opt.reset_at);  // interrupted run; state must be clean afterwards
+    h.program(dense);
+    h.load();
+  }
+  if (!h.run(dense)) {
+    std::fprintf(stderr, "FAIL: no done after %llu cycles (limit); %s\n",
+                 static_cast<unsigned long long>(opt.max_cycles), opt.repro.c_str());
+    return 1;
+  }
+  const uint64_t cycles = h.read_reg64(kld::CYCLES_LO);
+  const uint64_t busy = h.read_reg64(kld::BUSY_LO);
+  const uint64_t stall = h.read_reg64(kld::STALL_LO);
+  const uint64_t issued = h.read_reg64(kld::MACS_ISSUED_LO);
+  const uint64_t skipped = h.read_reg64(kld::MACS_SKIPPED_LO);
+
+  std::vector<std::string> errors;
+  auto mismatch = [&](const std::string& what) {
+    if (errors.size() < 20) errors.push_back(what);
+  };
+  // Outputs: every element of N x M, in token, column order.
+  int64_t compared_outputs = 0;
+  for (int64_t i = 0; i < N; ++i)
+    for (int m = 0; m < c.out_cols; ++m) {
+      auto it = h.outputs().find({i, m});
+      if (it == h.outputs().end()) {
+        mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": never produced");
+        continue;
+      }
+      ++compared_outputs;
+      if (it->second != expect_out.at(i, m))
+        mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": expected " +
+                 std::to_string(expect_out.at(i, m)) + ", got " + std::to_string(it->second));
+    }
+  const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
+  if (h.out_words() != static_cast<uint64_t>(N * MT))
+    mismatch("output words: expected " + std::to_string(N * MT) + ", got " + std::to_string(h.out_words()));
+
+  // Decisions with reference (through the axis) and root.
+  int64_t compared_decisions = 0;
+  if (!dense) {
+    const kaleido::ScanOrder scan(c.grid, c.tile_h, c.tile_w);
+    for (int64_t i = 0; i < N; ++i)
+      for (int g = 0; g < G; ++g) {
+        const kaleido::PairDecision& e = v.decisions[static_cast<size_t>(i * G + g)];
+        auto it = h.decisions().find({i, g});
+        if (it == h.decisions().end()) {
+          mismatch("decision token " + std::to_string(i) + " group " + std::to_string(g) + ": never traced");
+          continue;
+        }
+        ++compared_decisions;
+        const auto& s = it->second;
+        const bool e_reuse = e.kind == kaleido::PairKind::Reuse;
+        const int64_t got_ref = s.reuse ? scan.reference(static_cast<int32_t>(i), static_cast<kaleido::Axis>(s.axis)) : -1;
+        if (s.reuse != e_reuse || (e_reuse && (s.axis != static_cast<int>(e.axis) || got_ref != e.ref)) ||
+            s.root != e.root)
+          mismatch("decision token " + std::to_string(i) + " group " + std::to_string(g) + ": expected " +
+                   (e_reuse ? "REUSE axis " + std::to_string(static_cast<int>(e.axis)) + " ref " + std::to_string(e.ref)
+                            : std::string("COMPUTE")) +
+                   " root " + std::to_string(e.root) + ", got " +
+                   (s.reuse ? "REUSE axis " + std::to_string(s.axis) + " ref " + std::to_string(got_ref)
+                            : std::string("COMPUTE")) +
+                   " root " + std::to_string(s.root));
+      }
+  }
+  // Work counters against the golden model.
+  if (issued != static_cast<uint64_t>(expect_issued))
+    mismatch("MACS_ISSUED: expected " + std::to_string(expect_issued) + ", got " + std::to_string(issued));
+  if (skipped != static_cast<uint64_t>(expect_skipped))
+    mismatch("MACS_SKIPPED: expected " + std::to_string(expect_skipped) + ", got " + std::to_string(skipped));
+  for (int g = 0; g < G; ++g) {
+    const uint64_t got = h.read_reg(kld::REUSED + static_cast<uint32_t>(g));
+    const uint64_t want = dense ? 0 : static_cast<uint64_t>(v.counters.reused_per_group[static_cast<size_t>(g)]);
+    if (got != want)
+      mismatch("REUSED[" + std::to_string(g) + "]: expected " + std::to_string(want) + ", got " + std::to_string(got));
+  }
+  // Cycle counters against the documented schedule.
+  if (cycles != static_cast<uint64_t>(sched.total) + stall)
+    mismatch("CYCLES: schedule gives " + std::to_string(sched.total) + " + " + std::to_string(stall) +
+             " stall cycles, hardware counted " + std::to_string(cycles));
+  if (busy != static_cast<uint64_t>(sched.busy))
+    mismatch("BUSY: schedule gives " + std::to_string(sched.busy) + ", hardware counted " + std::to_string(busy));
+
+  const bool compared_something = compared_outputs > 0;
+  const bool ok = errors.empty() && compared_something;
+  nlohmann::json j = {{"vectors", opt.vectors},
+                      {"mode", dense ? "dense" : "reuse"},
+                      {"seed", opt.seed},
+                      {"stall_probability", opt.stall},
+                      {"bit_exact", ok},
+                      {"compared_outputs", compared_outputs},
+                      {"compared_decisions", compared_decisions},
+                      {"cycles", cycles},
+                      {"busy_cycles", busy},
+                      {"stall_cycles", stall},
+                      {"schedule_cycles", sched.total},
+                      {"macs_issued", issued},
+                      {"macs_skipped", skipped},
+                      {"sim_cycles_total", h.cycle()},
+                      {"errors", errors}};
+  if (!opt.json_out.empty()) kaleido::write_file_atomic(opt.json_out, j.dump(2) + "\n");
+  if (ok) {
+    std::printf("PASS: %lld outputs, %lld decisions, counters and cycles equal (%s mode, %llu cycles, %llu stall)\n",
+                static_cast<long long>(compared_outputs), static_cast<long long>(compared_decisions),
+                dense ? "dense" : "reuse", static_cast<unsigned long long>(cycles),
+                static_cast<unsigned long long>(stall));
+    return 0;
+  }
+  std::printf("FAIL (%s mode, seed %llu, %dx%dx%d K=%d M=%d Gw=%d):\n", dense ? "dense" : "reuse",
+              static_cast<unsigned long long>(opt.seed), c.grid.t, c.grid.h, c.grid.w, c.channels, c.out_cols,
+              c.group_w);
+  if (!compared_something) std::printf("  nothing was compared\n");
+  for (const auto& e : errors) std::printf("  %s\n", e.c_str());
+  std::printf("  reproduce: %s\n", opt.repro.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::string cmdline;
+  for (int k = 0; k < argc; ++k) cmdline += std::string(k ? " " : "") + argv[k];
+  for (int k = 1; k < argc; ++k) {
+    const std::string a = argv[k];
+    auto next = [&]() -> std::string {
+      if (k + 1 >= argc) {
+        std::fprintf(stderr, "kld_tb: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++k];
+    };
+    if (a == "--vectors") o.vectors = next();
+    else if (a == "--mode") o.mode = next();
+    else if (a == "--seed") o.seed = std::stoull(next());
+    else if (a == "--stall") o.stall = std::stod(next());
+    else if (a == "--max-cycles") o.max_cycles = std::stoull(next());
+    else if (a == "--json") o.json_out = next();
+    else if (a == "--trace") o.trace_file = next();
+    else if (a == "--trace-window") {
+      const std::string w = next();
+      const auto colon = w.find(':');
+      o.trace_from = std::stoull(w.substr(0, colon));
+      o.trace_to = colon == std::string::npos ? o.trace_from + 1000 : std::stoull(w.substr(colon + 1));
+    } else if (a == "--reset-at") o.reset_at = std::stoll(next());
+    else if (a == "--corrupt-expected") o.corrupt_expected = true;
+    else if (a == "--repro") o.repro = next();
+    else {
+      std::fprintf(stderr, "kld_tb: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (o.vectors.empty()) {
+    std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense] [--seed S] [--stall P] [--json OUT]\n"
+                         "              [--trace FILE.fst --trace-window FROM:TO] [--reset-at CYCLE]\n");
+    return 2;
+  }
+  if (o.trace_to == 0 && !o.trace_file.empty()) o.trace_to = 2000;
+  if (o.repro.empty()) o.repro = cmdline;
+  try {
+    return run_main(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kld_tb: error: %s\n", e.what());
+    return 2;
+  }
+}
