@@ -24,8 +24,10 @@ Ranges normalized(Ranges r) {
   std::sort(r.begin(), r.end());
   Ranges out;
   for (const auto& x : r) {
-    if (!out.empty() && x.first <= out.back().second + 1) out.back().second = std::max(out.back().second, x.second);
-    else out.push_back(x);
+    if (!out.empty() && x.first <= out.back().second + 1)
+      out.back().second = std::max(out.back().second, x.second);
+    else
+      out.push_back(x);
   }
   return out;
 }
@@ -174,8 +176,8 @@ class Analyzer {
   // Bits [lo, lo + width) of a `width`-bit select must lie inside the base.
   int in_range(const Expr& sel, const Expr& base, int64_t lo, int width) {
     if (lo < 0 || lo + width > base.width())
-      fail("select '" + short_text(sel) + "' reaches bit " + std::to_string(lo < 0 ? lo : lo + width - 1) +
-           " of the " + std::to_string(base.width()) + "-bit '" + short_text(base) + "'");
+      fail("select '" + short_text(sel) + "' reaches bit " + std::to_string(lo < 0 ? lo : lo + width - 1) + " of the " +
+           std::to_string(base.width()) + "-bit '" + short_text(base) + "'");
     return static_cast<int>(lo);
   }
 
@@ -236,8 +238,10 @@ class Analyzer {
   }
 
   void read_index(const Expr& idx) {
-    if (idx.is_elab()) eval(idx);
-    else read(idx);
+    if (idx.is_elab())
+      eval(idx);
+    else
+      read(idx);
   }
 
   // Where an assignment lands; reads the index expressions when `reads`.
@@ -309,7 +313,8 @@ class Analyzer {
     for (const Decl* d : p.order) {
       Use& u = use(d);
       if (procedural ? u.continuous : u.procedural)
-        fail("'" + d->name + "' is driven both by an always block and by an assign or instance output; drive it one way");
+        fail("'" + d->name +
+             "' is driven both by an always block and by an assign or instance output; drive it one way");
       (procedural ? u.procedural : u.continuous) = true;
       if (procedural) result_.regs.insert(d);
       if (d->kind == DeclKind::Memory) {
@@ -452,7 +457,8 @@ class Analyzer {
         if (!p.bits.count(d)) fail("flop '" + d->name + "' has a reset value but the clocked branch never assigns it");
         const Ranges extra = imprecise(p, d) ? Ranges{} : subtract(normalized(r.bits[d]), normalized(p.bits[d]));
         if (!extra.empty())
-          fail("flop '" + d->name + "' bits " + text(extra) + " have a reset value but the clocked branch never assigns them");
+          fail("flop '" + d->name + "' bits " + text(extra) +
+               " have a reset value but the clocked branch never assigns them");
         p.bits[d] = unite(p.bits[d], r.bits[d]);
       }
     }
@@ -533,7 +539,8 @@ class Analyzer {
       path_.pop_back();
     }
     env_.erase(gv);
-    if (end > g.begin() && !use(gv).used) fail("genvar '" + gv->name + "' of generate loop " + g.label() + " is never used");
+    if (end > g.begin() && !use(gv).used)
+      fail("genvar '" + gv->name + "' of generate loop " + g.label() + " is never used");
   }
 
   void finish(const Decl& d) {
@@ -542,8 +549,7 @@ class Analyzer {
     switch (d.kind) {
       case DeclKind::Param:
       case DeclKind::IntParam:
-        if (!u.used && !waived(d, {"UNUSED", "UNUSEDPARAM"}))
-          fail("localparam " + name + " is never used; drop it");
+        if (!u.used && !waived(d, {"UNUSED", "UNUSEDPARAM"})) fail("localparam " + name + " is never used; drop it");
         return;
       case DeclKind::Memory:
         if (!u.mem_written && !waived(d, {"UNDRIVEN"})) fail("memory " + name + " is never written");
@@ -554,7 +560,8 @@ class Analyzer {
     }
     if (d.kind == DeclKind::Input && std::find(resets_.begin(), resets_.end(), &d) != resets_.end()) {
       if (std::find(u.read.begin(), u.read.end(), 1) != u.read.end())
-        fail("reset " + name + " is used as an asynchronous reset and also as data (Verilator SYNCASYNCNET); "
+        fail("reset " + name +
+             " is used as an asynchronous reset and also as data (Verilator SYNCASYNCNET); "
              "use a separate synchronous clear input");
       return;
     }
@@ -568,8 +575,7 @@ class Analyzer {
         !waived(d, {"UNDRIVEN"}))
       fail((d.kind == DeclKind::Output ? "output " : "signal ") + name +
            (none_driven ? " is never driven" : ": bits " + ranges(u.driven, 0) + " are never driven"));
-    if (reads && std::find(u.read.begin(), u.read.end(), 0) != u.read.end() &&
-        !waived(d, {"UNUSED", "UNUSEDSIGNAL"}))
+    if (reads && std::find(u.read.begin(), u.read.end(), 0) != u.read.end() && !waived(d, {"UNUSED", "UNUSEDSIGNAL"}))
       fail((d.kind == DeclKind::Input ? "input " : "signal ") + name +
            (none_read ? " is never read" : ": bits " + ranges(u.read, 0) + " are never read") +
            "; use them, do not produce them, or consume them with Scope::unused() and a justification");

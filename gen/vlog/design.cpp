@@ -1,11 +1,12 @@
 #include "vlog/design.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 
 namespace kaleido::vlog {
 
@@ -71,7 +72,8 @@ void Design::check() const {
     for (const InstanceItem* inst : modules_[k]->instances())
       for (size_t j = 0; j < modules_.size(); ++j) {
         if (modules_[j]->name() != inst->module()) continue;
-        if (state[j] == 1) throw BuildError("design: modules instantiate each other in a cycle: " + path + " -> " + inst->module());
+        if (state[j] == 1)
+          throw BuildError("design: modules instantiate each other in a cycle: " + path + " -> " + inst->module());
         if (state[j] == 0) visit(j, path + " -> " + inst->module());
       }
     state[k] = 2;
@@ -97,7 +99,8 @@ std::string why() { return std::strerror(errno); }
 void stage(const fs::path& staging, const fs::path& target, const std::vector<EmittedFile>& files) {
   std::error_code ec;
   if (!fs::create_directory(staging, ec) || ec)
-    throw FileError(target.string(), "cannot write into the output folder: " + (ec ? ec.message() : std::string("exists")));
+    throw FileError(target.string(),
+                    "cannot write into the output folder: " + (ec ? ec.message() : std::string("exists")));
   for (const EmittedFile& f : files) {
     std::ofstream out(staging / f.name, std::ios::binary | std::ios::trunc);
     out << f.text;
@@ -112,8 +115,10 @@ void stage(const fs::path& staging, const fs::path& target, const std::vector<Em
 
 }  // namespace
 
-std::vector<fs::path> Design::write(const fs::path& dir) const {
+std::vector<fs::path> Design::write(const fs::path& out_dir) const {
   const std::vector<EmittedFile> files = emit();  // every check passes before anything touches the disk
+  fs::path dir = out_dir.lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "rtl/" names the folder "rtl"
   const std::string tag = ".vlog-staging-" + std::to_string(::getpid()) + "-" + std::to_string(g_staging_counter++);
   std::vector<fs::path> written;
   for (const EmittedFile& f : files) written.push_back(dir / f.name);

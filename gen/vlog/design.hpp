@@ -35,11 +35,11 @@ class Design {
   void check() const;
   // All files in memory, in order of addition (checks first).
   std::vector<EmittedFile> emit() const;
-  // Writes every file into `dir` or nothing: the text is produced and checked
+  // Writes every file into `out_dir` or nothing: the text is produced and checked
   // first, files go to a staging folder beside the targets and are renamed
-  // into place (replaced files are restored if a rename fails). `dir` may
+  // into place (replaced files are restored if a rename fails). `out_dir` may
   // exist; its parent must. Throws kaleido::FileError on I/O failure.
-  std::vector<std::filesystem::path> write(const std::filesystem::path& dir) const;
+  std::vector<std::filesystem::path> write(const std::filesystem::path& out_dir) const;
 
   std::vector<WaiverRecord> waivers() const;
   std::vector<UnusedRecord> unused_bits() const;

@@ -97,7 +97,8 @@ class Emitter {
       out_ << "// Parameters:\n";
       for (const auto& kv : h.params) {
         if (kv.first.empty() || (kv.first + kv.second).find('\n') != std::string::npos)
-          throw BuildError("module " + m_.name() + ": header parameter '" + kv.first + "' must be a one-line key/value");
+          throw BuildError("module " + m_.name() + ": header parameter '" + kv.first +
+                           "' must be a one-line key/value");
         out_ << "//   " << kv.first << " = " << kv.second << "\n";
       }
     }
@@ -126,7 +127,8 @@ class Emitter {
       for (const auto& p : s.decls()) {
         const Decl& d = *p;
         if (d.kind == DeclKind::Memory)
-          decl_lines(ind, d, "reg " + range(d.width, d.is_signed) + d.name + " [0:" + std::to_string(d.depth - 1) + "];");
+          decl_lines(ind, d,
+                     "reg " + range(d.width, d.is_signed) + d.name + " [0:" + std::to_string(d.depth - 1) + "];");
         else if (d.kind == DeclKind::Param)
           decl_lines(ind, d, param_text(d));
         else
@@ -143,8 +145,8 @@ class Emitter {
       const bool plain = [](const Item* i) {
         return i && i->kind() == Item::Kind::Assign && i->comment().empty() && i->waivers().empty();
       }(item.get());
-      const bool prev_plain = prev && prev->kind() == Item::Kind::Assign && prev->comment().empty() &&
-                              prev->waivers().empty();
+      const bool prev_plain =
+          prev && prev->kind() == Item::Kind::Assign && prev->comment().empty() && prev->waivers().empty();
       if (blank && !(plain && prev_plain)) out_ << "\n";
       blank = true;
       emit_item(ind, *item, &s == &m_);

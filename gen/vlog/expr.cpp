@@ -202,8 +202,7 @@ bool Expr::is_elab() const { return node().elab; }
 
 Expr Expr::operator[](int bit) const {
   need_hw(*this, "bit select");
-  if (bit < 0 || bit >= width())
-    fail("bit " + std::to_string(bit) + " is out of range of " + describe(*this));
+  if (bit < 0 || bit >= width()) fail("bit " + std::to_string(bit) + " is out of range of " + describe(*this));
   const Node& n = node();
   switch (n.op) {
     case Op::Const:
@@ -266,8 +265,7 @@ Expr Expr::slice(int hi, int lo) const {
 Expr Expr::part(const Expr& base, int w) const {
   need_hw(*this, "indexed part select");
   need(base, "indexed part select base");
-  if (w < 1 || w > width())
-    fail("indexed part select width " + std::to_string(w) + " does not fit " + describe(*this));
+  if (w < 1 || w > width()) fail("indexed part select width " + std::to_string(w) + " does not fit " + describe(*this));
   if (base.is_elab()) {
     if (base.node().op == Op::Int) {
       const int64_t v = base.node().ivalue;
@@ -346,7 +344,8 @@ Expr integer(int64_t value) {
 
 Expr zext(const Expr& x, int width) {
   need_hw(x, "zext");
-  if (width < x.width()) fail("zext of " + describe(x) + " to " + std::to_string(width) + " bits would shrink it; use trunc");
+  if (width < x.width())
+    fail("zext of " + describe(x) + " to " + std::to_string(width) + " bits would shrink it; use trunc");
   if (x.node().op == Op::Const && !x.is_signed()) return constant(width, x.node().value, x.node().radix);
   if (width == x.width()) return as_unsigned(x);
   return concat({zero(width - x.width()), x});
@@ -354,7 +353,8 @@ Expr zext(const Expr& x, int width) {
 
 Expr sext(const Expr& x, int width) {
   need_hw(x, "sext");
-  if (width < x.width()) fail("sext of " + describe(x) + " to " + std::to_string(width) + " bits would shrink it; use trunc");
+  if (width < x.width())
+    fail("sext of " + describe(x) + " to " + std::to_string(width) + " bits would shrink it; use trunc");
   if (width == x.width()) return x;
   const Node& n = x.node();
   if (n.op == Op::Const && width <= 64) {
@@ -376,7 +376,8 @@ Expr sext(const Expr& x, int width) {
 
 Expr trunc(const Expr& x, int width) {
   need_hw(x, "trunc");
-  if (width > x.width()) fail("trunc of " + describe(x) + " to " + std::to_string(width) + " bits would widen it; use zext/sext");
+  if (width > x.width())
+    fail("trunc of " + describe(x) + " to " + std::to_string(width) + " bits would widen it; use zext/sext");
   if (width == x.width()) return x;
   const Node& n = x.node();
   if (n.op == Op::Const) {
@@ -619,8 +620,8 @@ bool chains(const std::string& parent, const std::string& child, bool left) {
   if (!left) return false;
   if (additive && (child == "+" || child == "-")) return true;
   if ((parent == "*" || parent == "/" || parent == "%") && multiplicative) return true;
-  return parent == child && (parent == "*" || parent == "&" || parent == "|" || parent == "^" || parent == "&&" ||
-                             parent == "||");
+  return parent == child &&
+         (parent == "*" || parent == "&" || parent == "|" || parent == "^" || parent == "&&" || parent == "||");
 }
 
 std::string text(const Expr& e);
@@ -732,8 +733,7 @@ bool is_lvalue(const Expr& e) {
 uint64_t constant_value(const Expr& e) {
   const Node& n = e.node();
   if (n.op == Op::Const) return n.value;
-  if (n.op == Op::Ref && n.decl->kind == DeclKind::Param && n.decl->init.valid() &&
-      n.decl->init.node().op == Op::Const)
+  if (n.op == Op::Ref && n.decl->kind == DeclKind::Param && n.decl->init.valid() && n.decl->init.node().op == Op::Const)
     return n.decl->value;
   fail("'" + short_text(e) + "' is not a plain constant or localparam");
 }

@@ -48,9 +48,9 @@ class Expr {
   bool is_elab() const;
   std::string str() const;  // Verilog text
 
-  Expr operator[](int bit) const;           // x[3]
-  Expr operator[](const Expr& index) const;  // x[idx]: idx is clog2(width) bits, or a genvar expression
-  Expr slice(int hi, int lo) const;          // x[hi:lo]
+  Expr operator[](int bit) const;                // x[3]
+  Expr operator[](const Expr& index) const;      // x[idx]: idx is clog2(width) bits, or a genvar expression
+  Expr slice(int hi, int lo) const;              // x[hi:lo]
   Expr part(const Expr& base, int width) const;  // x[base +: width]; base as for operator[]
   Expr msb() const { return (*this)[width() - 1]; }
 
@@ -80,10 +80,10 @@ class Memory {
 
 // ---- constants -------------------------------------------------------------
 Expr constant(int width, uint64_t value, Radix radix = Radix::Dec);  // unsigned W'dV
-Expr sconstant(int width, int64_t value);                             // signed W'sdV / -W'sdV
+Expr sconstant(int width, int64_t value);                            // signed W'sdV / -W'sdV
 Expr zero(int width);
-Expr ones(int width);  // all bits set
-Expr bit(bool value);  // 1'b0 / 1'b1
+Expr ones(int width);         // all bits set
+Expr bit(bool value);         // 1'b0 / 1'b1
 Expr integer(int64_t value);  // elaboration-time integer literal (for index arithmetic)
 
 // ---- width and sign helpers -------------------------------------------------
@@ -98,8 +98,8 @@ Expr as_signed(const Expr& x);          // $signed(x)
 Expr as_unsigned(const Expr& x);        // $unsigned(x)
 
 // ---- structure ---------------------------------------------------------------
-Expr concat(const std::vector<Expr>& parts);  // {a, b, c}: MSB first
-Expr repl(int count, const Expr& x);          // {count{x}}
+Expr concat(const std::vector<Expr>& parts);                            // {a, b, c}: MSB first
+Expr repl(int count, const Expr& x);                                    // {count{x}}
 Expr mux(const Expr& cond, const Expr& if_true, const Expr& if_false);  // cond ? a : b
 
 // ---- operators ----------------------------------------------------------------
@@ -157,7 +157,7 @@ Expr operator||(const Expr& a, const Expr& b);
 Expr operator!(const Expr& a);
 
 Expr operator~(const Expr& a);
-Expr operator-(const Expr& a);  // two's complement negation, same width
+Expr operator-(const Expr& a);   // two's complement negation, same width
 Expr reduce_and(const Expr& a);  // &x
 Expr reduce_or(const Expr& a);   // |x
 Expr reduce_xor(const Expr& a);  // ^x
@@ -176,11 +176,11 @@ struct Decl {
   std::string name;
   int width = 1;
   bool is_signed = false;
-  int depth = 0;            // memories
-  uint64_t value = 0;       // sized localparams
-  int64_t ivalue = 0;       // integer localparams
+  int depth = 0;       // memories
+  uint64_t value = 0;  // sized localparams
+  int64_t ivalue = 0;  // integer localparams
   Radix radix = Radix::Dec;
-  Expr init;                // sized localparams: the constant value
+  Expr init;  // sized localparams: the constant value
   std::string comment;
   uint64_t module_serial = 0;
   int scope_id = 0;
@@ -194,17 +194,17 @@ struct Node {
   int width = 1;
   bool is_signed = false;
   bool elab = false;
-  std::string sym;         // operator symbol, "$signed"/"$unsigned" for casts
-  uint64_t value = 0;      // Const
-  int64_t ivalue = 0;      // Int
+  std::string sym;     // operator symbol, "$signed"/"$unsigned" for casts
+  uint64_t value = 0;  // Const
+  int64_t ivalue = 0;  // Int
   Radix radix = Radix::Dec;
-  int hi = 0, lo = 0;      // PartSel bounds; Repl count in hi
+  int hi = 0, lo = 0;          // PartSel bounds; Repl count in hi
   std::shared_ptr<Decl> decl;  // Ref, MemWord
   std::vector<Expr> args;
 };
 
 Expr make_ref(const std::shared_ptr<Decl>& d);
-bool is_constant(const Expr& e);         // built only from constants and sized localparams
+bool is_constant(const Expr& e);  // built only from constants and sized localparams
 bool is_lvalue(const Expr& e);
 uint64_t constant_value(const Expr& e);  // value of a constant expression (<= 64 bits)
 std::string short_text(const Expr& e);   // Verilog text, shortened for error messages

@@ -24,10 +24,10 @@ void check_visible(const ScopeRef& where, const Expr& e, const std::string& what
   const Node& n = e.node();
   if (n.op == Op::Ref || n.op == Op::MemWord) {
     const Decl& d = *n.decl;
-    if (d.module_serial != where.ctx->serial)
-      build_fail(where, what + ": '" + d.name + "' belongs to another module");
+    if (d.module_serial != where.ctx->serial) build_fail(where, what + ": '" + d.name + "' belongs to another module");
     if (std::find(where.chain.begin(), where.chain.end(), d.scope_id) == where.chain.end())
-      build_fail(where, what + ": '" + d.name + "' is declared inside a generate block that does not enclose this item");
+      build_fail(where,
+                 what + ": '" + d.name + "' is declared inside a generate block that does not enclose this item");
   }
   for (const Expr& a : n.args) check_visible(where, a, what);
 }
@@ -56,9 +56,12 @@ bool constant_name(const std::string& s) {
   if (s.empty() || !(s[0] >= 'A' && s[0] <= 'Z') || s.back() == '_') return false;
   bool underscore = false, lower = false;
   for (char c : s) {
-    if (c == '_') underscore = true;
-    else if (c >= 'a' && c <= 'z') lower = true;
-    else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return false;
+    if (c == '_')
+      underscore = true;
+    else if (c >= 'a' && c <= 'z')
+      lower = true;
+    else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
   }
   return !(underscore && lower) && s.find("__") == std::string::npos;  // UpperCamelCase or ALL_CAPS
 }
@@ -72,17 +75,17 @@ bool reserved(const std::string& s) {
       "inout", "input", "instance", "integer", "join", "large", "liblist", "library", "localparam", "macromodule",
       "medium", "module", "nand", "negedge", "nmos", "nor", "not", "notif0", "notif1", "or", "output", "parameter",
       "pmos", "posedge", "primitive", "pull0", "pull1", "pulldown", "pullup", "rcmos", "real", "realtime", "reg",
-      "release", "repeat", "rnmos", "rpmos", "rtran", "rtranif0", "rtranif1", "scalared", "signed", "small",
-      "specify", "specparam", "strong0", "strong1", "supply0", "supply1", "table", "task", "time", "tran",
-      "tranif0", "tranif1", "tri", "tri0", "tri1", "triand", "trior", "trireg", "unsigned", "use", "uwire",
-      "vectored", "wait", "wand", "weak0", "weak1", "while", "wire", "wor", "xnor", "xor",
+      "release", "repeat", "rnmos", "rpmos", "rtran", "rtranif0", "rtranif1", "scalared", "signed", "small", "specify",
+      "specparam", "strong0", "strong1", "supply0", "supply1", "table", "task", "time", "tran", "tranif0", "tranif1",
+      "tri", "tri0", "tri1", "triand", "trior", "trireg", "unsigned", "use", "uwire", "vectored", "wait", "wand",
+      "weak0", "weak1", "while", "wire", "wor", "xnor", "xor",
       // SystemVerilog words that tools reading the file as SV would trip over.
       "alias", "always_comb", "always_ff", "always_latch", "assert", "assume", "bit", "break", "byte", "chandle",
-      "class", "const", "constraint", "context", "continue", "cover", "dist", "do", "enum", "export", "extern",
-      "final", "foreach", "import", "inside", "int", "interface", "local", "logic", "longint", "modport", "new",
-      "null", "package", "priority", "program", "property", "protected", "pure", "rand", "ref", "return",
-      "sequence", "shortint", "static", "string", "struct", "super", "this", "type", "typedef", "union", "unique",
-      "var", "virtual", "void"};
+      "class", "const", "constraint", "context", "continue", "cover", "dist", "do", "enum", "export", "extern", "final",
+      "foreach", "import", "inside", "int", "interface", "local", "logic", "longint", "modport", "new", "null",
+      "package", "priority", "program", "property", "protected", "pure", "rand", "ref", "return", "sequence",
+      "shortint", "static", "string", "struct", "super", "this", "type", "typedef", "union", "unique", "var", "virtual",
+      "void"};
   return words.count(s) > 0;
 }
 
@@ -124,8 +127,9 @@ void check_assignment(const ScopeRef& sc, const Expr& lhs, const Expr& rhs, cons
   detail::check_visible(sc, lhs, what);
   detail::check_visible(sc, rhs, what);
   if (lhs.width() != rhs.width())
-    detail::build_fail(sc, what + ": target " + desc(lhs) + " and value " + desc(rhs) +
-                               " differ in width; make the extension or truncation explicit with zext/sext/trunc/resize");
+    detail::build_fail(sc,
+                       what + ": target " + desc(lhs) + " and value " + desc(rhs) +
+                           " differ in width; make the extension or truncation explicit with zext/sext/trunc/resize");
 }
 
 // Targets of continuous assigns and instance outputs become wires.
@@ -142,8 +146,7 @@ void check_continuous_target(const ScopeRef& sc, const Expr& lhs, const std::str
   }
 }
 
-void check_procedural_target(Proc proc, const ScopeRef& sc, const Expr& lhs, const Expr& rhs,
-                             const std::string& what) {
+void check_procedural_target(Proc proc, const ScopeRef& sc, const Expr& lhs, const Expr& rhs, const std::string& what) {
   std::vector<const Decl*> ds;
   lvalue_decls(lhs, ds);
   for (const Decl* d : ds) {
@@ -161,8 +164,8 @@ void check_procedural_target(Proc proc, const ScopeRef& sc, const Expr& lhs, con
       continue;
     }
     if (d->kind == DeclKind::Output)
-      detail::build_fail(sc, what + ": output port '" + d->name +
-                                 "' cannot be a flop; assign it from a _q signal (lowRISC style)");
+      detail::build_fail(
+          sc, what + ": output port '" + d->name + "' cannot be a flop; assign it from a _q signal (lowRISC style)");
     if (!ends_with(d->name, "_q"))
       detail::build_fail(sc, what + ": flop '" + d->name + "' must be named *_q (lowRISC style)");
   }
@@ -174,8 +177,8 @@ void check_procedural_target(Proc proc, const ScopeRef& sc, const Expr& lhs, con
       detail::build_fail(sc, what + ": the reset branch must assign flops or constant selects of them, not '" +
                                  detail::short_text(lhs) + "'");
     if (!detail::is_constant(rhs))
-      detail::build_fail(sc, what + ": reset value '" + detail::short_text(rhs) +
-                                 "' of '" + detail::short_text(lhs) + "' must be a constant");
+      detail::build_fail(sc, what + ": reset value '" + detail::short_text(rhs) + "' of '" + detail::short_text(lhs) +
+                                 "' must be a constant");
   }
 }
 
@@ -236,12 +239,13 @@ void Block::comment(const std::string& text) { stmts_.push_back(std::make_unique
 
 IfStmt::IfStmt(const Block& parent, Expr cond, std::string comment)
     : Stmt(Kind::If, std::move(comment)), proc_(parent.proc()), scope_(parent.scope()) {
-  if (proc_ == Proc::FlopReset) detail::build_fail(scope_, "the reset branch of a flop block holds plain assignments only");
+  if (proc_ == Proc::FlopReset)
+    detail::build_fail(scope_, "the reset branch of a flop block holds plain assignments only");
   check_condition(scope_, cond, "if");
   branches_.emplace_back(std::move(cond), std::make_unique<Block>(proc_, scope_));
 }
 
-Block& IfStmt::elif(const Expr& cond) {
+Block& IfStmt::elif (const Expr& cond) {
   if (else_block_) detail::build_fail(scope_, "else if after else");
   check_condition(scope_, cond, "else if");
   branches_.emplace_back(cond, std::make_unique<Block>(proc_, scope_));
@@ -254,8 +258,12 @@ Block& IfStmt::else_() {
 }
 
 CaseStmt::CaseStmt(const Block& parent, Expr selector, std::string comment)
-    : Stmt(Kind::Case, std::move(comment)), proc_(parent.proc()), scope_(parent.scope()), selector_(std::move(selector)) {
-  if (proc_ == Proc::FlopReset) detail::build_fail(scope_, "the reset branch of a flop block holds plain assignments only");
+    : Stmt(Kind::Case, std::move(comment)),
+      proc_(parent.proc()),
+      scope_(parent.scope()),
+      selector_(std::move(selector)) {
+  if (proc_ == Proc::FlopReset)
+    detail::build_fail(scope_, "the reset branch of a flop block holds plain assignments only");
   if (!selector_.valid() || selector_.is_elab()) detail::build_fail(scope_, "case selector must be a hardware value");
   detail::check_visible(scope_, selector_, "case selector");
 }
@@ -278,8 +286,8 @@ Block& CaseStmt::item(const std::vector<Expr>& labels) {
     if (known) {
       const uint64_t v = detail::constant_value(l);
       if (std::find(seen_.begin(), seen_.end(), v) != seen_.end())
-        detail::build_fail(scope_, what + ": label '" + detail::short_text(l) + "' (value " + std::to_string(v) +
-                                       ") appears twice");
+        detail::build_fail(
+            scope_, what + ": label '" + detail::short_text(l) + "' (value " + std::to_string(v) + ") appears twice");
       seen_.push_back(v);
     }
   }
@@ -296,10 +304,10 @@ Block& CaseStmt::default_() {
 
 const std::vector<std::string>& known_lint_codes() {
   static const std::vector<std::string> codes = {
-      "ALWCOMBORDER", "BLKSEQ",     "CASEINCOMPLETE", "CASEOVERLAP", "CMPCONST",     "COMBDLY",     "DECLFILENAME",
-      "LATCH",        "MULTIDRIVEN", "PINCONNECTEMPTY", "PINMISSING", "SYNCASYNCNET", "UNDRIVEN",    "UNOPTFLAT",
-      "UNSIGNED",     "UNUSED",     "UNUSEDGENVAR",   "UNUSEDPARAM", "UNUSEDSIGNAL", "WIDTH",       "WIDTHCONCAT",
-      "WIDTHEXPAND",  "WIDTHTRUNC"};
+      "ALWCOMBORDER", "BLKSEQ",    "CASEINCOMPLETE", "CASEOVERLAP",     "CMPCONST",     "COMBDLY",
+      "DECLFILENAME", "LATCH",     "MULTIDRIVEN",    "PINCONNECTEMPTY", "PINMISSING",   "SYNCASYNCNET",
+      "UNDRIVEN",     "UNOPTFLAT", "UNSIGNED",       "UNUSED",          "UNUSEDGENVAR", "UNUSEDPARAM",
+      "UNUSEDSIGNAL", "WIDTH",     "WIDTHCONCAT",    "WIDTHEXPAND",     "WIDTHTRUNC"};
   return codes;
 }
 
@@ -348,8 +356,8 @@ void Always::flop(const Expr& q, const Expr& d, int64_t reset_value, const std::
   flop(q, d, constant_like(body_.scope(), q, reset_value), comment);
 }
 
-GenerateFor::GenerateFor(const ScopeRef& body, std::string label, std::shared_ptr<Decl> genvar, int64_t begin,
-                         Expr end, std::string comment)
+GenerateFor::GenerateFor(const ScopeRef& body, std::string label, std::shared_ptr<Decl> genvar, int64_t begin, Expr end,
+                         std::string comment)
     : Item(Kind::Generate, std::move(comment)),
       Scope(body),
       label_(std::move(label)),
@@ -359,9 +367,9 @@ GenerateFor::GenerateFor(const ScopeRef& body, std::string label, std::shared_pt
 
 Expr GenerateFor::index_param(const std::string& name, int width, const std::string& comment) {
   const Node& en = end_.node();
-  const int64_t known_end = en.op == Op::Int ? en.ivalue
+  const int64_t known_end = en.op == Op::Int                                            ? en.ivalue
                             : (en.op == Op::Ref && en.decl->kind == DeclKind::IntParam) ? en.decl->ivalue
-                                                                                         : 0;
+                                                                                        : 0;
   if (begin_ < 0 || (width < 63 && known_end - 1 >= (int64_t{1} << width)))
     detail::build_fail(ref_, "index_param " + name + ": the indices of loop " + label_ + " do not fit " +
                                  std::to_string(width) + " unsigned bits");
@@ -420,8 +428,7 @@ Expr Scope::signal(const std::string& name, int width, Sign sign, const std::str
 }
 
 Expr Scope::wire(const std::string& name, const Expr& value, const std::string& comment) {
-  if (!value.valid() || value.is_elab())
-    detail::build_fail(ref_, "wire '" + name + "' needs a hardware value");
+  if (!value.valid() || value.is_elab()) detail::build_fail(ref_, "wire '" + name + "' needs a hardware value");
   Expr s = signal(name, value.width(), value.is_signed() ? Sign::Signed : Sign::Unsigned, comment);
   assign(s, value);
   return s;
@@ -525,14 +532,15 @@ GenerateFor& Scope::generate_for(const std::string& label, const std::string& ge
     detail::build_fail(ref_, "generate loop " + label + ": the bound must be an integer or integer localparam");
   detail::check_visible(ref_, end, "generate loop " + label);
   const Node& en = end.node();
-  const int64_t known_end = en.op == Op::Int ? en.ivalue
+  const int64_t known_end = en.op == Op::Int                                            ? en.ivalue
                             : (en.op == Op::Ref && en.decl->kind == DeclKind::IntParam) ? en.decl->ivalue
-                                                                                         : begin + 1;
+                                                                                        : begin + 1;
   if (known_end <= begin)
     detail::build_fail(ref_, "generate loop " + label + " runs no iterations (" + std::to_string(begin) + " to " +
                                  std::to_string(known_end) + ")");
   if (genvars_.count(genvar))
-    detail::build_fail(ref_, "generate loop " + label + ": genvar '" + genvar + "' is already used by an enclosing loop");
+    detail::build_fail(ref_,
+                       "generate loop " + label + ": genvar '" + genvar + "' is already used by an enclosing loop");
   if (ref_.ctx->decl_names.count(genvar))
     detail::build_fail(ref_, "generate loop " + label + ": genvar name '" + genvar + "' is already declared");
   check_label(label, starts_with(label, "gen_") ? "gen_" : "g_", "generate block");
@@ -638,7 +646,8 @@ Expr Module::localparam_int(const std::string& name, int64_t value, const std::s
 }
 
 Memory Module::memory(const std::string& name, int width, int depth, Sign sign, const std::string& comment) {
-  if (depth < 2) detail::build_fail(ref_, "memory '" + name + "' needs a depth of at least 2, got " + std::to_string(depth));
+  if (depth < 2)
+    detail::build_fail(ref_, "memory '" + name + "' needs a depth of at least 2, got " + std::to_string(depth));
   auto d = declare(DeclKind::Memory, name, width, sign == Sign::Signed, comment);
   d->depth = depth;
   decls_.push_back(d);
@@ -647,10 +656,11 @@ Memory Module::memory(const std::string& name, int width, int depth, Sign sign, 
 
 void Module::waive(const Expr& declared, const std::string& code, const std::string& justification) {
   if (!declared.valid() || declared.node().op != Op::Ref || declared.node().decl->kind == DeclKind::Genvar)
-    detail::build_fail(ref_, "waive(): needs a declared port, signal or localparam, got '" +
-                                 detail::short_text(declared) + "'");
+    detail::build_fail(
+        ref_, "waive(): needs a declared port, signal or localparam, got '" + detail::short_text(declared) + "'");
   Decl& d = *declared.node().decl;
-  if (d.module_serial != ref_.ctx->serial) detail::build_fail(ref_, "waive(): '" + d.name + "' belongs to another module");
+  if (d.module_serial != ref_.ctx->serial)
+    detail::build_fail(ref_, "waive(): '" + d.name + "' belongs to another module");
   d.waivers.push_back(make_waiver(code, justification, "'" + d.name + "'"));
 }
 
@@ -663,7 +673,8 @@ void Module::waive(const Memory& declared, const std::string& code, const std::s
 std::vector<PortInfo> Module::ports() const {
   std::vector<PortInfo> r;
   for (const auto& d : ports_)
-    r.push_back(PortInfo{d->name, d->kind == DeclKind::Input ? PortDir::Input : PortDir::Output, d->width, d->is_signed});
+    r.push_back(
+        PortInfo{d->name, d->kind == DeclKind::Input ? PortDir::Input : PortDir::Output, d->width, d->is_signed});
   return r;
 }
 

@@ -1,8 +1,8 @@
 // Writing a design: one file per module, all or nothing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
-#include <sys/stat.h>
 
 #include "common/atomic_file.hpp"
 #include "examples.hpp"
@@ -36,6 +36,13 @@ TEST(VlogWrite, NewFolderGetsOneFilePerModule) {
   EXPECT_EQ(read_file(dir / "delay_line.v"), files[1].text);
   for (const std::string& n : listing(dir.parent_path()))
     EXPECT_EQ(n.find(dir.filename().string() + ".vlog-staging"), std::string::npos) << "staging left behind: " << n;
+  fs::remove_all(dir);
+}
+
+TEST(VlogWrite, TrailingSlashNamesTheFolder) {
+  const fs::path dir = temp_dir("write_slash");
+  two_module_design().write(dir.string() + "/");
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"delay_line.v", "dff_cell.v"}));
   fs::remove_all(dir);
 }
 

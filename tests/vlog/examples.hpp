@@ -2,12 +2,13 @@
 // file tests, plus helpers to run Verilator and Yosys on emitted files.
 #pragma once
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "vlog/design.hpp"
 
@@ -30,7 +31,8 @@ inline void build_add_reg(Design& d) {
   Expr valid = m.input("valid_i", 1);
   Expr sum_o = m.output("sum_o", 9);
   Expr valid_o = m.output("valid_o", 1);
-  Expr sum_d = m.signal("sum_d", 9, Sign::Unsigned, "Full-width sum: both operands are zero-extended so the carry is kept.");
+  Expr sum_d =
+      m.signal("sum_d", 9, Sign::Unsigned, "Full-width sum: both operands are zero-extended so the carry is kept.");
   Expr sum_q = m.signal("sum_q", 9);
   Expr valid_q = m.signal("valid_q", 1);
   m.assign(sum_d, zext(a, 9) + zext(b, 9));
@@ -99,7 +101,10 @@ inline void build_delay_line(Design& d) {
   GenerateFor& g = top.generate_for("g_stage", "s", 0, stages);
   Expr s = g.var();
   g.instance(cell, "u_cell",
-             {{"clk_i", clk}, {"rst_ni", rst_n}, {"en_i", en}, {"d_i", chain.part(s * 4, 4)},
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"en_i", en},
+              {"d_i", chain.part(s * 4, 4)},
               {"q_o", chain.part((s + 1) * 4, 4)}});
   top.assign(q_o, chain.slice(19, 16));
 }
@@ -121,7 +126,7 @@ inline void build_counter(Design& d) {
   ff.on_reset().assign(count_q, 0);
   IfStmt& i = ff.body().if_(clear);
   i.then_().assign(count_q, 0);
-  i.elif(en).assign(count_q, count_q + 1, "Wraps from 255 to 0.");
+  i.elif (en).assign(count_q, count_q + 1, "Wraps from 255 to 0.");
   m.assign(count_o, count_q);
   m.assign(wrap_o, en && at_max);
 }
@@ -176,7 +181,8 @@ inline void build_regfile(Design& d) {
   ff.body().if_(we && (waddr == index)).then_().assign(regs_q.part(g.var() * 8, 8), wdata);
   Block& mux_a = m.always_comb("Read port A: case mux.");
   CaseStmt& c = mux_a.case_(raddr_a);
-  for (int r = 0; r < 3; ++r) c.item(constant(2, static_cast<uint64_t>(r))).assign(rdata_a_o, regs_q.slice(r * 8 + 7, r * 8));
+  for (int r = 0; r < 3; ++r)
+    c.item(constant(2, static_cast<uint64_t>(r))).assign(rdata_a_o, regs_q.slice(r * 8 + 7, r * 8));
   c.default_().assign(rdata_a_o, regs_q.slice(31, 24));
   m.assign(rdata_b_o, regs_q.part(concat({raddr_b, constant(3, 0)}), 8), "Read port B: indexed part-select.");
 }

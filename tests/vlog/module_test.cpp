@@ -95,16 +95,31 @@ TEST_F(Base, InstancePortsAreCheckedAtConnection) {
   sub.output("z_o", 4);
   Expr z = m.signal("z", 4);
   Expr wide = m.signal("wide", 9);
-  expect_error([&] { m.instance(sub, "u_sub", {{"x_i", a}, {"z_o", z}}); },
-               {"instance u_sub of sub", "ports not connected: y_i"});
-  expect_error([&] { m.instance(sub, "u_sub", {{"x_i", a}, {"y_i", en}, {"z_o", z}, {"w_i", en}}); },
-               {"no port 'w_i'", "ports: x_i, y_i, z_o"});
-  expect_error([&] { m.instance(sub, "u_sub", {{"x_i", wide}, {"y_i", en}, {"z_o", z}}); },
-               {"port x_i is 8 bits", "'wide'", "9 bits"});
-  expect_error([&] { m.instance(sub, "u_sub", {{"x_i", a}, {"y_i", en}, {"y_i", en}, {"z_o", z}}); },
-               {"port y_i", "connected twice"});
-  expect_error([&] { m.instance(sub, "u_sub", {{"x_i", a}, {"y_i", en}, {"z_o", a.slice(3, 0)}}); },
-               {"port z_o is an output", "'a_i[3:0]'"});
+  expect_error(
+      [&] {
+        m.instance(sub, "u_sub", {{"x_i", a}, {"z_o", z}});
+      },
+      {"instance u_sub of sub", "ports not connected: y_i"});
+  expect_error(
+      [&] {
+        m.instance(sub, "u_sub", {{"x_i", a}, {"y_i", en}, {"z_o", z}, {"w_i", en}});
+      },
+      {"no port 'w_i'", "ports: x_i, y_i, z_o"});
+  expect_error(
+      [&] {
+        m.instance(sub, "u_sub", {{"x_i", wide}, {"y_i", en}, {"z_o", z}});
+      },
+      {"port x_i is 8 bits", "'wide'", "9 bits"});
+  expect_error(
+      [&] {
+        m.instance(sub, "u_sub", {{"x_i", a}, {"y_i", en}, {"y_i", en}, {"z_o", z}});
+      },
+      {"port y_i", "connected twice"});
+  expect_error(
+      [&] {
+        m.instance(sub, "u_sub", {{"x_i", a}, {"y_i", en}, {"z_o", a.slice(3, 0)}});
+      },
+      {"port z_o is an output", "'a_i[3:0]'"});
   expect_error([&] { m.instance(sub, "sub0", {{"x_i", a}, {"y_i", en}, {"z_o", z}}); }, {"starting with 'u_'"});
   m.instance(sub, "u_sub", {{"z_o", z}, {"y_i", en}, {"x_i", a}});  // any order; emitted in port order
 }
