@@ -1,0 +1,124 @@
+// `kaleido study`: quality of channel-wise reuse versus block-sparse peers on
+// real video (docs/study.md).
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/workload_options.hpp"
+#include "common/error.hpp"
+#include "study/models.hpp"
+#include "study/study.hpp"
+
+namespace kaleido::cli {
+
+namespace {
+
+struct StudyCommand {
+  study::StudyOptions o;
+  std::vector<std::string> methods{"all"};
+  std::string tile = "0x0";
+  std::string block = "4x4x4";
+  std::string out = "out/study";
+  bool quiet = false;
+  bool list_models = false;
+  bool npy_pre_rope = false;
+
+  void run() {
+    if (list_models) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& m : study::model_shapes()) j.push_back(study::to_json(m));
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    if (methods.size() == 1 && methods[0] == "all")
+      o.methods = study::all_methods();
+    else
+      o.methods = methods;
+    std::tie(o.tile_h, o.tile_w) = parse_pair(tile, "tile");
+    o.block = study::parse_block_shape(block);
+    o.npy_rope_applied = !npy_pre_rope;
+    o.progress = !quiet;
+    study::Progress progress(!quiet);
+    const study::StudyResult r = study::run_study(o, progress);
+    const auto files = study::write_study(r, out);
+    std::printf("kaleido study: %s, %d x %d x %d = %lld tokens, %zu clip(s), %zu step(s), %lld sampled query rows, %.1f s\n",
+                o.model.c_str(), r.grid.t, r.grid.h, r.grid.w, static_cast<long long>(r.grid.tokens()), r.clips.size(),
+                r.steps.size(), static_cast<long long>(r.sampled_rows), r.seconds);
+    std::printf("  no model weights are available: inputs are the documented proxy unless --q-npy was given\n");
+    const auto gaps = study::equal_savings_gaps(r);
+    for (const std::string basis : {"attention", "qk"})
+      for (double t : o.targets) {
+        double s = 0.0;
+        int n = 0, all = 0;
+        for (const auto& g : gaps)
+          if (g.basis == basis && g.target == t && g.reuse_method == "channel-reuse") {
+            ++all;
+            if (g.valid()) s += g.gap_db, ++n;
+          }
+        if (all == 0) continue;
+        if (n == all)
+          std::printf("  PSNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: %+.2f dB (mean of %d)\n", 100 * t,
+                      basis.c_str(), s / n, n);
+        else
+          std::printf("  PSNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: not reached in %d of %d\n", 100 * t,
+                      basis.c_str(), all - n, all);
+      }
+    std::printf("  wrote %zu files to %s (summary.md, study.json, CSV, SVG)\n", files.size(), out.c_str());
+  }
+};
+
+}  // namespace
+
+void register_study(CLI::App& app) {
+  auto cmd = std::make_shared<StudyCommand>();
+  study::StudyOptions& o = cmd->o;
+  o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CLI::App* sub = app.add_subcommand(
+      "study", "Quality versus MAC savings of channel-wise reuse and block-sparse peers on real video attention");
+  sub->add_option("--clip", o.clips, "Clips: cockatoo (python3-imageio's), lowmotion (made from it), or video paths")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--model", o.model, "Model shape: wan2.1-1.3b, wan2.1-14b, hunyuanvideo, cogvideox-5b")
+      ->capture_default_str();
+  sub->add_option("--resolution", o.resolution, "480p, 720p (per model) or HxW pixels")->capture_default_str();
+  sub->add_option("--frames", o.frames, "Pixel frames, 4k+1 (0 = the model's default)")->capture_default_str();
+  sub->add_option("--frame-start", o.frame_start, "First frame of the clip used")->capture_default_str();
+  sub->add_option("--frame-step", o.frame_step, "Use every n-th frame")->capture_default_str();
+  sub->add_option("--steps", o.steps, "Diffusion steps studied (0 = pure noise)")->delimiter(',')->capture_default_str();
+  sub->add_option("--num-steps", o.schedule.steps, "Sampling steps of the schedule")->capture_default_str();
+  sub->add_option("--shift", o.schedule.shift, "Flow-matching sigma shift")->capture_default_str();
+  sub->add_option("--noise-seed", o.noise_seed, "Seed of the diffusion noise")->capture_default_str();
+  sub->add_option("--head", o.head, "Head index (seeds its projections)")->capture_default_str();
+  sub->add_option("--qk-align", o.qk_align, "Proxy q-k alignment a in [0,1] (docs/study.md)")->capture_default_str();
+  sub->add_option("--pos-bias", o.pos_bias, "Proxy positional bias b >= 0 (docs/study.md)")->capture_default_str();
+  sub->add_option("--qk-gain", o.qk_gain, "Proxy q/k RMSNorm gain g (softmax sharpness)")->capture_default_str();
+  sub->add_option("--methods", cmd->methods, "Methods, or all")->delimiter(',')->capture_default_str();
+  sub->add_option("--points", o.points, "Sweep points per method")->capture_default_str();
+  sub->add_option("--targets", o.targets, "Savings targets of the equal-savings table")->delimiter(',')->capture_default_str();
+  sub->add_option("--rows", o.rows, "Query rows sampled for quality (all if >= tokens)")->capture_default_str();
+  sub->add_option("--row-seed", o.row_seed, "Seed of the row sample")->capture_default_str();
+  sub->add_option("--threads", o.threads, "Worker threads")->capture_default_str();
+  sub->add_option("--group-w", o.group_w, "Reuse channel group width Gw")->capture_default_str();
+  sub->add_option("--tile", cmd->tile, "Reuse scan-order tile HxW (0x0 = whole frame)")->capture_default_str();
+  sub->add_option("--ref-tau", o.ref_tau, "Threshold (x group RMS) of the per-group reuse table")->capture_default_str();
+  sub->add_option("--block", cmd->block, "Block shape TxHxW of the fixed-shape peers")->capture_default_str();
+  sub->add_option("--spade-shortcut", o.spade_shortcut, "SPADE-style high-similarity shortcut threshold")
+      ->capture_default_str();
+  sub->add_option("--sparge-sim", o.sparge_sim, "SpargeAttn-style self-similarity threshold")->capture_default_str();
+  sub->add_option("--calib-clip", o.calib_clip, "ScalingAttention-style calibration clip (default: same clip, other noise)");
+  sub->add_option("--q-npy", o.q_npy, "Real activations: Q of shape (N,d) or (heads,N,d)");
+  sub->add_option("--k-npy", o.k_npy, "Real activations: K");
+  sub->add_option("--v-npy", o.v_npy, "Real activations: V");
+  sub->add_option("--npy-grid", o.npy_grid, "Token grid TxHxW of the .npy activations");
+  sub->add_option("--npy-head", o.npy_head, "Head of (heads,N,d) activations")->capture_default_str();
+  sub->add_flag("--npy-pre-rope", cmd->npy_pre_rope, "The .npy Q and K were dumped before RoPE (apply it here)");
+  sub->add_option("--out,-o", cmd->out, "Output folder")->capture_default_str();
+  sub->add_flag("--quiet,-q", cmd->quiet, "No progress lines");
+  sub->add_flag("--list-models", cmd->list_models, "Print the model shapes as JSON and exit");
+  sub->callback([cmd] { cmd->run(); });
+}
+
+}  // namespace kaleido::cli

@@ -1,0 +1,291 @@
+#include "study/attention.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "common/error.hpp"
+#include "golden/random.hpp"
+
+// The two hot loops get an AVX2 clone picked at load time; the arithmetic is
+// the same in both clones (no FMA contraction), so results do not depend on it.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KALEIDO_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define KALEIDO_HOT
+#endif
+
+namespace kaleido::study {
+
+void parallel_for(int64_t n, int threads, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  chunk = std::max<int64_t>(1, chunk);
+  const int workers = static_cast<int>(std::clamp<int64_t>((n + chunk - 1) / chunk, 1, std::max(1, threads)));
+  std::atomic<int64_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    try {
+      for (int64_t b; (b = next.fetch_add(chunk)) < n;) fn(b, std::min(n, b + chunk));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      next = n;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+std::vector<int32_t> sample_rows(int64_t n, int64_t count, uint64_t seed) {
+  std::vector<int32_t> rows;
+  if (count >= n) {
+    for (int64_t i = 0; i < n; ++i) rows.push_back(static_cast<int32_t>(i));
+    return rows;
+  }
+  // Selection sampling (Knuth's algorithm S): uniform, sorted, no duplicates.
+  Rng rng(seed);
+  int64_t needed = count;
+  for (int64_t i = 0; i < n && needed > 0; ++i)
+    if (rng.uniform() * static_cast<double>(n - i) < static_cast<double>(needed)) {
+      rows.push_back(static_cast<int32_t>(i));
+      --needed;
+    }
+  return rows;
+}
+
+void QualitySums::add(double approx, double exact) {
+  const double e = approx - exact;
+  ++n;
+  se += e * e;
+  peak = std::max(peak, std::fabs(exact));
+  max_err = std::max(max_err, std::fabs(e));
+  dot += approx * exact;
+  na += approx * approx;
+  nb += exact * exact;
+}
+
+void QualitySums::merge(const QualitySums& o) {
+  n += o.n;
+  se += o.se;
+  peak = std::max(peak, o.peak);
+  max_err = std::max(max_err, o.max_err);
+  dot += o.dot;
+  na += o.na;
+  nb += o.nb;
+}
+
+Quality QualitySums::finish() const {
+  Quality q;
+  q.elements = n;
+  q.max_abs_err = max_err;
+  finish_quality(q, se, peak, dot, na, nb);
+  return q;
+}
+
+namespace {
+
+constexpr int kTile = 16;  // query rows processed together (one K or V row serves all)
+
+inline float dot8(const float* a, const float* b, int64_t d) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t c = 0;
+  for (; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[c + l] * b[c + l];
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; c < d; ++c) s += a[c] * b[c];
+  return s;
+}
+
+KALEIDO_HOT void scores_tile(const float* const* q, int nr, const FloatMatrix& k, float* s) {
+  const int64_t N = k.rows, d = k.cols;
+  for (int64_t j = 0; j < N; ++j) {
+    const float* kj = k.row(j);
+    for (int r = 0; r < nr; ++r) s[r * N + j] = dot8(q[r], kj, d);
+  }
+}
+
+KALEIDO_HOT void pv_tile(const float* p, int nr, const FloatMatrix& v, float* o) {
+  const int64_t N = v.rows, d = v.cols;
+  std::fill(o, o + nr * d, 0.0f);
+  for (int64_t j = 0; j < N; ++j) {
+    const float* vj = v.row(j);
+    for (int r = 0; r < nr; ++r) {
+      const float pr = p[r * N + j];
+      if (pr == 0.0f) continue;
+      float* orow = o + r * d;
+      for (int64_t c = 0; c < d; ++c) orow[c] += pr * vj[c];
+    }
+  }
+}
+
+// Row softmax of S / sqrt(d) in place; -inf entries (skipped keys) become 0.
+void softmax_rows(float* s, int nr, int64_t N, double scale) {
+  for (int r = 0; r < nr; ++r) {
+    float* row = s + r * N;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < N; ++j) mx = std::max(mx, row[j]);
+    if (!std::isfinite(mx)) throw Error("attention row with no key kept: a mask must keep at least one tile per row");
+    double z = 0.0;
+    const float sc = static_cast<float>(scale);
+    for (int64_t j = 0; j < N; ++j) {
+      const float e = row[j] == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp((row[j] - mx) * sc);
+      row[j] = e;
+      z += e;
+    }
+    const float inv = static_cast<float>(1.0 / z);
+    for (int64_t j = 0; j < N; ++j) row[j] *= inv;
+  }
+}
+
+struct Buffers {
+  std::vector<float> s, o;
+};
+
+// One pass over the sampled rows in tiles: fill(pos0, nr, s) writes the
+// approximate scores of rows pos0..pos0+nr-1; then metrics against the exact
+// rows (when given) or storage as the exact rows.
+template <class Fill>
+AttentionQuality evaluate(const AttentionInputs& in, const std::vector<int32_t>& rows, int threads, const Fill& fill,
+                          const FloatMatrix* s_ref, const FloatMatrix* o_ref, FloatMatrix* s_store, FloatMatrix* o_store) {
+  const int64_t N = in.k.rows, d = in.head_dim, R = static_cast<int64_t>(rows.size());
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  QualitySums out_sum, s_sum;
+  std::mutex m;
+  parallel_for(R, threads, kTile, [&](int64_t b, int64_t e) {
+    thread_local Buffers buf;
+    const int nr = static_cast<int>(e - b);
+    buf.s.resize(static_cast<size_t>(kTile * N));
+    buf.o.resize(static_cast<size_t>(kTile * d));
+    float* s = buf.s.data();
+    float* o = buf.o.data();
+    fill(b, nr, s);
+    QualitySums ls, lo;
+    for (int r = 0; r < nr; ++r) {
+      if (s_ref) {
+        const float* ex = s_ref->row(b + r);
+        for (int64_t j = 0; j < N; ++j) {
+          const float x = s[r * N + j];
+          ls.add(x == -std::numeric_limits<float>::infinity() ? 0.0 : x, ex[j]);
+        }
+      }
+      if (s_store) std::copy(s + r * N, s + (r + 1) * N, s_store->row(b + r));
+    }
+    softmax_rows(s, nr, N, scale);
+    pv_tile(s, nr, in.v, o);
+    for (int r = 0; r < nr; ++r) {
+      if (o_ref) {
+        const float* ex = o_ref->row(b + r);
+        for (int64_t c = 0; c < d; ++c) lo.add(o[r * d + c], ex[c]);
+      }
+      if (o_store) std::copy(o + r * d, o + (r + 1) * d, o_store->row(b + r));
+    }
+    std::lock_guard<std::mutex> lock(m);
+    s_sum.merge(ls);
+    out_sum.merge(lo);
+  });
+  AttentionQuality q;
+  q.out = out_sum.finish();
+  q.scores = s_sum.finish();
+  q.rows = R;
+  return q;
+}
+
+void check_inputs(const AttentionInputs& in) {
+  const int64_t N = in.grid.tokens(), d = in.head_dim;
+  if (in.q.rows != N || in.k.rows != N || in.v.rows != N || in.q.cols != d || in.k.cols != d || in.v.cols != d)
+    throw Error("attention inputs: Q, K, V must be N x d = " + std::to_string(N) + " x " + std::to_string(d));
+}
+
+}  // namespace
+
+AttentionEvaluator::AttentionEvaluator(const AttentionInputs& in, std::vector<int32_t> rows, int threads)
+    : in_(in), rows_(std::move(rows)), threads_(threads) {
+  check_inputs(in);
+  const int64_t R = static_cast<int64_t>(rows_.size()), N = in.k.rows;
+  s_exact_ = FloatMatrix(R, N);
+  o_exact_ = FloatMatrix(R, in.head_dim);
+  auto fill = [this](int64_t b, int nr, float* s) {
+    const float* q[kTile];
+    for (int r = 0; r < nr; ++r) q[r] = in_.q.row(rows_[static_cast<size_t>(b + r)]);
+    scores_tile(q, nr, in_.k, s);
+  };
+  evaluate(in_, rows_, threads_, fill, nullptr, nullptr, &s_exact_, &o_exact_);
+}
+
+AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff) const {
+  if (q_eff.rows != in_.q.rows || q_eff.cols != in_.q.cols || (k_eff && (k_eff->rows != in_.k.rows || k_eff->cols != in_.k.cols)))
+    throw Error("attention: effective inputs have the wrong shape");
+  const FloatMatrix& keys = k_eff ? *k_eff : in_.k;
+  auto fill = [&](int64_t b, int nr, float* s) {
+    const float* q[kTile];
+    for (int r = 0; r < nr; ++r) q[r] = q_eff.row(rows_[static_cast<size_t>(b + r)]);
+    scores_tile(q, nr, keys, s);
+  };
+  return evaluate(in_, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
+}
+
+AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const BlockMask& mask) const {
+  if (layout.grid().tokens() != in_.grid.tokens() || mask.nq != layout.count() || mask.nk != layout.count())
+    throw Error("attention: mask does not match the token grid");
+  const int64_t N = in_.k.rows;
+  auto fill = [&](int64_t b, int nr, float* s) {
+    for (int r = 0; r < nr; ++r) {
+      const int a = layout.block_of(rows_[static_cast<size_t>(b + r)]);
+      const float* ex = s_exact_.row(b + r);
+      float* row = s + r * N;
+      for (int64_t j = 0; j < N; ++j)
+        row[j] = mask.at(a, layout.block_of(static_cast<int32_t>(j))) ? ex[j] : -std::numeric_limits<float>::infinity();
+    }
+  };
+  return evaluate(in_, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
+}
+
+void attention_probabilities(const AttentionInputs& in, const std::vector<int32_t>& rows, int threads,
+                             const std::function<void(size_t, const float*)>& fn) {
+  check_inputs(in);
+  const int64_t N = in.k.rows, R = static_cast<int64_t>(rows.size());
+  const double scale = 1.0 / std::sqrt(static_cast<double>(in.head_dim));
+  std::mutex m;
+  parallel_for(R, threads, kTile, [&](int64_t b, int64_t e) {
+    const int nr = static_cast<int>(e - b);
+    std::vector<float> s(static_cast<size_t>(kTile * N));
+    const float* q[kTile];
+    for (int r = 0; r < nr; ++r) q[r] = in.q.row(rows[static_cast<size_t>(b + r)]);
+    scores_tile(q, nr, in.k, s.data());
+    softmax_rows(s.data(), nr, N, scale);
+    std::lock_guard<std::mutex> lock(m);
+    for (int r = 0; r < nr; ++r) fn(static_cast<size_t>(b + r), s.data() + r * N);
+  });
+}
+
+std::vector<double> block_attention_mass(const AttentionInputs& in, const BlockLayout& layout, int per_block,
+                                         uint64_t seed, int threads) {
+  if (per_block < 1) throw ConfigError("calibration rows per block", std::to_string(per_block), "must be at least 1");
+  const int nb = layout.count();
+  std::vector<int32_t> rows;
+  std::vector<int> block_of_row;
+  Rng rng(seed);
+  for (int a = 0; a < nb; ++a) {
+    const auto& mem = layout.members(a);
+    for (int k = 0; k < per_block; ++k) {
+      rows.push_back(mem[static_cast<size_t>(rng.range(0, static_cast<int64_t>(mem.size()) - 1))]);
+      block_of_row.push_back(a);
+    }
+  }
+  std::vector<double> mass(static_cast<size_t>(nb) * static_cast<size_t>(nb), 0.0);
+  const int64_t N = in.k.rows;
+  attention_probabilities(in, rows, threads, [&](size_t i, const float* p) {
+    double* row = mass.data() + static_cast<size_t>(block_of_row[i]) * static_cast<size_t>(nb);
+    for (int64_t j = 0; j < N; ++j) row[layout.block_of(static_cast<int32_t>(j))] += static_cast<double>(p[j]) / per_block;
+  });
+  return mass;
+}
+
+}  // namespace kaleido::study

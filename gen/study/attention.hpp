@@ -1,0 +1,74 @@
+// Attention of one head, O = softmax(S / sqrt(d)) V with S = Q K^T, exact
+// and approximate, for the quality side of the study.
+//
+// Quality is measured on a sample of query rows (all rows when the sample is
+// at least N): each sampled row's exact scores S_i and output O_i are
+// computed once per input and kept, then every method point is compared with
+// them row by row. The work of a method is not sampled: reuse decisions and
+// block masks are made over all tokens, and MACs are counted over all tokens.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "golden/metrics.hpp"
+#include "golden/types.hpp"
+#include "study/blocks.hpp"
+#include "study/qkv.hpp"
+
+namespace kaleido::study {
+
+// Runs fn(begin, end) over [0, n) in chunks on `threads` std::threads.
+void parallel_for(int64_t n, int threads, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn);
+
+// `count` distinct rows of [0, n), sorted; seeded. All rows when count >= n.
+std::vector<int32_t> sample_rows(int64_t n, int64_t count, uint64_t seed);
+
+// Sums for a Quality (golden/metrics.hpp), mergeable across threads.
+struct QualitySums {
+  int64_t n = 0;
+  double se = 0, peak = 0, dot = 0, na = 0, nb = 0, max_err = 0;
+  void add(double approx, double exact);
+  void merge(const QualitySums& o);
+  Quality finish() const;
+};
+
+struct AttentionQuality {
+  Quality out;     // softmax(S / sqrt(d)) V against exact
+  Quality scores;  // S = Q K^T against exact (skipped tiles count as 0)
+  int64_t rows = 0;
+};
+
+class AttentionEvaluator {
+ public:
+  // Computes the exact rows; `in` must outlive the evaluator.
+  AttentionEvaluator(const AttentionInputs& in, std::vector<int32_t> rows, int threads);
+
+  const std::vector<int32_t>& rows() const { return rows_; }
+  const FloatMatrix& exact_scores() const { return s_exact_; }  // R x N
+  const FloatMatrix& exact_out() const { return o_exact_; }     // R x d
+
+  // Queries (and optionally keys) replaced, e.g. by reuse's effective inputs.
+  AttentionQuality with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff = nullptr) const;
+  // Only the kept (query block, key block) tiles computed.
+  AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask) const;
+
+ private:
+  const AttentionInputs& in_;
+  std::vector<int32_t> rows_;
+  int threads_;
+  FloatMatrix s_exact_, o_exact_;
+};
+
+// Exact attention probabilities of the given query rows, handed to
+// fn(row position, probabilities over all N keys); used for calibration.
+void attention_probabilities(const AttentionInputs& in, const std::vector<int32_t>& rows, int threads,
+                             const std::function<void(size_t, const float*)>& fn);
+
+// Block attention mass of exact attention: mass[a][b] = mean over `per_block`
+// sampled queries of block a of the probability they give to key block b.
+std::vector<double> block_attention_mass(const AttentionInputs& in, const BlockLayout& layout, int per_block,
+                                         uint64_t seed, int threads);
+
+}  // namespace kaleido::study

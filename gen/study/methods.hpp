@@ -1,0 +1,107 @@
+// The methods the study compares on one attention head, behind one
+// interface: a knob, the work executed at a knob value (counted over all
+// tokens), and the quality of the attention output there.
+//
+// MAC accounting, identical for every method (DESIGN.md sections 2-3):
+//   dense       Q K^T: N_q N_k d MACs, P V: N_q N_k d MACs.
+//   reuse       Q K^T: every COMPUTE (token, group) pair costs Gw N_k MACs, a
+//               REUSE pair 0 (its partial row is copied). With K reused too, a
+//               (query, key, group) partial is computed only when both the
+//               query and the key compute that group. P V: a query row is
+//               skipped only when all its groups reuse the same reference
+//               token r, because then Qhat_i = Qhat_r and O_i = O_r exactly;
+//               every other row costs N_k d.
+//   block-sparse  Q K^T and P V: |a| |b| d MACs per kept tile (a, b).
+// Savings = fraction of Q K^T + P V MACs not executed. The methods' own
+// overheads (mask estimation MACs, reuse detector comparisons) are reported
+// separately and are not subtracted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "golden/config.hpp"
+#include "golden/reuse.hpp"
+#include "study/attention.hpp"
+#include "study/peers.hpp"
+#include "study/qkv.hpp"
+
+namespace kaleido::study {
+
+struct Execution {
+  int64_t dense = 0;  // MACs of one dense product (N_q N_k d)
+  int64_t qk = 0;     // Q K^T MACs executed
+  int64_t pv = 0;     // P V MACs executed
+  int64_t overhead = 0;
+  std::string overhead_kind;
+  double savings() const { return dense ? 1.0 - static_cast<double>(qk + pv) / (2.0 * static_cast<double>(dense)) : 0.0; }
+  double qk_savings() const { return dense ? 1.0 - static_cast<double>(qk) / static_cast<double>(dense) : 0.0; }
+  double pv_savings() const { return dense ? 1.0 - static_cast<double>(pv) / static_cast<double>(dense) : 0.0; }
+};
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  virtual std::string name() const = 0;
+  virtual std::string family() const = 0;  // "dense", "reuse", "block-sparse"
+  virtual std::string knob() const = 0;
+  virtual double knob_min() const = 0;
+  virtual double knob_max() const = 0;
+  virtual bool savings_rise_with_knob() const = 0;
+  virtual bool continuous() const { return true; }
+  // Knob values for a quality-versus-savings curve.
+  virtual std::vector<double> sweep(int points) const;
+  // Decisions or mask at this knob, and the work they execute.
+  virtual Execution execute(double knob) = 0;
+  // Quality at the knob of the last execute().
+  virtual AttentionQuality evaluate(const AttentionEvaluator& ev) const = 0;
+  // Method-specific facts at the last execute() (reuse ratios, block shape, ...).
+  virtual nlohmann::json detail() const { return nlohmann::json::object(); }
+};
+
+struct ReuseMethodSpec {
+  std::string name = "channel-reuse";
+  int group_w = 8;
+  Policy policy = Policy::RopeOrthogonal;
+  Mode mode = Mode::ChannelReuse;
+  bool reuse_keys = false;  // reuse K too (S = Qhat Khat^T)
+  int tile_h = 0, tile_w = 0;
+};
+
+// Channel-wise reuse (golden model, float path) on Q (and K), thresholds
+// tau_g = knob * rms_g with rms_g the RMS of group g's values over all tokens.
+// Mode::TokenReuse gives the token-level baseline.
+std::unique_ptr<Method> make_reuse_method(const AttentionInputs& in, const ReuseMethodSpec& spec);
+std::unique_ptr<Method> make_dense_method(const AttentionInputs& in);
+
+struct PeerParams {
+  double progress = 0.0;       // denoising progress of the step, for SPADE-style
+  double spade_shortcut = 0.95;
+  double sparge_sim = 0.0;     // intra-block cosine below which a block is kept whole
+  BlockShape block{4, 4, 4};   // fixed-shape peers (SpargeAttn, ScalingAttention, sliding tile)
+  const AttentionInputs* calibration = nullptr;  // ScalingAttention-style's offline inputs
+  int calibration_rows_per_block = 1;
+  uint64_t seed = 1;
+  int threads = 1;
+};
+
+std::unique_ptr<Method> make_spade_method(const AttentionInputs& in, const PeerParams& p);
+std::unique_ptr<Method> make_sparge_method(const AttentionInputs& in, const PeerParams& p);
+std::unique_ptr<Method> make_veda_method(const AttentionInputs& in, const PeerParams& p);
+std::unique_ptr<Method> make_scaling_method(const AttentionInputs& in, const PeerParams& p);
+std::unique_ptr<Method> make_sliding_tile_method(const AttentionInputs& in, const PeerParams& p);
+
+// The knob whose savings (attention, or Q K^T only when qk_basis) is closest
+// to `target`, by bisection for continuous methods and by scanning the sweep
+// otherwise. Leaves the method executed at the returned knob.
+struct KnobSearch {
+  double knob = 0.0;
+  Execution exec;
+  double achieved = 0.0;
+};
+KnobSearch find_knob(Method& m, double target, bool qk_basis, int sweep_points = 64);
+
+}  // namespace kaleido::study

@@ -1,0 +1,495 @@
+// Study outputs: CSV, JSON, Markdown summary and SVG plots.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "study/study.hpp"
+#include "study/svg.hpp"
+
+namespace kaleido::study {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kReuseVariants[] = {"channel-reuse", "channel-reuse-qk", "channel-reuse-all-axes"};
+
+std::string f(double v, int prec) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(prec);
+  s << v;
+  return s.str();
+}
+
+std::string pct(double v, int prec = 1) { return f(100.0 * v, prec) + "%"; }
+
+std::string slug(const std::string& s) {
+  std::string b = fs::path(s).stem().string();
+  for (char& c : b)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return b.empty() ? "clip" : b;
+}
+
+std::string step_label(int step) { return step < 0 ? "npy" : std::to_string(step); }
+
+double reuse_ratio_of(const PointRecord& p) {
+  return p.detail.contains("reuse_ratio") ? p.detail["reuse_ratio"].get<double>() : std::nan("");
+}
+
+std::string points_csv(const StudyResult& r) {
+  std::ostringstream o;
+  o << "clip,step,sigma,method,family,role,basis,target,knob_name,knob,savings,qk_savings,pv_savings,qk_macs,pv_macs,"
+       "dense_macs_per_product,overhead,overhead_kind,psnr_out_db,cos_out,max_err_out,psnr_scores_db,cos_scores,"
+       "max_err_scores,reuse_ratio\n";
+  for (const PointRecord& p : r.points) {
+    o << slug(p.clip) << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.method << "," << p.family << ","
+      << p.role << "," << p.basis << "," << (p.role == "target" ? f(p.target, 2) : "") << "," << p.knob_name << ","
+      << f(p.knob, 6) << "," << f(p.exec.savings(), 6) << "," << f(p.exec.qk_savings(), 6) << ","
+      << f(p.exec.pv_savings(), 6) << "," << p.exec.qk << "," << p.exec.pv << "," << p.exec.dense << ","
+      << p.exec.overhead << "," << p.exec.overhead_kind << "," << f(p.quality.out.psnr_db, 4) << ","
+      << f(p.quality.out.cosine, 8) << "," << f(p.quality.out.max_abs_err, 6) << "," << f(p.quality.scores.psnr_db, 4)
+      << "," << f(p.quality.scores.cosine, 8) << "," << f(p.quality.scores.max_abs_err, 6) << ","
+      << f(reuse_ratio_of(p), 6) << "\n";
+  }
+  return o.str();
+}
+
+std::string targets_csv(const StudyResult& r) {
+  std::ostringstream o;
+  o << "clip,step,sigma,basis,target,method,reached,interpolated,achieved,knob,psnr_out_db,cos_out,psnr_scores_db,"
+       "cos_scores\n";
+  for (const TargetRecord& t : r.targets)
+    o << slug(t.clip) << "," << step_label(t.step) << "," << f(t.sigma, 4) << "," << t.basis << "," << f(t.target, 2)
+      << "," << t.method << "," << (t.reached ? 1 : 0) << "," << (t.interpolated ? 1 : 0) << "," << f(t.achieved, 6)
+      << "," << (t.reached ? f(t.knob, 6) : "") << "," << (t.reached ? f(t.psnr_out, 4) : "") << ","
+      << (t.reached ? f(t.cos_out, 8) : "") << "," << (t.reached ? f(t.psnr_scores, 4) : "") << ","
+      << (t.reached ? f(t.cos_scores, 8) : "") << "\n";
+  return o.str();
+}
+
+std::string gaps_csv(const std::vector<GapRecord>& gaps) {
+  std::ostringstream o;
+  o << "clip,step,sigma,basis,target,reuse_method,reuse_reached,reuse_psnr_db,best_peer,best_peer_psnr_db,gap_db\n";
+  for (const GapRecord& g : gaps)
+    o << slug(g.clip) << "," << step_label(g.step) << "," << f(g.sigma, 4) << "," << g.basis << "," << f(g.target, 2)
+      << "," << g.reuse_method << "," << (g.reuse_reached ? 1 : 0) << "," << (g.reuse_reached ? f(g.reuse_psnr, 4) : "")
+      << "," << g.best_peer << "," << (g.best_peer.empty() ? "" : f(g.best_peer_psnr, 4)) << ","
+      << (g.valid() ? f(g.gap_db, 4) : "") << "\n";
+  return o.str();
+}
+
+std::string groups_csv(const StudyResult& r) {
+  std::ostringstream o;
+  o << "clip,step,sigma,setting,tau_over_rms,qk_savings,group,channels,rope_axes,allowed_axes,reuse_ratio,ratio_t,ratio_h,"
+       "ratio_w\n";
+  auto rows = [&](const std::string& clip, int step, double sigma, const std::string& setting, double knob, double qk,
+                  const nlohmann::json& d) {
+    for (const auto& g : d["groups"])
+      o << slug(clip) << "," << step_label(step) << "," << f(sigma, 4) << "," << setting << "," << f(knob, 4) << ","
+        << f(qk, 4) << "," << g["group"].get<int>() << "," << g["channels"].get<std::string>() << ","
+        << g["rope_axes"].get<std::string>() << "," << g["allowed_axes"].get<std::string>() << ","
+        << f(g["reuse_ratio"].get<double>(), 6) << "," << f(g["by_axis"]["t"].get<double>(), 6) << ","
+        << f(g["by_axis"]["h"].get<double>(), 6) << "," << f(g["by_axis"]["w"].get<double>(), 6) << "\n";
+  };
+  for (const StepRecord& s : r.steps)
+    if (s.reuse_at_ref.contains("groups")) rows(s.clip, s.step, s.sigma, "fixed_tau", s.ref_tau, std::nan(""), s.reuse_at_ref);
+  for (const PointRecord& p : r.points)
+    if (p.method == "channel-reuse" && p.role == "target" && p.basis == "qk")
+      rows(p.clip, p.step, p.sigma, "qk_savings_" + f(p.target, 2), p.knob, p.exec.qk_savings(), p.detail);
+  return o.str();
+}
+
+nlohmann::json to_json(const Quality& q) {
+  return {{"psnr_db", q.psnr_db}, {"cosine", q.cosine}, {"max_abs_err", q.max_abs_err}, {"elements", q.elements}};
+}
+
+nlohmann::json options_json(const StudyOptions& o) {
+  return {{"clips", o.clips},
+          {"model", o.model},
+          {"resolution", o.resolution},
+          {"frames", o.frames},
+          {"frame_start", o.frame_start},
+          {"frame_step", o.frame_step},
+          {"steps", o.steps},
+          {"num_steps", o.schedule.steps},
+          {"shift", o.schedule.shift},
+          {"noise_seed", o.noise_seed},
+          {"head", o.head},
+          {"qk_align", o.qk_align},
+          {"pos_bias", o.pos_bias},
+          {"qk_gain", o.qk_gain},
+          {"methods", o.methods},
+          {"points", o.points},
+          {"targets", o.targets},
+          {"rows", o.rows},
+          {"row_seed", o.row_seed},
+          {"threads", o.threads},
+          {"group_w", o.group_w},
+          {"tile", std::to_string(o.tile_h) + "x" + std::to_string(o.tile_w)},
+          {"ref_tau", o.ref_tau},
+          {"block", o.block.name()},
+          {"spade_shortcut", o.spade_shortcut},
+          {"sparge_sim", o.sparge_sim},
+          {"calib_clip", o.calib_clip},
+          {"q_npy", o.q_npy},
+          {"k_npy", o.k_npy},
+          {"v_npy", o.v_npy},
+          {"npy_grid", o.npy_grid},
+          {"npy_head", o.npy_head},
+          {"npy_rope_applied", o.npy_rope_applied}};
+}
+
+const char* kAccounting =
+    "MAC savings = fraction of the Q K^T and P V MACs of one head (2 N^2 d for N tokens) that a method does not "
+    "execute, counted over all tokens. Reuse: a COMPUTE (token, group) pair costs Gw N MACs of Q K^T, a REUSE pair 0; "
+    "with K reused too, a (query, key, group) partial costs Gw MACs only when both compute the group; a P V row (N d "
+    "MACs) is skipped only when all groups of the query reuse the same reference token (its output row is then a "
+    "copy). Block-sparse: |a| |b| d MACs of Q K^T and the same of P V per kept tile. Estimation overheads (peers' "
+    "mask estimation MACs, reuse detector comparisons) are listed apart and not subtracted. 'qk' basis: the fraction "
+    "of Q K^T MACs alone (equal to the attention basis for block-sparse methods).";
+
+nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& gaps) {
+  nlohmann::json j;
+  j["tool"] = "kaleido " + version();
+  j["proxy_statement"] = r.proxy_statement;
+  j["accounting"] = kAccounting;
+  j["options"] = options_json(r.options);
+  j["model"] = r.model;
+  j["token_grid"] = {r.grid.t, r.grid.h, r.grid.w};
+  j["tokens"] = r.grid.tokens();
+  j["sampled_query_rows"] = r.sampled_rows;
+  j["seconds"] = r.seconds;
+  for (const ClipRecord& c : r.clips)
+    j["clips"].push_back({{"name", c.name}, {"source", c.source}, {"width", c.width}, {"height", c.height},
+                          {"frames", c.frames}, {"fps", c.fps}});
+  for (const StepRecord& s : r.steps)
+    j["steps"].push_back({{"clip", s.clip}, {"step", s.step}, {"sigma", s.sigma}, {"progress", s.progress},
+                          {"inputs", s.inputs}, {"keys_for_90pct_attention", s.keys_for_90}, {"seconds", s.seconds},
+                          {"ref_tau", s.ref_tau}, {"reuse_at_ref_tau", s.reuse_at_ref}});
+  for (const PointRecord& p : r.points)
+    j["points"].push_back({{"clip", p.clip},
+                           {"step", p.step},
+                           {"sigma", p.sigma},
+                           {"method", p.method},
+                           {"family", p.family},
+                           {"role", p.role},
+                           {"basis", p.basis},
+                           {"target", p.target},
+                           {"knob_name", p.knob_name},
+                           {"knob", p.knob},
+                           {"savings", p.exec.savings()},
+                           {"qk_savings", p.exec.qk_savings()},
+                           {"pv_savings", p.exec.pv_savings()},
+                           {"macs", {{"qk", p.exec.qk}, {"pv", p.exec.pv}, {"dense_per_product", p.exec.dense}}},
+                           {"overhead", {{"count", p.exec.overhead}, {"kind", p.exec.overhead_kind}}},
+                           {"out", to_json(p.quality.out)},
+                           {"scores", to_json(p.quality.scores)},
+                           {"detail", p.detail}});
+  for (const TargetRecord& t : r.targets)
+    j["equal_savings"].push_back({{"clip", t.clip},
+                                  {"step", t.step},
+                                  {"basis", t.basis},
+                                  {"target", t.target},
+                                  {"method", t.method},
+                                  {"reached", t.reached},
+                                  {"interpolated", t.interpolated},
+                                  {"achieved", t.achieved},
+                                  {"psnr_out_db", t.psnr_out},
+                                  {"cos_out", t.cos_out},
+                                  {"psnr_scores_db", t.psnr_scores},
+                                  {"cos_scores", t.cos_scores}});
+  for (const GapRecord& g : gaps)
+    j["gaps"].push_back({{"clip", g.clip},
+                         {"step", g.step},
+                         {"basis", g.basis},
+                         {"target", g.target},
+                         {"reuse_method", g.reuse_method},
+                         {"reuse_reached", g.reuse_reached},
+                         {"reuse_psnr_db", g.reuse_psnr},
+                         {"best_peer", g.best_peer},
+                         {"best_peer_psnr_db", g.best_peer_psnr},
+                         {"gap_db", g.valid() ? nlohmann::json(g.gap_db) : nlohmann::json()}});
+  return j;
+}
+
+// Mean gap over clips and steps for one basis, target and reuse variant;
+// NaN unless every (clip, step) has a valid gap.
+double mean_gap(const std::vector<GapRecord>& gaps, const std::string& basis, double target, const std::string& variant,
+                int* count) {
+  double s = 0.0;
+  int n = 0, all = 0;
+  for (const GapRecord& g : gaps)
+    if (g.basis == basis && g.target == target && g.reuse_method == variant) {
+      ++all;
+      if (g.valid()) {
+        s += g.gap_db;
+        ++n;
+      }
+    }
+  if (count) *count = n;
+  return n == all && n > 0 ? s / n : std::nan("");
+}
+
+std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps, const std::vector<std::string>& plots) {
+  const StudyOptions& o = r.options;
+  std::ostringstream m;
+  m << "# Kaleido quality study: channel-wise reuse versus block-sparse peers\n\n";
+  m << "Generated by `kaleido study` (kaleido " << version() << ") in " << f(r.seconds, 1) << " s with " << o.threads
+    << " threads.\n\n";
+  m << "**No model weights are available here.** " << r.proxy_statement << "\n\n";
+  m << "## Setup\n\n";
+  m << "| item | value |\n|---|---|\n";
+  m << "| model shape | " << r.model["title"].get<std::string>() << " (hidden " << r.model["hidden"].get<int>() << ", "
+    << r.model["heads"].get<int>() << " heads of " << r.model["head_dim"].get<int>() << ", RoPE bands "
+    << r.model["rope_band"][0].get<int>() << "/" << r.model["rope_band"][1].get<int>() << "/"
+    << r.model["rope_band"][2].get<int>() << ", theta " << r.model["rope_theta"].get<double>() << ") |\n";
+  m << "| token grid | " << r.grid.t << " x " << r.grid.h << " x " << r.grid.w << " = " << r.grid.tokens()
+    << " tokens (resolution " << o.resolution << ") |\n";
+  for (const ClipRecord& c : r.clips)
+    m << "| clip `" << c.name << "` | " << c.source
+      << (c.width ? " (" + std::to_string(c.width) + "x" + std::to_string(c.height) + ", " + std::to_string(c.frames) +
+                        " frames used, start " + std::to_string(o.frame_start) + ", every " +
+                        std::to_string(o.frame_step) + ")"
+                  : std::string())
+      << " |\n";
+  m << "| head | projection seed " << o.head + 1 << ", q-k alignment " << f(o.qk_align, 2) << ", positional bias "
+    << f(o.pos_bias, 2) << ", q/k gain " << f(o.qk_gain, 2) << " |\n";
+  m << "| diffusion steps | ";
+  for (const StepRecord& s : r.steps)
+    if (s.clip == r.steps.front().clip)
+      m << "step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ") ";
+  m << "of " << o.schedule.steps << ", shift " << f(o.schedule.shift, 1) << " |\n";
+  m << "| quality sample | " << r.sampled_rows << " query rows (seed " << o.row_seed << ") of " << r.grid.tokens()
+    << ", against all " << r.grid.tokens() << " keys; float32 |\n";
+  m << "| reuse | golden model float path, Gw = " << o.group_w
+    << ", thresholds tau_g = knob x RMS of group g, scan tile " << o.tile_h << "x" << o.tile_w << " (0 = whole frame) |\n";
+  m << "| blocks | " << o.block.name()
+    << " tokens for SpargeAttn-, ScalingAttention- and sliding-tile-style; SPADE- and Veda-style pick a 64-token "
+       "shape per head |\n\n";
+  m << "Attention concentration of the exact attention (mean fraction of keys holding 90% of a row's mass): ";
+  for (const StepRecord& s : r.steps) m << s.clip << " step " << step_label(s.step) << ": " << pct(s.keys_for_90, 2) << "; ";
+  m << "\n\n" << kAccounting << "\n\n";
+
+  m << "## PSNR gap at equal MAC savings\n\n";
+  m << "Attention-output PSNR of channel-wise reuse minus that of the best of the five block-sparse peers, both at the "
+       "same savings (mean over clips and steps; the paper claims more than 17 dB; this is what we measure on the "
+       "proxy). n/r: not reached (see below).\n\n";
+  m << "| basis | target | channel-reuse | channel-reuse-qk | channel-reuse-all-axes |\n|---|---|---|---|---|\n";
+  for (const std::string basis : {"attention", "qk"})
+    for (double t : o.targets) {
+      m << "| " << basis << " | " << pct(t, 0) << " |";
+      for (const char* v : kReuseVariants) {
+        if (std::find(o.methods.begin(), o.methods.end(), v) == o.methods.end()) {
+          m << " - |";
+          continue;
+        }
+        const double g = mean_gap(gaps, basis, t, v, nullptr);
+        m << " " << (std::isnan(g) ? std::string("n/r") : (g >= 0 ? "+" : "") + f(g, 2) + " dB") << " |";
+      }
+      m << "\n";
+    }
+  m << "\nPer clip and step (attention-output PSNR in dB; best peer in brackets):\n\n";
+  m << "| clip | step | basis | target | channel-reuse | best peer | gap |\n|---|---|---|---|---|---|---|\n";
+  for (const GapRecord& g : gaps) {
+    if (g.reuse_method != "channel-reuse") continue;
+    m << "| " << slug(g.clip) << " | " << step_label(g.step) << " | " << g.basis << " | " << pct(g.target, 0) << " | "
+      << (g.reuse_reached ? f(g.reuse_psnr, 2) : "n/r") << " | "
+      << (g.best_peer.empty() ? "n/r" : f(g.best_peer_psnr, 2) + " (" + g.best_peer + ")") << " | "
+      << (g.valid() ? f(g.gap_db, 2) : "-") << " |\n";
+  }
+
+  m << "\n## All methods at the targets\n\n";
+  std::set<std::pair<std::string, int>> seen;
+  for (const StepRecord& s : r.steps) {
+    m << "### " << slug(s.clip) << ", step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ")\n\n";
+    m << "| method | basis |";
+    for (double t : o.targets) m << " " << pct(t, 0) << " PSNR / cos |";
+    m << "\n|---|---|";
+    for (size_t i = 0; i < o.targets.size(); ++i) m << "---|";
+    m << "\n";
+    for (const std::string& meth : o.methods) {
+      if (meth == "dense") continue;
+      for (const std::string basis : {"attention", "qk"}) {
+        bool any = false;
+        std::ostringstream row;
+        row << "| " << meth << " | " << basis << " |";
+        for (double t : o.targets) {
+          const TargetRecord* hit = nullptr;
+          for (const TargetRecord& tr : r.targets)
+            if (tr.clip == s.clip && tr.step == s.step && tr.method == meth && tr.basis == basis && tr.target == t) hit = &tr;
+          if (!hit) {
+            row << " - |";
+            continue;
+          }
+          any = true;
+          if (hit->reached)
+            row << " " << f(hit->psnr_out, 2) << " / " << f(hit->cos_out, 5) << (hit->interpolated ? " (i)" : "") << " |";
+          else
+            row << " n/r (max " << pct(hit->achieved) << ") |";
+        }
+        if (any) m << row.str() << "\n";
+      }
+    }
+    m << "\n";
+  }
+  m << "(i): interpolated between the two evaluated knob values that bracket the target (discrete knob).\n\n";
+
+  m << "## Reuse ratio by channel group, axis and step\n\n";
+  m << "Channel-wise reuse at a fixed threshold tau_g = " << f(o.ref_tau, 2)
+    << " x RMS_g (rope-orthogonal policy: a group reuses only along the axes its RoPE band does not rotate).\n\n";
+  m << "| clip | step | sigma | overall | by axis t / h / w | per group (rope axis: ratio) |\n|---|---|---|---|---|---|\n";
+  for (const StepRecord& s : r.steps) {
+    if (!s.reuse_at_ref.contains("groups")) continue;
+    const auto& d = s.reuse_at_ref;
+    m << "| " << slug(s.clip) << " | " << step_label(s.step) << " | " << f(s.sigma, 3) << " | "
+      << pct(d["reuse_ratio"].get<double>()) << " | " << pct(d["by_axis"]["t"].get<double>()) << " / "
+      << pct(d["by_axis"]["h"].get<double>()) << " / " << pct(d["by_axis"]["w"].get<double>()) << " | ";
+    for (const auto& g : d["groups"])
+      m << g["rope_axes"].get<std::string>() << ":" << f(100.0 * g["reuse_ratio"].get<double>(), 0) << " ";
+    m << "|\n";
+  }
+  m << "\nThreshold needed for 50% Q K^T savings (channel-reuse), by step: ";
+  for (const PointRecord& p : r.points)
+    if (p.method == "channel-reuse" && p.role == "target" && p.basis == "qk" && std::fabs(p.target - 0.5) < 1e-9)
+      m << slug(p.clip) << " step " << step_label(p.step) << ": tau/RMS " << f(p.knob, 3) << "; ";
+  m << "\n\n";
+
+  m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings, PSNR and cosine of the output "
+       "and of Q K^T)\n- `equal_savings.csv`: every method at each target\n- `gaps.csv`: the PSNR gaps\n"
+       "- `reuse_groups.csv`: reuse ratio by group and axis\n- `study.json`: all of it, with the options\n";
+  for (const std::string& p : plots) m << "- `" << p << "`\n";
+  m << "\n## What is approximate\n\n"
+       "- The inputs are a proxy (above); a real model's activations can be loaded with --q-npy/--k-npy/--v-npy.\n"
+       "- Quality is measured on the sampled query rows; work is counted over all tokens.\n"
+       "- Peers are re-implementations from public descriptions (docs/study.md lists each interpretation).\n"
+       "- P V is dense for reuse except rows that are exact copies, as in the v1 hardware: channel-wise reuse cannot "
+       "exceed about 50% attention savings on this basis, so high targets are n/r for it there; the qk basis compares "
+       "Q K^T work alone.\n";
+  return m.str();
+}
+
+}  // namespace
+
+std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
+  std::vector<GapRecord> out;
+  std::vector<std::pair<std::string, int>> steps;
+  for (const StepRecord& s : r.steps) steps.emplace_back(s.clip, s.step);
+  for (const auto& [clip, step] : steps)
+    for (const std::string basis : {"attention", "qk"})
+      for (double t : r.options.targets)
+        for (const char* variant : kReuseVariants) {
+          const TargetRecord* reuse = nullptr;
+          const TargetRecord* best = nullptr;
+          double sigma = 0.0;
+          for (const TargetRecord& tr : r.targets) {
+            if (tr.clip != clip || tr.step != step || tr.basis != basis || tr.target != t) continue;
+            sigma = tr.sigma;
+            if (tr.method == variant) reuse = &tr;
+            if (is_peer(tr.method) && tr.reached && (!best || tr.psnr_out > best->psnr_out)) best = &tr;
+          }
+          if (!reuse) continue;
+          GapRecord g;
+          g.clip = clip;
+          g.step = step;
+          g.sigma = sigma;
+          g.basis = basis;
+          g.target = t;
+          g.reuse_method = variant;
+          g.reuse_reached = reuse->reached;
+          g.reuse_psnr = reuse->psnr_out;
+          if (best) {
+            g.best_peer = best->method;
+            g.best_peer_psnr = best->psnr_out;
+          }
+          g.gap_db = g.reuse_psnr - g.best_peer_psnr;
+          out.push_back(g);
+        }
+  return out;
+}
+
+std::vector<std::string> write_study(const StudyResult& r, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir)) throw FileError(dir, "cannot create the output folder" + (ec ? ": " + ec.message() : ""));
+  const std::vector<GapRecord> gaps = equal_savings_gaps(r);
+  std::vector<std::string> written, plots;
+  auto put = [&](const std::string& name, const std::string& text) {
+    write_file_atomic(fs::path(dir) / name, text);
+    written.push_back((fs::path(dir) / name).string());
+  };
+
+  // Plots: quality against savings per clip and step, and reuse by group.
+  for (const StepRecord& s : r.steps) {
+    const std::string tag = slug(s.clip) + "_step" + step_label(s.step);
+    for (int kind = 0; kind < 3; ++kind) {
+      PlotSpec spec;
+      spec.x_percent = true;
+      spec.x_marks = r.options.targets;
+      const bool qk = kind == 1, scores = kind == 2;
+      spec.title = std::string(scores ? "Q K^T" : "Attention output") + " PSNR vs " + (qk ? "Q K^T" : "attention") +
+                   " MAC savings, " + slug(s.clip) + ", step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
+      spec.x_label = qk ? "Q K^T MACs skipped" : "Q K^T + P V MACs skipped";
+      spec.y_label = scores ? "PSNR of Q K^T (dB)" : "PSNR of softmax(QK^T/sqrt d) V (dB)";
+      std::vector<Series> series;
+      for (const std::string& meth : r.options.methods) {
+        if (meth == "dense") continue;
+        Series se;
+        se.name = meth;
+        se.dashed = meth.find("reuse") == std::string::npos;
+        for (const PointRecord& p : r.points)
+          if (p.clip == s.clip && p.step == s.step && p.method == meth)
+            se.points.emplace_back(qk ? p.exec.qk_savings() : p.exec.savings(),
+                                   scores ? p.quality.scores.psnr_db : p.quality.out.psnr_db);
+        series.push_back(se);
+      }
+      const std::string name = std::string(scores ? "scores_" : qk ? "quality_qk_" : "quality_") + tag + ".svg";
+      put(name, line_plot(spec, series));
+      plots.push_back(name);
+    }
+  }
+  std::set<std::string> clips;
+  for (const StepRecord& s : r.steps)
+    if (s.reuse_at_ref.contains("groups")) clips.insert(s.clip);
+  for (const std::string& clip : clips) {
+    std::vector<std::string> cats;
+    std::vector<Series> series;
+    for (const StepRecord& s : r.steps) {
+      if (s.clip != clip || !s.reuse_at_ref.contains("groups")) continue;
+      Series se;
+      se.name = "step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
+      cats.clear();
+      for (const auto& g : s.reuse_at_ref["groups"]) {
+        cats.push_back("g" + std::to_string(g["group"].get<int>()) + ":" + g["rope_axes"].get<std::string>());
+        se.points.emplace_back(0.0, g["reuse_ratio"].get<double>());
+      }
+      series.push_back(se);
+    }
+    PlotSpec spec;
+    spec.title = "Reuse ratio by channel group (RoPE axis) at tau = " + f(r.options.ref_tau, 2) + " x RMS, " + slug(clip);
+    spec.x_label = "channel group : RoPE band axis";
+    spec.y_label = "reuse ratio";
+    spec.auto_y = false;
+    const std::string name = "reuse_groups_" + slug(clip) + ".svg";
+    put(name, bar_plot(spec, cats, series));
+    plots.push_back(name);
+  }
+
+  put("points.csv", points_csv(r));
+  put("equal_savings.csv", targets_csv(r));
+  put("gaps.csv", gaps_csv(gaps));
+  put("reuse_groups.csv", groups_csv(r));
+  put("study.json", result_json(r, gaps).dump(1) + "\n");
+  put("summary.md", summary_md(r, gaps, plots));
+  return written;
+}
+
+}  // namespace kaleido::study

@@ -1,0 +1,409 @@
+#include "study/study.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "study/models.hpp"
+#include "study/qkv.hpp"
+#include "study/video.hpp"
+
+namespace kaleido::study {
+
+const std::vector<std::string>& all_methods() {
+  static const std::vector<std::string> m = {"dense",
+                                             "channel-reuse",
+                                             "channel-reuse-qk",
+                                             "channel-reuse-all-axes",
+                                             "token-reuse",
+                                             "spade-style",
+                                             "spargeattn-style",
+                                             "veda-style",
+                                             "scalingattention-style",
+                                             "sliding-tile-style"};
+  return m;
+}
+
+bool is_peer(const std::string& m) {
+  return m == "spade-style" || m == "spargeattn-style" || m == "veda-style" || m == "scalingattention-style" ||
+         m == "sliding-tile-style";
+}
+
+void StudyOptions::validate() const {
+  for (const std::string& m : methods)
+    if (std::find(all_methods().begin(), all_methods().end(), m) == all_methods().end()) {
+      std::string known;
+      for (const auto& k : all_methods()) known += (known.empty() ? "" : ", ") + k;
+      throw ConfigError("methods", m, "must be among " + known);
+    }
+  if (clips.empty() && q_npy.empty()) throw ConfigError("clip", "none", "give at least one clip or --q-npy");
+  if (points < 2) throw ConfigError("points", std::to_string(points), "must be at least 2");
+  if (rows < 1) throw ConfigError("rows", std::to_string(rows), "must be at least 1");
+  if (threads < 1 || threads > 256) throw ConfigError("threads", std::to_string(threads), "must be 1 to 256");
+  if (frame_start < 0 || frame_step < 1) throw ConfigError("frame-start/frame-step", "", "start >= 0 and step >= 1");
+  for (double t : targets)
+    if (!(t > 0.0 && t < 1.0)) throw ConfigError("targets", std::to_string(t), "savings targets are in (0, 1)");
+  schedule.validate();
+  if (q_npy.empty())
+    for (int s : steps)
+      if (s < 0 || s > schedule.steps)
+        throw ConfigError("steps", std::to_string(s), "must be 0 to num-steps = " + std::to_string(schedule.steps));
+  if (!(ref_tau >= 0.0)) throw ConfigError("ref-tau", std::to_string(ref_tau), "must be >= 0");
+  if (!q_npy.empty() && (k_npy.empty() || v_npy.empty() || npy_grid.empty()))
+    throw ConfigError("q-npy", q_npy, "real activations need --k-npy, --v-npy and --npy-grid too");
+}
+
+namespace {
+
+Video load_clip(const std::string& name, const FrameSelection& sel) {
+  if (name == "cockatoo" || name == "lowmotion") {
+    const std::string path = find_cockatoo();
+    if (path.empty())
+      throw FileError("cockatoo.mp4", "not found: install Debian package python3-imageio (it ships the clip), or give --clip PATH");
+    if (name == "cockatoo") return read_video(path, sel);
+    FrameSelection first;
+    first.start = sel.start;
+    first.count = 1;
+    Video still = read_video(path, first);
+    return make_low_motion_clip(still, sel.count, 2.0, 5);
+  }
+  return read_video(name, sel);
+}
+
+// Mean over rows of the smallest fraction of keys that holds 90% of the row's attention.
+double keys_for_90(const FloatMatrix& s, int head_dim) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  double total = 0.0;
+  std::vector<double> p(static_cast<size_t>(s.cols));
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const float* row = s.row(r);
+    const double mx = *std::max_element(row, row + s.cols);
+    double z = 0.0;
+    for (int64_t j = 0; j < s.cols; ++j) z += (p[static_cast<size_t>(j)] = std::exp((row[j] - mx) * scale));
+    std::sort(p.begin(), p.end(), std::greater<>());
+    double acc = 0.0;
+    int64_t k = 0;
+    while (k < s.cols && acc < 0.9 * z) acc += p[static_cast<size_t>(k++)];
+    total += static_cast<double>(k) / static_cast<double>(s.cols);
+  }
+  return s.rows ? total / static_cast<double>(s.rows) : 0.0;
+}
+
+std::unique_ptr<Method> make_method(const std::string& name, const AttentionInputs& in, const StudyOptions& opt,
+                                    const PeerParams& peer) {
+  ReuseMethodSpec r;
+  r.name = name;
+  r.group_w = opt.group_w;
+  r.tile_h = opt.tile_h;
+  r.tile_w = opt.tile_w;
+  if (name == "dense") return make_dense_method(in);
+  if (name == "channel-reuse") return make_reuse_method(in, r);
+  if (name == "channel-reuse-qk") {
+    r.reuse_keys = true;
+    return make_reuse_method(in, r);
+  }
+  if (name == "channel-reuse-all-axes") {
+    r.policy = Policy::Fixed;
+    return make_reuse_method(in, r);
+  }
+  if (name == "token-reuse") {
+    r.mode = Mode::TokenReuse;
+    return make_reuse_method(in, r);
+  }
+  if (name == "spade-style") return make_spade_method(in, peer);
+  if (name == "spargeattn-style") return make_sparge_method(in, peer);
+  if (name == "veda-style") return make_veda_method(in, peer);
+  if (name == "scalingattention-style") return make_scaling_method(in, peer);
+  if (name == "sliding-tile-style") return make_sliding_tile_method(in, peer);
+  throw ConfigError("methods", name, "unknown method");
+}
+
+PointRecord record(const std::string& clip, const StepRecord& st, const Method& m, double knob, const Execution& e,
+                   const AttentionQuality& q) {
+  PointRecord p;
+  p.clip = clip;
+  p.step = st.step;
+  p.sigma = st.sigma;
+  p.method = m.name();
+  p.family = m.family();
+  p.knob_name = m.knob();
+  p.knob = knob;
+  p.exec = e;
+  p.quality = q;
+  p.detail = m.detail();
+  return p;
+}
+
+TargetRecord target_from(const PointRecord& p, const std::string& basis, double target) {
+  TargetRecord t;
+  t.clip = p.clip;
+  t.step = p.step;
+  t.sigma = p.sigma;
+  t.basis = basis;
+  t.target = target;
+  t.method = p.method;
+  t.reached = true;
+  t.achieved = basis == "qk" ? p.exec.qk_savings() : p.exec.savings();
+  t.knob = p.knob;
+  t.psnr_out = p.quality.out.psnr_db;
+  t.cos_out = p.quality.out.cosine;
+  t.psnr_scores = p.quality.scores.psnr_db;
+  t.cos_scores = p.quality.scores.cosine;
+  return t;
+}
+
+// Linear interpolation in savings between the evaluated points of a method
+// that bracket the target (used for methods with a discrete knob).
+TargetRecord interpolate(const std::vector<const PointRecord*>& pts, const std::string& basis, double target,
+                         const std::string& clip, const StepRecord& st, const std::string& method) {
+  TargetRecord t;
+  t.clip = clip;
+  t.step = st.step;
+  t.sigma = st.sigma;
+  t.basis = basis;
+  t.target = target;
+  t.method = method;
+  auto sav = [&basis](const PointRecord* p) { return basis == "qk" ? p->exec.qk_savings() : p->exec.savings(); };
+  const PointRecord* below = nullptr;
+  const PointRecord* above = nullptr;
+  for (const PointRecord* p : pts) {
+    const double s = sav(p);
+    if (s <= target && (!below || s > sav(below))) below = p;
+    if (s >= target && (!above || s < sav(above))) above = p;
+  }
+  double best = -1.0;
+  for (const PointRecord* p : pts) best = std::max(best, sav(p));
+  t.achieved = best;
+  if (!below || !above) return t;  // not reached
+  t.reached = true;
+  t.achieved = target;
+  const double s0 = sav(below), s1 = sav(above);
+  const double w = s1 > s0 ? (target - s0) / (s1 - s0) : 0.0;
+  auto lerp = [w](double a, double b) { return std::isfinite(a) && std::isfinite(b) ? a + w * (b - a) : (w < 0.5 ? a : b); };
+  t.interpolated = s1 > s0;
+  t.knob = lerp(below->knob, above->knob);
+  t.psnr_out = lerp(below->quality.out.psnr_db, above->quality.out.psnr_db);
+  t.cos_out = lerp(below->quality.out.cosine, above->quality.out.cosine);
+  t.psnr_scores = lerp(below->quality.scores.psnr_db, above->quality.scores.psnr_db);
+  t.cos_scores = lerp(below->quality.scores.cosine, above->quality.scores.cosine);
+  return t;
+}
+
+std::string fmt(double v, int prec) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(prec);
+  s << v;
+  return s.str();
+}
+
+struct StepInputs {
+  AttentionInputs in;
+  AttentionInputs calib;
+  bool has_calib = false;
+};
+
+void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, StepInputs& si, StudyResult& res,
+              Progress& progress) {
+  const double t0 = progress.elapsed();
+  const AttentionInputs& in = si.in;
+  const std::vector<int32_t> rows = sample_rows(in.grid.tokens(), opt.rows, opt.row_seed);
+  res.sampled_rows = static_cast<int64_t>(rows.size());
+  const std::string where = clip + " step " + std::to_string(st.step) + " (sigma " + fmt(st.sigma, 3) + ")";
+  progress.note(where + ": exact attention of " + std::to_string(rows.size()) + " sampled query rows over " +
+                std::to_string(in.grid.tokens()) + " keys");
+  AttentionEvaluator ev(in, rows, opt.threads);
+  st.keys_for_90 = keys_for_90(ev.exact_scores(), in.head_dim);
+  st.inputs = in.source;
+  progress.advance(where + ": exact done; 90% of a row's attention lies in " + fmt(100.0 * st.keys_for_90, 2) + "% of keys");
+
+  PeerParams peer;
+  peer.progress = st.progress;
+  peer.spade_shortcut = opt.spade_shortcut;
+  peer.sparge_sim = opt.sparge_sim;
+  peer.block = opt.block;
+  peer.calibration = si.has_calib ? &si.calib : &si.in;
+  peer.seed = opt.row_seed + 17;
+  peer.threads = opt.threads;
+
+  // Per-group reuse at a fixed threshold, to follow it across steps.
+  {
+    ReuseMethodSpec r;
+    r.group_w = opt.group_w;
+    r.tile_h = opt.tile_h;
+    r.tile_w = opt.tile_w;
+    auto m = make_reuse_method(in, r);
+    m->execute(opt.ref_tau);
+    st.reuse_at_ref = m->detail();
+    st.ref_tau = opt.ref_tau;
+  }
+
+  for (const std::string& name : opt.methods) {
+    std::unique_ptr<Method> m = make_method(name, in, opt, peer);
+    std::vector<const PointRecord*> mine;
+    std::vector<PointRecord> local;
+    local.reserve(64);
+    for (double k : m->sweep(opt.points)) {
+      const Execution e = m->execute(k);
+      PointRecord p = record(clip, st, *m, k, e, m->evaluate(ev));
+      p.role = "sweep";
+      local.push_back(std::move(p));
+      progress.advance(where + ": " + name + " " + m->knob() + " " + fmt(k, 3) + ", savings " +
+                       fmt(100.0 * e.savings(), 1) + "%, PSNR " + fmt(local.back().quality.out.psnr_db, 2) + " dB");
+    }
+    if (name != "dense") {
+      const bool reuse = m->family() == "reuse";
+      for (const std::string basis : {"attention", "qk"}) {
+        if (!reuse && basis == std::string("qk")) continue;  // the same as attention for masks
+        for (double target : opt.targets) {
+          if (!m->continuous()) continue;
+          const KnobSearch ks = find_knob(*m, target, basis == std::string("qk"));
+          if (std::fabs(ks.achieved - target) > 0.01) continue;  // not reachable: recorded below
+          PointRecord p = record(clip, st, *m, ks.knob, ks.exec, m->evaluate(ev));
+          p.role = "target";
+          p.basis = basis;
+          p.target = target;
+          local.push_back(std::move(p));
+          progress.advance(where + ": " + name + " at " + fmt(100.0 * target, 0) + "% " + basis + " savings, PSNR " +
+                           fmt(local.back().quality.out.psnr_db, 2) + " dB");
+        }
+      }
+      for (const PointRecord& p : local) mine.push_back(&p);
+      for (const std::string basis : {"attention", "qk"}) {
+        if (!reuse && basis == std::string("qk")) continue;
+        for (double target : opt.targets) {
+          const PointRecord* hit = nullptr;
+          for (const PointRecord& p : local)
+            if (p.role == "target" && p.basis == basis && p.target == target) hit = &p;
+          TargetRecord t = hit ? target_from(*hit, basis, target) : interpolate(mine, basis, target, clip, st, name);
+          res.targets.push_back(t);
+          if (!reuse) {
+            t.basis = "qk";
+            res.targets.push_back(t);
+          }
+        }
+      }
+    }
+    for (PointRecord& p : local) res.points.push_back(std::move(p));
+  }
+  st.seconds = progress.elapsed() - t0;
+  res.steps.push_back(st);
+}
+
+}  // namespace
+
+StudyResult run_study(const StudyOptions& opt, Progress& progress) {
+  opt.validate();
+  StudyResult res;
+  res.options = opt;
+  const ModelShape& model = find_model(opt.model);
+  res.model = to_json(model);
+  res.proxy_statement =
+      "No model weights (and no real VAE) are available offline. Unless real activations were loaded from .npy, "
+      "Q, K and V are a proxy: real video frames through a fixed 3D-DCT patchify (4x8x8 -> " +
+      std::to_string(model.latent_channels) +
+      " channels), rectified-flow noise of the step, a 1x2x2 DiT patchify, fixed seeded projections to one head with "
+      "RMS-normalised q and k, and the model's real 3D RoPE. Quality numbers describe this proxy, not " + model.title + ".";
+  const double t0 = progress.elapsed();
+
+  // Work units, for the progress percentage (approximate).
+  int64_t per_step = 1;
+  for (const std::string& m : opt.methods) {
+    const bool reuse = m.find("reuse") != std::string::npos;
+    per_step += m == "dense" ? 1 : opt.points + static_cast<int64_t>(opt.targets.size()) * (reuse ? 2 : 1);
+  }
+
+  if (!opt.q_npy.empty()) {
+    progress.set_total(per_step);
+    Grid g;
+    {
+      int t = 0, h = 0, w = 0, n = 0;
+      if (std::sscanf(opt.npy_grid.c_str(), "%dx%dx%d%n", &t, &h, &w, &n) != 3 || n != static_cast<int>(opt.npy_grid.size()) ||
+          t < 1 || h < 1 || w < 1)
+        throw ConfigError("npy-grid", opt.npy_grid, "must be TxHxW");
+      g = {t, h, w};
+    }
+    res.grid = g;
+    StepInputs si;
+    si.in = load_npy_head(opt.q_npy, opt.k_npy, opt.v_npy, g, model, opt.npy_head, opt.npy_rope_applied);
+    ClipRecord c;
+    c.name = "npy";
+    c.source = si.in.source;
+    res.clips.push_back(c);
+    StepRecord st;
+    st.clip = "npy";
+    st.step = -1;
+    st.sigma = std::nan("");
+    run_step(opt, "npy", st, si, res, progress);
+    res.seconds = progress.elapsed() - t0;
+    return res;
+  }
+
+  const Resolution resolution = parse_resolution(model, opt.resolution);
+  const int frames = opt.frames > 0 ? opt.frames : model.frames;
+  res.grid = token_grid(model, resolution, frames);
+  progress.set_total(per_step * static_cast<int64_t>(opt.clips.size() * opt.steps.size()) +
+                     static_cast<int64_t>(opt.clips.size()));
+  const LatentSpec spec{model.latent_channels, model.vae_t_stride, model.vae_s_stride};
+  FrameSelection sel;
+  sel.start = opt.frame_start;
+  sel.count = frames;
+  sel.step = opt.frame_step;
+  ProjectionSpec proj;
+  proj.seed = static_cast<uint64_t>(opt.head) + 1;
+  proj.qk_align = opt.qk_align;
+  proj.pos_bias = opt.pos_bias;
+  proj.qk_gain = opt.qk_gain;
+
+  Latent calib_latent;
+  if (!opt.calib_clip.empty()) {
+    progress.note("calibration clip " + opt.calib_clip);
+    calib_latent = encode_latent(to_pixels(load_clip(opt.calib_clip, sel), resolution.width, resolution.height), spec);
+  }
+
+  for (const std::string& clip : opt.clips) {
+    progress.note(clip + ": reading " + std::to_string(frames) + " frames, " + std::to_string(resolution.height) + "x" +
+                  std::to_string(resolution.width) + " pixels, latent patchify");
+    ClipRecord cr;
+    Latent lat;
+    {
+      const Video v = load_clip(clip, sel);
+      cr.name = clip;
+      cr.source = v.source;
+      cr.width = v.width;
+      cr.height = v.height;
+      cr.frames = static_cast<int>(v.frames.size());
+      cr.fps = static_cast<double>(v.fps_num) / v.fps_den / opt.frame_step;
+      lat = encode_latent(to_pixels(v, resolution.width, resolution.height), spec);
+    }
+    res.clips.push_back(cr);
+    progress.advance(clip + ": latent " + std::to_string(lat.grid.t) + "x" + std::to_string(lat.grid.h) + "x" +
+                     std::to_string(lat.grid.w) + "x" + std::to_string(lat.x.cols) + ", tokens " +
+                     std::to_string(res.grid.t) + "x" + std::to_string(res.grid.h) + "x" + std::to_string(res.grid.w));
+    for (int step : opt.steps) {
+      StepRecord st;
+      st.clip = clip;
+      st.step = step;
+      st.sigma = opt.schedule.sigma(step);
+      st.progress = opt.schedule.progress(step);
+      StepInputs si;
+      // One noise sample eps for the whole trajectory, as in sampling.
+      si.in = project_head(patchify(lat.grid, add_noise(lat.x, st.sigma, opt.noise_seed), model.patch_h, model.patch_w),
+                           model, proj);
+      const bool want_calib =
+          std::find(opt.methods.begin(), opt.methods.end(), "scalingattention-style") != opt.methods.end();
+      if (want_calib) {
+        const Latent& cl = opt.calib_clip.empty() ? lat : calib_latent;
+        si.calib = project_head(patchify(cl.grid, add_noise(cl.x, st.sigma, opt.noise_seed + 1000), model.patch_h, model.patch_w),
+                                model, proj);
+        si.has_calib = true;
+      }
+      run_step(opt, clip, st, si, res, progress);
+    }
+  }
+  res.seconds = progress.elapsed() - t0;
+  return res;
+}
+
+}  // namespace kaleido::study

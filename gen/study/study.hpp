@@ -1,0 +1,145 @@
+// The quality study (issue 3): on real clips and several diffusion steps,
+// every method over a range of its knob, quality of the attention output and
+// of Q K^T against exact versus MAC savings, a comparison at equal savings,
+// and channel-wise reuse ratios by group, axis and step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "study/blocks.hpp"
+#include "study/latent.hpp"
+#include "study/methods.hpp"
+#include "study/progress.hpp"
+
+namespace kaleido::study {
+
+// Every method the study knows, in report order.
+const std::vector<std::string>& all_methods();
+// The peers the equal-savings gap is taken against.
+bool is_peer(const std::string& method);
+
+struct StudyOptions {
+  std::vector<std::string> clips{"cockatoo"};  // "cockatoo", "lowmotion", or a video path
+  std::string model = "wan2.1-1.3b";
+  std::string resolution = "480p";
+  int frames = 0;  // pixel frames; 0 = the model's default clip length
+  int frame_start = 0;
+  int frame_step = 1;
+  std::vector<int> steps{10, 30, 45};
+  FlowSchedule schedule;
+  uint64_t noise_seed = 7;
+  int head = 0;  // seeds the head's projections
+  double qk_align = 0.5;
+  double pos_bias = 0.0;
+  double qk_gain = 1.0;
+  std::vector<std::string> methods = all_methods();
+  int points = 6;  // sweep points per method
+  std::vector<double> targets{0.5, 0.75, 0.85};
+  int rows = 512;  // sampled query rows for quality
+  uint64_t row_seed = 11;
+  int threads = 2;
+  int group_w = 8;
+  int tile_h = 0, tile_w = 0;
+  double ref_tau = 0.5;  // threshold (in group RMS) of the per-group reuse table
+  BlockShape block{4, 4, 4};
+  double spade_shortcut = 0.95;
+  double sparge_sim = 0.0;
+  std::string calib_clip;  // ScalingAttention-style calibration clip; "" = same clip, other noise
+  // Real activations instead of the proxy (one "step" labelled npy).
+  std::string q_npy, k_npy, v_npy;
+  std::string npy_grid;  // TxHxW
+  int npy_head = 0;
+  bool npy_rope_applied = true;
+  bool progress = true;
+
+  void validate() const;
+};
+
+struct PointRecord {
+  std::string clip;
+  int step = 0;
+  double sigma = 0.0;
+  std::string method, family, knob_name;
+  double knob = 0.0;
+  std::string role;   // "sweep" or "target"
+  std::string basis;  // for targets: "attention" or "qk"
+  double target = 0.0;
+  Execution exec;
+  AttentionQuality quality;
+  nlohmann::json detail;
+};
+
+struct TargetRecord {
+  std::string clip;
+  int step = 0;
+  double sigma = 0.0;
+  std::string basis;  // "attention": Q K^T + P V MACs; "qk": Q K^T MACs only
+  double target = 0.0;
+  std::string method;
+  bool reached = false;
+  bool interpolated = false;
+  double achieved = 0.0;
+  double knob = 0.0;
+  double psnr_out = 0.0, cos_out = 0.0, psnr_scores = 0.0, cos_scores = 0.0;
+};
+
+struct StepRecord {
+  std::string clip;
+  int step = 0;
+  double sigma = 0.0;
+  double progress = 0.0;
+  std::string inputs;       // how Q, K, V were made
+  double keys_for_90 = 0.0;  // mean fraction of keys holding 90% of a row's attention (exact)
+  double seconds = 0.0;
+  nlohmann::json reuse_at_ref;  // channel-reuse detail at ref_tau
+  double ref_tau = 0.0;
+};
+
+struct ClipRecord {
+  std::string name, source;
+  int width = 0, height = 0, frames = 0;
+  double fps = 0.0;
+};
+
+struct StudyResult {
+  StudyOptions options;
+  nlohmann::json model;
+  Grid grid;
+  std::vector<ClipRecord> clips;
+  std::vector<StepRecord> steps;
+  std::vector<PointRecord> points;
+  std::vector<TargetRecord> targets;
+  int64_t sampled_rows = 0;
+  double seconds = 0.0;
+  std::string proxy_statement;
+};
+
+StudyResult run_study(const StudyOptions& opt, Progress& progress);
+
+// At each (clip, step, basis, target): a channel-wise reuse variant's PSNR of
+// the attention output minus the best peer's (the five block-sparse
+// "-style" methods), where both reach the target.
+struct GapRecord {
+  std::string clip;
+  int step = 0;
+  double sigma = 0.0;
+  std::string basis;
+  double target = 0.0;
+  std::string reuse_method;
+  bool reuse_reached = false;
+  double reuse_psnr = 0.0;
+  std::string best_peer;  // "" when no peer reaches the target
+  double best_peer_psnr = 0.0;
+  double gap_db = 0.0;  // meaningful when both reached
+  bool valid() const { return reuse_reached && !best_peer.empty(); }
+};
+std::vector<GapRecord> equal_savings_gaps(const StudyResult& r);
+
+// CSV, JSON, Markdown and SVG files into `dir` (created if missing).
+std::vector<std::string> write_study(const StudyResult& r, const std::string& dir);
+
+}  // namespace kaleido::study

@@ -1,0 +1,74 @@
+// `kaleido study` end to end on a small clip written by the test.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "helpers.hpp"
+
+namespace kaleido::study {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_kaleido;
+using testing::temp_path;
+
+TEST(StudyCli, SmallStudyWritesEveryOutput) {
+  const std::string clip = temp_path("clip.y4m"), out = temp_path("out");
+  write_y4m(clip, testing::static_background_video(128, 128, 17, 32, 2, 3));
+  const auto r = run_kaleido("study --clip " + clip + " --resolution 128x128 --frames 17 --steps 20,45 --rows 64 "
+                             "--points 3 --targets 0.5 --methods channel-reuse,token-reuse,spade-style,sliding-tile-style,"
+                             "scalingattention-style --threads 2 -o " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("[study"), std::string::npos);  // progress lines
+  EXPECT_NE(r.output.find("no model weights are available"), std::string::npos);
+  const std::string tag = fs::path(clip).stem().string();  // the clip's name in plot file names
+  for (const std::string& f : {std::string("summary.md"), std::string("study.json"), std::string("points.csv"),
+                              std::string("equal_savings.csv"), std::string("gaps.csv"), std::string("reuse_groups.csv"),
+                              "quality_" + tag + "_step20.svg", "quality_qk_" + tag + "_step45.svg",
+                              "scores_" + tag + "_step20.svg", "reuse_groups_" + tag + ".svg"})
+    EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
+  const auto j = nlohmann::json::parse(read_file(fs::path(out) / "study.json"));
+  EXPECT_EQ(j["tokens"].get<int>(), 5 * 8 * 8);
+  EXPECT_EQ(j["steps"].size(), 2u);
+  EXPECT_FALSE(j["gaps"].empty());
+  EXPECT_NE(j["proxy_statement"].get<std::string>().find("No model weights"), std::string::npos);
+  const std::string md = read_file(fs::path(out) / "summary.md");
+  EXPECT_NE(md.find("No model weights are available here"), std::string::npos);
+  EXPECT_NE(md.find("PSNR gap at equal MAC savings"), std::string::npos);
+  fs::remove_all(out);
+  fs::remove(clip);
+}
+
+TEST(StudyCli, BrokenInputsGiveAClearErrorAndNonZeroExit) {
+  const std::string clip = temp_path("cut.y4m"), out = temp_path("never");
+  write_y4m(clip, testing::random_video(128, 128, 17, Chroma::C420, "420jpeg", 1));
+  const std::string bytes = read_file(clip);
+  write_file_atomic(clip, bytes.substr(0, bytes.size() - 1000));
+  auto r = run_kaleido("study --clip " + clip + " --resolution 128x128 --frames 17 -o " + out);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("frame 16 is truncated"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "summary.md"));
+  r = run_kaleido("study --model sora -o " + out);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("model = sora: must be one of"), std::string::npos) << r.output;
+  r = run_kaleido("study --clip " + clip + " --frames 18 -o " + out);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("4k+1"), std::string::npos) << r.output;
+  r = run_kaleido("study --methods magic -o " + out);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("methods = magic"), std::string::npos) << r.output;
+  fs::remove(clip);
+}
+
+TEST(StudyCli, ListsModelShapes) {
+  const auto r = run_kaleido("study --list-models");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_EQ(j[0]["resolutions"][0]["token_count"].get<int>(), 32760);
+}
+
+}  // namespace
+}  // namespace kaleido::study
