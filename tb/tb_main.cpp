@@ -380,24 +380,6 @@ int run_main(const Options& opt) {
   auto mismatch = [&](const std::string& what) {
     if (errors.size() < 20) errors.push_back(what);
   };
-  // Outputs: every element of N x M, in token, column order.
-  int64_t compared_outputs = 0;
-  for (int64_t i = 0; i < N; ++i)
-    for (int m = 0; m < c.out_cols; ++m) {
-      auto it = h.outputs().find({i, m});
-      if (it == h.outputs().end()) {
-        mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": never produced");
-        continue;
-      }
-      ++compared_outputs;
-      if (it->second != expect_out.at(i, m))
-        mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": expected " +
-                 std::to_string(expect_out.at(i, m)) + ", got " + std::to_string(it->second));
-    }
-  const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
-  if (h.out_words() != static_cast<uint64_t>(N * MT))
-    mismatch("output words: expected " + std::to_string(N * MT) + ", got " + std::to_string(h.out_words()));
-
   // Decisions with reference (through the axis) and root.
   int64_t compared_decisions = 0;
   if (!dense) {
@@ -425,6 +407,24 @@ int run_main(const Options& opt) {
                    " root " + std::to_string(s.root));
       }
   }
+  // Outputs: every element of N x M, in token, column order.
+  int64_t compared_outputs = 0;
+  for (int64_t i = 0; i < N; ++i)
+    for (int m = 0; m < c.out_cols; ++m) {
+      auto it = h.outputs().find({i, m});
+      if (it == h.outputs().end()) {
+        mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": never produced");
+        continue;
+      }
+      ++compared_outputs;
+      if (it->second != expect_out.at(i, m))
+        mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": expected " +
+                 std::to_string(expect_out.at(i, m)) + ", got " + std::to_string(it->second));
+    }
+  const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
+  if (h.out_words() != static_cast<uint64_t>(N * MT))
+    mismatch("output words: expected " + std::to_string(N * MT) + ", got " + std::to_string(h.out_words()));
+
   // Work counters against the golden model.
   if (issued != static_cast<uint64_t>(expect_issued))
     mismatch("MACS_ISSUED: expected " + std::to_string(expect_issued) + ", got " + std::to_string(issued));

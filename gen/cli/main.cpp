@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   kaleido::cli::add_config_option(app);
   kaleido::cli::register_golden(app);
+  kaleido::cli::register_gen(app);
   kaleido::cli::register_study(app);
   try {
     app.parse(argc, argv);

@@ -1,5 +1,6 @@
 #include "sim/verilator_build.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
