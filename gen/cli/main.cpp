@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   kaleido::cli::add_config_option(app);
   kaleido::cli::register_golden(app);
   kaleido::cli::register_gen(app);
+  kaleido::cli::register_sim(app);
   kaleido::cli::register_study(app);
   try {
     app.parse(argc, argv);

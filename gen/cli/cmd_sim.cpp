@@ -1,0 +1,110 @@
+// `kaleido sim`: the workload on the generated RTL in reuse and dense mode.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/hw_options.hpp"
+#include "cli/workload_options.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "golden/quant.hpp"
+#include "sim/clip_workload.hpp"
+#include "sim/simulate.hpp"
+
+namespace kaleido::cli {
+
+namespace {
+
+struct SimCommand {
+  HwOptions hw;
+  WorkloadOptions w;
+  std::string clip;
+  int diffusion_step = 25;
+  std::string out = "out/sim";
+  uint64_t tb_seed = 1;
+  double stall = 0.0;
+  std::string trace, trace_window;
+  bool json = false;
+
+  void run() const {
+    const auto t0 = std::chrono::steady_clock::now();
+    sim::SimRequest req;
+    req.hw = hw.config();
+    req.cfg = w.config();
+    if (clip.empty()) {
+      const SyntheticSpec spec = w.synthetic();
+      req.a = quantize(make_latent(spec), req.cfg.data_w).q;
+      req.b = make_int_weights(req.cfg.channels, req.cfg.out_cols, req.cfg.data_w, spec.seed + 1);
+      req.workload = spec;
+    } else {
+      sim::ClipWorkloadSpec cs;
+      cs.clip = clip;
+      cs.grid = req.cfg.grid;
+      cs.channels = req.cfg.channels;
+      cs.out_cols = req.cfg.out_cols;
+      cs.data_w = req.cfg.data_w;
+      cs.step = diffusion_step;
+      cs.seed = w.seed;
+      const sim::ClipWorkload cw = sim::make_clip_workload(cs);
+      req.a = cw.a;
+      req.b = cw.b;
+      req.workload = cw.description;
+    }
+    req.workload["thresholds"] = w.apply_thresholds(req.cfg, req.a, req.b);
+    req.seed = tb_seed;
+    req.stall = stall;
+    req.trace = trace;
+    req.trace_window = trace_window;
+    req.work_dir = out;
+    const sim::SimResult r = sim::run_sim(req, [this](const std::string& s) {
+      if (!json) std::fprintf(stderr, "kaleido sim: %s\n", s.c_str());
+    });
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    nlohmann::json j = r.to_json();
+    j["workload"] = req.workload;
+    j["reuse_config"] = req.cfg;
+    j["seconds"] = secs;
+    write_file_atomic(std::filesystem::path(out) / "sim.json", j.dump(2) + "\n");
+    if (json) {
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::printf("kaleido sim: %s, %dx%dx%d tokens, K=%d, M=%d (%s)\n", r.hw.name().c_str(), req.cfg.grid.t,
+                  req.cfg.grid.h, req.cfg.grid.w, req.cfg.channels, req.cfg.out_cols,
+                  req.workload.value("kind", "synthetic").c_str());
+      std::printf("  bit-exact       %s (%lld outputs, %lld decisions compared)\n", r.bit_exact() ? "yes" : "NO",
+                  static_cast<long long>(r.reuse.compared_outputs + r.dense.compared_outputs),
+                  static_cast<long long>(r.reuse.compared_decisions));
+      std::printf("  cycles          reuse %lld, dense %lld (stall %lld / %lld)\n", static_cast<long long>(r.reuse.cycles),
+                  static_cast<long long>(r.dense.cycles), static_cast<long long>(r.reuse.stall),
+                  static_cast<long long>(r.dense.stall));
+      std::printf("  speedup         %.3fx measured, %.3fx ideal (1/(1-%.3f skipped)), achieved/ideal %.3f\n", r.speedup,
+                  r.ideal_speedup, r.skipped_fraction, r.ideal_speedup > 0 ? r.speedup / r.ideal_speedup : 0.0);
+      std::printf("  PE utilisation  reuse %.3f, dense %.3f\n", r.utilisation_reuse, r.utilisation_dense);
+      std::printf("  build           %s (%.1f s); report %s/sim.json; %.1f s in all\n",
+                  r.build_cached ? "cached" : "built", r.build_seconds, out.c_str(), secs);
+    }
+    if (!r.bit_exact()) throw Error("the RTL does not match the golden model: see " + out + "/tb_*.json");
+  }
+};
+
+}  // namespace
+
+void register_sim(CLI::App& app) {
+  auto cmd = std::make_shared<SimCommand>();
+  CLI::App* sub = app.add_subcommand("sim", "Run a workload on the generated RTL (Verilator), reuse and dense mode");
+  cmd->hw.add_to(*sub);
+  cmd->w.add_to(*sub);
+  sub->add_option("--clip", cmd->clip, "Real clip (any ffmpeg-readable file, .y4m natively, or 'cockatoo')");
+  sub->add_option("--diffusion-step", cmd->diffusion_step, "Clip workload: step of a 50-step flow schedule")
+      ->capture_default_str();
+  sub->add_option("--out,-o", cmd->out, "Folder for vectors and reports")->capture_default_str();
+  sub->add_option("--tb-seed", cmd->tb_seed, "Seed of the testbench's random stalls")->capture_default_str();
+  sub->add_option("--stall", cmd->stall, "Probability that a stream is stalled in a cycle")->capture_default_str();
+  sub->add_option("--trace", cmd->trace, "Write an FST waveform of the reuse run");
+  sub->add_option("--trace-window", cmd->trace_window, "Cycles FROM:TO of the waveform");
+  sub->add_flag("--json", cmd->json, "Print the report as JSON");
+  sub->callback([cmd] { cmd->run(); });
+}
+
+}  // namespace kaleido::cli

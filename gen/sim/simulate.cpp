@@ -1,0 +1,170 @@
+#include "sim/simulate.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "golden/vectors.hpp"
+#include "hw/generator.hpp"
+#include "sim/verilator_build.hpp"
+
+namespace kaleido::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+uint64_t fnv1a(uint64_t h, const std::string& s) {
+  for (unsigned char ch : s) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string& mode, const SimRequest& req,
+                 const fs::path& dir) {
+  ModeRun r;
+  r.ran = true;
+  const fs::path json = dir / ("tb_" + mode + ".json");
+  const fs::path log = dir / ("tb_" + mode + ".log");
+  std::string cmd = "'" + exe.string() + "' --vectors '" + vectors.string() + "' --mode " + mode + " --seed " +
+                    std::to_string(req.seed) + " --stall " + std::to_string(req.stall) + " --json '" + json.string() + "'";
+  if (mode == "reuse" && !req.trace.empty())
+    cmd += " --trace '" + req.trace + "'" + (req.trace_window.empty() ? "" : " --trace-window " + req.trace_window);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = run_command(cmd, log);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!fs::exists(json)) throw Error("testbench (" + mode + " mode) failed to run; log: " + log.string() + "\n" + read_file(log));
+  r.tb = nlohmann::json::parse(read_file(json));
+  r.bit_exact = rc == 0 && r.tb.at("bit_exact").get<bool>();
+  r.cycles = r.tb.at("cycles").get<int64_t>();
+  r.busy = r.tb.at("busy_cycles").get<int64_t>();
+  r.stall = r.tb.at("stall_cycles").get<int64_t>();
+  r.schedule = r.tb.at("schedule_cycles").get<int64_t>();
+  r.macs_issued = r.tb.at("macs_issued").get<int64_t>();
+  r.macs_skipped = r.tb.at("macs_skipped").get<int64_t>();
+  r.compared_outputs = r.tb.at("compared_outputs").get<int64_t>();
+  r.compared_decisions = r.tb.at("compared_decisions").get<int64_t>();
+  return r;
+}
+
+nlohmann::json mode_json(const ModeRun& m) {
+  if (!m.ran) return nullptr;
+  return {{"bit_exact", m.bit_exact},     {"cycles", m.cycles},          {"busy_cycles", m.busy},
+          {"stall_cycles", m.stall},      {"schedule_cycles", m.schedule}, {"macs_issued", m.macs_issued},
+          {"macs_skipped", m.macs_skipped}, {"compared_outputs", m.compared_outputs},
+          {"compared_decisions", m.compared_decisions}, {"sim_seconds", m.seconds},
+          {"errors", m.tb.value("errors", nlohmann::json::array())}};
+}
+
+}  // namespace
+
+fs::path cached_rtl(const hw::HwConfig& hw) {
+  const auto files = hw::generate_files(hw);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto& f : files) h = fnv1a(fnv1a(h, f.name), f.text);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  const fs::path dir = default_cache_root() / ("rtl-" + hw.name() + "-" + buf);
+  if (!fs::exists(dir / "manifest.json")) {
+    fs::create_directories(dir.parent_path());
+    hw::write_rtl(hw, dir);
+  }
+  return dir;
+}
+
+SimResult run_sim(SimRequest req, const Log& log) {
+  auto say = [&](const std::string& s) {
+    if (log) log(s);
+  };
+  const ReuseConfig& c = req.cfg;
+  c.validate();
+  if (c.mode == Mode::TokenReuse)
+    throw ConfigError("mode", "token", "token-level reuse is a golden-model baseline, not a hardware mode");
+  SimResult res;
+  hw::HwConfig hw = req.hw;
+  hw.data_w = c.data_w;
+  hw.acc_w = c.acc_w;
+  hw.group_w = c.group_w;
+  const GoldenVectors v = make_vectors(c, req.a, req.b, req.workload);
+  if (req.fit_hw) {
+    hw.max_t = c.grid.t;
+    hw.max_h = c.grid.h;
+    hw.max_w = c.grid.w;
+    hw.max_k = c.channels;
+    hw.max_m = c.out_cols;
+    hw.win_cap = next_pow2(std::max<int64_t>(1, v.window_depth));
+    if (hw.lanes > hw.max_groups()) hw.lanes = 0;
+  }
+  hw.validate();
+  res.hw = hw;
+  say("generate RTL for " + hw.name());
+  res.rtl_dir = cached_rtl(hw);
+
+  const fs::path src = source_dir(), bld = build_dir();
+  BuildSpec spec;
+  spec.name = "kld_tb_" + hw.name();
+  spec.rtl_dir = res.rtl_dir;
+  spec.top = "kld_top";
+  spec.sources = {src / "tb/tb_main.cpp"};
+  spec.include_dirs = {src / "gen", src / "tb", res.rtl_dir};
+  spec.libs = {(bld / "gen/libkaleido_hw.a").string(), (bld / "gen/libkaleido_golden.a").string(),
+               (bld / "gen/libkaleido_common.a").string(), "-lz"};
+  spec.trace = !req.trace.empty();
+  say("build the Verilator testbench (cached by content)");
+  const BuildResult b = build_model(spec);
+  res.build_cached = b.cached;
+  res.build_seconds = b.seconds;
+
+  fs::create_directories(req.work_dir);
+  const fs::path vec = req.work_dir / "golden.kvec";
+  write_vectors(vec.string(), v);
+  if (req.reuse) {
+    say("simulate reuse mode");
+    res.reuse = run_mode(b.exe, vec, "reuse", req, req.work_dir);
+  }
+  if (req.dense) {
+    say("simulate dense mode");
+    res.dense = run_mode(b.exe, vec, "dense", req, req.work_dir);
+  }
+  const double all = static_cast<double>(v.counters.macs_issued + v.counters.macs_skipped);
+  res.skipped_fraction = all > 0 ? static_cast<double>(v.counters.macs_skipped) / all : 0.0;
+  res.ideal_speedup = res.skipped_fraction < 1.0 ? 1.0 / (1.0 - res.skipped_fraction) : 0.0;
+  const double pes = static_cast<double>(hw.rows) * hw.cols;
+  if (res.reuse.ran && res.reuse.cycles > 0)
+    res.utilisation_reuse = static_cast<double>(res.reuse.macs_issued) / (static_cast<double>(res.reuse.cycles) * pes);
+  if (res.dense.ran && res.dense.cycles > 0)
+    res.utilisation_dense = static_cast<double>(res.dense.macs_issued) / (static_cast<double>(res.dense.cycles) * pes);
+  if (res.reuse.ran && res.dense.ran && res.reuse.cycles > 0)
+    res.speedup = static_cast<double>(res.dense.cycles) / static_cast<double>(res.reuse.cycles);
+  return res;
+}
+
+nlohmann::json SimResult::to_json() const {
+  return {{"config", hw},
+          {"config_name", hw.name()},
+          {"rtl", rtl_dir.string()},
+          {"build_cached", build_cached},
+          {"build_seconds", build_seconds},
+          {"bit_exact", bit_exact()},
+          {"reuse", mode_json(reuse)},
+          {"dense", mode_json(dense)},
+          {"skipped_fraction", skipped_fraction},
+          {"speedup", speedup},
+          {"ideal_speedup", ideal_speedup},
+          {"achieved_over_ideal", ideal_speedup > 0 ? speedup / ideal_speedup : 0.0},
+          {"pe_utilisation_reuse", utilisation_reuse},
+          {"pe_utilisation_dense", utilisation_dense},
+          {"generator_version", version()}};
+}
+
+}  // namespace kaleido::sim

@@ -1,0 +1,62 @@
+// `kaleido sim`: run a workload on the generated accelerator in reuse and in
+// dense mode, bit-exact against the golden model, and measure cycles.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "golden/config.hpp"
+#include "golden/types.hpp"
+#include "hw/hw_config.hpp"
+
+namespace kaleido::sim {
+
+struct SimRequest {
+  hw::HwConfig hw;
+  bool fit_hw = true;          // size MAX_T/H/W/K/M and WIN_CAP to the workload
+  ReuseConfig cfg;             // thresholds applied
+  IntMatrix a, b;
+  nlohmann::json workload;     // description, recorded in reports
+  uint64_t seed = 1;           // stall pattern of the testbench
+  double stall = 0.0;          // probability of a stalled stream cycle (0: cycle counts are the schedule's)
+  bool reuse = true, dense = true;
+  std::string trace;           // FST file of the reuse run ("" = none)
+  std::string trace_window;    // FROM:TO cycles
+  std::filesystem::path work_dir;  // vectors and testbench JSON go here
+};
+
+struct ModeRun {
+  bool ran = false;
+  bool bit_exact = false;
+  int64_t cycles = 0, busy = 0, stall = 0, schedule = 0, macs_issued = 0, macs_skipped = 0;
+  int64_t compared_outputs = 0, compared_decisions = 0;
+  double seconds = 0.0;  // wall time of the simulation
+  nlohmann::json tb;     // the testbench's own report
+};
+
+struct SimResult {
+  hw::HwConfig hw;
+  std::filesystem::path rtl_dir;
+  bool build_cached = false;
+  double build_seconds = 0.0;
+  ModeRun reuse, dense;
+  double skipped_fraction = 0.0;
+  double speedup = 0.0;        // dense cycles / reuse cycles
+  double ideal_speedup = 0.0;  // 1 / (1 - skipped fraction)
+  double utilisation_reuse = 0.0, utilisation_dense = 0.0;  // MACs issued / (cycles * ROWS * COLS)
+  bool bit_exact() const { return (!reuse.ran || reuse.bit_exact) && (!dense.ran || dense.bit_exact); }
+  nlohmann::json to_json() const;
+};
+
+using Log = std::function<void(const std::string&)>;
+
+// The RTL folder of a configuration in the cache (generated when missing).
+std::filesystem::path cached_rtl(const hw::HwConfig& hw);
+
+// Throws kaleido::Error when the workload does not fit or a tool fails.
+SimResult run_sim(SimRequest req, const Log& log = {});
+
+}  // namespace kaleido::sim
