@@ -1,0 +1,641 @@
+#include "ppa/gatesim.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "common/error.hpp"
+
+namespace kaleido::ppa {
+
+// ---------------------------------------------------------------- stimuli
+
+RandomStimulus::RandomStimulus(uint64_t seed, double toggle_probability, uint64_t reset_cycles, std::string clock_port,
+                               std::string reset_port)
+    : state_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull),
+      seed_(seed),
+      p_(toggle_probability),
+      reset_cycles_(reset_cycles),
+      clock_(std::move(clock_port)),
+      reset_(std::move(reset_port)) {
+  if (!(p_ >= 0 && p_ <= 1))
+    throw ConfigError("toggle probability", std::to_string(p_), "must be between 0 and 1");
+}
+
+uint64_t RandomStimulus::next() {
+  // splitmix64: small, seedable, good enough for stimulus bits.
+  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::string RandomStimulus::describe() const {
+  std::ostringstream s;
+  s << "random inputs (seed " << seed_ << "), each input bit flips with probability " << p_ << " per cycle; "
+    << reset_ << " low for " << reset_cycles_ << " cycles";
+  return s.str();
+}
+
+void RandomStimulus::drive(uint64_t cycle, InputDriver& in) {
+  for (const std::string& port : in.input_ports()) {
+    if (port == clock_) continue;
+    if (port == reset_) {
+      in.set(port, cycle < reset_cycles_ ? 0 : 1);
+      continue;
+    }
+    const int w = in.width(port);
+    for (int b = 0; b < w; ++b) {
+      const double u = static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0);
+      if (u < p_) in.set_bit(port, b, !in.get_bit(port, b));
+    }
+  }
+}
+
+VectorFileStimulus::VectorFileStimulus(const std::string& path) : path_(path) {
+  std::ifstream in(path);
+  if (!in) throw FileError(path, "cannot be read");
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ss(line);
+    if (ports_.empty()) {
+      std::string head;
+      ss >> head;
+      if (head != "ports:") throw FileError(path, "line " + std::to_string(line_no) + ": expected `ports: NAME ...`");
+      for (std::string p; ss >> p;) ports_.push_back(p);
+      if (ports_.empty()) throw FileError(path, "line " + std::to_string(line_no) + ": no port named");
+      continue;
+    }
+    std::vector<std::string> row;
+    for (std::string v; ss >> v;) row.push_back(v);
+    if (row.size() != ports_.size())
+      throw FileError(path, "line " + std::to_string(line_no) + ": " + std::to_string(row.size()) + " values for " +
+                                std::to_string(ports_.size()) + " ports");
+    for (const std::string& v : row)
+      if (v.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+        throw FileError(path, "line " + std::to_string(line_no) + ": \"" + v + "\" is not hexadecimal");
+    rows_.push_back(std::move(row));
+  }
+  if (ports_.empty()) throw FileError(path, "has no `ports:` header");
+}
+
+std::string VectorFileStimulus::describe() const {
+  return "input vectors from " + path_ + " (" + std::to_string(rows_.size()) + " cycles, repeated if shorter)";
+}
+
+void VectorFileStimulus::drive(uint64_t cycle, InputDriver& in) {
+  if (rows_.empty()) return;
+  const std::vector<std::string>& row = rows_[cycle % rows_.size()];
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const std::string& hex = row[i];
+    const int w = in.width(ports_[i]);
+    // Hex digits from the right: digit k holds bits 4k..4k+3.
+    for (int b = 0; b < w; ++b) {
+      const size_t digit = static_cast<size_t>(b / 4);
+      bool v = false;
+      if (digit < hex.size()) {
+        const char ch = hex[hex.size() - 1 - digit];
+        const int nib = std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10);
+        v = ((nib >> (b % 4)) & 1) != 0;
+      }
+      in.set_bit(ports_[i], b, v);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- simulator
+
+namespace {
+
+struct CellModel {
+  const LibCell* cell = nullptr;
+  std::vector<int> in_pins;   // LibCell pin indices of inputs, in variable order
+  std::vector<int> out_pins;  // LibCell pin indices of outputs
+  std::vector<std::vector<uint8_t>> out_tables;  // over inputs + (IQ, IQN) when sequential
+  bool seq = false;
+  bool latch = false;
+  std::vector<uint8_t> next_state, clocked_on, clear, preset;  // over inputs + (IQ, IQN)
+  char cpv1 = 'L';
+};
+
+struct Inst {
+  int model = 0;
+  std::vector<int> in_nets;   // one per model in_pins (kNet0 when unconnected)
+  std::vector<int> out_nets;  // one per model out_pins (-1 when unconnected)
+  uint8_t iq = 0;
+  uint8_t clk_prev = 0;
+  int level = 0;
+  bool queued = false;
+};
+
+struct SramSim {
+  std::string path;
+  int clk = -1;
+  std::vector<int> addr, waddr, wdata, rdata;
+  int we = -1, re = -1, en = -1;
+  bool we_low = false, re_low = false, en_low = false;
+  bool modelled = false;
+  std::string how;
+  std::vector<std::vector<uint8_t>> mem;
+  uint8_t clk_prev = 0;
+  bool queued = false;
+  uint64_t reads = 0, writes = 0;
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool active_low_name(const std::string& n) {
+  const std::string l = lower(n);
+  auto ends = [&](const char* suf) {
+    const std::string s(suf);
+    return l.size() > s.size() && l.compare(l.size() - s.size(), s.size(), s) == 0;
+  };
+  return ends("_n") || ends("_ni") || ends("_b") || ends("_bi") || ends("n_i");
+}
+
+}  // namespace
+
+struct GateSim::Impl {
+  const FlatNetlist& n;
+  std::string clock_port;
+  std::vector<CellModel> models;
+  std::vector<Inst> insts;
+  std::vector<SramSim> srams;
+  std::vector<uint8_t> val;
+  std::vector<std::vector<int>> fanout;       // net -> instances
+  std::vector<std::vector<int>> sram_fanout;  // net -> srams
+  std::vector<std::vector<int>> buckets;      // level -> queued combinational instances
+  std::vector<int> seq_dirty, sram_dirty;
+  std::vector<std::pair<int, uint8_t>> pending;                        // flop captures
+  std::vector<std::pair<int, std::vector<uint8_t>>> sram_pending;      // read data to drive
+  bool counting = false;
+  std::vector<uint64_t> toggles, rises;
+  std::map<std::string, const NetlistPort*> ports;
+  int queued_count = 0;
+
+  Impl(const FlatNetlist& netlist, const Library& lib, std::string clk) : n(netlist), clock_port(std::move(clk)) {
+    (void)lib;
+    build();
+  }
+
+  static std::vector<uint8_t> table_of(const std::string& f, const std::vector<std::string>& vars) {
+    if (f.empty()) return {};
+    return BoolFunction::parse(f).truth_table(vars);
+  }
+
+  int model_of(const LibCell* c, std::map<const LibCell*, int>& cache) {
+    auto it = cache.find(c);
+    if (it != cache.end()) return it->second;
+    CellModel m;
+    m.cell = c;
+    std::vector<std::string> vars;
+    for (size_t i = 0; i < c->pins.size(); ++i) {
+      const LibPin& p = c->pins[i];
+      if (p.direction == PinDirection::Input) {
+        m.in_pins.push_back(static_cast<int>(i));
+        vars.push_back(p.name);
+      } else if (p.direction == PinDirection::Output || p.direction == PinDirection::Inout) {
+        m.out_pins.push_back(static_cast<int>(i));
+      }
+    }
+    if (c->has_statetable) throw Error("cannot simulate cell " + c->name + ": its behaviour is a statetable");
+    if (c->sequentials.size() > 1) throw Error("cannot simulate cell " + c->name + ": more than one ff/latch group");
+    if (!c->sequentials.empty()) {
+      const SequentialGroup& s = c->sequentials.front();
+      m.seq = true;
+      m.latch = s.latch;
+      vars.push_back(s.q_var);
+      vars.push_back(s.qn_var.empty() ? "\x01unused" : s.qn_var);
+      m.next_state = table_of(s.next_state, vars);
+      m.clocked_on = table_of(s.clocked_on, vars);
+      m.clear = table_of(s.clear, vars);
+      m.preset = table_of(s.preset, vars);
+      if (!s.clear_preset_var1.empty()) m.cpv1 = s.clear_preset_var1[0];
+      if (m.next_state.empty() || m.clocked_on.empty())
+        throw Error("cannot simulate cell " + c->name + ": ff/latch group without next_state/clocked_on");
+    }
+    if (vars.size() > 16) throw Error("cannot simulate cell " + c->name + ": more than 16 inputs");
+    for (int op : m.out_pins) {
+      const LibPin& p = c->pins[static_cast<size_t>(op)];
+      if (p.function.empty()) throw Error("cannot simulate cell " + c->name + ": output " + p.name + " has no function");
+      m.out_tables.push_back(table_of(p.function, vars));
+    }
+    const int idx = static_cast<int>(models.size());
+    models.push_back(std::move(m));
+    cache.emplace(c, idx);
+    return idx;
+  }
+
+  void build() {
+    val.assign(static_cast<size_t>(n.num_nets), 0);
+    val[kNet1] = 1;
+    toggles.assign(val.size(), 0);
+    rises.assign(val.size(), 0);
+    fanout.assign(val.size(), {});
+    sram_fanout.assign(val.size(), {});
+    for (const NetlistPort& p : n.ports) ports[p.name] = &p;
+    std::map<const LibCell*, int> cache;
+    std::vector<int> driver(val.size(), -1);
+    insts.reserve(n.cells.size());
+    for (const NetlistCell& c : n.cells) {
+      Inst in;
+      in.model = model_of(c.cell, cache);
+      const CellModel& m = models[static_cast<size_t>(in.model)];
+      for (int pi : m.in_pins) {
+        const int net = c.pin_net[static_cast<size_t>(pi)];
+        in.in_nets.push_back(net < 0 ? kNet0 : net);
+      }
+      const int idx = static_cast<int>(insts.size());
+      for (int po : m.out_pins) {
+        const int net = c.pin_net[static_cast<size_t>(po)];
+        in.out_nets.push_back(net);
+        if (net < 2) continue;
+        if (driver[static_cast<size_t>(net)] >= 0)
+          throw Error("net " + n.net_names[static_cast<size_t>(net)] + " has more than one driver (" + c.path + ")");
+        driver[static_cast<size_t>(net)] = idx;
+      }
+      for (int net : in.in_nets)
+        if (net >= 2) fanout[static_cast<size_t>(net)].push_back(idx);
+      insts.push_back(std::move(in));
+    }
+    for (const NetlistBlackBox& b : n.blackboxes) add_sram(b);
+    levelize(driver);
+  }
+
+  void add_sram(const NetlistBlackBox& b) {
+    SramSim s;
+    s.path = b.path;
+    std::ostringstream how;
+    auto single = [](const std::vector<int>& nets) { return nets.size() == 1 ? nets[0] : -1; };
+    for (const auto& [name, nets] : b.inputs) {
+      const std::string l = lower(name);
+      if (l.find("clk") != std::string::npos || l.find("clock") != std::string::npos) {
+        s.clk = single(nets);
+      } else if (l.find("waddr") != std::string::npos || l.find("wr_addr") != std::string::npos) {
+        s.waddr = nets;
+      } else if (l.find("addr") != std::string::npos || l.find("adr") != std::string::npos) {
+        s.addr = nets;
+      } else if (l.find("wdata") != std::string::npos || l.find("din") != std::string::npos ||
+                 l.find("wr_data") != std::string::npos || l == "d_i" || l == "d") {
+        s.wdata = nets;
+      } else if (l.rfind("we", 0) == 0 || l.find("_we") != std::string::npos || l.find("wr_en") != std::string::npos ||
+                 l.find("wen") != std::string::npos || l.find("write") != std::string::npos) {
+        s.we = single(nets);
+        s.we_low = active_low_name(name);
+      } else if (l.rfind("re", 0) == 0 || l.find("rd_en") != std::string::npos || l.find("ren") != std::string::npos ||
+                 l.find("read") != std::string::npos) {
+        s.re = single(nets);
+        s.re_low = active_low_name(name);
+      } else if (l.find("en") != std::string::npos || l.find("ce") != std::string::npos ||
+                 l.find("cs") != std::string::npos || l.find("req") != std::string::npos) {
+        s.en = single(nets);
+        s.en_low = active_low_name(name);
+      }
+    }
+    // Read data: an output named like read data, else the widest output.
+    for (const auto& [name, nets] : b.outputs) {
+      const std::string l = lower(name);
+      if (l.find("rdata") != std::string::npos || l.find("dout") != std::string::npos ||
+          l.find("rd_data") != std::string::npos || l == "q" || l == "q_o")
+        s.rdata = nets;
+    }
+    if (s.rdata.empty())
+      for (const auto& [name, nets] : b.outputs)
+        if (nets.size() > s.rdata.size()) s.rdata = nets;
+    if (s.waddr.empty()) s.waddr = s.addr;
+    s.modelled = s.clk >= 0 && !s.addr.empty() && !s.rdata.empty();
+    how << "clock " << (s.clk >= 0 ? "yes" : "no") << ", address " << s.addr.size() << " bits, write data "
+        << s.wdata.size() << " bits, read data " << s.rdata.size() << " bits, write enable "
+        << (s.we >= 0 ? (s.we_low ? "active low" : "yes") : "no") << ", read enable "
+        << (s.re >= 0 ? "yes" : "no") << ", enable " << (s.en >= 0 ? "yes" : "no");
+    s.how = how.str();
+    if (s.modelled) {
+      const size_t words = s.addr.size() < 24 ? (size_t{1} << s.addr.size()) : 0;
+      if (words == 0) s.modelled = false;
+      else s.mem.assign(words, std::vector<uint8_t>(s.rdata.size(), 0));
+    }
+    const int idx = static_cast<int>(srams.size());
+    if (s.modelled) {
+      std::vector<int> ins = s.addr;
+      ins.insert(ins.end(), s.waddr.begin(), s.waddr.end());
+      ins.insert(ins.end(), s.wdata.begin(), s.wdata.end());
+      for (int x : {s.clk, s.we, s.re, s.en}) ins.push_back(x);
+      for (int net : ins)
+        if (net >= 2) sram_fanout[static_cast<size_t>(net)].push_back(idx);
+    }
+    srams.push_back(std::move(s));
+  }
+
+  void levelize(const std::vector<int>& driver) {
+    // Combinational cells get 1 + the deepest combinational driver of their
+    // inputs; flops, SRAMs, ports and constants are level 0 sources.
+    const size_t ni = insts.size();
+    std::vector<int> indeg(ni, 0);
+    std::vector<std::vector<int>> succ(ni);
+    for (size_t i = 0; i < ni; ++i) {
+      if (models[static_cast<size_t>(insts[i].model)].seq) continue;
+      for (int net : insts[i].in_nets) {
+        if (net < 2) continue;
+        const int d = driver[static_cast<size_t>(net)];
+        if (d < 0 || models[static_cast<size_t>(insts[static_cast<size_t>(d)].model)].seq) continue;
+        succ[static_cast<size_t>(d)].push_back(static_cast<int>(i));
+        ++indeg[i];
+      }
+    }
+    std::vector<int> order;
+    for (size_t i = 0; i < ni; ++i)
+      if (indeg[i] == 0) order.push_back(static_cast<int>(i));
+    for (size_t k = 0; k < order.size(); ++k) {
+      const int i = order[k];
+      Inst& in = insts[static_cast<size_t>(i)];
+      if (!models[static_cast<size_t>(in.model)].seq && in.level == 0) in.level = 1;
+      for (int s : succ[static_cast<size_t>(i)]) {
+        insts[static_cast<size_t>(s)].level = std::max(insts[static_cast<size_t>(s)].level, in.level + 1);
+        if (--indeg[static_cast<size_t>(s)] == 0) order.push_back(s);
+      }
+    }
+    if (order.size() != ni) {
+      for (size_t i = 0; i < ni; ++i)
+        if (indeg[i] > 0)
+          throw Error("combinational loop in the netlist through instance " + n.cells[i].path +
+                      "; the zero-delay simulator cannot order it");
+    }
+    int max_level = 0;
+    for (const Inst& in : insts) max_level = std::max(max_level, in.level);
+    buckets.assign(static_cast<size_t>(max_level) + 1, {});
+    // Initial state: evaluate everything once in level order, without counting.
+    for (int i : order) {
+      if (models[static_cast<size_t>(insts[static_cast<size_t>(i)].model)].seq) continue;
+      eval_comb(i);
+    }
+    for (size_t i = 0; i < ni; ++i)
+      if (models[static_cast<size_t>(insts[i].model)].seq) {
+        insts[i].clk_prev = eval_table(models[static_cast<size_t>(insts[i].model)].clocked_on, insts[i]);
+        seq_dirty.push_back(static_cast<int>(i));
+      }
+    settle();
+  }
+
+  uint32_t index_of(const Inst& in, bool with_state) const {
+    uint32_t idx = 0;
+    for (size_t k = 0; k < in.in_nets.size(); ++k) idx |= static_cast<uint32_t>(val[static_cast<size_t>(in.in_nets[k])]) << k;
+    if (with_state) {
+      const size_t k = in.in_nets.size();
+      idx |= static_cast<uint32_t>(in.iq) << k;
+      idx |= static_cast<uint32_t>(in.iq ^ 1u) << (k + 1);
+    }
+    return idx;
+  }
+  uint8_t eval_table(const std::vector<uint8_t>& t, const Inst& in) const {
+    if (t.empty()) return 0;
+    return t[index_of(in, true)];
+  }
+
+  void set_net(int net, uint8_t v) {
+    if (net < 2 || val[static_cast<size_t>(net)] == v) return;
+    val[static_cast<size_t>(net)] = v;
+    if (counting) {
+      ++toggles[static_cast<size_t>(net)];
+      if (v) ++rises[static_cast<size_t>(net)];
+    }
+    for (int r : fanout[static_cast<size_t>(net)]) {
+      Inst& in = insts[static_cast<size_t>(r)];
+      if (in.queued) continue;
+      in.queued = true;
+      if (models[static_cast<size_t>(in.model)].seq) {
+        seq_dirty.push_back(r);
+      } else {
+        buckets[static_cast<size_t>(in.level)].push_back(r);
+        ++queued_count;
+      }
+    }
+    for (int s : sram_fanout[static_cast<size_t>(net)]) {
+      if (srams[static_cast<size_t>(s)].queued) continue;
+      srams[static_cast<size_t>(s)].queued = true;
+      sram_dirty.push_back(s);
+    }
+  }
+
+  void eval_comb(int i) {
+    Inst& in = insts[static_cast<size_t>(i)];
+    const CellModel& m = models[static_cast<size_t>(in.model)];
+    const uint32_t idx = index_of(in, false);
+    for (size_t k = 0; k < m.out_pins.size(); ++k)
+      if (in.out_nets[k] >= 0) set_net(in.out_nets[k], m.out_tables[k][idx]);
+  }
+
+  void update_seq_outputs(Inst& in) {
+    const CellModel& m = models[static_cast<size_t>(in.model)];
+    const uint32_t idx = index_of(in, true);
+    for (size_t k = 0; k < m.out_pins.size(); ++k)
+      if (in.out_nets[k] >= 0) set_net(in.out_nets[k], m.out_tables[k][idx]);
+  }
+
+  // Asynchronous clear/preset; returns true when one of them holds the state.
+  bool apply_async(Inst& in, const CellModel& m) {
+    const uint8_t c = eval_table(m.clear, in), p = eval_table(m.preset, in);
+    if (c && p) {
+      in.iq = m.cpv1 == 'H' ? 1 : 0;
+      return true;
+    }
+    if (c) {
+      in.iq = 0;
+      return true;
+    }
+    if (p) {
+      in.iq = 1;
+      return true;
+    }
+    return false;
+  }
+
+  void eval_seq(int i) {
+    Inst& in = insts[static_cast<size_t>(i)];
+    const CellModel& m = models[static_cast<size_t>(in.model)];
+    const uint8_t clk = eval_table(m.clocked_on, in);
+    if (m.latch) {
+      if (!apply_async(in, m) && clk) in.iq = eval_table(m.next_state, in);
+    } else {
+      if (!in.clk_prev && clk) pending.emplace_back(i, eval_table(m.next_state, in));
+      apply_async(in, m);
+    }
+    in.clk_prev = clk;
+    update_seq_outputs(in);
+  }
+
+  static uint64_t bits_value(const std::vector<uint8_t>& v, const std::vector<int>& nets) {
+    uint64_t x = 0;
+    for (size_t k = 0; k < nets.size() && k < 64; ++k) x |= static_cast<uint64_t>(v[static_cast<size_t>(nets[k])]) << k;
+    return x;
+  }
+
+  bool level_of(int net, bool low) const { return net >= 0 && (val[static_cast<size_t>(net)] != 0) != low; }
+
+  void eval_sram(int s) {
+    SramSim& m = srams[static_cast<size_t>(s)];
+    const uint8_t clk = val[static_cast<size_t>(m.clk)];
+    if (!m.clk_prev && clk) {
+      const bool enabled = m.en < 0 || level_of(m.en, m.en_low);
+      const bool write = enabled && m.we >= 0 && level_of(m.we, m.we_low);
+      // Without a read enable, every enabled edge reads (a registered read port).
+      const bool read = enabled && (m.re < 0 || level_of(m.re, m.re_low));
+      const size_t words = m.mem.size();
+      if (read) {
+        const std::vector<uint8_t>& word = m.mem[bits_value(val, m.addr) % words];
+        sram_pending.emplace_back(s, word);
+        if (counting) ++m.reads;
+      }
+      if (write) {
+        std::vector<uint8_t>& word = m.mem[bits_value(val, m.waddr) % words];
+        for (size_t k = 0; k < word.size() && k < m.wdata.size(); ++k) word[k] = val[static_cast<size_t>(m.wdata[k])];
+        if (counting) ++m.writes;
+      }
+    }
+    m.clk_prev = clk;
+  }
+
+  void settle() {
+    for (int guard = 0; guard < 100000; ++guard) {
+      while (queued_count > 0) {
+        for (std::vector<int>& b : buckets) {
+          for (size_t k = 0; k < b.size(); ++k) {
+            const int i = b[k];
+            insts[static_cast<size_t>(i)].queued = false;
+            --queued_count;
+            eval_comb(i);
+          }
+          b.clear();
+        }
+      }
+      if (!seq_dirty.empty() || !sram_dirty.empty()) {
+        std::vector<int> seqs;
+        seqs.swap(seq_dirty);
+        for (int i : seqs) {
+          insts[static_cast<size_t>(i)].queued = false;
+          eval_seq(i);
+        }
+        std::vector<int> rams;
+        rams.swap(sram_dirty);
+        for (int s : rams) {
+          srams[static_cast<size_t>(s)].queued = false;
+          eval_sram(s);
+        }
+        continue;
+      }
+      if (pending.empty() && sram_pending.empty()) return;
+      // Every register that saw its clock edge takes its sampled value at once.
+      std::vector<std::pair<int, uint8_t>> caps;
+      caps.swap(pending);
+      for (const auto& [i, d] : caps) {
+        Inst& in = insts[static_cast<size_t>(i)];
+        const CellModel& m = models[static_cast<size_t>(in.model)];
+        if (!apply_async(in, m)) in.iq = d;
+        update_seq_outputs(in);
+      }
+      std::vector<std::pair<int, std::vector<uint8_t>>> reads;
+      reads.swap(sram_pending);
+      for (const auto& [s, word] : reads) {
+        const SramSim& m = srams[static_cast<size_t>(s)];
+        for (size_t k = 0; k < m.rdata.size(); ++k) set_net(m.rdata[k], word[k]);
+      }
+    }
+    throw Error("gate-level simulation does not settle (oscillating latch loop?)");
+  }
+
+  int clock_net() const {
+    auto it = ports.find(clock_port);
+    if (it == ports.end() || it->second->nets.empty()) return -1;
+    return it->second->nets[0];
+  }
+
+  void cycle() {
+    settle();
+    const int clk = clock_net();
+    if (clk < 0) return;
+    set_net(clk, 1);
+    settle();
+    set_net(clk, 0);
+    settle();
+  }
+
+  const NetlistPort& port(const std::string& name) const {
+    auto it = ports.find(name);
+    if (it == ports.end()) throw Error("the netlist has no port `" + name + "`");
+    return *it->second;
+  }
+};
+
+GateSim::GateSim(const FlatNetlist& netlist, const Library& lib, std::string clock_port)
+    : impl_(std::make_unique<Impl>(netlist, lib, std::move(clock_port))) {}
+
+GateSim::~GateSim() = default;
+
+std::vector<std::string> GateSim::input_ports() const {
+  std::vector<std::string> out;
+  for (const NetlistPort& p : impl_->n.ports)
+    if (p.input) out.push_back(p.name);
+  return out;
+}
+
+int GateSim::width(const std::string& port) const { return static_cast<int>(impl_->port(port).nets.size()); }
+
+void GateSim::set(const std::string& port, uint64_t value) {
+  const NetlistPort& p = impl_->port(port);
+  if (!p.input) throw Error("port `" + port + "` is not an input");
+  for (size_t b = 0; b < p.nets.size(); ++b) impl_->set_net(p.nets[b], b < 64 ? ((value >> b) & 1u) : 0);
+}
+
+void GateSim::set_bit(const std::string& port, int bit, bool value) {
+  const NetlistPort& p = impl_->port(port);
+  if (!p.input) throw Error("port `" + port + "` is not an input");
+  if (bit < 0 || static_cast<size_t>(bit) >= p.nets.size()) throw Error("port `" + port + "` has no bit " + std::to_string(bit));
+  impl_->set_net(p.nets[static_cast<size_t>(bit)], value ? 1 : 0);
+}
+
+bool GateSim::get_bit(const std::string& port, int bit) const {
+  const NetlistPort& p = impl_->port(port);
+  if (bit < 0 || static_cast<size_t>(bit) >= p.nets.size()) throw Error("port `" + port + "` has no bit " + std::to_string(bit));
+  return impl_->val[static_cast<size_t>(p.nets[static_cast<size_t>(bit)])] != 0;
+}
+
+void GateSim::cycle() { impl_->cycle(); }
+
+uint64_t GateSim::output(const std::string& port) const {
+  const NetlistPort& p = impl_->port(port);
+  return Impl::bits_value(impl_->val, p.nets);
+}
+
+bool GateSim::net_value(int net) const { return impl_->val.at(static_cast<size_t>(net)) != 0; }
+
+ToggleCounts GateSim::run(Stimulus& stimulus, const SimOptions& opt) {
+  Impl& s = *impl_;
+  if (opt.cycles == 0) throw ConfigError("simulation cycles", "0", "must be at least 1");
+  if (s.clock_net() < 0) throw Error("the netlist has no clock port `" + s.clock_port + "` to simulate with");
+  std::fill(s.toggles.begin(), s.toggles.end(), 0);
+  std::fill(s.rises.begin(), s.rises.end(), 0);
+  for (SramSim& m : s.srams) m.reads = m.writes = 0;
+  for (uint64_t c = 0; c < opt.warmup + opt.cycles; ++c) {
+    s.counting = c >= opt.warmup;
+    stimulus.drive(c, *this);
+    s.cycle();
+  }
+  s.counting = false;
+  ToggleCounts t;
+  t.cycles = opt.cycles;
+  t.toggles = s.toggles;
+  t.rises = s.rises;
+  t.stimulus = stimulus.describe();
+  for (const SramSim& m : s.srams) t.srams.push_back({m.path, m.reads, m.writes, m.modelled, m.how});
+  return t;
+}
+
+}  // namespace kaleido::ppa

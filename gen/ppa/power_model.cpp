@@ -1,0 +1,312 @@
+#include "ppa/power_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace kaleido::ppa {
+
+const char* convention_name(InternalPowerConvention c) {
+  return c == InternalPowerConvention::PerTransition
+             ? "per-transition (kaleido): energy per output transition = sensitivity-weighted arc energy"
+             : "OpenSTA 2019 (sum over arcs of (rise+fall energy) x duty x activity)";
+}
+
+namespace {
+
+bool is_check(const std::string& timing_type) {
+  for (const char* k : {"setup", "hold", "recovery", "removal", "skew", "min_pulse", "minimum_period", "nochange",
+                        "non_seq"})
+    if (timing_type.find(k) != std::string::npos) return true;
+  return false;
+}
+
+double when_probability(const std::string& when) {
+  if (when.empty()) return 1.0;
+  return BoolFunction::parse(when).probability_one();
+}
+
+}  // namespace
+
+PowerModel::PowerModel(const FlatNetlist& n, const Library& lib, const PowerSetup& setup)
+    : n_(n), lib_(lib), setup_(setup) {
+  if (!(setup.period_s > 0)) throw ConfigError("clock period", std::to_string(setup.period_s), "must be positive");
+  if (!(lib.voltage_v > 0))
+    throw Error("library " + lib.name + " gives no supply voltage (operating_conditions, nom_voltage or voltage_map)");
+  const size_t nn = static_cast<size_t>(n.num_nets);
+  cap_.assign(nn, 0.0);
+  slew_.assign(nn, 0.0);
+  clock_.assign(nn, 0);
+  driver_cell_.assign(nn, -1);
+  port_driven_.assign(nn, 0);
+  std::vector<int> fanout(nn, 0);
+
+  for (size_t ci = 0; ci < n.cells.size(); ++ci) {
+    const NetlistCell& c = n.cells[ci];
+    for (size_t p = 0; p < c.cell->pins.size(); ++p) {
+      const int net = c.pin_net[p];
+      if (net < 0) continue;
+      const LibPin& pin = c.cell->pins[p];
+      if (pin.direction == PinDirection::Input) {
+        cap_[static_cast<size_t>(net)] += pin.load_f();
+        ++fanout[static_cast<size_t>(net)];
+      } else if (pin.direction == PinDirection::Output || pin.direction == PinDirection::Inout) {
+        driver_cell_[static_cast<size_t>(net)] = static_cast<int>(ci);
+      }
+    }
+  }
+  // Black-box (SRAM) pins add no load: their capacitance is unknown, and
+  // OpenSTA does not count them either.
+  std::vector<uint8_t> has_set_load(nn, 0);
+  for (const NetlistPort& p : n.ports) {
+    for (int net : p.nets) {
+      if (net < 2) continue;
+      if (p.input) {
+        port_driven_[static_cast<size_t>(net)] = 1;
+      } else {
+        cap_[static_cast<size_t>(net)] += setup.output_load_f;
+        ++fanout[static_cast<size_t>(net)];
+        if (setup.output_load_f > 0) has_set_load[static_cast<size_t>(net)] = 1;
+      }
+    }
+  }
+  // A net whose load the SDC sets at an output port gets no wire-load
+  // estimate (what OpenSTA does); every other net does.
+  if (const WireLoadModel* wl = lib.wire_load())
+    for (size_t net = 2; net < nn; ++net)
+      if (!has_set_load[net]) cap_[net] += wl->wire_cap_f(fanout[net]);
+
+  // Clock nets: the clock port and what buffers or inverters make of it.
+  if (const NetlistPort* cp = n.port(setup.clock_port)) {
+    std::vector<int> work;
+    for (int net : cp->nets)
+      if (net >= 2) {
+        clock_[static_cast<size_t>(net)] = 1;
+        work.push_back(net);
+      }
+    std::vector<std::vector<int>> readers(nn);
+    for (size_t ci = 0; ci < n.cells.size(); ++ci)
+      for (size_t p = 0; p < n.cells[ci].pin_net.size(); ++p)
+        if (n.cells[ci].pin_net[p] >= 0 && n.cells[ci].cell->pins[p].direction == PinDirection::Input)
+          readers[static_cast<size_t>(n.cells[ci].pin_net[p])].push_back(static_cast<int>(ci));
+    while (!work.empty()) {
+      const int net = work.back();
+      work.pop_back();
+      for (int ci : readers[static_cast<size_t>(net)]) {
+        const NetlistCell& c = n.cells[static_cast<size_t>(ci)];
+        if (c.cell->is_sequential()) continue;
+        int n_in = 0;
+        for (const LibPin& p : c.cell->pins) n_in += p.direction == PinDirection::Input;
+        if (n_in != 1) continue;
+        for (size_t p = 0; p < c.pin_net.size(); ++p) {
+          const int out = c.pin_net[p];
+          if (out >= 2 && c.cell->pins[p].direction == PinDirection::Output && !clock_[static_cast<size_t>(out)]) {
+            clock_[static_cast<size_t>(out)] = 1;
+            work.push_back(out);
+          }
+        }
+      }
+    }
+  }
+
+  // Slews: driven inputs from the driving cell, cell outputs from their arcs.
+  const LibCell* drive = setup.driving_cell.empty() ? nullptr : lib.cell(setup.driving_cell);
+  if (!setup.driving_cell.empty() && !drive)
+    throw Error("driving cell " + setup.driving_cell + " is not in library " + lib.name);
+  // A pin's slew: the worst rise and the worst fall transition over its
+  // timing arcs (as STA keeps them), averaged. Clear/preset arcs are left out:
+  // STA tools disable them by default, so they shape no slew.
+  auto usable = [](const TimingGroup& t) {
+    return !is_check(t.timing_type) && t.timing_type != "clear" && t.timing_type != "preset";
+  };
+  auto pin_slew = [&](const LibPin& out, const std::function<double(const TimingGroup&)>& in_slew, double load) {
+    double rise = -1, fall = -1;
+    for (const TimingGroup& t : out.timing) {
+      if (!usable(t)) continue;
+      const double s = in_slew(t);
+      if (!t.rise_transition.empty()) rise = std::max(rise, t.rise_transition.lookup(s, load));
+      if (!t.fall_transition.empty()) fall = std::max(fall, t.fall_transition.lookup(s, load));
+    }
+    if (rise < 0 && fall < 0) return 0.0;
+    if (rise < 0) return fall;
+    if (fall < 0) return rise;
+    return 0.5 * (rise + fall);
+  };
+  const LibPin* drive_out = nullptr;
+  if (drive)
+    for (const LibPin& p : drive->pins)
+      if (p.direction == PinDirection::Output) drive_out = &p;
+  for (int pass = 0; pass < 3; ++pass) {
+    std::vector<double> next(nn, 0.0);
+    for (size_t net = 2; net < nn; ++net) {
+      if (clock_[net] && port_driven_[net]) continue;  // ideal clock: zero slew
+      if (port_driven_[net]) {
+        if (drive_out) next[net] = pin_slew(*drive_out, [](const TimingGroup&) { return 0.0; }, cap_[net]);
+        continue;
+      }
+      const int ci = driver_cell_[net];
+      if (ci < 0) continue;
+      const NetlistCell& c = n.cells[static_cast<size_t>(ci)];
+      for (size_t p = 0; p < c.pin_net.size(); ++p) {
+        if (c.pin_net[p] != static_cast<int>(net)) continue;
+        auto in_slew = [&](const TimingGroup& t) {
+          const int rel = c.cell->pin_index(t.related_pin);
+          const int rel_net = rel >= 0 ? c.pin_net[static_cast<size_t>(rel)] : -1;
+          return rel_net >= 0 ? slew_[static_cast<size_t>(rel_net)] : 0.0;
+        };
+        next[net] = std::max(next[net], pin_slew(c.cell->pins[p], in_slew, cap_[net]));
+      }
+    }
+    slew_ = next;
+  }
+
+  // Internal power groups, per cell pin, with their weights.
+  for (size_t ci = 0; ci < n.cells.size(); ++ci) {
+    const NetlistCell& c = n.cells[ci];
+    for (size_t p = 0; p < c.cell->pins.size(); ++p) {
+      const LibPin& pin = c.cell->pins[p];
+      const int net = c.pin_net[p];
+      if (pin.power.empty() || net < 0) continue;
+      PinPower pp;
+      pp.cell = static_cast<int>(ci);
+      pp.net = net;
+      pp.output = pin.direction == PinDirection::Output || pin.direction == PinDirection::Inout;
+      BoolFunction func;
+      if (pp.output && !pin.function.empty()) func = BoolFunction::parse(pin.function);
+      for (const InternalPowerGroup& g : pin.power) {
+        Arc a;
+        a.group = &g;
+        const int rel = g.related_pin.empty() ? static_cast<int>(p) : c.cell->pin_index(g.related_pin);
+        if (rel < 0) continue;
+        a.related_net = c.pin_net[static_cast<size_t>(rel)];
+        const LibPin& rel_pin = c.cell->pins[static_cast<size_t>(rel)];
+        const bool rel_clock = rel_pin.is_clock || (a.related_net >= 0 && clock_[static_cast<size_t>(a.related_net)]);
+        if (pp.output && static_cast<size_t>(rel) != p) {
+          const double s = func.empty() ? 0.0 : func.sensitivity(rel_pin.name);
+          a.sensitivity = s > 0 ? s : (rel_clock ? 1.0 : 0.0);
+        } else {
+          a.sensitivity = when_probability(g.when);
+        }
+        // OpenSTA 2019: inferred when from the function, else `when`, else clock 1, else 0.5.
+        BoolFunction inferred;
+        if (pp.output && g.when.empty() && !func.empty() && static_cast<size_t>(rel) != p &&
+            func.opensta_inferred_when(rel_pin.name, inferred))
+          a.duty = inferred.independent_probability();
+        else if (!g.when.empty())
+          a.duty = BoolFunction::parse(g.when).independent_probability();
+        else
+          a.duty = rel_clock ? 1.0 : 0.5;
+        pp.arcs.push_back(a);
+      }
+      if (!pp.arcs.empty()) pins_.push_back(std::move(pp));
+    }
+  }
+}
+
+NetActivity PowerModel::uniform_activity(double activity) const {
+  if (!(activity >= 0) || !std::isfinite(activity))
+    throw ConfigError("activity", std::to_string(activity), "must be a non-negative number of transitions per cycle");
+  NetActivity a;
+  const size_t nn = static_cast<size_t>(n_.num_nets);
+  a.toggles_per_cycle.assign(nn, activity);
+  a.rise_fraction.assign(nn, 0.5);
+  a.toggles_per_cycle[kNet0] = a.toggles_per_cycle[kNet1] = 0;
+  for (size_t net = 2; net < nn; ++net)
+    if (clock_[net]) a.toggles_per_cycle[net] = 2.0;
+  std::ostringstream s;
+  s << "uniform activity " << activity << " transitions per cycle on every net, clock nets 2 (vectorless)";
+  a.source = s.str();
+  return a;
+}
+
+NetActivity PowerModel::simulated_activity(const ToggleCounts& t) const {
+  if (t.toggles.size() != static_cast<size_t>(n_.num_nets)) throw Error("toggle counts do not match the netlist");
+  if (t.cycles == 0) throw Error("no simulated cycles");
+  NetActivity a;
+  const size_t nn = t.toggles.size();
+  a.toggles_per_cycle.resize(nn);
+  a.rise_fraction.resize(nn);
+  for (size_t net = 0; net < nn; ++net) {
+    a.toggles_per_cycle[net] = static_cast<double>(t.toggles[net]) / static_cast<double>(t.cycles);
+    a.rise_fraction[net] =
+        t.toggles[net] ? static_cast<double>(t.rises[net]) / static_cast<double>(t.toggles[net]) : 0.5;
+  }
+  a.source = "gate-level simulation of the mapped netlist (zero delay), " + std::to_string(t.cycles) +
+             " cycles; stimulus: " + t.stimulus;
+  return a;
+}
+
+PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvention conv,
+                                    std::vector<double>* per_cell) const {
+  const size_t nn = static_cast<size_t>(n_.num_nets);
+  if (act.toggles_per_cycle.size() != nn) throw Error("activity does not match the netlist");
+  PowerBreakdown r;
+  r.activity_source = act.source;
+  r.convention = convention_name(conv);
+  const double v2 = lib_.voltage_v * lib_.voltage_v;
+  const double f = 1.0 / setup_.period_s;
+  std::vector<double> seq(n_.cells.size(), 0.0);  // internal + switching + leakage per cell
+
+  for (size_t net = 2; net < nn; ++net) {
+    const double p = 0.5 * cap_[net] * v2 * act.toggles_per_cycle[net] * f;
+    if (driver_cell_[net] >= 0) {
+      r.switching_w += p;
+      seq[static_cast<size_t>(driver_cell_[net])] += p;
+    } else if (port_driven_[net]) {
+      r.input_net_switching_w += p;
+    }
+  }
+  for (size_t ci = 0; ci < n_.cells.size(); ++ci) {
+    const double l = n_.cells[ci].cell->leakage_w();
+    r.leakage_w += l;
+    seq[ci] += l;
+  }
+  for (const PinPower& pp : pins_) {
+    const double pin_rate = act.toggles_per_cycle[static_cast<size_t>(pp.net)] * f;  // transitions per second
+    const double rise = act.rise_fraction[static_cast<size_t>(pp.net)];
+    const double load = pp.output ? cap_[static_cast<size_t>(pp.net)] : 0.0;
+    double p = 0;
+    if (conv == InternalPowerConvention::OpenSta2019) {
+      for (const Arc& a : pp.arcs) {
+        const double s = a.related_net >= 0 ? slew_[static_cast<size_t>(a.related_net)] : 0.0;
+        const double e = a.group->rise.lookup(s, load) + a.group->fall.lookup(s, load);
+        p += a.duty * e * pin_rate;
+      }
+    } else if (pp.output) {
+      // Weights: sensitivity x toggles of the related input (sensitivity alone if none toggled).
+      double wsum = 0, er = 0, ef = 0;
+      for (int pass = 0; pass < 2 && wsum <= 0; ++pass) {
+        er = ef = wsum = 0;
+        for (const Arc& a : pp.arcs) {
+          const double t = a.related_net >= 0 ? act.toggles_per_cycle[static_cast<size_t>(a.related_net)] : 0.0;
+          const double w = pass == 0 ? a.sensitivity * t : a.sensitivity;
+          if (w <= 0) continue;
+          const double s = a.related_net >= 0 ? slew_[static_cast<size_t>(a.related_net)] : 0.0;
+          er += w * a.group->rise.lookup(s, load);
+          ef += w * a.group->fall.lookup(s, load);
+          wsum += w;
+        }
+      }
+      if (wsum > 0) p = pin_rate * (rise * er + (1.0 - rise) * ef) / wsum;
+    } else {
+      const double s = slew_[static_cast<size_t>(pp.net)];
+      double er = 0, ef = 0;
+      for (const Arc& a : pp.arcs) {
+        er += a.sensitivity * a.group->rise.lookup(s, 0.0);
+        ef += a.sensitivity * a.group->fall.lookup(s, 0.0);
+      }
+      p = pin_rate * (rise * er + (1.0 - rise) * ef);
+    }
+    r.internal_w += p;
+    seq[static_cast<size_t>(pp.cell)] += p;
+  }
+  for (size_t ci = 0; ci < n_.cells.size(); ++ci)
+    (n_.cells[ci].cell->is_sequential() ? r.sequential_w : r.combinational_w) += seq[ci];
+  if (per_cell) *per_cell = seq;
+  return r;
+}
+
+}  // namespace kaleido::ppa

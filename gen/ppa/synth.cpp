@@ -1,0 +1,530 @@
+#include "ppa/synth.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "ppa/liberty.hpp"
+#include "ppa/netlist.hpp"
+#include "ppa/sdc.hpp"
+#include "ppa/tools.hpp"
+#include "ppa/yosys_flow.hpp"
+
+namespace kaleido::ppa {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::vector<std::string> default_dont_use(const std::string& library_name) {
+  if (library_name.rfind("sky130_fd_sc", 0) == 0) return {"*__lpflow_*", "*__probe_*", "*__probec_*"};
+  return {};
+}
+
+double fmax_mhz(double period_ns, double worst_slack_ns) {
+  check_period(period_ns);
+  const double min_period = period_ns - worst_slack_ns;
+  if (!(min_period > 0)) return std::numeric_limits<double>::infinity();
+  return 1000.0 / min_period;
+}
+
+namespace {
+
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - t_).count();
+    t_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
+};
+
+std::string fmt(double v, int prec = 4) {
+  std::ostringstream s;
+  s << std::setprecision(prec) << v;
+  return s.str();
+}
+
+std::string lib_label(const SynthResult& r) {
+  std::string files;
+  for (const std::string& s : r.liberty_sources) files += (files.empty() ? "" : ", ") + fs::path(s).filename().string();
+  return r.library_name + " (" + files + ")";
+}
+
+}  // namespace
+
+SynthResult run_synthesis_flow(const SynthOptions& opt) {
+  Stopwatch total, step;
+  SynthResult r;
+  check_period(opt.clock_period_ns);
+  if (opt.top.empty()) throw ConfigError("--top", "(empty)", "name the top module");
+  if (opt.out_dir.empty()) throw ConfigError("--out", "(empty)", "name an output folder");
+  if (!(opt.vectorless_activity >= 0)) throw ConfigError("activity", fmt(opt.vectorless_activity), "must be >= 0");
+  // Missing tools fail before any work.
+  find_tool("yosys", "yosys");
+  if (opt.run_sta) find_tool("sta", "opensta");
+
+  std::vector<fs::path> rtl = opt.rtl_files;
+  if (!opt.rtl_dir.empty()) {
+    const std::vector<fs::path> in_dir = rtl_files_in(opt.rtl_dir);
+    rtl.insert(rtl.end(), in_dir.begin(), in_dir.end());
+  }
+  if (rtl.empty()) throw ConfigError("--rtl", "(none)", "give a folder or files of Verilog");
+  for (const fs::path& f : rtl) r.rtl_files.push_back(fs::absolute(f).string());
+  std::vector<fs::path> libs = opt.liberty;
+  if (libs.empty()) libs.push_back(fs::path(source_dir()) / "scripts/liberty/kaleido_generic.lib");
+  for (const fs::path& l : libs)
+    if (!fs::exists(l)) throw FileError(l.string(), "Liberty file does not exist");
+
+  const fs::path out = fs::absolute(opt.out_dir);
+  const fs::path work = out / "work";
+  fs::create_directories(work);
+  r.top = opt.top;
+  r.clock_period_ns = opt.clock_period_ns;
+  r.vectorless_activity = opt.vectorless_activity;
+
+  // 1. Library: model, and one prepared file for the tools (merged, dont_use marked).
+  const Library lib_model = read_liberty(libs);
+  r.library_name = lib_model.name;
+  for (const fs::path& l : libs) r.liberty_sources.push_back(fs::absolute(l).string());
+  r.dont_use = default_dont_use(lib_model.name);
+  r.dont_use.insert(r.dont_use.end(), opt.dont_use.begin(), opt.dont_use.end());
+  const fs::path prepared = work / (lib_model.name + ".prepared.lib");
+  write_merged_liberty(libs, prepared, r.dont_use);
+  r.prepared_liberty = prepared.string();
+  const Library lib = read_liberty(prepared);
+  r.voltage_v = lib.voltage_v;
+  const LibCell& buffer = pick_driving_buffer(lib);
+  r.driving_cell = buffer.name;
+  double buf_cap = 0;
+  for (const LibPin& p : buffer.pins)
+    if (p.direction == PinDirection::Input) buf_cap = p.load_f();
+  r.output_load_f = 4.0 * buf_cap;  // an FO4-like load on every output
+  r.times.push_back({"liberty", step.lap()});
+
+  // 2. Synthesis.
+  YosysJob yj;
+  yj.rtl_files = rtl;
+  if (!opt.rtl_dir.empty()) yj.include_dirs.push_back(opt.rtl_dir);
+  yj.top = opt.top;
+  yj.liberty = prepared;
+  yj.period_ps = opt.clock_period_ns * 1000.0;
+  yj.abc_driving_cell = buffer.name;
+  yj.abc_load_ff = r.output_load_f * 1e15;
+  yj.blackbox_patterns = opt.sram_patterns;
+  yj.work_dir = work;
+  const YosysResult yr = run_yosys(yj);
+  r.times.push_back({"yosys", yr.seconds});
+  step.lap();
+  r.yosys_log = yr.log;
+  r.yosys_module_area = yr.stat_module_area;
+  r.netlist_v = out / (opt.top + ".mapped.v");
+  r.netlist_json = out / (opt.top + ".mapped.json");
+  fs::copy_file(yr.netlist_v, r.netlist_v, fs::copy_options::overwrite_existing);
+  fs::copy_file(yr.netlist_json, r.netlist_json, fs::copy_options::overwrite_existing);
+
+  // 3. Netlist: hierarchy, area, cells.
+  const json design = json::parse(read_file(yr.netlist_json));
+  const FlatNetlist net = flatten_yosys_json(design, opt.top, lib);
+  r.modules = module_areas(net);
+  for (const HierNode& h : net.nodes) {
+    InstanceArea ia;
+    ia.path = h.path;
+    ia.module = h.module;
+    ia.area_um2 = h.area;
+    ia.own_area_um2 = h.own_area;
+    ia.cells = h.cells;
+    for (int p = h.parent; p >= 0; p = net.nodes[static_cast<size_t>(p)].parent) ++ia.depth;
+    r.instances.push_back(ia);
+  }
+  r.logic_area_um2 = net.nodes.front().area;
+  for (const NetlistCell& c : net.cells) {
+    ++r.cell_counts[c.cell->name];
+    ++r.cells;
+    if (c.cell->is_sequential()) ++r.sequential_cells;
+  }
+  r.times.push_back({"netlist", step.lap()});
+
+  // 4. SRAM macros.
+  if (!net.blackboxes.empty()) r.sram_tech = sram_technology(lib);
+  for (const NetlistBlackBox& b : net.blackboxes) {
+    SramReport s;
+    s.instance = b.path;
+    s.module = b.module;
+    const SramShape* shape = nullptr;
+    for (const SramShape& sh : yr.srams)
+      if (sh.module == b.module) shape = &sh;
+    if (!shape)
+      throw Error("black box " + b.path + " (module " + b.module +
+                  ") is not an SRAM the flow recognised; only modules matching the SRAM patterns may stay unmapped");
+    s.cost = sram_cost(shape->words, shape->bits, r.sram_tech);
+    s.shape_source = shape->how;
+    r.sram_area_um2 += s.cost.area_um2;
+    r.srams.push_back(s);
+  }
+
+  // 5. SDC.
+  SdcSpec sdc;
+  sdc.design = opt.top;
+  sdc.clock_port = opt.clock_port;
+  sdc.clock_port_exists = net.port(opt.clock_port) != nullptr;
+  sdc.period_ns = opt.clock_period_ns;
+  sdc.input_delay_ns = opt.input_delay_ns;
+  sdc.output_delay_ns = opt.output_delay_ns;
+  sdc.driving_cell = buffer.name;
+  sdc.driving_pin = output_pin_name(buffer);
+  sdc.output_load_f = r.output_load_f;
+  sdc.units = lib.units;
+  sdc.library_name = lib.name;
+  const std::string config = opt.config_name.empty() ? opt.top : opt.config_name;
+  const fs::path sdc_path = out / (config + ".sdc");
+  write_sdc(sdc, sdc_path);
+  if (!opt.sdc_dir.empty()) {
+    fs::create_directories(opt.sdc_dir);
+    write_sdc(sdc, opt.sdc_dir / (config + ".sdc"));
+  }
+  r.sdc = sdc_path.string();
+
+  // 6. OpenSTA.
+  PowerSetup ps;
+  ps.period_s = opt.clock_period_ns * 1e-9;
+  ps.output_load_f = r.output_load_f;
+  ps.driving_cell = buffer.name;
+  ps.clock_port = opt.clock_port;
+  if (opt.run_sta) {
+    StaJob sj;
+    sj.liberty = prepared;
+    sj.netlist_v = r.netlist_v;
+    sj.sdc = sdc_path;
+    sj.top = opt.top;
+    sj.activity = opt.vectorless_activity;
+    sj.units = lib.units;
+    sj.work_dir = work;
+    r.sta = run_sta(sj);
+    r.sta_log = r.sta.log;
+    r.times.push_back({"opensta", r.sta.seconds});
+    step.lap();
+    r.timed = r.sta.constrained;
+    r.fmax_mhz = r.timed ? fmax_mhz(opt.clock_period_ns, r.sta.worst_slack_ns) : 0.0;
+    r.has_opensta_power = true;
+    r.opensta_power = r.sta.power;
+  }
+
+  // 7. Our power model: uniform activity (both conventions).
+  const PowerModel pm(net, lib, ps);
+  const NetActivity uni = pm.uniform_activity(opt.vectorless_activity);
+  r.vectorless.logic = pm.evaluate(uni, InternalPowerConvention::PerTransition);
+  r.vectorless_opensta_convention = pm.evaluate(uni, InternalPowerConvention::OpenSta2019);
+  const double f = 1.0 / ps.period_s;
+  // SRAMs without simulation: one access per cycle at the uniform activity's
+  // rate would be arbitrary; the vectorless figure assumes `activity` accesses per cycle.
+  for (SramReport& s : r.srams)
+    r.vectorless.sram_w += s.cost.leakage_w + s.cost.access_energy_j() * opt.vectorless_activity * f;
+  r.vectorless.sram_source = "kaleido SRAM model, " + fmt(opt.vectorless_activity) +
+                             " accesses per cycle assumed (the vectorless activity)";
+  r.times.push_back({"power model", step.lap()});
+
+  // 8. Activity-based power from a gate-level simulation.
+  if (opt.stimulus) {
+    GateSim sim(net, lib, opt.clock_port);
+    SimOptions so;
+    so.clock_port = opt.clock_port;
+    so.cycles = opt.sim_cycles;
+    so.warmup = opt.sim_warmup;
+    r.toggles = sim.run(*opt.stimulus, so);
+    r.times.push_back({"simulation", step.lap()});
+    const NetActivity act = pm.simulated_activity(r.toggles);
+    r.activity.logic = pm.evaluate(act, InternalPowerConvention::PerTransition);
+    r.has_activity_power = true;
+    for (SramReport& s : r.srams) {
+      for (const SramAccessCount& a : r.toggles.srams) {
+        if (a.path != s.instance) continue;
+        const double cyc = static_cast<double>(r.toggles.cycles);
+        s.reads_per_cycle = static_cast<double>(a.reads) / cyc;
+        s.writes_per_cycle = static_cast<double>(a.writes) / cyc;
+        s.power_w = s.cost.leakage_w +
+                    (s.reads_per_cycle * s.cost.read_energy_j + s.writes_per_cycle * s.cost.write_energy_j) * f;
+        s.activity_source = a.modelled ? "simulated accesses (" + a.ports + ")"
+                                       : "ports not recognised, SRAM not simulated: 0 accesses (" + a.ports + ")";
+        r.activity.sram_w += s.power_w;
+      }
+    }
+    r.activity.sram_source = "kaleido SRAM model, accesses counted in the gate-level simulation";
+    r.times.push_back({"activity power", step.lap()});
+  }
+  r.times.push_back({"total", total.lap()});
+
+  if (opt.write_reports) {
+    r.json_report = out / "synth.json";
+    r.md_report = out / "synth.md";
+    write_file_atomic(r.json_report, result_json(r).dump(2) + "\n");
+    write_file_atomic(r.md_report, result_markdown(r));
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- reports
+
+namespace {
+
+json metric(double value, const std::string& unit, const std::string& source) {
+  json m = {{"unit", unit}, {"source", source}};
+  if (std::isfinite(value)) m["value"] = value;
+  else m["value"] = nullptr;
+  return m;
+}
+
+json breakdown_json(const PowerBreakdown& b) {
+  return {{"internal_w", b.internal_w},
+          {"switching_w", b.switching_w},
+          {"leakage_w", b.leakage_w},
+          {"total_w", b.total_w()},
+          {"sequential_w", b.sequential_w},
+          {"combinational_w", b.combinational_w},
+          {"input_net_switching_w", b.input_net_switching_w},
+          {"activity_source", b.activity_source},
+          {"convention", b.convention}};
+}
+
+}  // namespace
+
+json result_json(const SynthResult& r) {
+  const std::string lib = lib_label(r);
+  const std::string clock = "clock " + fmt(r.clock_period_ns) + " ns";
+  const std::string area_src = "Yosys 0.23 hierarchical synthesis, cell areas from " + lib;
+  json metrics;
+  metrics["design__instance__area"] = metric(r.total_area_um2(), "um^2", area_src + " + SRAM model (macros)");
+  metrics["design__instance__area__stdcell"] = metric(r.logic_area_um2, "um^2", area_src);
+  metrics["design__instance__area__macros"] = metric(r.sram_area_um2, "um^2", sram_model_description());
+  metrics["design__instance__count"] =
+      metric(static_cast<double>(r.cells + static_cast<int>(r.srams.size())), "", area_src);
+  metrics["design__instance__count__stdcell"] = metric(r.cells, "", area_src);
+  metrics["design__instance__count__sequential"] = metric(r.sequential_cells, "", area_src);
+  metrics["design__instance__count__macros"] = metric(static_cast<double>(r.srams.size()), "", "SRAM black boxes");
+  if (r.timed) {
+    const std::string sta_src = "OpenSTA (Debian sta 2019) on the mapped netlist, " + lib + ", " + clock + ", SDC " +
+                                fs::path(r.sdc).filename().string();
+    metrics["timing__setup__ws"] = metric(r.sta.worst_slack_ns, "ns", sta_src + ", report_worst_slack");
+    metrics["timing__setup__wns"] = metric(r.sta.wns_ns, "ns", sta_src + ", report_wns");
+    metrics["timing__setup__tns"] = metric(r.sta.tns_ns, "ns", sta_src + ", report_tns");
+    metrics["timing__fmax"] = metric(r.fmax_mhz, "MHz", "1 / (clock period - timing__setup__ws); " + sta_src);
+    metrics["timing__critical_path__delay"] =
+        metric(r.sta.path.arrival_ns, "ns", "data arrival time of the worst path; " + sta_src);
+  }
+  if (r.has_opensta_power) {
+    const std::string src = "OpenSTA report_power, vectorless: set_power_activity -global -activity " +
+                            fmt(r.vectorless_activity) + " -duty 0.5, " + lib + ", " + clock;
+    metrics["power__internal__total"] = metric(r.opensta_power.internal_w, "W", src);
+    metrics["power__switching__total"] = metric(r.opensta_power.switching_w, "W", src);
+    metrics["power__leakage__total"] = metric(r.opensta_power.leakage_w, "W", src);
+    metrics["power__total"] = metric(r.opensta_power.total_w, "W", src + "; SRAM macros excluded");
+  }
+  const std::string model_src = "kaleido power model (gen/ppa/power_model.hpp), " + lib + ", " + clock + "; ";
+  metrics["kaleido__power__vectorless__total"] =
+      metric(r.vectorless.logic.total_w(), "W", model_src + r.vectorless.logic.activity_source);
+  if (r.has_activity_power) {
+    metrics["kaleido__power__activity__internal"] =
+        metric(r.activity.logic.internal_w, "W", model_src + r.activity.logic.activity_source);
+    metrics["kaleido__power__activity__switching"] =
+        metric(r.activity.logic.switching_w, "W", model_src + r.activity.logic.activity_source);
+    metrics["kaleido__power__activity__leakage"] =
+        metric(r.activity.logic.leakage_w, "W", model_src + r.activity.logic.activity_source);
+    metrics["kaleido__power__activity__total"] =
+        metric(r.activity.logic.total_w(), "W", model_src + r.activity.logic.activity_source);
+    metrics["kaleido__power__activity__sram"] = metric(r.activity.sram_w, "W", r.activity.sram_source);
+  }
+  metrics["kaleido__power__vectorless__sram"] = metric(r.vectorless.sram_w, "W", r.vectorless.sram_source);
+
+  json j;
+  j["kaleido_version"] = version();
+  j["design"] = {{"top", r.top}, {"rtl_files", r.rtl_files}};
+  j["library"] = {{"name", r.library_name},
+                  {"sources", r.liberty_sources},
+                  {"prepared_file", r.prepared_liberty},
+                  {"dont_use", r.dont_use},
+                  {"voltage_v", r.voltage_v}};
+  j["constraints"] = {{"clock_period_ns", r.clock_period_ns},
+                      {"sdc", r.sdc},
+                      {"driving_cell", r.driving_cell},
+                      {"output_load_f", r.output_load_f}};
+  j["metrics"] = metrics;
+  json mods = json::array();
+  for (const ModuleAreaRow& m : r.modules)
+    mods.push_back({{"module", m.module},
+                    {"instances", m.instances},
+                    {"own_area_um2", m.own_area},
+                    {"own_cells", m.own_cells},
+                    {"area_per_instance_um2", m.area_per_instance},
+                    {"yosys_stat_area_um2", r.yosys_module_area.count(m.module) ? json(r.yosys_module_area.at(m.module))
+                                                                                 : json(nullptr)}});
+  j["area_by_module"] = mods;
+  json insts = json::array();
+  for (const InstanceArea& i : r.instances)
+    insts.push_back({{"path", i.path.empty() ? "(top)" : i.path},
+                     {"module", i.module},
+                     {"depth", i.depth},
+                     {"area_um2", i.area_um2},
+                     {"own_area_um2", i.own_area_um2},
+                     {"cells", i.cells}});
+  j["area_by_instance"] = insts;
+  j["cells"] = r.cell_counts;
+  if (r.timed)
+    j["critical_path"] = {{"startpoint", r.sta.path.startpoint},
+                          {"endpoint", r.sta.path.endpoint},
+                          {"path_group", r.sta.path.path_group},
+                          {"arrival_ns", r.sta.path.arrival_ns},
+                          {"required_ns", r.sta.path.required_ns},
+                          {"slack_ns", r.sta.path.slack_ns}};
+  json power;
+  if (r.has_opensta_power)
+    power["opensta_vectorless"] = {{"internal_w", r.opensta_power.internal_w},
+                                   {"switching_w", r.opensta_power.switching_w},
+                                   {"leakage_w", r.opensta_power.leakage_w},
+                                   {"total_w", r.opensta_power.total_w},
+                                   {"activity_source", "set_power_activity -global -activity " +
+                                                           fmt(r.vectorless_activity) + " -duty 0.5 (OpenSTA)"}};
+  power["kaleido_vectorless"] = breakdown_json(r.vectorless.logic);
+  power["kaleido_vectorless_opensta_convention"] = breakdown_json(r.vectorless_opensta_convention);
+  if (r.has_activity_power) power["kaleido_activity"] = breakdown_json(r.activity.logic);
+  j["power"] = power;
+  json srams = json::array();
+  for (const SramReport& s : r.srams)
+    srams.push_back({{"instance", s.instance},
+                     {"module", s.module},
+                     {"words", s.cost.words},
+                     {"bits", s.cost.bits},
+                     {"rows", s.cost.rows},
+                     {"columns", s.cost.columns},
+                     {"area_um2", s.cost.area_um2},
+                     {"read_energy_j", s.cost.read_energy_j},
+                     {"write_energy_j", s.cost.write_energy_j},
+                     {"leakage_w", s.cost.leakage_w},
+                     {"shape_source", s.shape_source},
+                     {"reads_per_cycle", s.reads_per_cycle},
+                     {"writes_per_cycle", s.writes_per_cycle},
+                     {"power_w", s.power_w},
+                     {"activity_source", s.activity_source},
+                     {"model", sram_model_description()}});
+  j["sram"] = srams;
+  json times = json::object();
+  for (const StepTime& t : r.times) times[t.step] = t.seconds;
+  j["run_times_s"] = times;
+  j["files"] = {{"netlist_v", r.netlist_v.string()},
+                {"netlist_json", r.netlist_json.string()},
+                {"yosys_log", r.yosys_log.string()},
+                {"sta_log", r.sta_log.string()}};
+  return j;
+}
+
+std::string result_markdown(const SynthResult& r) {
+  std::ostringstream o;
+  o << "# Synthesis report: " << r.top << "\n\n";
+  o << "kaleido " << version() << "; library " << lib_label(r) << ", " << fmt(r.voltage_v) << " V; clock "
+    << fmt(r.clock_period_ns) << " ns on the clock port; SDC `" << fs::path(r.sdc).filename().string() << "`.\n";
+  o << "Values are for relative studies (no placement, no clock tree, wire-load model only).\n\n";
+  o << "## Area\n\n";
+  o << "| quantity | value | how |\n|---|---:|---|\n";
+  o << "| total | " << fmt(r.total_area_um2(), 6) << " um^2 | logic + SRAM model |\n";
+  o << "| logic (standard cells) | " << fmt(r.logic_area_um2, 6) << " um^2 | Yosys mapped netlist, Liberty cell areas |\n";
+  o << "| SRAM macros | " << fmt(r.sram_area_um2, 6) << " um^2 | kaleido SRAM model |\n";
+  o << "| cells | " << r.cells << " (" << r.sequential_cells << " sequential) | |\n\n";
+  o << "| module | instances | area per instance (um^2) | own cells area (um^2) |\n|---|---:|---:|---:|\n";
+  for (const ModuleAreaRow& m : r.modules)
+    o << "| " << m.module << " | " << m.instances << " | " << fmt(m.area_per_instance, 6) << " | "
+      << fmt(m.own_area, 6) << " |\n";
+  o << "\n| instance | module | area (um^2) |\n|---|---|---:|\n";
+  for (const InstanceArea& i : r.instances)
+    o << "| " << std::string(static_cast<size_t>(i.depth) * 2, ' ') << (i.path.empty() ? "(top)" : i.path) << " | "
+      << i.module << " | " << fmt(i.area_um2, 6) << " |\n";
+  if (!r.srams.empty()) {
+    o << "\n| SRAM instance | words x bits | area (um^2) | read / write energy (pJ) | leakage (uW) |\n"
+         "|---|---|---:|---:|---:|\n";
+    for (const SramReport& s : r.srams)
+      o << "| " << s.instance << " | " << s.cost.words << " x " << s.cost.bits << " | " << fmt(s.cost.area_um2, 6)
+        << " | " << fmt(s.cost.read_energy_j * 1e12) << " / " << fmt(s.cost.write_energy_j * 1e12) << " | "
+        << fmt(s.cost.leakage_w * 1e6) << " |\n";
+    o << "\nSRAM model: " << sram_model_description() << "\n";
+  }
+  if (r.timed) {
+    o << "\n## Timing (OpenSTA)\n\n";
+    o << "| quantity | value |\n|---|---:|\n";
+    o << "| worst setup slack | " << fmt(r.sta.worst_slack_ns) << " ns |\n";
+    o << "| WNS / TNS | " << fmt(r.sta.wns_ns) << " / " << fmt(r.sta.tns_ns) << " ns |\n";
+    o << "| Fmax = 1 / (T - slack) | " << fmt(r.fmax_mhz) << " MHz |\n";
+    o << "| critical path | " << r.sta.path.startpoint << " -> " << r.sta.path.endpoint << ", arrival "
+      << fmt(r.sta.path.arrival_ns) << " ns |\n";
+  }
+  o << "\n## Power\n\n";
+  o << "| estimate | internal (mW) | switching (mW) | leakage (mW) | total (mW) | activity source |\n"
+       "|---|---:|---:|---:|---:|---|\n";
+  auto row = [&](const std::string& name, double in, double sw, double lk, double tot, const std::string& src) {
+    o << "| " << name << " | " << fmt(in * 1e3) << " | " << fmt(sw * 1e3) << " | " << fmt(lk * 1e3) << " | "
+      << fmt(tot * 1e3) << " | " << src << " |\n";
+  };
+  if (r.has_opensta_power)
+    row("OpenSTA vectorless", r.opensta_power.internal_w, r.opensta_power.switching_w, r.opensta_power.leakage_w,
+        r.opensta_power.total_w, "-global -activity " + fmt(r.vectorless_activity));
+  const PowerBreakdown& v = r.vectorless.logic;
+  row("kaleido, uniform activity", v.internal_w, v.switching_w, v.leakage_w, v.total_w(), v.activity_source);
+  const PowerBreakdown& vo = r.vectorless_opensta_convention;
+  row("kaleido, uniform, OpenSTA-2019 convention", vo.internal_w, vo.switching_w, vo.leakage_w, vo.total_w(),
+      vo.activity_source);
+  if (r.has_activity_power) {
+    const PowerBreakdown& a = r.activity.logic;
+    row("kaleido, simulated activity", a.internal_w, a.switching_w, a.leakage_w, a.total_w(), a.activity_source);
+  }
+  if (!r.srams.empty()) {
+    o << "\nSRAM power: " << fmt(r.vectorless.sram_w * 1e3) << " mW (" << r.vectorless.sram_source << ")";
+    if (r.has_activity_power) o << "; " << fmt(r.activity.sram_w * 1e3) << " mW (" << r.activity.sram_source << ")";
+    o << ".\n";
+  }
+  o << "\nThe OpenSTA-2019 convention row reproduces how this OpenSTA adds internal power (both edges' energy "
+       "per transition, arcs summed); the per-transition rows count one edge's energy per transition. See "
+       "gen/ppa/power_model.hpp.\n";
+  o << "\n## Run times\n\n| step | seconds |\n|---|---:|\n";
+  for (const StepTime& t : r.times) o << "| " << t.step << " | " << fmt(t.seconds, 3) << " |\n";
+  return o.str();
+}
+
+std::string result_summary(const SynthResult& r) {
+  std::ostringstream o;
+  o << "kaleido synth: " << r.top << " on " << r.library_name << ", clock " << fmt(r.clock_period_ns) << " ns\n";
+  o << "  area        " << fmt(r.total_area_um2(), 6) << " um^2 (logic " << fmt(r.logic_area_um2, 6) << ", SRAM "
+    << fmt(r.sram_area_um2, 6) << "), " << r.cells << " cells (" << r.sequential_cells << " sequential)\n";
+  for (const ModuleAreaRow& m : r.modules)
+    o << "    " << std::left << std::setw(24) << m.module << std::right << std::setw(4) << m.instances << " x "
+      << fmt(m.area_per_instance, 6) << " um^2\n";
+  if (r.timed)
+    o << "  timing      worst slack " << fmt(r.sta.worst_slack_ns) << " ns, TNS " << fmt(r.sta.tns_ns)
+      << " ns, Fmax " << fmt(r.fmax_mhz) << " MHz; critical path " << r.sta.path.startpoint << " -> "
+      << r.sta.path.endpoint << " (" << fmt(r.sta.path.arrival_ns) << " ns)\n";
+  if (r.has_opensta_power)
+    o << "  power       OpenSTA vectorless (activity " << fmt(r.vectorless_activity) << "): "
+      << fmt(r.opensta_power.total_w * 1e3) << " mW (internal " << fmt(r.opensta_power.internal_w * 1e3)
+      << ", switching " << fmt(r.opensta_power.switching_w * 1e3) << ", leakage "
+      << fmt(r.opensta_power.leakage_w * 1e3) << ")\n";
+  o << "              kaleido uniform activity: " << fmt(r.vectorless.logic.total_w() * 1e3) << " mW (OpenSTA-2019 "
+    << "convention " << fmt(r.vectorless_opensta_convention.total_w() * 1e3) << " mW)\n";
+  if (r.has_activity_power)
+    o << "              kaleido simulated activity: " << fmt(r.activity.logic.total_w() * 1e3) << " mW ("
+      << r.activity.logic.activity_source << ")\n";
+  if (!r.srams.empty()) o << "  SRAM        " << r.srams.size() << " macro(s), " << fmt(r.sram_area_um2, 6) << " um^2\n";
+  double tot = 0;
+  for (const StepTime& t : r.times)
+    if (t.step == "total") tot = t.seconds;
+  o << "  time        " << fmt(tot, 3) << " s; reports " << r.json_report.string() << ", " << r.md_report.string()
+    << "\n";
+  return o.str();
+}
+
+}  // namespace kaleido::ppa

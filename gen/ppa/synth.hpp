@@ -1,0 +1,144 @@
+// The PPA flow as one call: Liberty preparation, hierarchical Yosys synthesis,
+// SDC, OpenSTA timing and vectorless power, the project's own power model
+// (uniform activity and, with a stimulus, simulated activity), SRAM costs,
+// and a JSON/Markdown report where every number says how it was obtained.
+// `kaleido synth` is a thin wrapper around run_synthesis_flow().
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ppa/gatesim.hpp"
+#include "ppa/power_model.hpp"
+#include "ppa/sram_model.hpp"
+#include "ppa/sta_flow.hpp"
+
+namespace kaleido::ppa {
+
+struct SynthOptions {
+  // RTL: every *.v/*.sv of rtl_dir, plus rtl_files.
+  std::filesystem::path rtl_dir;
+  std::vector<std::filesystem::path> rtl_files;
+  std::string top;
+  // Liberty files of ONE library (several when it comes split, e.g. ASAP7);
+  // empty = the project's scripts/liberty/kaleido_generic.lib.
+  std::vector<std::filesystem::path> liberty;
+  double clock_period_ns = 0;
+  std::filesystem::path out_dir;  // reports and netlists; intermediate files in out_dir/work
+  std::string config_name;        // names the SDC (<config>.sdc); default: top
+  std::filesystem::path sdc_dir;  // when set, the SDC is also written there (e.g. constraints/)
+
+  std::string clock_port = "clk_i";
+  std::string reset_port = "rst_ni";
+  std::vector<std::string> sram_patterns{"kld_sram*"};
+  std::vector<std::string> dont_use;  // cell name globs, added to default_dont_use()
+  double input_delay_ns = 0;
+  double output_delay_ns = 0;
+
+  double vectorless_activity = 0.1;   // transitions per cycle for OpenSTA and the uniform estimate
+  bool run_sta = true;
+  // Activity-based power: a stimulus (null = skip), cycles counted after warm-up.
+  std::shared_ptr<Stimulus> stimulus;
+  uint64_t sim_cycles = 1000;
+  uint64_t sim_warmup = 16;
+  bool write_reports = true;          // synth.json and synth.md in out_dir
+};
+
+struct InstanceArea {
+  std::string path;    // "" = top
+  std::string module;
+  int depth = 0;
+  double area_um2 = 0;       // incl. submodules, excl. SRAM macros
+  double own_area_um2 = 0;
+  int cells = 0;
+};
+
+struct SramReport {
+  std::string instance, module;
+  SramCost cost;
+  std::string shape_source;      // how words x bits were found
+  double reads_per_cycle = -1;   // from simulation; -1 when not simulated
+  double writes_per_cycle = -1;
+  double power_w = -1;           // leakage + access energy x rate (simulated)
+  std::string activity_source;
+};
+
+struct StepTime {
+  std::string step;
+  double seconds = 0;
+};
+
+struct PowerReport {
+  PowerBreakdown logic;
+  double sram_w = 0;
+  std::string sram_source;
+};
+
+struct SynthResult {
+  // Inputs, as used.
+  std::string top;
+  std::vector<std::string> rtl_files;
+  std::vector<std::string> liberty_sources;
+  std::string library_name;
+  std::string prepared_liberty;   // merged/annotated file the tools read
+  std::vector<std::string> dont_use;
+  double clock_period_ns = 0;
+  double voltage_v = 0;
+  std::string driving_cell;
+  double output_load_f = 0;
+  std::string sdc;
+
+  // Area (library area units; um^2 for the open libraries).
+  double logic_area_um2 = 0;
+  double sram_area_um2 = 0;
+  double total_area_um2() const { return logic_area_um2 + sram_area_um2; }
+  std::vector<ModuleAreaRow> modules;
+  std::vector<InstanceArea> instances;
+  std::map<std::string, int> cell_counts;
+  int cells = 0;
+  int sequential_cells = 0;
+  std::map<std::string, double> yosys_module_area;  // Yosys's own `stat -liberty` figures, for cross-checking
+
+  // Timing (OpenSTA).
+  bool timed = false;
+  StaResult sta;
+  double fmax_mhz = 0;  // 1000 / (T - worst slack)
+
+  // Power.
+  double vectorless_activity = 0;
+  bool has_opensta_power = false;
+  StaPower opensta_power;                 // report_power with set_power_activity -global
+  PowerReport vectorless;                 // our model, uniform activity, per-transition convention
+  PowerBreakdown vectorless_opensta_convention;  // our model, uniform activity, OpenSTA 2019 convention
+  bool has_activity_power = false;
+  PowerReport activity;                   // our model, simulated toggles
+  ToggleCounts toggles;
+
+  std::vector<SramReport> srams;
+  SramTechnology sram_tech;
+  std::vector<StepTime> times;
+
+  std::filesystem::path netlist_v, netlist_json, yosys_log, sta_log, json_report, md_report;
+};
+
+SynthResult run_synthesis_flow(const SynthOptions& opt);
+
+// Cells excluded from mapping by default for a library (e.g. sky130's
+// low-power-flow isolation cells and probe cells, as OpenLane excludes them).
+std::vector<std::string> default_dont_use(const std::string& library_name);
+
+// Fmax from the worst setup slack at period T: the smallest period at which
+// the worst path meets timing is T - WS (valid because the SDC's constraints
+// do not scale with the period). Throws ConfigError for T <= 0.
+double fmax_mhz(double period_ns, double worst_slack_ns);
+
+nlohmann::json result_json(const SynthResult& r);
+std::string result_markdown(const SynthResult& r);
+std::string result_summary(const SynthResult& r);  // a few lines for the terminal
+
+}  // namespace kaleido::ppa

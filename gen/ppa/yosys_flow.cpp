@@ -1,0 +1,197 @@
+#include "ppa/yosys_flow.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "ppa/liberty.hpp"
+#include "ppa/tools.hpp"
+
+namespace kaleido::ppa {
+
+namespace fs = std::filesystem;
+
+std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values,
+                          const std::string& template_name) {
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    const size_t open = text.find("{{", pos);
+    if (open == std::string::npos) break;
+    const size_t close = text.find("}}", open);
+    if (close == std::string::npos) break;
+    const std::string key = text.substr(open + 2, close - open - 2);
+    auto it = values.find(key);
+    if (it == values.end()) throw Error(template_name + ": placeholder {{" + key + "}} has no value");
+    out.append(text, pos, open - pos).append(it->second);
+    pos = close + 2;
+  }
+  out.append(text, pos, std::string::npos);
+  return out;
+}
+
+std::vector<fs::path> rtl_files_in(const fs::path& dir) {
+  if (!fs::is_directory(dir)) throw FileError(dir.string(), "is not a folder of RTL files");
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".v" || ext == ".sv")) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw FileError(dir.string(), "contains no .v or .sv file");
+  return files;
+}
+
+namespace {
+
+// Yosys splits commands on whitespace; quoting is not reliable across
+// versions, so paths with spaces are refused up front.
+std::string yosys_path(const fs::path& p) {
+  const std::string s = fs::absolute(p).lexically_normal().string();
+  if (s.find_first_of(" \t\"") != std::string::npos)
+    throw Error("path `" + s + "` contains a space or quote, which Yosys scripts cannot take; move it");
+  return s;
+}
+
+std::string read_template(const std::string& rel) {
+  const fs::path p = fs::path(source_dir()) / rel;
+  if (!fs::exists(p)) throw FileError(p.string(), "Yosys script template is missing (KALEIDO_SOURCE_DIR wrong?)");
+  return read_file(p);
+}
+
+std::vector<SramShape> read_sram_shapes(const fs::path& json_path, const std::vector<std::string>& patterns) {
+  std::vector<SramShape> out;
+  if (!fs::exists(json_path)) return out;
+  const nlohmann::json d = nlohmann::json::parse(read_file(json_path));
+  if (!d.contains("modules")) return out;
+  for (const auto& [name, m] : d.at("modules").items()) {
+    bool match = false;
+    for (const std::string& p : patterns) match = match || glob_match(p, name);
+    if (!match) continue;
+    SramShape s;
+    s.module = name;
+    if (m.contains("memories") && !m.at("memories").empty()) {
+      // Several memories in one module: count their bits as one macro.
+      long long bits_total = 0;
+      int widest = 0;
+      std::ostringstream how;
+      for (const auto& [mname, mem] : m.at("memories").items()) {
+        const int w = mem.at("width").get<int>();
+        const int n = mem.at("size").get<int>();
+        bits_total += static_cast<long long>(w) * n;
+        widest = std::max(widest, w);
+        how << (how.tellp() > 0 ? ", " : "") << "memory " << mname << ": " << n << " words x " << w << " bits";
+      }
+      s.bits = widest;
+      s.words = static_cast<int>((bits_total + widest - 1) / widest);
+      s.how = how.str();
+    } else {
+      // No inferred memory: size from the ports (widest output = word, address width = words).
+      int data = 0, addr = 0;
+      for (const auto& [pname, p] : m.at("ports").items()) {
+        const int w = static_cast<int>(p.at("bits").size());
+        if (p.at("direction") == "output") data = std::max(data, w);
+        if (p.at("direction") == "input" && pname.find("addr") != std::string::npos) addr = std::max(addr, w);
+      }
+      s.bits = std::max(1, data);
+      s.words = addr > 0 && addr < 31 ? (1 << addr) : 1;
+      s.how = "no memory found; from ports: widest output " + std::to_string(s.bits) + " bits, address " +
+              std::to_string(addr) + " bits";
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+YosysResult run_yosys(const YosysJob& job) {
+  const std::string yosys = find_tool("yosys", "yosys");
+  if (job.rtl_files.empty()) throw Error("no RTL file to synthesise");
+  if (job.top.empty()) throw ConfigError("top", "(empty)", "name the top module");
+  if (!(job.period_ps > 0)) throw ConfigError("clock period", std::to_string(job.period_ps) + " ps", "must be positive");
+  fs::create_directories(job.work_dir);
+  const fs::path work = fs::absolute(job.work_dir);
+  YosysResult r;
+  r.script = work / "synth.ys";
+  r.log = work / "yosys.log";
+  r.netlist_v = work / (job.top + ".mapped.v");
+  r.netlist_json = work / (job.top + ".mapped.json");
+  r.stat_report = work / "yosys_stat.txt";
+  const fs::path constr = work / "abc.constr";
+  const fs::path sram_json = work / "srams.json";
+  fs::remove(sram_json);
+
+  std::ostringstream abc;
+  abc << "set_driving_cell " << job.abc_driving_cell << "\n";
+  abc << "set_load " << job.abc_load_ff << "\n";
+  write_file_atomic(constr, abc.str());
+
+  std::string incdirs;
+  for (const fs::path& d : job.include_dirs) incdirs += " -I" + yosys_path(d);
+  std::ostringstream read;
+  for (const fs::path& f : job.rtl_files) {
+    if (!fs::exists(f)) throw FileError(f.string(), "RTL file does not exist");
+    read << "read_verilog -sv" << incdirs << " " << yosys_path(f) << "\n";
+  }
+  std::string sram_block;
+  if (!job.blackbox_patterns.empty()) {
+    std::string select;
+    for (const std::string& p : job.blackbox_patterns) select += (select.empty() ? "" : " ") + p;
+    // Only when the design has such modules: `blackbox` on an empty selection is an error.
+    bool any = false;
+    for (const fs::path& f : job.rtl_files) {
+      const std::string text = read_file(f);
+      std::smatch m;
+      std::regex mod_re(R"(\bmodule\s+([A-Za-z_][A-Za-z0-9_$]*))");
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), mod_re); it != std::sregex_iterator(); ++it)
+        for (const std::string& p : job.blackbox_patterns) any = any || glob_match(p, (*it)[1].str());
+    }
+    if (any)
+      sram_block = fill_template(read_template("scripts/yosys/sram_block.ys.in"),
+                                 {{"SRAM_SELECT", select}, {"SRAM_JSON", yosys_path(sram_json)}}, "sram_block.ys.in");
+  }
+  const std::map<std::string, std::string> values = {
+      {"LIBERTY", yosys_path(job.liberty)},
+      {"READ_RTL", read.str()},
+      {"TOP", job.top},
+      {"SRAM_BLOCK", sram_block},
+      {"PERIOD_PS", std::to_string(static_cast<long long>(std::llround(job.period_ps)))},
+      {"ABC_CONSTR", yosys_path(constr)},
+      {"STAT_REPORT", yosys_path(r.stat_report)},
+      {"NETLIST_V", yosys_path(r.netlist_v)},
+      {"NETLIST_JSON", yosys_path(r.netlist_json)},
+  };
+  std::string script = "# Written by kaleido " + version() + " from scripts/yosys/synth.ys.in\n" +
+                       fill_template(read_template("scripts/yosys/synth.ys.in"), values, "synth.ys.in");
+  write_file_atomic(r.script, script);
+
+  const ToolRun run = run_tool({yosys, "-q", "-l", r.log.string(), r.script.string()}, work, work / "yosys.stdout");
+  r.seconds = run.seconds;
+  const std::string log = fs::exists(r.log) ? read_file(r.log) : run.output;
+  if (run.exit_code != 0 || !fs::exists(r.netlist_json)) {
+    std::string errors;
+    std::istringstream in(log + "\n" + run.output);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("ERROR", 0) == 0) errors += "  " + line + "\n";
+    throw Error("yosys failed (exit code " + std::to_string(run.exit_code) + ") synthesising " + job.top + "; log " +
+                r.log.string() + "\n" + (errors.empty() ? tail_lines(log, 15) : errors));
+  }
+  // "Chip area for module '\name': 123.4" and "Chip area for top module '\name': 456.7"
+  const std::regex area_re(R"(Chip area for (top )?module '\\?([^']+)': ([0-9.eE+-]+))");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), area_re); it != std::sregex_iterator(); ++it) {
+    const double v = std::stod((*it)[3].str());
+    if ((*it)[1].matched) r.stat_top_area = v;
+    else r.stat_module_area[(*it)[2].str()] = v;
+  }
+  r.srams = read_sram_shapes(sram_json, job.blackbox_patterns);
+  return r;
+}
+
+}  // namespace kaleido::ppa

@@ -1,0 +1,51 @@
+// Hierarchical Yosys synthesis onto one Liberty file, from the script
+// templates in scripts/yosys/.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kaleido::ppa {
+
+struct YosysJob {
+  std::vector<std::filesystem::path> rtl_files;
+  std::vector<std::filesystem::path> include_dirs;
+  std::string top;
+  std::filesystem::path liberty;  // one (merged) file
+  double period_ps = 0;
+  std::string abc_driving_cell;
+  double abc_load_ff = 0;
+  std::vector<std::string> blackbox_patterns;  // module name globs, e.g. kld_sram*
+  std::filesystem::path work_dir;              // outputs and the filled script go here
+};
+
+// Memory found inside a black-boxed (SRAM) module.
+struct SramShape {
+  std::string module;
+  int words = 0;
+  int bits = 0;
+  std::string how;  // "memory mem: 16 x 8" or "ports: ..."
+};
+
+struct YosysResult {
+  std::filesystem::path script, log, netlist_v, netlist_json, stat_report;
+  double seconds = 0;
+  std::map<std::string, double> stat_module_area;  // Yosys `stat -liberty`: cells placed directly in each module
+  double stat_top_area = -1;                        // Yosys's hierarchical total for the top, when printed
+  std::vector<SramShape> srams;
+};
+
+// Runs Yosys; throws Error with the log's ERROR lines and tail on failure,
+// and Error naming the Debian package when yosys is not installed.
+YosysResult run_yosys(const YosysJob& job);
+
+// Verilog/SystemVerilog files of a folder (*.v, *.sv), sorted by name.
+std::vector<std::filesystem::path> rtl_files_in(const std::filesystem::path& dir);
+
+// Replaces every {{KEY}}; throws Error if one is left unfilled.
+std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values,
+                          const std::string& template_name);
+
+}  // namespace kaleido::ppa
