@@ -291,6 +291,29 @@ TEST_F(Base, GenerateScopesAndIndexRanges) {
   expect_error([&] { n.check(); }, {"(in g_bit[7])", "reaches bit 8"});
 }
 
+TEST_F(Base, GenerateIterationsMustDriveDistinctBits) {
+  Expr y = m.output("y_o", 8);
+  GenerateFor& g = m.generate_for("g_lane", "i", 0, 2);
+  g.assign(y.slice(3, 0), a.part(g.var() * 4, 4));  // every iteration drives y_o[3:0]
+  tie_off();
+  expect_error([&] { m.check(); }, {"(in g_lane[1])", "bits [3:0] of 'y_o' have more than one driver"});
+}
+
+TEST_F(Base, IndexParamMustHoldEveryIndex) {
+  GenerateFor& g = m.generate_for("g_lane", "i", 0, 5);
+  expect_error([&] { g.index_param("LaneIndex", 2); }, {"index_param LaneIndex", "do not fit 2"});
+}
+
+TEST(VlogDesign, InstantiationCyclesAreRejected) {
+  Design d(golden_header());
+  Module& m = d.add_module("loop_back");
+  Expr x = m.input("x_i", 1);
+  Expr y = m.output("y_o", 1);
+  const std::vector<PortInfo> ports = m.ports();
+  m.instance("loop_back", ports, "u_self", {{"x_i", x}, {"y_o", y}});
+  expect_error([&] { d.check(); }, {"cycle", "loop_back -> loop_back"});
+}
+
 TEST(VlogModules, SignalsOfAnotherModuleAreRejected) {
   Module m1("one");
   Module m2("two");
