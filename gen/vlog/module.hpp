@@ -130,7 +130,7 @@ class IfStmt : public Stmt {
  public:
   IfStmt(const Block& parent, Expr cond, std::string comment);
   Block& then_() { return *branches_[0].second; }
-  Block& elif (const Expr& cond);
+  Block& elif(const Expr& cond);  // else if (cond)
   Block& else_();
 
   const std::vector<std::pair<Expr, std::unique_ptr<Block>>>& branches() const { return branches_; }
