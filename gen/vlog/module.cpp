@@ -245,7 +245,7 @@ IfStmt::IfStmt(const Block& parent, Expr cond, std::string comment)
   branches_.emplace_back(std::move(cond), std::make_unique<Block>(proc_, scope_));
 }
 
-Block& IfStmt::elif (const Expr& cond) {
+Block& IfStmt::elif(const Expr& cond) {
   if (else_block_) detail::build_fail(scope_, "else if after else");
   check_condition(scope_, cond, "else if");
   branches_.emplace_back(cond, std::make_unique<Block>(proc_, scope_));
