@@ -8,4 +8,6 @@ build=${KALEIDO_BUILD_DIR:-build}
 cmake -S . -B "$build" -DKALEIDO_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build"
+# Default: everything but the long soak (run it with: bash scripts/test.sh -L soak).
+[ $# -eq 0 ] && set -- -LE soak
 ctest --output-on-failure -j"$(nproc)" "$@"

@@ -51,6 +51,7 @@ struct Options {
   uint64_t trace_from = 0, trace_to = 0;
   int64_t reset_at = -1;       // assert reset in the middle of the run at this cycle, then rerun
   bool corrupt_expected = false;  // negative test: flip one expected output bit
+  int runs = 1;                // back-to-back runs without reset
   std::string repro;
 };
 
@@ -142,7 +143,7 @@ class Harness {
   }
   uint64_t read_reg64(uint32_t lo) { return read_reg(lo) | (uint64_t{read_reg(lo + 1)} << 32); }
 
-  void program(bool dense) {
+  void program() {
     const auto& c = v_.config;
     write_reg(kld::DIM_T, static_cast<uint32_t>(c.grid.t));
     write_reg(kld::DIM_H, static_cast<uint32_t>(c.grid.h));
@@ -163,7 +164,6 @@ class Harness {
                            static_cast<uint32_t>(c.rope_mask(g)) << kld::GROUP_CFG_ROPE_LSB;
       write_reg(kld::GROUP_CFG + static_cast<uint32_t>(g), cfg);
     }
-    (void)dense;
   }
 
   // Loads A (token, group) words and B (row, m-tile) words with random gaps.
@@ -337,51 +337,55 @@ void check_fits(const GoldenVectors& v) {
   if (!(kld::kPOLICIES & (1u << static_cast<unsigned>(c.policy)))) fail("policy not built in");
 }
 
-int run_main(const Options& opt) {
-  GoldenVectors v = kaleido::read_vectors(opt.vectors);
-  check_fits(v);
-  const bool dense = opt.mode == "dense" || v.config.mode == kaleido::Mode::Dense;
+struct RunReport {
+  bool dense = false;
+  bool done = false;
+  std::vector<std::string> errors;
+  int64_t compared_outputs = 0, compared_decisions = 0;
+  uint64_t cycles = 0, busy = 0, stall = 0, issued = 0, skipped = 0;
+  int64_t schedule = 0;
+  nlohmann::json to_json() const {
+    return {{"mode", dense ? "dense" : "reuse"},       {"bit_exact", done && errors.empty() && compared_outputs > 0},
+            {"compared_outputs", compared_outputs},    {"compared_decisions", compared_decisions},
+            {"cycles", cycles},                        {"busy_cycles", busy},
+            {"stall_cycles", stall},                   {"schedule_cycles", schedule},
+            {"macs_issued", issued},                   {"macs_skipped", skipped},
+            {"errors", errors}};
+  }
+};
+
+// One START..done run in `dense` or reuse mode, compared with the golden model.
+RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v, bool dense) {
   const auto& c = v.config;
   const int G = c.groups();
   const int64_t N = c.grid.tokens();
-
+  RunReport rep;
+  rep.dense = dense;
   // Expected values: reuse mode from the golden vectors; dense mode is A . B.
   kaleido::WideMatrix expect_out = dense ? kaleido::gemm_wrap(v.a, v.b, c.acc_w) : v.out;
   if (opt.corrupt_expected) expect_out.data[expect_out.data.size() / 2] ^= 1;
-  const int64_t all_macs = N * c.channels * c.out_cols;
-  const int64_t expect_issued = dense ? all_macs : v.counters.macs_issued;
+  const int64_t expect_issued = dense ? N * c.channels * c.out_cols : v.counters.macs_issued;
   const int64_t expect_skipped = dense ? 0 : v.counters.macs_skipped;
   const auto hw = hw_from_header();
   const kaleido::hw::ScheduleCycles sched =
       dense ? kaleido::hw::dense_cycles(hw, c)
             : kaleido::hw::reuse_cycles(hw, c, kaleido::hw::compute_list_lengths(c, v.decisions));
-
-  Harness h(opt, v);
-  h.reset();
-  h.program(dense);
-  h.load();
-  if (opt.reset_at >= 0) {
-    h.run(dense, opt.reset_at);  // interrupted run; state must be clean afterwards
-    h.program(dense);
-    h.load();
-  }
-  if (!h.run(dense)) {
-    std::fprintf(stderr, "FAIL: no done after %llu cycles (limit); %s\n",
-                 static_cast<unsigned long long>(opt.max_cycles), opt.repro.c_str());
-    return 1;
-  }
-  const uint64_t cycles = h.read_reg64(kld::CYCLES_LO);
-  const uint64_t busy = h.read_reg64(kld::BUSY_LO);
-  const uint64_t stall = h.read_reg64(kld::STALL_LO);
-  const uint64_t issued = h.read_reg64(kld::MACS_ISSUED_LO);
-  const uint64_t skipped = h.read_reg64(kld::MACS_SKIPPED_LO);
-
-  std::vector<std::string> errors;
+  rep.schedule = sched.total;
   auto mismatch = [&](const std::string& what) {
-    if (errors.size() < 20) errors.push_back(what);
+    if (rep.errors.size() < 20) rep.errors.push_back(what);
   };
+  rep.done = h.run(dense);
+  if (!rep.done) {
+    mismatch("no done after " + std::to_string(opt.max_cycles) + " cycles (limit)");
+    return rep;
+  }
+  rep.cycles = h.read_reg64(kld::CYCLES_LO);
+  rep.busy = h.read_reg64(kld::BUSY_LO);
+  rep.stall = h.read_reg64(kld::STALL_LO);
+  rep.issued = h.read_reg64(kld::MACS_ISSUED_LO);
+  rep.skipped = h.read_reg64(kld::MACS_SKIPPED_LO);
+
   // Decisions with reference (through the axis) and root.
-  int64_t compared_decisions = 0;
   if (!dense) {
     const kaleido::ScanOrder scan(c.grid, c.tile_h, c.tile_w);
     for (int64_t i = 0; i < N; ++i)
@@ -392,7 +396,7 @@ int run_main(const Options& opt) {
           mismatch("decision token " + std::to_string(i) + " group " + std::to_string(g) + ": never traced");
           continue;
         }
-        ++compared_decisions;
+        ++rep.compared_decisions;
         const auto& s = it->second;
         const bool e_reuse = e.kind == kaleido::PairKind::Reuse;
         const int64_t got_ref = s.reuse ? scan.reference(static_cast<int32_t>(i), static_cast<kaleido::Axis>(s.axis)) : -1;
@@ -408,7 +412,6 @@ int run_main(const Options& opt) {
       }
   }
   // Outputs: every element of N x M, in token, column order.
-  int64_t compared_outputs = 0;
   for (int64_t i = 0; i < N; ++i)
     for (int m = 0; m < c.out_cols; ++m) {
       auto it = h.outputs().find({i, m});
@@ -416,7 +419,7 @@ int run_main(const Options& opt) {
         mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": never produced");
         continue;
       }
-      ++compared_outputs;
+      ++rep.compared_outputs;
       if (it->second != expect_out.at(i, m))
         mismatch("output token " + std::to_string(i) + " column " + std::to_string(m) + ": expected " +
                  std::to_string(expect_out.at(i, m)) + ", got " + std::to_string(it->second));
@@ -424,12 +427,11 @@ int run_main(const Options& opt) {
   const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
   if (h.out_words() != static_cast<uint64_t>(N * MT))
     mismatch("output words: expected " + std::to_string(N * MT) + ", got " + std::to_string(h.out_words()));
-
   // Work counters against the golden model.
-  if (issued != static_cast<uint64_t>(expect_issued))
-    mismatch("MACS_ISSUED: expected " + std::to_string(expect_issued) + ", got " + std::to_string(issued));
-  if (skipped != static_cast<uint64_t>(expect_skipped))
-    mismatch("MACS_SKIPPED: expected " + std::to_string(expect_skipped) + ", got " + std::to_string(skipped));
+  if (rep.issued != static_cast<uint64_t>(expect_issued))
+    mismatch("MACS_ISSUED: expected " + std::to_string(expect_issued) + ", got " + std::to_string(rep.issued));
+  if (rep.skipped != static_cast<uint64_t>(expect_skipped))
+    mismatch("MACS_SKIPPED: expected " + std::to_string(expect_skipped) + ", got " + std::to_string(rep.skipped));
   for (int g = 0; g < G; ++g) {
     const uint64_t got = h.read_reg(kld::REUSED + static_cast<uint32_t>(g));
     const uint64_t want = dense ? 0 : static_cast<uint64_t>(v.counters.reused_per_group[static_cast<size_t>(g)]);
@@ -437,44 +439,68 @@ int run_main(const Options& opt) {
       mismatch("REUSED[" + std::to_string(g) + "]: expected " + std::to_string(want) + ", got " + std::to_string(got));
   }
   // Cycle counters against the documented schedule.
-  if (cycles != static_cast<uint64_t>(sched.total) + stall)
-    mismatch("CYCLES: schedule gives " + std::to_string(sched.total) + " + " + std::to_string(stall) +
-             " stall cycles, hardware counted " + std::to_string(cycles));
-  if (busy != static_cast<uint64_t>(sched.busy))
-    mismatch("BUSY: schedule gives " + std::to_string(sched.busy) + ", hardware counted " + std::to_string(busy));
+  if (rep.cycles != static_cast<uint64_t>(sched.total) + rep.stall)
+    mismatch("CYCLES: schedule gives " + std::to_string(sched.total) + " + " + std::to_string(rep.stall) +
+             " stall cycles, hardware counted " + std::to_string(rep.cycles));
+  if (rep.busy != static_cast<uint64_t>(sched.busy))
+    mismatch("BUSY: schedule gives " + std::to_string(sched.busy) + ", hardware counted " + std::to_string(rep.busy));
+  return rep;
+}
 
-  const bool compared_something = compared_outputs > 0;
-  const bool ok = errors.empty() && compared_something;
-  nlohmann::json j = {{"vectors", opt.vectors},
-                      {"mode", dense ? "dense" : "reuse"},
-                      {"seed", opt.seed},
-                      {"stall_probability", opt.stall},
-                      {"bit_exact", ok},
-                      {"compared_outputs", compared_outputs},
-                      {"compared_decisions", compared_decisions},
-                      {"cycles", cycles},
-                      {"busy_cycles", busy},
-                      {"stall_cycles", stall},
-                      {"schedule_cycles", sched.total},
-                      {"macs_issued", issued},
-                      {"macs_skipped", skipped},
-                      {"sim_cycles_total", h.cycle()},
-                      {"errors", errors}};
-  if (!opt.json_out.empty()) kaleido::write_file_atomic(opt.json_out, j.dump(2) + "\n");
-  if (ok) {
-    std::printf("PASS: %lld outputs, %lld decisions, counters and cycles equal (%s mode, %llu cycles, %llu stall)\n",
-                static_cast<long long>(compared_outputs), static_cast<long long>(compared_decisions),
-                dense ? "dense" : "reuse", static_cast<unsigned long long>(cycles),
-                static_cast<unsigned long long>(stall));
-    return 0;
+int run_main(const Options& opt) {
+  GoldenVectors v = kaleido::read_vectors(opt.vectors);
+  check_fits(v);
+  const auto& c = v.config;
+  // Runs back to back on the same loaded scratchpads: --mode reuse|dense|both, --runs times.
+  std::vector<bool> modes;
+  for (int k = 0; k < opt.runs; ++k) {
+    if (opt.mode != "dense") modes.push_back(v.config.mode == kaleido::Mode::Dense);
+    if (opt.mode == "dense" || opt.mode == "both") modes.push_back(true);
   }
-  std::printf("FAIL (%s mode, seed %llu, %dx%dx%d K=%d M=%d Gw=%d):\n", dense ? "dense" : "reuse",
-              static_cast<unsigned long long>(opt.seed), c.grid.t, c.grid.h, c.grid.w, c.channels, c.out_cols,
-              c.group_w);
-  if (!compared_something) std::printf("  nothing was compared\n");
-  for (const auto& e : errors) std::printf("  %s\n", e.c_str());
-  std::printf("  reproduce: %s\n", opt.repro.c_str());
-  return 1;
+  Harness h(opt, v);
+  h.reset();
+  h.program();
+  h.load();
+  if (opt.reset_at >= 0) {
+    h.run(modes.front(), opt.reset_at);  // interrupted run; the next one must be clean
+    h.program();
+    h.load();
+  }
+  std::vector<RunReport> reports;
+  bool ok = true;
+  for (bool dense : modes) {
+    reports.push_back(run_and_compare(h, opt, v, dense));
+    const RunReport& r = reports.back();
+    ok = ok && r.done && r.errors.empty() && r.compared_outputs > 0;
+  }
+  const RunReport& first = reports.front();
+  nlohmann::json j = first.to_json();
+  j["vectors"] = opt.vectors;
+  j["seed"] = opt.seed;
+  j["stall_probability"] = opt.stall;
+  j["bit_exact"] = ok;
+  j["sim_cycles_total"] = h.cycle();
+  j["runs"] = nlohmann::json::array();
+  for (const RunReport& r : reports) j["runs"].push_back(r.to_json());
+  if (!opt.json_out.empty()) kaleido::write_file_atomic(opt.json_out, j.dump(2) + "\n");
+  for (size_t k = 0; k < reports.size(); ++k) {
+    const RunReport& r = reports[k];
+    const bool run_ok = r.done && r.errors.empty() && r.compared_outputs > 0;
+    if (run_ok) {
+      std::printf("PASS run %zu: %lld outputs, %lld decisions, counters and cycles equal (%s mode, %llu cycles, %llu stall)\n",
+                  k, static_cast<long long>(r.compared_outputs), static_cast<long long>(r.compared_decisions),
+                  r.dense ? "dense" : "reuse", static_cast<unsigned long long>(r.cycles),
+                  static_cast<unsigned long long>(r.stall));
+      continue;
+    }
+    std::printf("FAIL run %zu (%s mode, seed %llu, %dx%dx%d K=%d M=%d Gw=%d DATA_W=%d ACC_W=%d, %s policy, tile %dx%d):\n", k,
+                r.dense ? "dense" : "reuse", static_cast<unsigned long long>(opt.seed), c.grid.t, c.grid.h, c.grid.w,
+                c.channels, c.out_cols, c.group_w, c.data_w, c.acc_w, kaleido::policy_name(c.policy), c.tile_h, c.tile_w);
+    if (r.compared_outputs == 0) std::printf("  nothing was compared\n");
+    for (const auto& e : r.errors) std::printf("  %s\n", e.c_str());
+    std::printf("  reproduce: %s\n", opt.repro.c_str());
+  }
+  return ok ? 0 : 1;
 }
 
 }  // namespace
@@ -506,6 +532,7 @@ int main(int argc, char** argv) {
       o.trace_to = colon == std::string::npos ? o.trace_from + 1000 : std::stoull(w.substr(colon + 1));
     } else if (a == "--reset-at") o.reset_at = std::stoll(next());
     else if (a == "--corrupt-expected") o.corrupt_expected = true;
+    else if (a == "--runs") o.runs = std::stoi(next());
     else if (a == "--repro") o.repro = next();
     else {
       std::fprintf(stderr, "kld_tb: unknown argument %s\n", a.c_str());
@@ -513,7 +540,7 @@ int main(int argc, char** argv) {
     }
   }
   if (o.vectors.empty()) {
-    std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense] [--seed S] [--stall P] [--json OUT]\n"
+    std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense|both] [--runs N] [--seed S] [--stall P] [--json OUT]\n"
                          "              [--trace FILE.fst --trace-window FROM:TO] [--reset-at CYCLE]\n");
     return 2;
   }

@@ -34,6 +34,12 @@ std::string mask_name(AxisMask m) {
   return s.empty() ? "-" : s;
 }
 
+std::vector<Axis> default_axis_order() {
+  std::vector<Axis> v;
+  for (int a = 0; a < kNumAxes; ++a) v.push_back(static_cast<Axis>(a));
+  return v;
+}
+
 int BandSplit::head_dim() const { return std::accumulate(sizes.begin(), sizes.end(), 0); }
 
 BandSplit parse_band_split(const std::string& spec) {

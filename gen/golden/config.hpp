@@ -42,6 +42,9 @@ enum class Mode : uint8_t {
 const char* mode_name(Mode m);
 Mode parse_mode(const std::string& s);
 
+// t, h, w: the default order of the fixed policy and of token-level reuse.
+std::vector<Axis> default_axis_order();
+
 struct ReuseConfig {
   Grid grid{2, 4, 4};
   int channels = 16;   // K
@@ -51,7 +54,7 @@ struct ReuseConfig {
   int group_w = 8;     // Gw, divides K
   BandSplit band;
   Policy policy = Policy::RopeOrthogonal;
-  std::vector<Axis> fixed_axes{Axis::T, Axis::H, Axis::W};
+  std::vector<Axis> fixed_axes = default_axis_order();
   Mode mode = Mode::ChannelReuse;
   // Scan order: spatial tiles of tile_h x tile_w (0 = the whole frame); tiles
   // in raster order, and inside a tile t, then h, then w. References never
