@@ -390,6 +390,11 @@ KnobSearch find_knob(Method& m, double target, bool qk_basis, int sweep_points) 
   if (m.continuous()) {
     double lo = m.knob_min(), hi = m.knob_max();
     const bool rise = m.savings_rise_with_knob();
+    // A target beyond the method's reach needs no search.
+    if (consider(rise ? hi : lo) < target - 0.01) {
+      m.execute(best.knob);
+      return best;
+    }
     for (int it = 0; it < 40 && best_err > 2e-4; ++it) {
       const double mid = 0.5 * (lo + hi);
       const double s = consider(mid);

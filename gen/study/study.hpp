@@ -33,9 +33,9 @@ struct StudyOptions {
   FlowSchedule schedule;
   uint64_t noise_seed = 7;
   int head = 0;  // seeds the head's projections
-  double qk_align = 0.5;
-  double pos_bias = 0.0;
-  double qk_gain = 1.0;
+  double qk_align = 0.5;  // proxy defaults: see docs/study.md for how they were chosen
+  double pos_bias = 1.0;
+  double qk_gain = 1.5;
   std::vector<std::string> methods = all_methods();
   int points = 6;  // sweep points per method
   std::vector<double> targets{0.5, 0.75, 0.85};
@@ -44,7 +44,7 @@ struct StudyOptions {
   int threads = 2;
   int group_w = 8;
   int tile_h = 0, tile_w = 0;
-  double ref_tau = 0.5;  // threshold (in group RMS) of the per-group reuse table
+  double ref_tau = 2.0;  // threshold (in group RMS) of the per-group reuse table
   BlockShape block{4, 4, 4};
   double spade_shortcut = 0.95;
   double sparge_sim = 0.0;
@@ -94,6 +94,7 @@ struct StepRecord {
   double progress = 0.0;
   std::string inputs;       // how Q, K, V were made
   double keys_for_90 = 0.0;  // mean fraction of keys holding 90% of a row's attention (exact)
+  double local_mass = 0.0;   // mean attention mass in a centred window of 15% of the grid
   double seconds = 0.0;
   nlohmann::json reuse_at_ref;  // channel-reuse detail at ref_tau
   double ref_tau = 0.0;

@@ -71,7 +71,7 @@ void axes(std::ostringstream& o, const PlotSpec& spec, const Frame& f, bool x_ti
   }
   o << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << kW - kLeft - kRight << "\" height=\""
     << kH - kTop - kBottom << "\" fill=\"none\" stroke=\"#333\"/>\n";
-  o << "<text x=\"" << (kLeft + kW - kRight) / 2 << "\" y=\"" << kH - 18 << "\" text-anchor=\"middle\">"
+  o << "<text x=\"" << (kLeft + kW - kRight) / 2 << "\" y=\"" << kH - 8 << "\" text-anchor=\"middle\">"
     << esc(spec.x_label) << "</text>\n";
   o << "<text transform=\"translate(18," << (kTop + kH - kBottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
     << esc(spec.y_label) << "</text>\n";
@@ -100,6 +100,7 @@ std::string line_plot(const PlotSpec& spec, const std::vector<Series>& series) {
           hi = std::max(hi, y);
         }
     if (lo > hi) lo = 0, hi = 1;
+    hi = std::min(hi, spec.y_cap);  // near-exact points would squash the interesting range
     if (hi - lo < 1e-9) hi = lo + 1;
     const double pad = 0.05 * (hi - lo);
     f.y0 = lo - pad;
@@ -138,8 +139,14 @@ std::string bar_plot(const PlotSpec& spec, const std::vector<std::string>& categ
   const double slot = (kW - kLeft - kRight) / n;
   const double bw = slot * 0.8 / static_cast<double>(std::max<size_t>(1, series.size()));
   for (size_t c = 0; c < categories.size(); ++c) {
-    o << "<text x=\"" << f.px(static_cast<double>(c) + 0.5) << "\" y=\"" << kH - kBottom + 16
-      << "\" text-anchor=\"middle\" font-size=\"10\">" << esc(categories[c]) << "</text>\n";
+    // Many categories: labels turned so that they do not overlap.
+    const double lx = f.px(static_cast<double>(c) + 0.5), ly = kH - kBottom + 14;
+    if (categories.size() > 8)
+      o << "<text transform=\"translate(" << lx << "," << ly << ") rotate(-40)\" text-anchor=\"end\" font-size=\"10\">"
+        << esc(categories[c]) << "</text>\n";
+    else
+      o << "<text x=\"" << lx << "\" y=\"" << ly << "\" text-anchor=\"middle\" font-size=\"10\">" << esc(categories[c])
+        << "</text>\n";
     for (size_t s = 0; s < series.size(); ++s) {
       if (c >= series[s].points.size()) continue;
       const double y = std::clamp(series[s].points[c].second, f.y0, f.y1);

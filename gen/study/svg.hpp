@@ -19,6 +19,7 @@ struct PlotSpec {
   double x_min = 0.0, x_max = 1.0;
   bool auto_y = true;
   double y_min = 0.0, y_max = 1.0;
+  double y_cap = 1e300;  // auto range stops here; higher points are drawn at the top
   std::vector<double> x_marks;  // vertical guide lines
 };
 
