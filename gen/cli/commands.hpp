@@ -8,6 +8,7 @@ namespace kaleido::cli {
 void register_golden(CLI::App& app);
 void register_gen(CLI::App& app);
 void register_sim(CLI::App& app);
+void register_drift(CLI::App& app);
 void register_study(CLI::App& app);
 
 }  // namespace kaleido::cli

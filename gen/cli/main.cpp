@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   kaleido::cli::register_golden(app);
   kaleido::cli::register_gen(app);
   kaleido::cli::register_sim(app);
+  kaleido::cli::register_drift(app);
   kaleido::cli::register_study(app);
   try {
     app.parse(argc, argv);

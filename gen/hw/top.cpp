@@ -206,7 +206,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const int b_depth = (c.max_kt() * rows) << mtw;
   const Module& b_sram = find(parts, SramBlock::name(b_depth, cols * dw, 1));
   const Expr krow = m.wire("weight_row", zext(kt_q, krow_w) * static_cast<int64_t>(rows) +
-                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - zext(cnt_q, krow_w)),
+                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)),
                            "LOADW feeds the k-tile's rows bottom first");
   const Expr b_word = m.signal("b_rdata", cols * dw);
   m.instance(b_sram, "u_b",
@@ -541,7 +541,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   m.assign(b_ready, !busy_q);
   const Module& b_sram = find(parts, SramBlock::name((c.max_kt() * rows) << mtw, cols * dw, 1));
   const Expr krow = m.wire("weight_row", zext(kt_q, krow_w) * static_cast<int64_t>(rows) +
-                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - zext(cnt_q, krow_w)));
+                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)));
   const Expr b_word = m.signal("b_rdata", cols * dw);
   m.instance(b_sram, "u_b",
              {{"clk_i", clk},
