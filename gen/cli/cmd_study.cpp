@@ -25,6 +25,7 @@ struct StudyCommand {
   bool quiet = false;
   bool list_models = false;
   bool npy_pre_rope = false;
+  bool no_projection = false;
 
   void run() {
     if (list_models) {
@@ -40,6 +41,7 @@ struct StudyCommand {
     std::tie(o.tile_h, o.tile_w) = parse_pair(tile, "tile");
     o.block = study::parse_block_shape(block);
     o.npy_rope_applied = !npy_pre_rope;
+    o.projection = !no_projection;
     o.progress = !quiet;
     study::Progress progress(!quiet);
     const study::StudyResult r = study::run_study(o, progress);
@@ -115,6 +117,7 @@ void register_study(CLI::App& app) {
   sub->add_option("--npy-grid", o.npy_grid, "Token grid TxHxW of the .npy activations");
   sub->add_option("--npy-head", o.npy_head, "Head of (heads,N,d) activations")->capture_default_str();
   sub->add_flag("--npy-pre-rope", cmd->npy_pre_rope, "The .npy Q and K were dumped before RoPE (apply it here)");
+  sub->add_flag("--no-projection", cmd->no_projection, "Skip the study of reuse on the Q, K, V projections' input");
   sub->add_option("--out,-o", cmd->out, "Output folder")->capture_default_str();
   sub->add_flag("--quiet,-q", cmd->quiet, "No progress lines");
   sub->add_flag("--list-models", cmd->list_models, "Print the model shapes as JSON and exit");

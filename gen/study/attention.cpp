@@ -152,7 +152,8 @@ struct Buffers {
 // approximate scores of rows pos0..pos0+nr-1; then metrics against the exact
 // rows (when given) or storage as the exact rows.
 template <class Fill>
-AttentionQuality evaluate(const AttentionInputs& in, const std::vector<int32_t>& rows, int threads, const Fill& fill,
+AttentionQuality evaluate(const AttentionInputs& in, const FloatMatrix& v, const std::vector<int32_t>& rows, int threads,
+                          const Fill& fill,
                           const FloatMatrix* s_ref, const FloatMatrix* o_ref, FloatMatrix* s_store, FloatMatrix* o_store) {
   const int64_t N = in.k.rows, d = in.head_dim, R = static_cast<int64_t>(rows.size());
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -178,7 +179,7 @@ AttentionQuality evaluate(const AttentionInputs& in, const std::vector<int32_t>&
       if (s_store) std::copy(s + r * N, s + (r + 1) * N, s_store->row(b + r));
     }
     softmax_rows(s, nr, N, scale);
-    pv_tile(s, nr, in.v, o);
+    pv_tile(s, nr, v, o);
     for (int r = 0; r < nr; ++r) {
       if (o_ref) {
         const float* ex = o_ref->row(b + r);
@@ -216,11 +217,13 @@ AttentionEvaluator::AttentionEvaluator(const AttentionInputs& in, std::vector<in
     for (int r = 0; r < nr; ++r) q[r] = in_.q.row(rows_[static_cast<size_t>(b + r)]);
     scores_tile(q, nr, in_.k, s);
   };
-  evaluate(in_, rows_, threads_, fill, nullptr, nullptr, &s_exact_, &o_exact_);
+  evaluate(in_, in_.v, rows_, threads_, fill, nullptr, nullptr, &s_exact_, &o_exact_);
 }
 
-AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff) const {
-  if (q_eff.rows != in_.q.rows || q_eff.cols != in_.q.cols || (k_eff && (k_eff->rows != in_.k.rows || k_eff->cols != in_.k.cols)))
+AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff,
+                                                 const FloatMatrix* v_eff) const {
+  auto same = [](const FloatMatrix* a, const FloatMatrix& b) { return !a || (a->rows == b.rows && a->cols == b.cols); };
+  if (!same(&q_eff, in_.q) || !same(k_eff, in_.k) || !same(v_eff, in_.v))
     throw Error("attention: effective inputs have the wrong shape");
   const FloatMatrix& keys = k_eff ? *k_eff : in_.k;
   auto fill = [&](int64_t b, int nr, float* s) {
@@ -228,7 +231,7 @@ AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const
     for (int r = 0; r < nr; ++r) q[r] = q_eff.row(rows_[static_cast<size_t>(b + r)]);
     scores_tile(q, nr, keys, s);
   };
-  return evaluate(in_, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
+  return evaluate(in_, v_eff ? *v_eff : in_.v, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
 }
 
 AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const BlockMask& mask) const {
@@ -244,7 +247,7 @@ AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const 
         row[j] = mask.at(a, layout.block_of(static_cast<int32_t>(j))) ? ex[j] : -std::numeric_limits<float>::infinity();
     }
   };
-  return evaluate(in_, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
+  return evaluate(in_, in_.v, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
 }
 
 void attention_probabilities(const AttentionInputs& in, const std::vector<int32_t>& rows, int threads,

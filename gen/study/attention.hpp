@@ -49,8 +49,9 @@ class AttentionEvaluator {
   const FloatMatrix& exact_scores() const { return s_exact_; }  // R x N
   const FloatMatrix& exact_out() const { return o_exact_; }     // R x d
 
-  // Queries (and optionally keys) replaced, e.g. by reuse's effective inputs.
-  AttentionQuality with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff = nullptr) const;
+  // Queries (and optionally keys and values) replaced, e.g. by reuse's effective inputs.
+  AttentionQuality with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff = nullptr,
+                               const FloatMatrix* v_eff = nullptr) const;
   // Only the kept (query block, key block) tiles computed.
   AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask) const;
 

@@ -108,6 +108,19 @@ std::string groups_csv(const StudyResult& r) {
   return o.str();
 }
 
+std::string projection_csv(const StudyResult& r) {
+  std::ostringstream o;
+  o << "clip,step,sigma,role,target,tau_over_rms,savings,ratio_t,ratio_h,ratio_w,psnr_v_db,cos_v,psnr_out_db,cos_out,"
+       "psnr_scores_db,cos_scores\n";
+  for (const ProjectionRecord& p : r.projection)
+    o << slug(p.clip) << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.role << ","
+      << (p.role == "target" ? f(p.target, 2) : "") << "," << f(p.knob, 6) << "," << f(p.savings, 6) << ","
+      << f(p.by_axis[0], 6) << "," << f(p.by_axis[1], 6) << "," << f(p.by_axis[2], 6) << "," << f(p.v_proj.psnr_db, 4)
+      << "," << f(p.v_proj.cosine, 8) << "," << f(p.attention.out.psnr_db, 4) << "," << f(p.attention.out.cosine, 8) << ","
+      << f(p.attention.scores.psnr_db, 4) << "," << f(p.attention.scores.cosine, 8) << "\n";
+  return o.str();
+}
+
 nlohmann::json to_json(const Quality& q) {
   return {{"psnr_db", q.psnr_db}, {"cosine", q.cosine}, {"max_abs_err", q.max_abs_err}, {"elements", q.elements}};
 }
@@ -145,7 +158,8 @@ nlohmann::json options_json(const StudyOptions& o) {
           {"v_npy", o.v_npy},
           {"npy_grid", o.npy_grid},
           {"npy_head", o.npy_head},
-          {"npy_rope_applied", o.npy_rope_applied}};
+          {"npy_rope_applied", o.npy_rope_applied},
+          {"projection", o.projection}};
 }
 
 const char* kAccounting =
@@ -207,6 +221,17 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                                   {"cos_out", t.cos_out},
                                   {"psnr_scores_db", t.psnr_scores},
                                   {"cos_scores", t.cos_scores}});
+  for (const ProjectionRecord& p : r.projection)
+    j["projection"].push_back({{"clip", p.clip},
+                               {"step", p.step},
+                               {"role", p.role},
+                               {"target", p.target},
+                               {"knob", p.knob},
+                               {"savings", p.savings},
+                               {"by_axis", {{"t", p.by_axis[0]}, {"h", p.by_axis[1]}, {"w", p.by_axis[2]}}},
+                               {"v_projection", to_json(p.v_proj)},
+                               {"out", to_json(p.attention.out)},
+                               {"scores", to_json(p.attention.scores)}});
   for (const GapRecord& g : gaps)
     j["gaps"].push_back({{"clip", g.clip},
                          {"step", g.step},
@@ -367,9 +392,25 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
       m << slug(p.clip) << " step " << step_label(p.step) << ": tau/RMS " << f(p.knob, 3) << "; ";
   m << "\n\n";
 
+  if (!r.projection.empty()) {
+    m << "## Reuse on the Q, K, V projections\n\n"
+         "Channel-wise reuse on the projections' input (the token features, no RoPE: every axis allowed; B = [W_q W_k "
+         "W_v]). Savings are of that GEMM's MACs, not of attention, so the block-sparse peers have no counterpart here. "
+         "Quality: PSNR of V = f W_v, and of the attention output computed from the reused Q, K and V.\n\n";
+    m << "| clip | step | target | tau/RMS | reuse by axis t / h / w | V PSNR (dB) | attention output PSNR / cos |\n"
+         "|---|---|---|---|---|---|---|\n";
+    for (const ProjectionRecord& p : r.projection)
+      if (p.role == "target")
+        m << "| " << slug(p.clip) << " | " << step_label(p.step) << " | " << pct(p.target, 0) << " | " << f(p.knob, 3)
+          << " | " << pct(p.by_axis[0]) << " / " << pct(p.by_axis[1]) << " / " << pct(p.by_axis[2]) << " | "
+          << f(p.v_proj.psnr_db, 2) << " | " << f(p.attention.out.psnr_db, 2) << " / " << f(p.attention.out.cosine, 5)
+          << " |\n";
+    m << "\n";
+  }
+
   m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings, PSNR and cosine of the output "
        "and of Q K^T)\n- `equal_savings.csv`: every method at each target\n- `gaps.csv`: the PSNR gaps\n"
-       "- `reuse_groups.csv`: reuse ratio by group and axis\n- `study.json`: all of it, with the options\n";
+       "- `reuse_groups.csv`: reuse ratio by group and axis\n- `projection.csv`: reuse on the projections' input\n- `study.json`: all of it, with the options\n";
   for (const std::string& p : plots) m << "- `" << p << "`\n";
   m << "\n## What is approximate\n\n"
        "- The inputs are a proxy (above); a real model's activations can be loaded with --q-npy/--k-npy/--v-npy.\n"
@@ -492,6 +533,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
   put("equal_savings.csv", targets_csv(r));
   put("gaps.csv", gaps_csv(gaps));
   put("reuse_groups.csv", groups_csv(r));
+  if (!r.projection.empty()) put("projection.csv", projection_csv(r));
   put("study.json", result_json(r, gaps).dump(1) + "\n");
   put("summary.md", summary_md(r, gaps, plots));
   return written;

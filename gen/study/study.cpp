@@ -228,7 +228,60 @@ struct StepInputs {
   AttentionInputs in;
   AttentionInputs calib;
   bool has_calib = false;
+  // The proxy's projection input, to study reuse on the projections.
+  Tokens tokens;
+  const ModelShape* model = nullptr;
+  ProjectionSpec proj;
 };
+
+// Reuse on the token features feeding the Q, K, V projections, tau_g = knob x RMS_g.
+struct ProjectionReuse {
+  const StepInputs& si;
+  ReuseConfig cfg;
+  std::vector<float> rms;
+  FloatReuse last;
+
+  explicit ProjectionReuse(const StepInputs& s, int group_w, int tile_h, int tile_w) : si(s) {
+    cfg.grid = s.tokens.grid;
+    cfg.channels = static_cast<int>(s.tokens.f.cols);
+    cfg.out_cols = 3 * s.in.head_dim;  // B = [W_q W_k W_v]
+    cfg.group_w = group_w;
+    cfg.tile_h = tile_h;
+    cfg.tile_w = tile_w;
+    cfg.validate();
+    for (int g = 0; g < cfg.groups(); ++g) {
+      double acc = 0.0;
+      for (int64_t i = 0; i < s.tokens.f.rows; ++i)
+        for (int c = g * group_w; c < (g + 1) * group_w; ++c) acc += static_cast<double>(s.tokens.f.at(i, c)) * s.tokens.f.at(i, c);
+      rms.push_back(static_cast<float>(std::sqrt(acc / static_cast<double>(s.tokens.f.rows * group_w))));
+    }
+  }
+  double savings(double knob) {
+    cfg.tau_float.clear();
+    for (float r : rms) cfg.tau_float.push_back(static_cast<float>(knob) * r);
+    last = run_reuse(cfg, si.tokens.f);
+    const auto& c = last.counters;
+    return static_cast<double>(c.macs_skipped) / static_cast<double>(c.macs_issued + c.macs_skipped);
+  }
+};
+
+ProjectionRecord projection_point(ProjectionReuse& pr, double knob, const AttentionEvaluator& ev, const std::string& clip,
+                                  const StepRecord& st) {
+  ProjectionRecord p;
+  p.clip = clip;
+  p.step = st.step;
+  p.sigma = st.sigma;
+  p.knob = knob;
+  p.savings = pr.savings(knob);
+  const auto& c = pr.last.counters;
+  for (int a = 0; a < kNumAxes; ++a)
+    p.by_axis[static_cast<size_t>(a)] = static_cast<double>(c.reused_per_axis[static_cast<size_t>(a)]) / static_cast<double>(c.pairs);
+  Tokens hat{pr.si.tokens.grid, pr.last.a_eff};
+  const AttentionInputs in = project_head(hat, *pr.si.model, pr.si.proj);
+  p.v_proj = compare(in.v, pr.si.in.v);
+  p.attention = ev.with_inputs(in.q, &in.k, &in.v);
+  return p;
+}
 
 void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, StepInputs& si, StudyResult& res,
               Progress& progress) {
@@ -315,6 +368,36 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
     }
     for (PointRecord& p : local) res.points.push_back(std::move(p));
   }
+  if (opt.projection && si.model) {
+    ProjectionReuse pr(si, opt.group_w, opt.tile_h, opt.tile_w);
+    std::vector<double> knobs;
+    for (int i = 0; i < opt.points; ++i) {
+      const double u = static_cast<double>(i) / (opt.points - 1);
+      knobs.push_back(4.0 * u * u);
+    }
+    for (double k : knobs) {
+      ProjectionRecord p = projection_point(pr, k, ev, clip, st);
+      p.role = "sweep";
+      progress.advance(where + ": projection reuse tau/rms " + fmt(k, 3) + ", savings " + fmt(100.0 * p.savings, 1) +
+                       "%, attention PSNR " + fmt(p.attention.out.psnr_db, 2) + " dB");
+      res.projection.push_back(p);
+    }
+    for (double target : opt.targets) {
+      double lo = 0.0, hi = 4.0, best = hi, best_err = 1e30;
+      for (int it = 0; it < 30 && best_err > 2e-4; ++it) {
+        const double mid = 0.5 * (lo + hi), s = pr.savings(mid);
+        if (std::fabs(s - target) < best_err) best_err = std::fabs(s - target), best = mid;
+        (s < target ? lo : hi) = mid;
+      }
+      if (best_err > 0.01) continue;
+      ProjectionRecord p = projection_point(pr, best, ev, clip, st);
+      p.role = "target";
+      p.target = target;
+      progress.advance(where + ": projection reuse at " + fmt(100.0 * target, 0) + "% savings, attention PSNR " +
+                       fmt(p.attention.out.psnr_db, 2) + " dB");
+      res.projection.push_back(p);
+    }
+  }
   st.seconds = progress.elapsed() - t0;
   res.steps.push_back(st);
 }
@@ -336,7 +419,7 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   const double t0 = progress.elapsed();
 
   // Work units, for the progress percentage (approximate).
-  int64_t per_step = 1;
+  int64_t per_step = 1 + (opt.projection && opt.q_npy.empty() ? opt.points + static_cast<int64_t>(opt.targets.size()) : 0);
   for (const std::string& m : opt.methods) {
     const bool reuse = m.find("reuse") != std::string::npos;
     per_step += m == "dense" ? 1 : opt.points + static_cast<int64_t>(opt.targets.size()) * (reuse ? 2 : 1);
@@ -417,8 +500,10 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
       st.progress = opt.schedule.progress(step);
       StepInputs si;
       // One noise sample eps for the whole trajectory, as in sampling.
-      si.in = project_head(patchify(lat.grid, add_noise(lat.x, st.sigma, opt.noise_seed), model.patch_h, model.patch_w),
-                           model, proj);
+      si.tokens = patchify(lat.grid, add_noise(lat.x, st.sigma, opt.noise_seed), model.patch_h, model.patch_w);
+      si.model = &model;
+      si.proj = proj;
+      si.in = project_head(si.tokens, model, proj);
       const bool want_calib =
           std::find(opt.methods.begin(), opt.methods.end(), "scalingattention-style") != opt.methods.end();
       if (want_calib) {

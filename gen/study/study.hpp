@@ -4,6 +4,7 @@
 // and channel-wise reuse ratios by group, axis and step.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,7 +30,7 @@ struct StudyOptions {
   int frames = 0;  // pixel frames; 0 = the model's default clip length
   int frame_start = 0;
   int frame_step = 1;
-  std::vector<int> steps{10, 30, 45};
+  std::vector<int> steps{10, 30, 49};
   FlowSchedule schedule;
   uint64_t noise_seed = 7;
   int head = 0;  // seeds the head's projections
@@ -54,6 +55,7 @@ struct StudyOptions {
   std::string npy_grid;  // TxHxW
   int npy_head = 0;
   bool npy_rope_applied = true;
+  bool projection = true;  // also study reuse on the Q, K, V projections' input
   bool progress = true;
 
   void validate() const;
@@ -100,6 +102,22 @@ struct StepRecord {
   double ref_tau = 0.0;
 };
 
+// Channel-wise reuse on the input of the Q, K, V projections (the token
+// features, no RoPE, so every axis is allowed): savings of that GEMM, quality
+// of its V output and of the attention output built from the reused projections.
+struct ProjectionRecord {
+  std::string clip;
+  int step = 0;
+  double sigma = 0.0;
+  std::string role;  // "sweep" or "target"
+  double target = 0.0;
+  double knob = 0.0;
+  double savings = 0.0;  // of the projection GEMM's MACs (N x 4C x 3d)
+  std::array<double, 3> by_axis{};
+  Quality v_proj;             // V = f W_v against exact
+  AttentionQuality attention;  // attention output from reused Q, K, V
+};
+
 struct ClipRecord {
   std::string name, source;
   int width = 0, height = 0, frames = 0;
@@ -114,6 +132,7 @@ struct StudyResult {
   std::vector<StepRecord> steps;
   std::vector<PointRecord> points;
   std::vector<TargetRecord> targets;
+  std::vector<ProjectionRecord> projection;
   int64_t sampled_rows = 0;
   double seconds = 0.0;
   std::string proxy_statement;

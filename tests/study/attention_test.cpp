@@ -60,6 +60,16 @@ TEST(Attention, ExactRowsMatchANaiveModel) {
   }
   const AttentionQuality same = ev.with_inputs(in.q);
   EXPECT_TRUE(std::isinf(same.out.psnr_db));
+  EXPECT_TRUE(std::isinf(ev.with_inputs(in.q, &in.k, &in.v).out.psnr_db));
+  // Other values change the output exactly as the naive model says.
+  FloatMatrix v2 = in.v;
+  for (auto& x : v2.data) x *= 2.0f;
+  EXPECT_NEAR(ev.with_inputs(in.q, nullptr, &v2).out.cosine, 1.0, 1e-9);
+  EXPECT_NEAR(ev.with_inputs(in.q, nullptr, &v2).out.max_abs_err, ev.exact_out().data.empty() ? 0.0 : [&] {
+    double m = 0;
+    for (float x : ev.exact_out().data) m = std::max(m, static_cast<double>(std::fabs(x)));
+    return m;
+  }(), 1e-5);
   EXPECT_NEAR(same.scores.cosine, 1.0, 1e-12);
 }
 

@@ -26,6 +26,7 @@ TEST(StudyCli, SmallStudyWritesEveryOutput) {
   const std::string tag = fs::path(clip).stem().string();  // the clip's name in plot file names
   for (const std::string& f : {std::string("summary.md"), std::string("study.json"), std::string("points.csv"),
                               std::string("equal_savings.csv"), std::string("gaps.csv"), std::string("reuse_groups.csv"),
+                              std::string("projection.csv"),
                               "quality_" + tag + "_step20.svg", "quality_qk_" + tag + "_step45.svg",
                               "scores_" + tag + "_step20.svg", "reuse_groups_" + tag + ".svg"})
     EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
@@ -33,6 +34,7 @@ TEST(StudyCli, SmallStudyWritesEveryOutput) {
   EXPECT_EQ(j["tokens"].get<int>(), 5 * 8 * 8);
   EXPECT_EQ(j["steps"].size(), 2u);
   EXPECT_FALSE(j["gaps"].empty());
+  EXPECT_FALSE(j["projection"].empty());
   EXPECT_NE(j["proxy_statement"].get<std::string>().find("No model weights"), std::string::npos);
   const std::string md = read_file(fs::path(out) / "summary.md");
   EXPECT_NE(md.find("No model weights are available here"), std::string::npos);
