@@ -460,13 +460,12 @@ bool same_units(const LibUnits& a, const LibUnits& b) {
 
 // ---------------------------------------------------------------- merging
 
-void write_merged_liberty(const std::vector<fs::path>& sources, const fs::path& out,
-                          const std::vector<std::string>& dont_use) {
-  if (sources.empty()) throw Error("no Liberty file given to merge");
-  std::vector<LibFile> files;
-  for (const fs::path& p : sources) files.push_back(parse_liberty_file(p));
-
-  LibGroup merged = files.front().library;
+LibFile merge_liberty(const std::vector<LibFile>& files, const std::vector<std::string>& dont_use) {
+  if (files.empty()) throw Error("no Liberty file given to merge");
+  LibFile out;
+  out.path = files.front().path;
+  LibGroup& merged = out.library;
+  merged = files.front().library;
   const LibUnits units = read_units(merged, files.front().path);
   std::set<std::string> cells, named_groups;
   for (const LibGroup& g : merged.groups) {
@@ -505,23 +504,37 @@ void write_merged_liberty(const std::vector<fs::path>& sources, const fs::path& 
       if (match && !g.attribute("dont_use")) g.add_attribute({"dont_use", {{"true", false}}, false, g.line});
     }
   }
-
-  std::ostringstream text;
-  text << "/* Liberty library prepared by kaleido (kaleido_ppa) for synthesis and timing.\n";
-  text << "   Sources, merged in this order (cells and templates of all; header of the first):\n";
-  for (const LibFile& f : files) text << "     " << f.path << "\n";
+  std::ostringstream head;
+  head << "/* Liberty library prepared by kaleido (kaleido_ppa) for synthesis and timing.\n";
+  head << "   Sources, merged in this order (cells and templates of all; header of the first):\n";
+  for (const LibFile& f : files) head << "     " << f.path << "\n";
   if (!dont_use.empty()) {
-    text << "   Cells marked dont_use by pattern:";
-    for (const std::string& p : dont_use) text << " " << p;
-    text << "\n";
+    head << "   Cells marked dont_use by pattern:";
+    for (const std::string& p : dont_use) head << " " << p;
+    head << "\n";
   }
-  text << "   Each source's own leading comment (licence) follows. */\n";
+  head << "   Each source's own leading comment (licence) follows. */\n";
   for (const LibFile& f : files) {
     if (f.header_comment.empty()) continue;
-    text << "/* ---- header of " << fs::path(f.path).filename().string() << " ---- */\n" << f.header_comment << "\n";
+    head << "/* ---- header of " << fs::path(f.path).filename().string() << " ---- */\n" << f.header_comment << "\n";
   }
-  write_liberty(text, merged);
-  write_file_atomic(out, text.str());
+  out.header_comment = head.str();
+  return out;
+}
+
+std::string liberty_text(const LibFile& f) {
+  std::ostringstream text;
+  text << f.header_comment;
+  write_liberty(text, f.library);
+  return text.str();
+}
+
+void write_merged_liberty(const std::vector<fs::path>& sources, const fs::path& out,
+                          const std::vector<std::string>& dont_use) {
+  if (sources.empty()) throw Error("no Liberty file given to merge");
+  std::vector<LibFile> files;
+  for (const fs::path& p : sources) files.push_back(parse_liberty_file(p));
+  write_file_atomic(out, liberty_text(merge_liberty(files, dont_use)));
 }
 
 // ---------------------------------------------------------------- model

@@ -68,6 +68,10 @@ void write_liberty(std::ostream& out, const LibGroup& g, int indent = 0);
 // defined twice.
 void write_merged_liberty(const std::vector<std::filesystem::path>& sources, const std::filesystem::path& out,
                           const std::vector<std::string>& dont_use = {});
+// The same on files already parsed: the merged library (its header_comment
+// holds every source's comment) and its text.
+LibFile merge_liberty(const std::vector<LibFile>& files, const std::vector<std::string>& dont_use = {});
+std::string liberty_text(const LibFile& f);
 
 bool glob_match(const std::string& pattern, const std::string& text);
 

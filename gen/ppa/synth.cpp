@@ -94,15 +94,20 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   r.vectorless_activity = opt.vectorless_activity;
 
   // 1. Library: model, and one prepared file for the tools (merged, dont_use marked).
-  const Library lib_model = read_liberty(libs);
-  r.library_name = lib_model.name;
-  for (const fs::path& l : libs) r.liberty_sources.push_back(fs::absolute(l).string());
-  r.dont_use = default_dont_use(lib_model.name);
+  // Parsed once; the model is built from the merged tree the tools will read.
+  std::vector<LibFile> parsed;
+  for (const fs::path& l : libs) {
+    parsed.push_back(parse_liberty_file(l));
+    r.liberty_sources.push_back(fs::absolute(l).string());
+  }
+  r.library_name = parsed.front().library.name();
+  r.dont_use = default_dont_use(r.library_name);
   r.dont_use.insert(r.dont_use.end(), opt.dont_use.begin(), opt.dont_use.end());
-  const fs::path prepared = work / (lib_model.name + ".prepared.lib");
-  write_merged_liberty(libs, prepared, r.dont_use);
+  const LibFile merged = merge_liberty(parsed, r.dont_use);
+  const Library lib = library_from_files({merged});
+  const fs::path prepared = work / (lib.name + ".prepared.lib");
+  write_file_atomic(prepared, liberty_text(merged));
   r.prepared_liberty = prepared.string();
-  const Library lib = read_liberty(prepared);
   r.voltage_v = lib.voltage_v;
   const LibCell& buffer = pick_driving_buffer(lib);
   r.driving_cell = buffer.name;
@@ -128,6 +133,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   step.lap();
   r.yosys_log = yr.log;
   r.yosys_module_area = yr.stat_module_area;
+  r.yosys_top_area = yr.stat_top_area;
   r.netlist_v = out / (opt.top + ".mapped.v");
   r.netlist_json = out / (opt.top + ".mapped.json");
   fs::copy_file(yr.netlist_v, r.netlist_v, fs::copy_options::overwrite_existing);

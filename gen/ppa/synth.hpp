@@ -102,7 +102,10 @@ struct SynthResult {
   std::map<std::string, int> cell_counts;
   int cells = 0;
   int sequential_cells = 0;
-  std::map<std::string, double> yosys_module_area;  // Yosys's own `stat -liberty` figures, for cross-checking
+  // Yosys's own `stat -liberty` figures, for cross-checking: per module (only
+  // printed for modules without submodules) and the hierarchical top total.
+  std::map<std::string, double> yosys_module_area;
+  double yosys_top_area = -1;
 
   // Timing (OpenSTA).
   bool timed = false;

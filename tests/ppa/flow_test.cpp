@@ -1,0 +1,335 @@
+// The synthesis/timing flow on the small test designs: reports parse, area
+// adds up by module and instance (and matches Yosys's own figures), Fmax is
+// consistent with the slack, SRAMs are black-boxed and costed, and user
+// errors (impossible clock, missing tool, bad Liberty) are clear.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "ppa/liberty.hpp"
+#include "ppa/sdc.hpp"
+#include "ppa/sram_model.hpp"
+#include "ppa/sta_flow.hpp"
+#include "ppa/synth.hpp"
+#include "ppa_helpers.hpp"
+
+namespace kaleido::ppa {
+namespace {
+
+using test::data_dir;
+using test::TempDir;
+
+SynthOptions options(const std::string& top, const std::vector<std::string>& files, const std::filesystem::path& out,
+                     double period_ns) {
+  SynthOptions o;
+  o.top = top;
+  for (const std::string& f : files) o.rtl_files.push_back(data_dir() / f);
+  o.out_dir = out;
+  o.clock_period_ns = period_ns;
+  return o;
+}
+
+// Area invariants every flow result must satisfy.
+void expect_area_adds_up(const SynthResult& r) {
+  ASSERT_FALSE(r.instances.empty());
+  // Per instance: own cells + children = instance area; the top is the logic total.
+  for (size_t i = 0; i < r.instances.size(); ++i) {
+    double children = 0;
+    for (const InstanceArea& c : r.instances) {
+      const std::string& p = r.instances[i].path;
+      if (c.depth == r.instances[i].depth + 1 && (p.empty() || c.path.rfind(p + "/", 0) == 0)) children += c.area_um2;
+    }
+    EXPECT_NEAR(r.instances[i].own_area_um2 + children, r.instances[i].area_um2, 1e-6) << r.instances[i].path;
+  }
+  EXPECT_NEAR(r.instances.front().area_um2, r.logic_area_um2, 1e-6);
+  // Per module: instances x own area sums to the total.
+  double by_module = 0;
+  for (const ModuleAreaRow& m : r.modules) by_module += m.instances * m.own_area;
+  EXPECT_NEAR(by_module, r.logic_area_um2, 1e-6);
+  // Yosys's `stat -liberty`, an independent sum of the same cells: per leaf
+  // module (it prints none for modules with submodules) and for the top.
+  int compared = 0;
+  for (const ModuleAreaRow& m : r.modules) {
+    auto it = r.yosys_module_area.find(m.module);
+    if (it == r.yosys_module_area.end()) continue;
+    EXPECT_NEAR(it->second, m.own_area, 1e-3 * std::max(1.0, m.own_area)) << m.module;
+    ++compared;
+  }
+  EXPECT_GE(compared, 1);
+  // A flat design prints only its module line; a hierarchy prints a top total.
+  const double yosys_total = r.yosys_top_area > 0 ? r.yosys_top_area : r.yosys_module_area.at(r.top);
+  EXPECT_NEAR(yosys_total, r.logic_area_um2, 1e-3 * r.logic_area_um2);
+  // Cell counts by type add up to the cell total.
+  int n = 0;
+  for (const auto& [cell, count] : r.cell_counts) n += count;
+  EXPECT_EQ(n, r.cells);
+}
+
+void expect_timing_consistent(const SynthResult& r) {
+  ASSERT_TRUE(r.timed);
+  EXPECT_GT(r.sta.path.arrival_ns, 0);
+  EXPECT_FALSE(r.sta.path.startpoint.empty());
+  EXPECT_FALSE(r.sta.path.endpoint.empty());
+  // slack = required - arrival on the reported worst path, and it is the worst slack.
+  EXPECT_NEAR(r.sta.path.required_ns - r.sta.path.arrival_ns, r.sta.path.slack_ns, 1e-5);
+  EXPECT_NEAR(r.sta.path.slack_ns, r.sta.worst_slack_ns, 1e-5);
+  EXPECT_NEAR(r.sta.wns_ns, std::min(0.0, r.sta.worst_slack_ns), 1e-5);
+  EXPECT_LE(r.sta.tns_ns, r.sta.wns_ns + 1e-9);
+  EXPECT_NEAR(r.fmax_mhz, 1000.0 / (r.clock_period_ns - r.sta.worst_slack_ns), 1e-6 * r.fmax_mhz);
+}
+
+// Re-times the same netlist at the period Fmax implies: the worst slack must be ~0.
+void expect_fmax_period_meets_timing(const SynthResult& r, const Library& lib, const std::filesystem::path& dir) {
+  const double t_min = 1000.0 / r.fmax_mhz;
+  SdcSpec s;
+  s.design = r.top;
+  s.period_ns = t_min;
+  const LibCell& buf = pick_driving_buffer(lib);
+  s.driving_cell = buf.name;
+  s.driving_pin = output_pin_name(buf);
+  s.output_load_f = r.output_load_f;
+  s.units = lib.units;
+  s.library_name = lib.name;
+  const auto sdc = dir / "fmax.sdc";
+  write_sdc(s, sdc);
+  StaJob j;
+  j.liberty = r.prepared_liberty;
+  j.netlist_v = r.netlist_v;
+  j.sdc = sdc;
+  j.top = r.top;
+  j.units = lib.units;
+  j.work_dir = dir / "fmax_sta";
+  const StaResult at_fmax = run_sta(j);
+  EXPECT_NEAR(at_fmax.worst_slack_ns, 0.0, 2e-3) << "period " << t_min << " ns from Fmax " << r.fmax_mhz;
+}
+
+TEST(Flow, MacOnGenericLibrary) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("mac");
+  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0);
+  o.sdc_dir = tmp.path() / "constraints";
+  o.config_name = "mac_test";
+  const SynthResult r = run_synthesis_flow(o);
+
+  EXPECT_GT(r.logic_area_um2, 0);
+  EXPECT_EQ(r.sram_area_um2, 0);
+  // 8 + 8 + 1 + 32 registers in the RTL.
+  EXPECT_EQ(r.sequential_cells, 49);
+  EXPECT_EQ(r.cell_counts.at("DFFR_X1"), 49);
+  expect_area_adds_up(r);
+  expect_timing_consistent(r);
+  EXPECT_GT(r.fmax_mhz, 50);
+  EXPECT_LT(r.fmax_mhz, 5000);
+  EXPECT_GT(r.opensta_power.total_w, 0);
+  EXPECT_GT(r.opensta_power.internal_w, 0);
+  EXPECT_GT(r.opensta_power.switching_w, 0);
+  EXPECT_GT(r.opensta_power.leakage_w, 0);
+
+  // SDC written where asked, with the clock on clk_i at the period.
+  const std::string sdc = read_file(tmp.path() / "constraints" / "mac_test.sdc");
+  EXPECT_NE(sdc.find("create_clock -name clk -period 1 [get_ports clk_i]"), std::string::npos) << sdc;
+  EXPECT_NE(sdc.find("set_driving_cell -lib_cell BUF_X1"), std::string::npos) << sdc;
+
+  // The JSON report: ORFS-style names, each with its value and source.
+  const nlohmann::json j = nlohmann::json::parse(read_file(r.json_report));
+  for (const char* m : {"design__instance__area", "design__instance__area__stdcell", "timing__setup__ws",
+                        "timing__setup__tns", "timing__fmax", "power__total", "power__internal__total",
+                        "power__switching__total", "power__leakage__total"}) {
+    ASSERT_TRUE(j["metrics"].contains(m)) << m;
+    EXPECT_FALSE(j["metrics"][m]["source"].get<std::string>().empty()) << m;
+  }
+  EXPECT_DOUBLE_EQ(j["metrics"]["design__instance__area"]["value"].get<double>(), r.total_area_um2());
+  EXPECT_DOUBLE_EQ(j["metrics"]["timing__setup__ws"]["value"].get<double>(), r.sta.worst_slack_ns);
+  EXPECT_NE(j["metrics"]["power__total"]["source"].get<std::string>().find("-activity 0.1"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(r.md_report));
+  EXPECT_TRUE(std::filesystem::exists(r.netlist_v));
+
+  expect_fmax_period_meets_timing(r, read_liberty(std::filesystem::path(r.prepared_liberty)), tmp.path());
+}
+
+TEST(Flow, GridKeepsHierarchyAndCostsMoreThanOneMac) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("grid");
+  const SynthResult mac = run_synthesis_flow(options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "mac", 1.0));
+  const SynthResult grid =
+      run_synthesis_flow(options("ppa_grid2x2", {"ppa_mac.v", "ppa_grid2x2.v"}, tmp.path() / "grid", 1.0));
+  expect_area_adds_up(grid);
+  expect_timing_consistent(grid);
+  EXPECT_GT(grid.logic_area_um2, mac.logic_area_um2);
+  // Each unique module is mapped once: four identical PE instances.
+  ASSERT_EQ(grid.instances.size(), 5u);
+  int pes = 0;
+  for (const InstanceArea& i : grid.instances) {
+    if (i.module != "ppa_mac") continue;
+    ++pes;
+    EXPECT_EQ(i.depth, 1);
+    EXPECT_NEAR(i.area_um2, mac.logic_area_um2, 1e-6) << i.path;
+  }
+  EXPECT_EQ(pes, 4);
+  EXPECT_NEAR(grid.logic_area_um2, 4 * mac.logic_area_um2 + grid.instances.front().own_area_um2, 1e-6);
+  EXPECT_EQ(grid.sequential_cells, 4 * 49);
+  EXPECT_NE(grid.instances[1].path.find("u_pe"), std::string::npos);
+}
+
+TEST(Flow, SramIsBlackBoxedAndCostedByTheModel) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("sram");
+  const SynthResult r =
+      run_synthesis_flow(options("ppa_sram_acc", {"kld_sram.v", "ppa_sram_acc.v"}, tmp.path() / "out", 1.0));
+  ASSERT_EQ(r.srams.size(), 1u);
+  const SramReport& s = r.srams.front();
+  EXPECT_EQ(s.instance, "u_mem");
+  EXPECT_EQ(s.module, "kld_sram");
+  EXPECT_EQ(s.cost.words, 16);
+  EXPECT_EQ(s.cost.bits, 8);
+  // The documented model with the generic INV_X1 (0.532 um^2): 16 rows x 8
+  // columns, A = A_inv (3 R C + 12 R + 40 C + 1500).
+  EXPECT_NEAR(s.cost.area_um2, 0.532 * (3.0 * 16 * 8 + 12.0 * 16 + 40.0 * 8 + 1500.0), 1e-6);
+  EXPECT_NEAR(r.sram_area_um2, s.cost.area_um2, 1e-9);
+  EXPECT_NEAR(r.total_area_um2(), r.logic_area_um2 + s.cost.area_um2, 1e-9);
+  // Only the accumulator was mapped: 8 sum flops, no memory flops.
+  EXPECT_EQ(r.sequential_cells, 8);
+  expect_area_adds_up(r);
+  const std::string netlist = read_file(r.netlist_v);
+  EXPECT_NE(netlist.find("kld_sram u_mem"), std::string::npos);
+  EXPECT_EQ(netlist.find("module kld_sram"), std::string::npos) << "the SRAM must stay a black box";
+}
+
+TEST(Flow, SramModelScalesWithSize) {
+  const Library lib = read_liberty(test::generic_lib());
+  const SramTechnology t = sram_technology(lib);
+  EXPECT_EQ(t.inverter, "INV_X1");
+  const SramCost small = sram_cost(256, 32, t), big = sram_cost(4096, 32, t);
+  EXPECT_GT(big.area_um2, small.area_um2);
+  EXPECT_LT(big.area_um2 / (4096.0 * 32), small.area_um2 / (256.0 * 32)) << "periphery amortises";
+  EXPECT_GT(big.read_energy_j, small.read_energy_j);
+  EXPECT_GT(small.write_energy_j, small.read_energy_j);
+  // 1024 x 32 lands between the published 45 nm densities the model cites
+  // (OpenRAM FreePDK45 1.21 um^2/bit, a fabricated 45 nm SRAM 3.0 um^2/bit).
+  const double per_bit = sram_cost(1024, 32, t).area_um2 / (1024.0 * 32);
+  EXPECT_GT(per_bit, 1.21);
+  EXPECT_LT(per_bit, 3.03);
+  EXPECT_THROW(sram_cost(0, 8, t), Error);
+}
+
+TEST(Flow, MacOnSky130) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  const auto lib = test::sky130();
+  KLD_SKIP_WITHOUT(lib, "sky130_fd_sc_hd__tt_025C_1v80.lib.gz");
+  TempDir tmp("sky");
+  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 5.0);
+  o.liberty = {lib};
+  const SynthResult r = run_synthesis_flow(o);
+  EXPECT_EQ(r.library_name, "sky130_fd_sc_hd__tt_025C_1v80");
+  EXPECT_EQ(r.sequential_cells, 49);
+  expect_area_adds_up(r);
+  expect_timing_consistent(r);
+  EXPECT_GT(r.opensta_power.total_w, 0);
+  // The low-power-flow cells are kept out by default.
+  for (const auto& [cell, n] : r.cell_counts) EXPECT_EQ(cell.find("lpflow"), std::string::npos) << cell;
+  // sky130 (130 nm) cells are several times larger than the 45 nm-class generic ones.
+  EXPECT_GT(r.logic_area_um2, 3000);
+}
+
+// ---------------------------------------------------------------- user errors
+
+TEST(FlowErrors, ImpossibleClockIsAConfigError) {
+  TempDir tmp("clk");
+  for (double t : {0.0, -1.0, std::nan("")}) {
+    try {
+      run_synthesis_flow(options("ppa_mac", {"ppa_mac.v"}, tmp.path(), t));
+      ADD_FAILURE() << "period " << t << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("clock period"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("positive"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(fmax_mhz(0.0, 0.1), ConfigError);
+  EXPECT_NEAR(fmax_mhz(2.0, -0.5), 400.0, 1e-9);
+  EXPECT_NEAR(fmax_mhz(2.0, 0.5), 1000.0 / 1.5, 1e-9);
+}
+
+TEST(FlowErrors, MissingToolNamesTheDebianPackage) {
+  TempDir tmp("path");
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PATH", tmp.path().c_str(), 1);  // a folder with no yosys
+  std::string msg;
+  try {
+    run_synthesis_flow(options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0));
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_NE(msg.find("yosys"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("apt-get install yosys"), std::string::npos) << msg;
+}
+
+TEST(FlowErrors, MalformedLibertyStopsTheFlow) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("badlib");
+  const auto bad = tmp.path() / "bad.lib";
+  write_file_atomic(bad, "library (bad) {\n  cell (X) {\n    area : 1;\n");
+  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0);
+  o.liberty = {bad};
+  try {
+    run_synthesis_flow(o);
+    ADD_FAILURE() << "truncated Liberty accepted";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.lib"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FlowErrors, BrokenRtlShowsTheYosysError) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("badrtl");
+  const auto v = tmp.path() / "broken.v";
+  write_file_atomic(v, "module broken(input a, output y);\n  assign y = a &;\nendmodule\n");
+  SynthOptions o;
+  o.top = "broken";
+  o.rtl_files = {v};
+  o.out_dir = tmp.path() / "out";
+  o.clock_period_ns = 1.0;
+  try {
+    run_synthesis_flow(o);
+    ADD_FAILURE() << "broken RTL accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("yosys failed"), std::string::npos) << m;
+    EXPECT_NE(m.find("ERROR"), std::string::npos) << m;
+    EXPECT_NE(m.find("yosys.log"), std::string::npos) << m;
+  }
+}
+
+// ---------------------------------------------------------------- CLI
+
+TEST(SynthCli, WritesReportsAndFailsCleanly) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("cli");
+  const std::string bin = KALEIDO_TEST_KALEIDO_BIN;
+  const std::string out = (tmp.path() / "out").string();
+  const std::string log = (tmp.path() / "log.txt").string();
+  const std::string ok = bin + " synth --rtl " + (data_dir() / "ppa_mac.v").string() + " --top ppa_mac --clock-ns 1.5 --out " +
+                         out + " > " + log + " 2>&1";
+  ASSERT_EQ(std::system(ok.c_str()), 0) << read_file(log);
+  const std::string text = read_file(log);
+  EXPECT_NE(text.find("Fmax"), std::string::npos) << text;
+  EXPECT_NE(text.find("kaleido_generic"), std::string::npos) << text;
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "out" / "synth.json"));
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "out" / "synth.md"));
+  const std::string bad = bin + " synth --rtl " + (data_dir() / "ppa_mac.v").string() +
+                          " --top ppa_mac --clock-ns 0 --out " + out + " > " + log + " 2>&1";
+  const int rc = std::system(bad.c_str());
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(read_file(log).find("clock period"), std::string::npos) << read_file(log);
+}
+
+}  // namespace
+}  // namespace kaleido::ppa
