@@ -10,5 +10,6 @@ void register_gen(CLI::App& app);
 void register_sim(CLI::App& app);
 void register_drift(CLI::App& app);
 void register_study(CLI::App& app);
+void register_synth(CLI::App& app);
 
 }  // namespace kaleido::cli
