@@ -75,7 +75,7 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
                 {{"clk_i", clk},
                  {"rst_ni", rst_n},
                  {"mode_i", concat({load, !load && mac_east[east]})},
-                 {"seg_start_i", seg_start[r]},
+                 {"seg_start_i", element(seg_start, r)},
                  {"a_i", as_signed(a_east.part(east * dw, dw))},
                  {"w_i", as_signed(w_south.part(here * dw, dw))},
                  {"psum_i", as_signed(psum_south.part(here * aw, aw))},
@@ -83,25 +83,34 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
                  {"mac_o", mac_east[east + 1]},
                  {"w_o", w_south.part(below * dw, dw)},
                  {"psum_o", psum_south.part(below * aw, aw)},
-                 {"psum_valid_o", psum_valid[here]}});
+                 {"psum_valid_o", element(psum_valid, here)}});
 
   // Token tags follow each segment's issues down the pipeline; the tap of
   // column c reads the tag issued latency(c) cycles earlier.
   const int chain = gw + cols - 1 + c.mul_pipe;
   for (int s = 0; s < segs; ++s) {
     const std::string sn = "s" + std::to_string(s);
-    const Memory tags = m.memory("tag_" + sn + "_q", tw, chain);
-    Block& shift = m.always_ff_no_reset(clk, "tags need no reset: the valid bits qualify them");
-    const int aw_idx = clog2(chain);
-    shift.assign(tags[constant(aw_idx, 0)], seg_tag.slice((s + 1) * tw - 1, s * tw));
-    for (int k = 1; k < chain; ++k)
-      shift.assign(tags[constant(aw_idx, static_cast<uint64_t>(k))], tags[constant(aw_idx, static_cast<uint64_t>(k - 1))]);
+    // Stage k holds the tag issued k+1 cycles ago.
+    std::vector<Expr> stage;
+    if (chain == 1) {
+      const Expr q = m.signal("tag_" + sn + "_q", tw);
+      m.always_ff_no_reset(clk, "tags need no reset: the valid bits qualify them")
+          .assign(q, seg_tag.slice((s + 1) * tw - 1, s * tw));
+      stage.push_back(q);
+    } else {
+      const Memory tags = m.memory("tag_" + sn + "_q", tw, chain);
+      Block& shift = m.always_ff_no_reset(clk, "tags need no reset: the valid bits qualify them");
+      const int aw_idx = clog2(chain);
+      shift.assign(tags[constant(aw_idx, 0)], seg_tag.slice((s + 1) * tw - 1, s * tw));
+      for (int k = 1; k < chain; ++k)
+        shift.assign(tags[constant(aw_idx, static_cast<uint64_t>(k))], tags[constant(aw_idx, static_cast<uint64_t>(k - 1))]);
+      for (int k = 0; k < chain; ++k) stage.push_back(tags[constant(aw_idx, static_cast<uint64_t>(k))]);
+    }
     const int end_row = s * gw + gw - 1;
     for (int cc = 0; cc < cols; ++cc) {
       const int tap = s * cols + cc;
       m.assign(tap_valid[tap], psum_valid[end_row * cols + cc]);
-      m.assign(tap_tag.slice((tap + 1) * tw - 1, tap * tw),
-               tags[constant(aw_idx, static_cast<uint64_t>(latency(c, cc) - 1))]);
+      m.assign(tap_tag.slice((tap + 1) * tw - 1, tap * tw), stage[static_cast<size_t>(latency(c, cc) - 1)]);
     }
     m.assign(tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw),
              psum_south.slice((end_row + 2) * cols * aw - 1, (end_row + 1) * cols * aw));

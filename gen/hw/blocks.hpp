@@ -12,6 +12,13 @@
 
 namespace kaleido::hw {
 
+// vec[idx * width +: width] for a genvar index, or vec itself when it holds a
+// single element (Verilog cannot select bits of a scalar).
+inline vlog::Expr element(const vlog::Expr& vec, const vlog::Expr& idx, int width = 1) {
+  if (vec.width() == width) return vec;
+  return width == 1 ? vec[idx] : vec.part(idx * width, width);
+}
+
 // PE modes (the value of kld_pe's mode_i).
 enum class PeMode : uint8_t { Pass = 0, Mac = 1, Load = 2 };
 

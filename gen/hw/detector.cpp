@@ -51,7 +51,10 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   for (int j = 0; j < gw; ++j)
     x.push_back(m.wire("x_" + std::to_string(j), as_signed(a.slice((j + 1) * dw - 1, j * dw)), "this token, channel " + std::to_string(j)));
   std::vector<Expr> dist, pass;
+  const bool has_fixed = (c.policies & 1u) != 0, has_rope_based = (c.policies & 6u) != 0;
   const Expr fixed = policy == constant(2, 0);
+  if (!has_fixed) m.unused(concat({naxes, axes}), "the fixed policy is not built in");
+  if (!has_rope_based) m.unused(rope, "no rope-orthogonal or adaptive policy is built in");
   for (int ax = 0; ax < 3; ++ax) {
     const std::string an = kAxis[ax];
     Expr worst;
@@ -66,15 +69,21 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
     }
     dist.push_back(m.wire("d_" + an, worst, "d(r) of the " + an + " reference"));
     // Allowed: the fixed list for the fixed policy, else every axis outside the group's RoPE axes.
-    const Expr a2 = constant(2, static_cast<uint64_t>(ax));
-    const Expr in_list = m.wire("in_list_" + an, ((naxes >= constant(2, 1)) && (axes.slice(1, 0) == a2)) ||
-                                                     ((naxes >= constant(2, 2)) && (axes.slice(3, 2) == a2)) ||
-                                                     ((naxes == constant(2, 3)) && (axes.slice(5, 4) == a2)));
-    const Expr allowed = m.wire("allowed_" + an, mux(fixed, in_list, !rope[ax]));
+    Expr allowed_expr;
+    if (has_fixed) {
+      const Expr a2 = constant(2, static_cast<uint64_t>(ax));
+      const Expr in_list = m.wire("in_list_" + an, ((naxes >= constant(2, 1)) && (axes.slice(1, 0) == a2)) ||
+                                                       ((naxes >= constant(2, 2)) && (axes.slice(3, 2) == a2)) ||
+                                                       ((naxes == constant(2, 3)) && (axes.slice(5, 4) == a2)));
+      allowed_expr = has_rope_based ? mux(fixed, in_list, !rope[ax]) : in_list;
+    } else {
+      allowed_expr = !rope[ax];
+    }
+    const Expr allowed = m.wire("allowed_" + an, allowed_expr);
     pass.push_back(m.wire("pass_" + an, ref_avail[ax] && allowed && enable && lane_valid && (dist.back() <= tau),
                           "the " + an + " reference may be reused"));
   }
-  const Expr pass_vec = m.wire("pass_vec", concat({bit(false), pass[2], pass[1], pass[0]}), "indexed by an axis code; code 3 never passes");
+  const Expr pass_vec = has_fixed ? m.wire("pass_vec", concat({bit(false), pass[2], pass[1], pass[0]}), "indexed by an axis code; code 3 never passes") : Expr();
 
   // Policies: the first passing axis in list order (fixed) or in t, h, w
   // order (rope-orthogonal), or the passing axis with the smallest d (adaptive).
@@ -156,26 +165,32 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   const Expr reuse = m.output("reuse_o", lanes);
   const Expr axis = m.output("axis_o", 2 * lanes);
   const Expr root = m.output("root_o", tw * lanes);
-  GenerateFor& g = m.generate_for("g_lane", "l", 0, lanes);
-  const Expr l = g.var();
-  g.instance(lane, "u_lane",
-             {{"clk_i", clk},
-              {"step_i", step},
-              {"token_i", token},
-              {"slot_i", slot},
-              {"ref_avail_i", ref_avail},
-              {"ref_slot_i", ref_slot},
-              {"policy_i", policy},
-              {"naxes_i", naxes},
-              {"axes_i", axes},
-              {"lane_valid_i", lane_valid[l]},
-              {"enable_i", enable[l]},
-              {"rope_i", rope.part(l * 3, 3)},
-              {"tau_i", tau.part(l * tauw, tauw)},
-              {"a_i", a.part(l * (gw * dw), gw * dw)},
-              {"reuse_o", reuse[l]},
-              {"axis_o", axis.part(l * 2, 2)},
-              {"root_o", root.part(l * tw, tw)}});
+  // One lane instance per group decided in a cycle (a generate loop when there are several).
+  auto conns = [&](const Expr& l) -> std::vector<Connection> {
+    return {{"clk_i", clk},
+            {"step_i", step},
+            {"token_i", token},
+            {"slot_i", slot},
+            {"ref_avail_i", ref_avail},
+            {"ref_slot_i", ref_slot},
+            {"policy_i", policy},
+            {"naxes_i", naxes},
+            {"axes_i", axes},
+            {"lane_valid_i", element(lane_valid, l)},
+            {"enable_i", element(enable, l)},
+            {"rope_i", element(rope, l, 3)},
+            {"tau_i", element(tau, l, tauw)},
+            {"a_i", element(a, l, gw * dw)},
+            {"reuse_o", element(reuse, l)},
+            {"axis_o", element(axis, l, 2)},
+            {"root_o", element(root, l, tw)}};
+  };
+  if (lanes == 1) {
+    m.instance(lane, "u_lane", conns(Expr()));
+  } else {
+    GenerateFor& g = m.generate_for("g_lane", "l", 0, lanes);
+    g.instance(lane, "u_lane", conns(g.var()));
+  }
   return m;
 }
 

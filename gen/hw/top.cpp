@@ -20,6 +20,12 @@ const Module& find(const std::vector<const Module*>& parts, const std::string& n
 
 int coord_w(const HwConfig& c) { return clog2(2 * std::max({c.max_t, c.max_h, c.max_w}) + 1); }
 
+// First row of k-tile kt, in `width` bits (a constant 0 when there is one k-tile).
+Expr k_tile_base(const Expr& kt, int width, const HwConfig& c) {
+  if (c.max_kt() == 1) return zero(width);
+  return zext(kt, width) * static_cast<int64_t>(c.rows);
+}
+
 }  // namespace
 
 Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& parts) {
@@ -205,7 +211,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(b_ready, !busy_q);
   const int b_depth = (c.max_kt() * rows) << mtw;
   const Module& b_sram = find(parts, SramBlock::name(b_depth, cols * dw, 1));
-  const Expr krow = m.wire("weight_row", zext(kt_q, krow_w) * static_cast<int64_t>(rows) +
+  const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
                                              (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)),
                            "LOADW feeds the k-tile's rows bottom first");
   const Expr b_word = m.signal("b_rdata", cols * dw);
@@ -540,7 +546,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
   const Module& b_sram = find(parts, SramBlock::name((c.max_kt() * rows) << mtw, cols * dw, 1));
-  const Expr krow = m.wire("weight_row", zext(kt_q, krow_w) * static_cast<int64_t>(rows) +
+  const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
                                              (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)));
   const Expr b_word = m.signal("b_rdata", cols * dw);
   m.instance(b_sram, "u_b",
