@@ -32,6 +32,7 @@ struct SynthCommand {
   uint64_t seed = 1;
   std::string vectors;
   bool no_sta = false;
+  bool sdc_only = false;
   bool json = false;
 
   void run() const {
@@ -55,6 +56,7 @@ struct SynthCommand {
     o.sdc_dir = sdc_dir;
     o.vectorless_activity = activity;
     o.run_sta = !no_sta;
+    o.sdc_only = sdc_only;
     if (!vectors.empty()) {
       o.stimulus = std::make_shared<ppa::VectorFileStimulus>(vectors);
       o.sim_cycles = sim_cycles ? sim_cycles : 1000;
@@ -63,6 +65,11 @@ struct SynthCommand {
       o.sim_cycles = sim_cycles;
     }
     const ppa::SynthResult r = ppa::run_synthesis_flow(o);
+    if (sdc_only) {
+      std::cout << "kaleido synth: wrote " << r.sdc << (sdc_dir.empty() ? "" : " (and a copy in " + sdc_dir + ")")
+                << "\n";
+      return;
+    }
     if (json) std::cout << ppa::result_json(r).dump(2) << "\n";
     else std::cout << ppa::result_summary(r);
   }
@@ -92,6 +99,7 @@ void register_synth(CLI::App& app) {
   sub->add_option("--seed", cmd->seed, "Random stimulus seed")->capture_default_str();
   sub->add_option("--vectors", cmd->vectors, "Replay input vectors from this file instead (`ports: ...` then hex rows)");
   sub->add_flag("--no-sta", cmd->no_sta, "Skip OpenSTA (area and kaleido power only)");
+  sub->add_flag("--sdc-only", cmd->sdc_only, "Only write the SDC (<out>/<config>.sdc and --sdc-dir); no synthesis");
   sub->add_flag("--json", cmd->json, "Print the JSON report instead of the summary");
   sub->callback([cmd] { cmd->run(); });
 }

@@ -134,18 +134,35 @@ struct Inst {
   bool queued = false;
 };
 
+struct SramReadSim {
+  std::vector<int> addr, data;
+  int en = -1;
+  bool en_low = false;
+  bool registered = false;
+  uint64_t last_addr = ~uint64_t{0};  // address at the previous clock edge (async ports)
+};
+
 struct SramSim {
   std::string path;
   int clk = -1;
-  std::vector<int> addr, waddr, wdata, rdata;
-  int we = -1, re = -1, en = -1;
-  bool we_low = false, re_low = false, en_low = false;
+  std::vector<int> waddr, wdata;
+  int we = -1, en = -1;
+  bool we_low = false, en_low = false;
+  std::vector<SramReadSim> reads;
   bool modelled = false;
   std::string how;
   std::vector<std::vector<uint8_t>> mem;
   uint8_t clk_prev = 0;
   bool queued = false;
-  uint64_t reads = 0, writes = 0;
+  uint64_t n_reads = 0, n_writes = 0;
+};
+
+// What the clock edge of an SRAM does, applied with the registers' captures.
+struct SramEdge {
+  int sram = 0;
+  int port = -1;  // read port for a registered read, -1 for a write
+  size_t addr = 0;
+  std::vector<uint8_t> word;
 };
 
 std::string lower(std::string s) {
@@ -176,13 +193,16 @@ struct GateSim::Impl {
   std::vector<std::vector<int>> buckets;      // level -> queued combinational instances
   std::vector<int> seq_dirty, sram_dirty;
   std::vector<std::pair<int, uint8_t>> pending;                        // flop captures
-  std::vector<std::pair<int, std::vector<uint8_t>>> sram_pending;      // read data to drive
+  std::vector<SramEdge> sram_pending;                                  // registered reads and writes
   bool counting = false;
   std::vector<uint64_t> toggles, rises;
   std::map<std::string, const NetlistPort*> ports;
   int queued_count = 0;
 
-  Impl(const FlatNetlist& netlist, const Library& lib, std::string clk) : n(netlist), clock_port(std::move(clk)) {
+  const std::vector<SramShape>& shapes;
+
+  Impl(const FlatNetlist& netlist, const Library& lib, std::string clk, const std::vector<SramShape>& sram_shapes)
+      : n(netlist), clock_port(std::move(clk)), shapes(sram_shapes) {
     (void)lib;
     build();
   }
@@ -274,16 +294,29 @@ struct GateSim::Impl {
   void add_sram(const NetlistBlackBox& b) {
     SramSim s;
     s.path = b.path;
-    std::ostringstream how;
     auto single = [](const std::vector<int>& nets) { return nets.size() == 1 ? nets[0] : -1; };
+    auto input = [&](const std::string& name) -> const std::vector<int>* {
+      for (const auto& [pn, nets] : b.inputs)
+        if (pn == name) return &nets;
+      return nullptr;
+    };
+    auto output = [&](const std::string& name) -> const std::vector<int>* {
+      for (const auto& [pn, nets] : b.outputs)
+        if (pn == name) return &nets;
+      return nullptr;
+    };
+    // Clock and write port by name (clk, we, waddr/addr, wdata/din).
+    std::vector<int> addr;
     for (const auto& [name, nets] : b.inputs) {
       const std::string l = lower(name);
       if (l.find("clk") != std::string::npos || l.find("clock") != std::string::npos) {
         s.clk = single(nets);
       } else if (l.find("waddr") != std::string::npos || l.find("wr_addr") != std::string::npos) {
         s.waddr = nets;
+      } else if (l.find("raddr") != std::string::npos || l.find("rd_addr") != std::string::npos) {
+        // read addresses: below
       } else if (l.find("addr") != std::string::npos || l.find("adr") != std::string::npos) {
-        s.addr = nets;
+        addr = nets;
       } else if (l.find("wdata") != std::string::npos || l.find("din") != std::string::npos ||
                  l.find("wr_data") != std::string::npos || l == "d_i" || l == "d") {
         s.wdata = nets;
@@ -291,44 +324,88 @@ struct GateSim::Impl {
                  l.find("wen") != std::string::npos || l.find("write") != std::string::npos) {
         s.we = single(nets);
         s.we_low = active_low_name(name);
-      } else if (l.rfind("re", 0) == 0 || l.find("rd_en") != std::string::npos || l.find("ren") != std::string::npos ||
-                 l.find("read") != std::string::npos) {
-        s.re = single(nets);
-        s.re_low = active_low_name(name);
-      } else if (l.find("en") != std::string::npos || l.find("ce") != std::string::npos ||
-                 l.find("cs") != std::string::npos || l.find("req") != std::string::npos) {
+      } else if (l == "en_i" || l == "ce_i" || l == "cs_i" || l == "en" || l == "ce" || l == "cs" || l == "req_i") {
         s.en = single(nets);
         s.en_low = active_low_name(name);
       }
     }
-    // Read data: an output named like read data, else the widest output.
-    for (const auto& [name, nets] : b.outputs) {
-      const std::string l = lower(name);
-      if (l.find("rdata") != std::string::npos || l.find("dout") != std::string::npos ||
-          l.find("rd_data") != std::string::npos || l == "q" || l == "q_o")
-        s.rdata = nets;
+    if (s.waddr.empty()) s.waddr = addr;
+    const SramShape* shape = nullptr;
+    for (const SramShape& sh : shapes)
+      if (sh.module == b.module) shape = &sh;
+    std::ostringstream how;
+    if (shape && !shape->read_ports.empty()) {
+      // Read ports as traced in the SRAM's RTL.
+      for (const SramReadPort& rp : shape->read_ports) {
+        SramReadSim r;
+        if (const auto* a = input(rp.addr_port)) r.addr = *a;
+        if (const auto* d = output(rp.data_port)) r.data = *d;
+        if (!rp.enable_port.empty())
+          if (const auto* e = input(rp.enable_port)) r.en = single(*e);
+        r.registered = rp.registered;
+        s.reads.push_back(r);
+        how << (how.tellp() > 0 ? "; " : "") << (rp.registered ? "registered" : "asynchronous") << " read "
+            << rp.addr_port << " -> " << rp.data_port;
+      }
+    } else {
+      // By name: raddrK -> rdataK pairs, else the shared address -> the read data output (registered).
+      for (const auto& [name, nets] : b.inputs) {
+        const std::string l = lower(name);
+        if (l.find("raddr") == std::string::npos && l.find("rd_addr") == std::string::npos) continue;
+        std::string want = name;
+        const size_t at = lower(want).find("addr");
+        want.replace(at, 4, "data");
+        const std::string out_name = want.substr(0, want.size() >= 2 && want.substr(want.size() - 2) == "_i"
+                                                        ? want.size() - 2 : want.size()) + "_o";
+        SramReadSim r;
+        r.addr = nets;
+        if (const auto* d = output(out_name)) r.data = *d;
+        r.registered = false;
+        if (!r.data.empty()) {
+          s.reads.push_back(r);
+          how << (how.tellp() > 0 ? "; " : "") << "asynchronous read (by name) " << name << " -> " << out_name;
+        }
+      }
+      if (s.reads.empty() && !addr.empty()) {
+        SramReadSim r;
+        r.addr = addr;
+        r.registered = true;
+        for (const auto& [name, nets] : b.outputs) {
+          const std::string l = lower(name);
+          if (l.find("rdata") != std::string::npos || l.find("dout") != std::string::npos) r.data = nets;
+        }
+        if (r.data.empty())
+          for (const auto& [name, nets] : b.outputs)
+            if (nets.size() > r.data.size()) r.data = nets;
+        if (!r.data.empty()) {
+          s.reads.push_back(r);
+          how << "registered read (by name) on the shared address";
+        }
+      }
     }
-    if (s.rdata.empty())
-      for (const auto& [name, nets] : b.outputs)
-        if (nets.size() > s.rdata.size()) s.rdata = nets;
-    if (s.waddr.empty()) s.waddr = s.addr;
-    s.modelled = s.clk >= 0 && !s.addr.empty() && !s.rdata.empty();
-    how << "clock " << (s.clk >= 0 ? "yes" : "no") << ", address " << s.addr.size() << " bits, write data "
-        << s.wdata.size() << " bits, read data " << s.rdata.size() << " bits, write enable "
-        << (s.we >= 0 ? (s.we_low ? "active low" : "yes") : "no") << ", read enable "
-        << (s.re >= 0 ? "yes" : "no") << ", enable " << (s.en >= 0 ? "yes" : "no");
-    s.how = how.str();
+    size_t width = s.wdata.size();
+    for (const SramReadSim& r : s.reads) width = std::max(width, r.data.size());
+    size_t addr_bits = s.waddr.size();
+    for (const SramReadSim& r : s.reads) addr_bits = std::max(addr_bits, r.addr.size());
+    s.modelled = s.clk >= 0 && !s.reads.empty() && width > 0 && addr_bits < 24;
     if (s.modelled) {
-      const size_t words = s.addr.size() < 24 ? (size_t{1} << s.addr.size()) : 0;
-      if (words == 0) s.modelled = false;
-      else s.mem.assign(words, std::vector<uint8_t>(s.rdata.size(), 0));
+      const size_t words = shape && shape->words > 0 ? static_cast<size_t>(shape->words) : (size_t{1} << addr_bits);
+      s.mem.assign(words, std::vector<uint8_t>(width, 0));
     }
+    how << "; write " << (s.we >= 0 ? (s.we_low ? "enable active low" : "enable") : "never") << ", "
+        << s.waddr.size() << "-bit address, " << s.wdata.size() << "-bit data";
+    s.how = how.str();
     const int idx = static_cast<int>(srams.size());
     if (s.modelled) {
-      std::vector<int> ins = s.addr;
-      ins.insert(ins.end(), s.waddr.begin(), s.waddr.end());
+      std::vector<int> ins = s.waddr;
       ins.insert(ins.end(), s.wdata.begin(), s.wdata.end());
-      for (int x : {s.clk, s.we, s.re, s.en}) ins.push_back(x);
+      for (int x : {s.clk, s.we, s.en}) ins.push_back(x);
+      for (const SramReadSim& r : s.reads) {
+        ins.insert(ins.end(), r.addr.begin(), r.addr.end());
+        ins.push_back(r.en);
+      }
+      std::sort(ins.begin(), ins.end());
+      ins.erase(std::unique(ins.begin(), ins.end()), ins.end());
       for (int net : ins)
         if (net >= 2) sram_fanout[static_cast<size_t>(net)].push_back(idx);
     }
@@ -472,6 +549,51 @@ struct GateSim::Impl {
     update_seq_outputs(in);
   }
 
+  size_t address(const std::vector<int>& nets, size_t words) const {
+    return static_cast<size_t>(bits_value(val, nets)) % std::max<size_t>(words, 1);
+  }
+
+  void drive_async_reads(int s) {
+    SramSim& m = srams[static_cast<size_t>(s)];
+    for (const SramReadSim& r : m.reads) {
+      if (r.registered) continue;
+      const std::vector<uint8_t>& word = m.mem[address(r.addr, m.mem.size())];
+      for (size_t k = 0; k < r.data.size(); ++k) set_net(r.data[k], k < word.size() ? word[k] : 0);
+    }
+  }
+
+  void eval_sram(int s) {
+    SramSim& m = srams[static_cast<size_t>(s)];
+    const uint8_t clk = val[static_cast<size_t>(m.clk)];
+    if (!m.clk_prev && clk) {
+      const bool enabled = m.en < 0 || level_of(m.en, m.en_low);
+      for (size_t p = 0; p < m.reads.size(); ++p) {
+        SramReadSim& r = m.reads[p];
+        const bool read_en = enabled && (r.en < 0 || level_of(r.en, false));
+        const size_t a = address(r.addr, m.mem.size());
+        if (r.registered) {
+          // A registered port reads the old word on every enabled edge.
+          if (read_en) {
+            sram_pending.push_back({s, static_cast<int>(p), a, m.mem[a]});
+            if (counting) ++m.n_reads;
+          }
+        } else if (a != r.last_addr) {
+          // An asynchronous port counts one access per cycle its address moved.
+          if (counting) ++m.n_reads;
+          r.last_addr = a;
+        }
+      }
+      if (enabled && m.we >= 0 && level_of(m.we, m.we_low)) {
+        std::vector<uint8_t> word(m.mem.front().size(), 0);
+        for (size_t k = 0; k < word.size() && k < m.wdata.size(); ++k) word[k] = val[static_cast<size_t>(m.wdata[k])];
+        sram_pending.push_back({s, -1, address(m.waddr, m.mem.size()), word});
+        if (counting) ++m.n_writes;
+      }
+    }
+    m.clk_prev = clk;
+    drive_async_reads(s);
+  }
+
   static uint64_t bits_value(const std::vector<uint8_t>& v, const std::vector<int>& nets) {
     uint64_t x = 0;
     for (size_t k = 0; k < nets.size() && k < 64; ++k) x |= static_cast<uint64_t>(v[static_cast<size_t>(nets[k])]) << k;
@@ -479,29 +601,6 @@ struct GateSim::Impl {
   }
 
   bool level_of(int net, bool low) const { return net >= 0 && (val[static_cast<size_t>(net)] != 0) != low; }
-
-  void eval_sram(int s) {
-    SramSim& m = srams[static_cast<size_t>(s)];
-    const uint8_t clk = val[static_cast<size_t>(m.clk)];
-    if (!m.clk_prev && clk) {
-      const bool enabled = m.en < 0 || level_of(m.en, m.en_low);
-      const bool write = enabled && m.we >= 0 && level_of(m.we, m.we_low);
-      // Without a read enable, every enabled edge reads (a registered read port).
-      const bool read = enabled && (m.re < 0 || level_of(m.re, m.re_low));
-      const size_t words = m.mem.size();
-      if (read) {
-        const std::vector<uint8_t>& word = m.mem[bits_value(val, m.addr) % words];
-        sram_pending.emplace_back(s, word);
-        if (counting) ++m.reads;
-      }
-      if (write) {
-        std::vector<uint8_t>& word = m.mem[bits_value(val, m.waddr) % words];
-        for (size_t k = 0; k < word.size() && k < m.wdata.size(); ++k) word[k] = val[static_cast<size_t>(m.wdata[k])];
-        if (counting) ++m.writes;
-      }
-    }
-    m.clk_prev = clk;
-  }
 
   void settle() {
     for (int guard = 0; guard < 100000; ++guard) {
@@ -541,12 +640,19 @@ struct GateSim::Impl {
         if (!apply_async(in, m)) in.iq = d;
         update_seq_outputs(in);
       }
-      std::vector<std::pair<int, std::vector<uint8_t>>> reads;
-      reads.swap(sram_pending);
-      for (const auto& [s, word] : reads) {
-        const SramSim& m = srams[static_cast<size_t>(s)];
-        for (size_t k = 0; k < m.rdata.size(); ++k) set_net(m.rdata[k], word[k]);
+      std::vector<SramEdge> edges;
+      edges.swap(sram_pending);
+      for (const SramEdge& e : edges) {
+        SramSim& m = srams[static_cast<size_t>(e.sram)];
+        if (e.port >= 0) {
+          const SramReadSim& r = m.reads[static_cast<size_t>(e.port)];
+          for (size_t k = 0; k < r.data.size(); ++k) set_net(r.data[k], k < e.word.size() ? e.word[k] : 0);
+        } else {
+          m.mem[e.addr] = e.word;
+        }
       }
+      for (const SramEdge& e : edges)
+        if (e.port < 0) drive_async_reads(e.sram);
     }
     throw Error("gate-level simulation does not settle (oscillating latch loop?)");
   }
@@ -574,8 +680,9 @@ struct GateSim::Impl {
   }
 };
 
-GateSim::GateSim(const FlatNetlist& netlist, const Library& lib, std::string clock_port)
-    : impl_(std::make_unique<Impl>(netlist, lib, std::move(clock_port))) {}
+GateSim::GateSim(const FlatNetlist& netlist, const Library& lib, std::string clock_port,
+                 std::vector<SramShape> srams)
+    : shapes_(std::move(srams)), impl_(std::make_unique<Impl>(netlist, lib, std::move(clock_port), shapes_)) {}
 
 GateSim::~GateSim() = default;
 
@@ -622,7 +729,7 @@ ToggleCounts GateSim::run(Stimulus& stimulus, const SimOptions& opt) {
   if (s.clock_net() < 0) throw Error("the netlist has no clock port `" + s.clock_port + "` to simulate with");
   std::fill(s.toggles.begin(), s.toggles.end(), 0);
   std::fill(s.rises.begin(), s.rises.end(), 0);
-  for (SramSim& m : s.srams) m.reads = m.writes = 0;
+  for (SramSim& m : s.srams) m.n_reads = m.n_writes = 0;
   for (uint64_t c = 0; c < opt.warmup + opt.cycles; ++c) {
     s.counting = c >= opt.warmup;
     stimulus.drive(c, *this);
@@ -634,7 +741,7 @@ ToggleCounts GateSim::run(Stimulus& stimulus, const SimOptions& opt) {
   t.toggles = s.toggles;
   t.rises = s.rises;
   t.stimulus = stimulus.describe();
-  for (const SramSim& m : s.srams) t.srams.push_back({m.path, m.reads, m.writes, m.modelled, m.how});
+  for (const SramSim& m : s.srams) t.srams.push_back({m.path, m.n_reads, m.n_writes, m.modelled, m.how});
   return t;
 }
 

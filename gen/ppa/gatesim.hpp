@@ -4,10 +4,13 @@
 // (OpenSTA 2019 here reads no VCD/SAIF). Zero delay means glitches are not
 // counted: the same assumption as a vectorless or RTL-activity estimate.
 //
-// Black-box SRAMs (kld_sram*) are simulated behaviourally when their ports can
-// be recognised by name (clock, write enable, address, write data, read data,
-// optional read/chip enable): synchronous write, registered read of the old
-// word. Their accesses are counted for the SRAM energy model.
+// Black-box SRAMs (kld_sram*) are simulated behaviourally: the write port by
+// name (clock, write enable, write address, write data), the read ports as
+// Yosys traced them in the SRAM's RTL (asynchronous, as the generator's
+// kld_sram_* modules, or registered), else by name. Accesses are counted for
+// the SRAM energy model: a registered read port one per enabled clock edge,
+// an asynchronous one per cycle in which its address changed, a write per
+// edge with the write enable set.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 
 #include "ppa/liberty.hpp"
 #include "ppa/netlist.hpp"
+#include "ppa/yosys_flow.hpp"
 
 namespace kaleido::ppa {
 
@@ -99,7 +103,10 @@ struct ToggleCounts {
 class GateSim : private InputDriver {
  public:
   // Throws Error for cells it cannot simulate (no function, statetable).
-  GateSim(const FlatNetlist& netlist, const Library& lib, std::string clock_port = "clk_i");
+  // `srams`: the black boxes' shapes from synthesis (read ports traced in
+  // their RTL); without them ports are recognised by name.
+  GateSim(const FlatNetlist& netlist, const Library& lib, std::string clock_port = "clk_i",
+          std::vector<SramShape> srams = {});
   ~GateSim() override;
 
   ToggleCounts run(Stimulus& stimulus, const SimOptions& opt);
@@ -117,6 +124,7 @@ class GateSim : private InputDriver {
   void set_bit(const std::string& port, int bit, bool value) override;
   bool get_bit(const std::string& port, int bit) const override;
 
+  std::vector<SramShape> shapes_;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,7 +1,10 @@
 #include "ppa/netlist.hpp"
 
+#include <cctype>
 #include <functional>
 #include <numeric>
+#include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -220,6 +223,136 @@ class Flattener {
 
 FlatNetlist flatten_yosys_json(const json& design, const std::string& top, const Library& lib) {
   return Flattener(design, lib).run(top);
+}
+
+namespace {
+
+bool simple_id(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+std::string vid(const std::string& s) { return simple_id(s) ? s : "\\" + s + " "; }
+
+void write_module(std::ostringstream& o, const std::string& name, const json& m) {
+  // Canonical reference of every bit: input ports first, then outputs, then
+  // an internal vector; other ports on the same bit are assigned from it.
+  std::unordered_map<long long, std::string> ref;
+  std::vector<std::string> assigns;
+  std::vector<std::pair<std::string, const json*>> ports;
+  for (const char* dir : {"input", "output", "inout"})
+    for (const auto& [pname, p] : m.at("ports").items())
+      if (p.at("direction").get<std::string>() == dir) ports.emplace_back(pname, &p);
+  auto bit_name = [&](const std::string& pname, size_t i, size_t width) {
+    return width == 1 ? vid(pname) : vid(pname) + "[" + std::to_string(i) + "]";
+  };
+  for (const auto& [pname, p] : ports) {
+    const json& bits = p->at("bits");
+    const bool out = p->at("direction").get<std::string>() != "input";
+    for (size_t i = 0; i < bits.size(); ++i) {
+      const std::string me = bit_name(pname, i, bits.size());
+      if (bits[i].is_string()) {
+        if (out) assigns.push_back("  assign " + me + " = 1'b" + (bits[i].get<std::string>() == "1" ? "1" : "0") + ";");
+        continue;
+      }
+      const long long id = bits[i].get<long long>();
+      auto it = ref.find(id);
+      if (it == ref.end()) ref.emplace(id, me);
+      else if (out) assigns.push_back("  assign " + me + " = " + it->second + ";");
+    }
+  }
+  // Public wires keep their names (readable paths in timing reports).
+  std::vector<std::pair<std::string, size_t>> wires;
+  if (m.contains("netnames")) {
+    for (const auto& [wname, w] : m.at("netnames").items()) {
+      if (w.value("hide_name", 0) != 0 || m.at("ports").contains(wname)) continue;
+      const json& bits = w.at("bits");
+      bool used = false;
+      for (size_t i = 0; i < bits.size(); ++i) {
+        if (bits[i].is_string()) continue;
+        const long long id = bits[i].get<long long>();
+        if (ref.count(id)) continue;
+        ref.emplace(id, bit_name(wname, i, bits.size()));
+        used = true;
+      }
+      if (used) wires.emplace_back(wname, bits.size());
+    }
+  }
+  long long internal = 0;
+  auto ref_of = [&](const json& b) -> std::string {
+    if (b.is_string()) return b.get<std::string>() == "1" ? "1'b1" : "1'b0";
+    const long long id = b.get<long long>();
+    auto it = ref.find(id);
+    if (it != ref.end()) return it->second;
+    const std::string r = "kld_n[" + std::to_string(internal++) + "]";
+    ref.emplace(id, r);
+    return r;
+  };
+  std::ostringstream cells;
+  if (m.contains("cells")) {
+    for (const auto& [cname, c] : m.at("cells").items()) {
+      const std::string type = c.at("type").get<std::string>();
+      cells << "  " << vid(type) << " " << vid(cname) << " (";
+      bool first = true;
+      for (const auto& [pin, bits] : c.at("connections").items()) {
+        if (bits.empty()) continue;
+        cells << (first ? "" : ",") << "\n    ." << vid(pin) << "(";
+        first = false;
+        if (bits.size() == 1) {
+          cells << ref_of(bits[0]);
+        } else {
+          cells << "{ ";
+          for (size_t i = bits.size(); i-- > 0;) cells << ref_of(bits[i]) << (i ? ", " : " ");
+          cells << "}";
+        }
+        cells << ")";
+      }
+      cells << "\n  );\n";
+    }
+  }
+  o << "module " << vid(name) << " (";
+  for (size_t i = 0; i < ports.size(); ++i) o << (i ? ", " : "") << vid(ports[i].first);
+  o << ");\n";
+  for (const auto& [pname, p] : ports) {
+    const size_t w = p->at("bits").size();
+    o << "  " << p->at("direction").get<std::string>() << " ";
+    if (w > 1) o << "[" << w - 1 << ":0] ";
+    o << vid(pname) << ";\n";
+  }
+  for (const auto& [wname, w] : wires) o << "  wire " << (w > 1 ? "[" + std::to_string(w - 1) + ":0] " : "") << vid(wname) << ";\n";
+  if (internal > 0) o << "  wire [" << internal - 1 << ":0] kld_n;\n";
+  for (const std::string& a : assigns) o << a << "\n";
+  o << cells.str() << "endmodule\n\n";
+}
+
+}  // namespace
+
+std::string sta_verilog(const json& design, const std::string& top, const Library& lib) {
+  const json& mods = design.at("modules");
+  if (!mods.contains(top)) throw Error("netlist has no module `" + top + "` (top)");
+  // Modules reachable from the top that are neither library cells nor black boxes.
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  std::function<void(const std::string&)> visit = [&](const std::string& name) {
+    if (!seen.insert(name).second) return;
+    const json& m = mods.at(name);
+    if (m.contains("cells"))
+      for (const auto& [cname, c] : m.at("cells").items()) {
+        const std::string type = c.at("type").get<std::string>();
+        if (lib.cell(type) || !mods.contains(type)) continue;
+        const json& child = mods.at(type);
+        if (child.contains("attributes") && child.at("attributes").contains("blackbox")) continue;
+        visit(type);
+      }
+    order.push_back(name);
+  };
+  visit(top);
+  std::ostringstream o;
+  o << "// Structural netlist of " << top << " for OpenSTA, written by kaleido from the Yosys JSON netlist.\n\n";
+  for (const std::string& name : order) write_module(o, name, mods.at(name));
+  return o.str();
 }
 
 std::vector<ModuleAreaRow> module_areas(const FlatNetlist& n) {

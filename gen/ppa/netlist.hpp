@@ -65,6 +65,13 @@ struct FlatNetlist {
 // becomes a NetlistBlackBox. Throws Error on unknown cell types.
 FlatNetlist flatten_yosys_json(const nlohmann::json& design, const std::string& top, const Library& lib);
 
+// Structural Verilog of the design below `top` for OpenSTA, written from the
+// Yosys JSON: every module of the hierarchy once, one-bit assigns only.
+// (Yosys's own write_verilog emits `assign { a, b } = ...;`, which the 2019
+// OpenSTA cannot parse.) Black-box modules are left undefined; OpenSTA makes
+// them black boxes.
+std::string sta_verilog(const nlohmann::json& design, const std::string& top, const Library& lib);
+
 // Per module (definition): area of the cells it places directly, instance
 // count, and the area of one instance including its submodules.
 struct ModuleAreaRow {

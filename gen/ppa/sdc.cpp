@@ -85,6 +85,10 @@ std::string make_sdc(const SdcSpec& s) {
   if (!s.driving_cell.empty())
     o << "set_driving_cell -lib_cell " << s.driving_cell << " -pin " << s.driving_pin << " " << inputs << "\n";
   o << "set_load " << num(s.output_load_f * c) << " [all_outputs]\n";
+  if (!s.reset_port.empty()) {
+    o << "# The asynchronous reset's buffer tree does not exist before physical design.\n";
+    o << "set_false_path -from [get_ports " << s.reset_port << "]\n";
+  }
   return o.str();
 }
 

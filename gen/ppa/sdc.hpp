@@ -15,6 +15,9 @@ struct SdcSpec {
   std::string design;             // for the header comment
   std::string clock_port = "clk_i";
   bool clock_port_exists = true;  // false: a virtual clock (combinational block)
+  // Asynchronous reset input: no timing from it (its buffer tree is built
+  // later, in physical design; unbuffered it would dominate every report).
+  std::string reset_port;         // empty or absent from the design: nothing
   double period_ns = 0;
   // Absolute (not a fraction of the period) so that every constraint is
   // independent of the period and Fmax = 1 / (T - worst slack) holds.

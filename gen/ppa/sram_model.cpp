@@ -23,6 +23,7 @@ constexpr double kIoCap = 10.0;        // C_inv per data bit (sense amp or write
 constexpr double kControlCap = 100.0;  // C_inv for clocking and control per access
 constexpr double kCellLeak = 0.2;      // L_inv per bit (high-Vt, minimum devices)
 constexpr double kPeripheryLeak = 0.5; // L_inv per A_inv of periphery
+constexpr double kExtraPortCell = 1.4;  // cell area added per extra port (OpenRAM 10T vs 6T: 2.4x)
 
 }  // namespace
 
@@ -52,12 +53,17 @@ SramTechnology sram_technology(const Library& lib) {
   return t;
 }
 
-SramCost sram_cost(int words, int bits, const SramTechnology& tech) {
+SramCost sram_cost(int words, int bits, const SramTechnology& tech, int ports) {
   if (words < 1 || bits < 1)
     throw Error("SRAM of " + std::to_string(words) + " words x " + std::to_string(bits) + " bits: both must be >= 1");
+  if (ports < 1) throw Error("SRAM with " + std::to_string(ports) + " ports: needs at least one");
   SramCost c;
   c.words = words;
   c.bits = bits;
+  c.ports = ports;
+  const double cell_factor = 1.0 + kExtraPortCell * (ports - 1);
+  // Bitlines and wordlines lengthen with the cell's side.
+  const double wire_factor = std::sqrt(cell_factor);
   // Fold words into columns (column mux) towards a square array.
   double best = 1e30;
   for (int mux = 1; mux <= 16 && mux <= words; mux *= 2) {
@@ -73,20 +79,22 @@ SramCost sram_cost(int words, int bits, const SramTechnology& tech) {
   c.columns = bits * c.column_mux;
   const double R = c.rows, C = c.columns, B = bits;
   const double n_bits = static_cast<double>(words) * bits;
-  const double periphery = kRowArea * R + kColumnArea * C + kFixedArea;
-  c.area_um2 = tech.inv_area_um2 * (kCellArea * R * C + periphery);
+  const double periphery = ports * (kRowArea * R + kColumnArea * C) + kFixedArea;
+  c.area_um2 = tech.inv_area_um2 * (kCellArea * cell_factor * R * C + periphery);
   const double unit = tech.inv_cap_f * tech.vdd_v * tech.vdd_v;
   const double addr_bits = std::max(1.0, std::ceil(std::log2(static_cast<double>(words))));
-  const double common = kWordlineCap * C + kDecoderCap * addr_bits + kIoCap * B + kControlCap;
-  c.read_energy_j = unit * (kBitlineCap * kReadSwing * R * C + common);
-  c.write_energy_j = unit * (kBitlineCap * R * B + kBitlineCap * kReadSwing * R * (C - B) + common);
+  const double bitline = kBitlineCap * wire_factor;
+  const double common = kWordlineCap * wire_factor * C + kDecoderCap * addr_bits + kIoCap * B + kControlCap;
+  c.read_energy_j = unit * (bitline * kReadSwing * R * C + common);
+  c.write_energy_j = unit * (bitline * R * B + bitline * kReadSwing * R * (C - B) + common);
   c.leakage_w = tech.inv_leak_w * (kCellLeak * n_bits + kPeripheryLeak * periphery);
   return c;
 }
 
 std::string sram_model_description() {
   return "kaleido first-order SRAM model (gen/ppa/sram_model.hpp): array folded to a square by column muxing; "
-         "area = A_inv*(3.0*rows*cols + 12*rows + 40*cols + 1500), read energy = C_inv*VDD^2*(0.05*rows*cols + cols "
+         "area = A_inv*(3.0*f*rows*cols + p*(12*rows + 40*cols) + 1500) for p address ports with cell factor "
+         "f = 1 + 1.4*(p-1), read energy = C_inv*VDD^2*(0.05*sqrt(f)*rows*cols + sqrt(f)*cols "
          "+ 8*log2(words) + 10*bits + 100), write adds full-swing bitlines on the written columns, leakage = "
          "L_inv*(0.2 per bit + 0.5 per A_inv of periphery), in units of the library's smallest inverter; "
          "constants set between OpenRAM (FreePDK45 1.21 um^2/bit, sky130 16.3 um^2/bit) and fabricated/commercial "

@@ -16,10 +16,12 @@
 //    (16.3 um^2/bit; ShonTaware/SRAM_SKY130 on GitHub) and the efabless
 //    EF_SRAM_1024x32 commercial-grade macro, 387.87 x 303.315 um
 //    (3.6 um^2/bit).
-// With the generic library (INV 0.532 um^2) a 1024 x 32 macro comes out at
-// about 1.9 um^2/bit; with sky130 (inv_1 3.75 um^2) at about 13 um^2/bit:
-// inside both ranges. Relative studies only; real macros come with their
-// own Liberty and LEF views, which should replace this model.
+// With the generic library (INV 0.532 um^2) a single-port 1024 x 32 macro
+// comes out at about 1.8 um^2/bit; with sky130 (inv_1 3.75 um^2) at about
+// 12 um^2/bit: inside both ranges. The generator's memories (one write port
+// and one or more asynchronous read ports) count as multi-port macros and
+// cost more per bit. Relative studies only; real macros come with their own
+// Liberty and LEF views, which should replace this model.
 #pragma once
 
 #include <string>
@@ -45,6 +47,7 @@ struct SramCost {
   int rows = 0;        // after column muxing
   int columns = 0;
   int column_mux = 1;
+  int ports = 1;
   double area_um2 = 0;
   double read_energy_j = 0;
   double write_energy_j = 0;
@@ -52,7 +55,11 @@ struct SramCost {
   double access_energy_j() const { return 0.5 * (read_energy_j + write_energy_j); }
 };
 
-SramCost sram_cost(int words, int bits, const SramTechnology& tech);
+// `ports`: independent address ports (1 for a single read/write port; a
+// write port plus n read ports is n + 1). Each extra port enlarges the cell
+// (OpenRAM's bitcells: 6T 1rw 6.8 x 9.2 um, 10T 1rw+1r 10.9 x 13.9 um in
+// 0.35 um SCMOS, 2.4x the area) and repeats row and column periphery.
+SramCost sram_cost(int words, int bits, const SramTechnology& tech, int ports = 1);
 
 // One-paragraph description of the model, for reports.
 std::string sram_model_description();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -71,8 +72,8 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   if (opt.out_dir.empty()) throw ConfigError("--out", "(empty)", "name an output folder");
   if (!(opt.vectorless_activity >= 0)) throw ConfigError("activity", fmt(opt.vectorless_activity), "must be >= 0");
   // Missing tools fail before any work.
-  find_tool("yosys", "yosys");
-  if (opt.run_sta) find_tool("sta", "opensta");
+  if (!opt.sdc_only) find_tool("yosys", "yosys");
+  if (opt.run_sta && !opt.sdc_only) find_tool("sta", "opensta");
 
   std::vector<fs::path> rtl = opt.rtl_files;
   if (!opt.rtl_dir.empty()) {
@@ -116,6 +117,51 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     if (p.direction == PinDirection::Input) buf_cap = p.load_f();
   r.output_load_f = 4.0 * buf_cap;  // an FO4-like load on every output
   r.times.push_back({"liberty", step.lap()});
+  const std::string config = opt.config_name.empty() ? opt.top : opt.config_name;
+  auto make_spec = [&](bool has_clock, bool has_reset) {
+    SdcSpec sdc;
+    sdc.design = opt.top;
+    sdc.clock_port = opt.clock_port;
+    sdc.clock_port_exists = has_clock;
+    sdc.reset_port = has_reset ? opt.reset_port : "";
+    sdc.period_ns = opt.clock_period_ns;
+    sdc.input_delay_ns = opt.input_delay_ns;
+    sdc.output_delay_ns = opt.output_delay_ns;
+    sdc.driving_cell = buffer.name;
+    sdc.driving_pin = output_pin_name(buffer);
+    sdc.output_load_f = r.output_load_f;
+    sdc.units = lib.units;
+    sdc.library_name = lib.name;
+    return sdc;
+  };
+  auto write_constraints = [&](const SdcSpec& sdc) {
+    const fs::path sdc_path = out / (config + ".sdc");
+    write_sdc(sdc, sdc_path);
+    if (!opt.sdc_dir.empty()) {
+      fs::create_directories(opt.sdc_dir);
+      write_sdc(sdc, opt.sdc_dir / (config + ".sdc"));
+    }
+    r.sdc = sdc_path.string();
+  };
+  if (opt.sdc_only) {
+    // Ports from the top module's declaration, without synthesis.
+    bool has_clock = false, has_reset = false;
+    for (const fs::path& f : rtl) {
+      const std::string text = read_file(f);
+      const std::regex mod_re("\\bmodule\\s+" + opt.top + "\\b");
+      std::smatch m;
+      if (!std::regex_search(text, m, mod_re)) continue;
+      const std::string body = text.substr(static_cast<size_t>(m.position(0)));
+      const size_t end = body.find("endmodule");
+      const std::string decl = body.substr(0, end);
+      has_clock = has_clock || std::regex_search(decl, std::regex("\\b" + opt.clock_port + "\\b"));
+      has_reset = has_reset || (!opt.reset_port.empty() &&
+                                std::regex_search(decl, std::regex("\\b" + opt.reset_port + "\\b")));
+    }
+    write_constraints(make_spec(has_clock, has_reset));
+    r.times.push_back({"total", total.lap()});
+    return r;
+  }
 
   // 2. Synthesis.
   YosysJob yj;
@@ -134,6 +180,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   r.yosys_log = yr.log;
   r.yosys_module_area = yr.stat_module_area;
   r.yosys_top_area = yr.stat_top_area;
+  r.sram_shapes = yr.srams;
   r.netlist_v = out / (opt.top + ".mapped.v");
   r.netlist_json = out / (opt.top + ".mapped.json");
   fs::copy_file(yr.netlist_v, r.netlist_v, fs::copy_options::overwrite_existing);
@@ -173,33 +220,16 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     if (!shape)
       throw Error("black box " + b.path + " (module " + b.module +
                   ") is not an SRAM the flow recognised; only modules matching the SRAM patterns may stay unmapped");
-    s.cost = sram_cost(shape->words, shape->bits, r.sram_tech);
+    s.cost = sram_cost(shape->words, shape->bits, r.sram_tech, shape->address_ports);
     s.shape_source = shape->how;
     r.sram_area_um2 += s.cost.area_um2;
     r.srams.push_back(s);
   }
 
   // 5. SDC.
-  SdcSpec sdc;
-  sdc.design = opt.top;
-  sdc.clock_port = opt.clock_port;
-  sdc.clock_port_exists = net.port(opt.clock_port) != nullptr;
-  sdc.period_ns = opt.clock_period_ns;
-  sdc.input_delay_ns = opt.input_delay_ns;
-  sdc.output_delay_ns = opt.output_delay_ns;
-  sdc.driving_cell = buffer.name;
-  sdc.driving_pin = output_pin_name(buffer);
-  sdc.output_load_f = r.output_load_f;
-  sdc.units = lib.units;
-  sdc.library_name = lib.name;
-  const std::string config = opt.config_name.empty() ? opt.top : opt.config_name;
-  const fs::path sdc_path = out / (config + ".sdc");
-  write_sdc(sdc, sdc_path);
-  if (!opt.sdc_dir.empty()) {
-    fs::create_directories(opt.sdc_dir);
-    write_sdc(sdc, opt.sdc_dir / (config + ".sdc"));
-  }
-  r.sdc = sdc_path.string();
+  write_constraints(make_spec(net.port(opt.clock_port) != nullptr,
+                              !opt.reset_port.empty() && net.port(opt.reset_port) != nullptr));
+  const fs::path sdc_path = r.sdc;
 
   // 6. OpenSTA.
   PowerSetup ps;
@@ -210,7 +240,11 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   if (opt.run_sta) {
     StaJob sj;
     sj.liberty = prepared;
-    sj.netlist_v = r.netlist_v;
+    // OpenSTA reads our own structural netlist (one-bit assigns only).
+    const fs::path sta_netlist = work / (opt.top + ".sta.v");
+    write_file_atomic(sta_netlist, sta_verilog(design, opt.top, lib));
+    sj.netlist_v = sta_netlist;
+    r.sta_netlist_v = sta_netlist;
     sj.sdc = sdc_path;
     sj.top = opt.top;
     sj.activity = opt.vectorless_activity;
@@ -242,7 +276,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
 
   // 8. Activity-based power from a gate-level simulation.
   if (opt.stimulus) {
-    GateSim sim(net, lib, opt.clock_port);
+    GateSim sim(net, lib, opt.clock_port, yr.srams);
     SimOptions so;
     so.clock_port = opt.clock_port;
     so.cycles = opt.sim_cycles;
@@ -409,6 +443,7 @@ json result_json(const SynthResult& r) {
                      {"module", s.module},
                      {"words", s.cost.words},
                      {"bits", s.cost.bits},
+                     {"address_ports", s.cost.ports},
                      {"rows", s.cost.rows},
                      {"columns", s.cost.columns},
                      {"area_um2", s.cost.area_um2},
@@ -426,6 +461,7 @@ json result_json(const SynthResult& r) {
   for (const StepTime& t : r.times) times[t.step] = t.seconds;
   j["run_times_s"] = times;
   j["files"] = {{"netlist_v", r.netlist_v.string()},
+                {"sta_netlist_v", r.sta_netlist_v.string()},
                 {"netlist_json", r.netlist_json.string()},
                 {"yosys_log", r.yosys_log.string()},
                 {"sta_log", r.sta_log.string()}};
@@ -453,10 +489,11 @@ std::string result_markdown(const SynthResult& r) {
     o << "| " << std::string(static_cast<size_t>(i.depth) * 2, ' ') << (i.path.empty() ? "(top)" : i.path) << " | "
       << i.module << " | " << fmt(i.area_um2, 6) << " |\n";
   if (!r.srams.empty()) {
-    o << "\n| SRAM instance | words x bits | area (um^2) | read / write energy (pJ) | leakage (uW) |\n"
+    o << "\n| SRAM instance | words x bits, ports | area (um^2) | read / write energy (pJ) | leakage (uW) |\n"
          "|---|---|---:|---:|---:|\n";
     for (const SramReport& s : r.srams)
-      o << "| " << s.instance << " | " << s.cost.words << " x " << s.cost.bits << " | " << fmt(s.cost.area_um2, 6)
+      o << "| " << s.instance << " | " << s.cost.words << " x " << s.cost.bits << ", " << s.cost.ports << " | "
+        << fmt(s.cost.area_um2, 6)
         << " | " << fmt(s.cost.read_energy_j * 1e12) << " / " << fmt(s.cost.write_energy_j * 1e12) << " | "
         << fmt(s.cost.leakage_w * 1e6) << " |\n";
     o << "\nSRAM model: " << sram_model_description() << "\n";

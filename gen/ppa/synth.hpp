@@ -17,6 +17,7 @@
 #include "ppa/power_model.hpp"
 #include "ppa/sram_model.hpp"
 #include "ppa/sta_flow.hpp"
+#include "ppa/yosys_flow.hpp"
 
 namespace kaleido::ppa {
 
@@ -47,6 +48,7 @@ struct SynthOptions {
   uint64_t sim_cycles = 1000;
   uint64_t sim_warmup = 16;
   bool write_reports = true;          // synth.json and synth.md in out_dir
+  bool sdc_only = false;              // only write the SDC (needs the RTL for the port list, no tools)
 };
 
 struct InstanceArea {
@@ -123,10 +125,12 @@ struct SynthResult {
   ToggleCounts toggles;
 
   std::vector<SramReport> srams;
+  std::vector<SramShape> sram_shapes;  // per black-boxed module, from its RTL
   SramTechnology sram_tech;
   std::vector<StepTime> times;
 
   std::filesystem::path netlist_v, netlist_json, yosys_log, sta_log, json_report, md_report;
+  std::filesystem::path sta_netlist_v;  // the structural netlist OpenSTA read
 };
 
 SynthResult run_synthesis_flow(const SynthOptions& opt);

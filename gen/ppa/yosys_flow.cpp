@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -65,6 +66,57 @@ std::string read_template(const std::string& rel) {
   return read_file(p);
 }
 
+// Read ports of an elaborated (`proc`) memory module: each $memrd's address
+// comes from an input port, its data goes to an output port directly
+// (asynchronous read) or through a register (registered read).
+std::vector<SramReadPort> trace_read_ports(const nlohmann::json& m) {
+  std::map<long long, std::pair<std::string, bool>> port_of;  // bit -> (port, is output)
+  for (const auto& [pname, p] : m.at("ports").items())
+    for (const auto& b : p.at("bits"))
+      if (b.is_number()) port_of[b.get<long long>()] = {pname, p.at("direction") == "output"};
+  auto port_of_bits = [&](const nlohmann::json& bits, bool want_output) -> std::string {
+    std::string name;
+    for (const auto& b : bits) {
+      if (!b.is_number()) return "";
+      auto it = port_of.find(b.get<long long>());
+      if (it == port_of.end() || it->second.second != want_output) return "";
+      if (!name.empty() && name != it->second.first) return "";
+      name = it->second.first;
+    }
+    return name;
+  };
+  std::vector<SramReadPort> ports;
+  if (!m.contains("cells")) return ports;
+  const auto& cells = m.at("cells");
+  for (const auto& [cname, c] : cells.items()) {
+    const std::string type = c.at("type").get<std::string>();
+    if (type != "$memrd" && type != "$memrd_v2") continue;
+    const auto& conn = c.at("connections");
+    SramReadPort rp;
+    rp.addr_port = port_of_bits(conn.at("ADDR"), false);
+    if (conn.contains("EN") && conn.at("EN").size() == 1) rp.enable_port = port_of_bits(conn.at("EN"), false);
+    const auto& params = c.at("parameters");
+    const bool clocked = params.contains("CLK_ENABLE") && params.at("CLK_ENABLE").get<std::string>().find('1') !=
+                                                             std::string::npos;
+    rp.data_port = port_of_bits(conn.at("DATA"), true);
+    rp.registered = clocked;
+    if (rp.data_port.empty()) {
+      // Data through a register to an output port: a registered read.
+      const auto& data = conn.at("DATA");
+      for (const auto& [dname, d] : cells.items()) {
+        const std::string dt = d.at("type").get<std::string>();
+        if (dt != "$dff" && dt != "$adff" && dt != "$dffe") continue;
+        if (d.at("connections").at("D") != data) continue;
+        rp.data_port = port_of_bits(d.at("connections").at("Q"), true);
+        rp.registered = true;
+      }
+    }
+    if (rp.addr_port.empty() || rp.data_port.empty()) return {};  // not traceable: fall back to names
+    ports.push_back(rp);
+  }
+  return ports;
+}
+
 std::vector<SramShape> read_sram_shapes(const fs::path& json_path, const std::vector<std::string>& patterns) {
   std::vector<SramShape> out;
   if (!fs::exists(json_path)) return out;
@@ -104,6 +156,11 @@ std::vector<SramShape> read_sram_shapes(const fs::path& json_path, const std::ve
       s.how = "no memory found; from ports: widest output " + std::to_string(s.bits) + " bits, address " +
               std::to_string(addr) + " bits";
     }
+    s.read_ports = trace_read_ports(m);
+    int addr_ports = 0;
+    for (const auto& [pname, p] : m.at("ports").items())
+      if (p.at("direction") == "input" && pname.find("addr") != std::string::npos) ++addr_ports;
+    s.address_ports = std::max(1, addr_ports);
     out.push_back(s);
   }
   return out;

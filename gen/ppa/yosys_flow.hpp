@@ -21,12 +21,22 @@ struct YosysJob {
   std::filesystem::path work_dir;              // outputs and the filled script go here
 };
 
+// A read port of a black-boxed SRAM, found in its elaborated RTL.
+struct SramReadPort {
+  std::string addr_port;    // input port giving the address
+  std::string data_port;    // output port the word appears on
+  std::string enable_port;  // empty: reads every cycle
+  bool registered = false;  // data appears after the clock edge (else combinationally)
+};
+
 // Memory found inside a black-boxed (SRAM) module.
 struct SramShape {
   std::string module;
   int words = 0;
   int bits = 0;
   std::string how;  // "memory mem: 16 x 8" or "ports: ..."
+  std::vector<SramReadPort> read_ports;  // empty when they could not be traced
+  int address_ports = 1;                  // input ports named *addr* (independent ports of the macro)
 };
 
 struct YosysResult {

@@ -100,7 +100,7 @@ void expect_fmax_period_meets_timing(const SynthResult& r, const Library& lib, c
   write_sdc(s, sdc);
   StaJob j;
   j.liberty = r.prepared_liberty;
-  j.netlist_v = r.netlist_v;
+  j.netlist_v = r.sta_netlist_v;
   j.sdc = sdc;
   j.top = r.top;
   j.units = lib.units;
@@ -180,25 +180,39 @@ TEST(Flow, GridKeepsHierarchyAndCostsMoreThanOneMac) {
 TEST(Flow, SramIsBlackBoxedAndCostedByTheModel) {
   KLD_SKIP_WITHOUT_TOOLS();
   TempDir tmp("sram");
-  const SynthResult r =
-      run_synthesis_flow(options("ppa_sram_acc", {"kld_sram.v", "ppa_sram_acc.v"}, tmp.path() / "out", 1.0));
-  ASSERT_EQ(r.srams.size(), 1u);
-  const SramReport& s = r.srams.front();
-  EXPECT_EQ(s.instance, "u_mem");
-  EXPECT_EQ(s.module, "kld_sram");
-  EXPECT_EQ(s.cost.words, 16);
-  EXPECT_EQ(s.cost.bits, 8);
-  // The documented model with the generic INV_X1 (0.532 um^2): 16 rows x 8
-  // columns, A = A_inv (3 R C + 12 R + 40 C + 1500).
-  EXPECT_NEAR(s.cost.area_um2, 0.532 * (3.0 * 16 * 8 + 12.0 * 16 + 40.0 * 8 + 1500.0), 1e-6);
-  EXPECT_NEAR(r.sram_area_um2, s.cost.area_um2, 1e-9);
-  EXPECT_NEAR(r.total_area_um2(), r.logic_area_um2 + s.cost.area_um2, 1e-9);
+  const SynthResult r = run_synthesis_flow(
+      options("ppa_sram_acc", {"kld_sram.v", "kld_sram_16x8_r2.v", "ppa_sram_acc.v"}, tmp.path() / "out", 1.0));
+  ASSERT_EQ(r.srams.size(), 2u);
+  // The documented model with the generic INV_X1 (0.532 um^2), 16 rows x 8
+  // columns: A = A_inv (3 f R C + p (12 R + 40 C) + 1500), f = 1 + 1.4 (p - 1).
+  auto model_area = [](double p) {
+    const double f = 1.0 + 1.4 * (p - 1);
+    return 0.532 * (3.0 * f * 16 * 8 + p * (12.0 * 16 + 40.0 * 8) + 1500.0);
+  };
+  double sram_total = 0;
+  for (const SramReport& s : r.srams) {
+    EXPECT_EQ(s.cost.words, 16);
+    EXPECT_EQ(s.cost.bits, 8);
+    if (s.instance == "u_mem") {
+      EXPECT_EQ(s.module, "kld_sram");
+      EXPECT_EQ(s.cost.ports, 1);  // one shared address
+      EXPECT_NEAR(s.cost.area_um2, model_area(1), 1e-6);
+    } else {
+      EXPECT_EQ(s.instance, "u_mem2");
+      EXPECT_EQ(s.module, "kld_sram_16x8_r2");
+      EXPECT_EQ(s.cost.ports, 3);  // a write and two read addresses
+      EXPECT_NEAR(s.cost.area_um2, model_area(3), 1e-6);
+    }
+    sram_total += s.cost.area_um2;
+  }
+  EXPECT_NEAR(r.sram_area_um2, sram_total, 1e-9);
+  EXPECT_NEAR(r.total_area_um2(), r.logic_area_um2 + sram_total, 1e-9);
   // Only the accumulator was mapped: 8 sum flops, no memory flops.
   EXPECT_EQ(r.sequential_cells, 8);
   expect_area_adds_up(r);
   const std::string netlist = read_file(r.netlist_v);
   EXPECT_NE(netlist.find("kld_sram u_mem"), std::string::npos);
-  EXPECT_EQ(netlist.find("module kld_sram"), std::string::npos) << "the SRAM must stay a black box";
+  EXPECT_EQ(netlist.find("module kld_sram"), std::string::npos) << "the SRAMs must stay black boxes";
 }
 
 TEST(Flow, SramModelScalesWithSize) {
@@ -216,6 +230,8 @@ TEST(Flow, SramModelScalesWithSize) {
   EXPECT_GT(per_bit, 1.21);
   EXPECT_LT(per_bit, 3.03);
   EXPECT_THROW(sram_cost(0, 8, t), Error);
+  // A second port makes every bit larger.
+  EXPECT_GT(sram_cost(1024, 32, t, 2).area_um2, 1.5 * sram_cost(1024, 32, t, 1).area_um2);
 }
 
 TEST(Flow, MacOnSky130) {
