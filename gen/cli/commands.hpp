@@ -11,5 +11,6 @@ void register_sim(CLI::App& app);
 void register_drift(CLI::App& app);
 void register_lint(CLI::App& app);
 void register_study(CLI::App& app);
+void register_synth(CLI::App& app);
 
 }  // namespace kaleido::cli

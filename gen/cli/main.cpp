@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   kaleido::cli::register_drift(app);
   kaleido::cli::register_lint(app);
   kaleido::cli::register_study(app);
+  kaleido::cli::register_synth(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
