@@ -1,0 +1,229 @@
+// Block test of kld_detector against the golden model (kaleido::run_reuse).
+//
+// Each trial draws a runtime configuration that fits the hardware (grid,
+// K, tiling, window depth, policy and axis list, RoPE band split,
+// thresholds, enables) and a correlated A with extreme values mixed in. The
+// harness drives the scan inputs as kld_dispatcher does, computed here from
+// kaleido::ScanOrder: for each detector round and scan position the token,
+// its window slot, and per axis whether the reference exists in the tile and
+// lies within the window, with the reference's slot. Lane l of round r
+// decides group r*LANES + l. Every (token, group) decision (REUSE or
+// COMPUTE, the axis, the root) must equal the golden model's.
+//
+// Things the detector must ignore are randomised: the slots of unavailable
+// references, the axis list outside the fixed policy, the inputs of lanes
+// without a group, and every input in cycles where step_i is low (a stalled
+// position is presented with garbage and must not write the window).
+#include <algorithm>
+
+#include "Vkld_detector.h"
+#include "golden/reuse.hpp"
+#include "golden/scan.hpp"
+#include "hw/blocks.hpp"
+#include "unit_common.hpp"
+
+namespace {
+
+using namespace kld_unit;
+using kaleido::Axis;
+using kaleido::Policy;
+
+kaleido::ReuseConfig random_config(const kaleido::hw::HwConfig& hw, kaleido::Rng& r, Policy policy) {
+  kaleido::ReuseConfig c;
+  c.grid = {static_cast<int>(r.range(1, hw.max_t)), static_cast<int>(r.range(1, hw.max_h)),
+            static_cast<int>(r.range(1, hw.max_w))};
+  c.group_w = hw.group_w;
+  c.channels = hw.group_w * static_cast<int>(r.range(1, hw.max_groups()));
+  c.out_cols = 1;
+  c.data_w = hw.data_w;
+  c.acc_w = hw.acc_w;
+  c.policy = policy;
+  const std::vector<std::vector<Axis>> lists = {{Axis::T, Axis::H, Axis::W}, {Axis::W}, {Axis::H, Axis::T},
+                                                {Axis::W, Axis::T, Axis::H}, {Axis::T}, {Axis::H, Axis::W}};
+  c.fixed_axes = lists[static_cast<size_t>(r.range(0, static_cast<int64_t>(lists.size()) - 1))];
+  // A RoPE band split whose head dim divides K; groups may straddle bands.
+  if (r.range(0, 2) != 0) {
+    for (int tries = 0; tries < 20 && !c.band.has_rope(); ++tries) {
+      kaleido::BandSplit b{"test", {static_cast<int>(r.range(1, 4)), static_cast<int>(r.range(1, 4)),
+                                    static_cast<int>(r.range(1, 4))}};
+      if (c.channels % b.head_dim() == 0) c.band = b;
+    }
+  }
+  c.tile_h = static_cast<int>(r.range(0, c.grid.h));
+  c.tile_w = static_cast<int>(r.range(0, c.grid.w));
+  const int64_t need = kaleido::ScanOrder(c.grid, c.tile_h, c.tile_w).required_window_depth();
+  const int64_t cap = hw.window_cap();
+  // Window depths from 1 (only w references) to the capacity; 0 = as needed when that fits.
+  c.window_depth = (need <= cap && r.range(0, 2) == 0) ? 0 : static_cast<int>(r.range(1, cap));
+  if (r.range(0, 2) == 0)
+    for (int g = 0; g < c.groups(); ++g) c.group_enable.push_back(static_cast<uint8_t>(r.range(0, 3) != 0));
+  return c;
+}
+
+// Thresholds per group: 0, the largest value, small random values, or the
+// exact difference between a random token and one of its neighbours (so
+// d == tau, the boundary of "d <= tau", occurs often).
+void random_thresholds(kaleido::ReuseConfig& c, const kaleido::IntMatrix& a, kaleido::Rng& r) {
+  const uint32_t tau_top = (2u << c.data_w) - 1u;
+  c.tau.clear();
+  for (int g = 0; g < c.groups(); ++g) {
+    const int64_t kind = r.range(0, 9);
+    uint32_t tau = static_cast<uint32_t>(r.range(0, (1 << c.data_w) / 4));
+    if (kind == 0) tau = 0;
+    if (kind == 1) tau = tau_top;
+    if (kind >= 6) {
+      const int32_t tok = static_cast<int32_t>(r.range(0, c.grid.tokens() - 1));
+      const int32_t other = tok > 0 ? tok - 1 : std::min<int32_t>(1, static_cast<int32_t>(c.grid.tokens()) - 1);
+      tau = static_cast<uint32_t>(kaleido::group_difference(a, a, tok, other, g, c.group_w));
+    }
+    c.tau.push_back(tau);
+  }
+}
+
+// A smooth field per channel (a plane in t, h, w plus small noise), with a
+// few extreme values, so references pass and fail in a mix.
+kaleido::IntMatrix correlated_a(const kaleido::ReuseConfig& c, kaleido::Rng& r) {
+  const int dw = c.data_w;
+  const int64_t lo = kaleido::signed_min(dw), hi = kaleido::signed_max(dw);
+  const int64_t span = hi - lo + 1;
+  kaleido::IntMatrix a(c.grid.tokens(), c.channels);
+  for (int ch = 0; ch < c.channels; ++ch) {
+    const int64_t base = r.range(lo, hi);
+    const int64_t st = r.range(-span / 16, span / 16), sh = r.range(-span / 32, span / 32), sw = r.range(-span / 32, span / 32);
+    const int64_t noise = r.range(0, span / 32);
+    for (int t = 0; t < c.grid.t; ++t)
+      for (int h = 0; h < c.grid.h; ++h)
+        for (int w = 0; w < c.grid.w; ++w) {
+          int64_t v = base + st * t + sh * h + sw * w + r.range(-noise, noise);
+          if (r.range(0, 29) == 0) v = r.range(0, 1) ? lo : hi;
+          a.at(c.grid.index(t, h, w), ch) = static_cast<int32_t>(std::clamp(v, lo, hi));
+        }
+  }
+  return a;
+}
+
+int run(const Job& job) {
+  const kaleido::hw::HwConfig& hw = job.hw;
+  const int lanes = hw.det_lanes(), gw = hw.group_w, dw = hw.data_w, tw = hw.token_w(), tauw = hw.tau_w();
+  const int sw = kaleido::hw::DetectorBlock::slot_w(hw);
+  const int64_t cap = hw.window_cap();
+  Vkld_detector dut;
+  Clock<Vkld_detector> clock(dut);
+  Checker chk(job);
+  kaleido::Rng rng(job.seed);
+  std::vector<Policy> policies;
+  for (int p = 0; p < 3; ++p)
+    if (hw.policies & (1u << p)) policies.push_back(static_cast<Policy>(p));
+
+  int64_t pairs = 0, reused = 0, stalls = 0, rounds_total = 0;
+  int64_t by_axis[3] = {0, 0, 0};
+  for (int64_t trial = 0; trial < job.iterations; ++trial) {
+    const Policy policy = policies[static_cast<size_t>(trial % static_cast<int64_t>(policies.size()))];
+    kaleido::ReuseConfig cfg = random_config(hw, rng, policy);
+    const kaleido::IntMatrix a = correlated_a(cfg, rng);
+    random_thresholds(cfg, a, rng);
+    const kaleido::IntReuse gold = kaleido::run_reuse(cfg, a);
+    const kaleido::ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
+    const int64_t win = gold.window_depth;
+    if (win > cap) throw std::runtime_error("test bug: window depth above WIN_CAP");
+    const int G = cfg.groups();
+    const int rounds = (G + lanes - 1) / lanes;
+    const std::string trial_name = "trial " + std::to_string(trial) + " (grid " + std::to_string(cfg.grid.t) + "x" +
+                                   std::to_string(cfg.grid.h) + "x" + std::to_string(cfg.grid.w) + ", K " +
+                                   std::to_string(cfg.channels) + ", tile " + std::to_string(cfg.tile_h) + "x" +
+                                   std::to_string(cfg.tile_w) + ", window " + std::to_string(win) + ", policy " +
+                                   kaleido::policy_name(policy) + ")";
+
+    dut.policy_i = static_cast<uint8_t>(policy);
+    if (policy == Policy::Fixed) {
+      dut.naxes_i = static_cast<uint8_t>(cfg.fixed_axes.size());
+      uint32_t axes = 0;
+      for (size_t k = 0; k < cfg.fixed_axes.size(); ++k) axes |= static_cast<uint32_t>(cfg.fixed_axes[k]) << (2 * k);
+      dut.axes_i = static_cast<uint8_t>(axes);
+    } else {
+      dut.naxes_i = static_cast<uint8_t>(rng.range(0, 3));
+      dut.axes_i = static_cast<uint8_t>(rng.range(0, 63));
+    }
+    for (int r = 0; r < rounds; ++r) {
+      ++rounds_total;
+      const int64_t base = rng.range(0, cap - 1);  // slots are relative: any origin works
+      auto slot_of = [&](int64_t pos) { return static_cast<uint64_t>((base + pos) % cap); };
+      for (int64_t p = 0; p < scan.size(); ++p) {
+        // Sometimes a stalled cycle first: garbage inputs, step low, nothing compared.
+        while (rng.range(0, 5) == 0) {
+          ++stalls;
+          dut.step_i = 0;
+          set_bits(dut.token_i, 0, tw, rng.next());
+          set_bits(dut.slot_i, 0, sw, rng.next());
+          set_bits(dut.ref_avail_i, 0, 3, rng.next());
+          set_bits(dut.ref_slot_i, 0, 3 * sw, rng.next());
+          set_bits(dut.lane_valid_i, 0, lanes, rng.next());
+          set_bits(dut.enable_i, 0, lanes, rng.next());
+          for (int l = 0; l < lanes; ++l) {
+            set_bits(dut.tau_i, l * tauw, tauw, rng.next());
+            set_bits(dut.a_i, l * gw * dw, gw * dw, rng.next());
+          }
+          clock.edge();
+        }
+        const int32_t tok = scan.token_at(p);
+        dut.step_i = 1;
+        set_bits(dut.token_i, 0, tw, static_cast<uint64_t>(tok));
+        set_bits(dut.slot_i, 0, sw, slot_of(p));
+        uint64_t avail = 0;
+        for (int ax = 0; ax < 3; ++ax) {
+          const int32_t ref = scan.reference(tok, static_cast<Axis>(ax));
+          const bool ok = ref >= 0 && p - scan.pos_of(ref) <= win;
+          avail |= static_cast<uint64_t>(ok) << ax;
+          set_bits(dut.ref_slot_i, ax * sw, sw, ok ? slot_of(scan.pos_of(ref)) : rng.next());
+        }
+        set_bits(dut.ref_avail_i, 0, 3, avail);
+        for (int l = 0; l < lanes; ++l) {
+          const int g = r * lanes + l;
+          const bool valid = g < G;
+          set_bits(dut.lane_valid_i, l, 1, valid);
+          set_bits(dut.enable_i, l, 1, valid ? cfg.group_enabled(g) : rng.range(0, 1));
+          set_bits(dut.rope_i, l * 3, 3, valid ? cfg.rope_mask(g) : rng.next());
+          set_bits(dut.tau_i, l * tauw, tauw, valid ? cfg.tau_of(g) : rng.next());
+          for (int j = 0; j < gw; ++j)
+            set_bits(dut.a_i, (l * gw + j) * dw, dw, valid ? static_cast<uint64_t>(a.at(tok, g * gw + j)) : rng.next());
+        }
+        clock.settle();
+        for (int l = 0; l < lanes; ++l) {
+          const int g = r * lanes + l;
+          const bool got_reuse = get_bits(dut.reuse_o, l, 1) != 0;
+          const std::string at = trial_name + " token " + std::to_string(tok) + " group " + std::to_string(g);
+          if (g >= G) {
+            chk.equal(got_reuse, 0, at + " (lane without a group): reuse_o");
+            continue;
+          }
+          const kaleido::PairDecision& e = gold.at(tok, g);
+          const bool want_reuse = e.kind == kaleido::PairKind::Reuse;
+          ++pairs;
+          chk.equal(got_reuse, want_reuse, at + ": reuse_o");
+          if (want_reuse) {
+            ++reused;
+            ++by_axis[static_cast<int>(e.axis)];
+            chk.equal(static_cast<int64_t>(get_bits(dut.axis_o, 2 * l, 2)), static_cast<int>(e.axis), at + ": axis_o");
+          }
+          chk.equal(static_cast<int64_t>(get_bits(dut.root_o, l * tw, tw)), e.root, at + ": root_o");
+        }
+        clock.edge();
+      }
+    }
+  }
+  // The random mix must have exercised both outcomes and every axis.
+  if (reused == 0 || reused == pairs) chk.fail("decisions were all REUSE or all COMPUTE: the test is too weak");
+  for (int ax = 0; ax < 3; ++ax)
+    if (by_axis[ax] == 0) chk.fail(std::string("no reuse along axis ") + kaleido::axis_name(static_cast<Axis>(ax)));
+  dut.final();
+  return chk.finish("kld_detector LANES " + std::to_string(lanes) + " GROUP_W " + std::to_string(gw) + " WIN_CAP " +
+                    std::to_string(cap) + ", " + std::to_string(job.iterations) + " trials, " +
+                    std::to_string(rounds_total) + " rounds, " + std::to_string(pairs) + " pairs (" +
+                    std::to_string(reused) + " reused: t " + std::to_string(by_axis[0]) + ", h " +
+                    std::to_string(by_axis[1]) + ", w " + std::to_string(by_axis[2]) + "), " +
+                    std::to_string(stalls) + " stalled cycles");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return harness_main(argc, argv, run); }

@@ -1,0 +1,139 @@
+// Block-level Verilator simulations of the generated kld_pe, kld_array,
+// kld_detector and kld_dispatcher (harnesses in tb/unit/, see their header
+// comments for what each checks). Each harness is built once per
+// configuration into the Verilator cache (<build>/verilator-cache), so reruns
+// do not rebuild. Every block also runs once with one expected value altered
+// and must then report FAIL, so a harness that compares nothing cannot pass.
+//
+// The configurations marked slow run only with KALEIDO_SLOW_TESTS=1
+// (`ctest -L slow`).
+#include <gtest/gtest.h>
+
+#include "hw_test_util.hpp"
+
+namespace kaleido::hwtest {
+namespace {
+
+struct UnitCase {
+  std::string name;
+  std::string top;      // the generated block
+  std::string harness;  // tb/unit/<harness>.cpp
+  hw::HwConfig hw;
+  int64_t iterations;
+  bool slow = false;
+};
+
+hw::HwConfig cfg(int rows, int cols, int gw, int dw, int aw, int mul_pipe) {
+  hw::HwConfig c;
+  c.rows = rows;
+  c.cols = cols;
+  c.group_w = gw;
+  c.data_w = dw;
+  c.acc_w = aw;
+  c.mul_pipe = mul_pipe;
+  c.max_t = 2;
+  c.max_h = 3;
+  c.max_w = 3;
+  c.max_k = 4 * rows;  // several k-tiles
+  c.max_m = cols;
+  return c;
+}
+
+hw::HwConfig detector_cfg(int gw, int dw, int max_k, int lanes, int win_cap, uint32_t policies) {
+  hw::HwConfig c = cfg(gw, 2, gw, dw, 2 * dw, 0);
+  c.max_t = 3;
+  c.max_h = 4;
+  c.max_w = 5;
+  c.max_k = max_k;
+  c.lanes = lanes;
+  c.win_cap = win_cap;
+  c.policies = policies;
+  return c;
+}
+
+hw::HwConfig dispatcher_cfg(int rows, int gw, int max_k, int win_cap) {
+  hw::HwConfig c = cfg(rows, 2, gw, 8, 16, 0);
+  c.max_t = 3;
+  c.max_h = 4;
+  c.max_w = 6;
+  c.max_k = max_k;
+  c.win_cap = win_cap;
+  return c;
+}
+
+std::vector<UnitCase> cases() {
+  return {
+      // kld_pe: the narrowest widths wrap the accumulator often.
+      {"pe_d4a8_pipe0", "kld_pe", "pe_tb", cfg(2, 2, 1, 4, 8, 0), 4000},
+      {"pe_d4a8_pipe1", "kld_pe", "pe_tb", cfg(2, 2, 1, 4, 8, 1), 4000},
+      {"pe_d16a64_pipe1", "kld_pe", "pe_tb", cfg(2, 2, 1, 16, 64, 1), 4000, true},
+      {"pe_d8a19_pipe0", "kld_pe", "pe_tb", cfg(2, 2, 1, 8, 19, 0), 4000, true},
+      // kld_array: several segments per column; one-row groups with the multiplier pipeline.
+      {"array_r4c3_g2_pipe0", "kld_array", "array_tb", cfg(4, 3, 2, 8, 16, 0), 60},
+      {"array_r4c2_g1_d4a8_pipe1", "kld_array", "array_tb", cfg(4, 2, 1, 4, 8, 1), 60},
+      {"array_r8c5_g4_d16a40_pipe1", "kld_array", "array_tb", cfg(8, 5, 4, 16, 40, 1), 60, true},
+      {"array_r2c1_g2_pipe0", "kld_array", "array_tb", cfg(2, 1, 2, 8, 16, 0), 60, true},
+      {"array_r1c4_g1_pipe1", "kld_array", "array_tb", cfg(1, 4, 1, 8, 16, 1), 60, true},
+      // kld_detector: several rounds (LANES < groups), a window smaller than a frame.
+      {"detector_g2_l3_win8", "kld_detector", "detector_tb", detector_cfg(2, 8, 16, 3, 8, 7), 40},
+      {"detector_g1_d4_all_lanes", "kld_detector", "detector_tb", detector_cfg(1, 4, 6, 0, 32, 7), 40, true},
+      {"detector_g4_adaptive_only", "kld_detector", "detector_tb", detector_cfg(4, 6, 16, 1, 16, 4), 30, true},
+      // kld_dispatcher: four segments, three k-tiles, window of 16.
+      {"dispatcher_r8_g2_win16", "kld_dispatcher", "dispatcher_tb", dispatcher_cfg(8, 2, 24, 16), 25},
+      {"dispatcher_r4_g4_win4", "kld_dispatcher", "dispatcher_tb", dispatcher_cfg(4, 4, 16, 4), 25, true},
+  };
+}
+
+class HwUnit : public ::testing::TestWithParam<UnitCase> {};
+
+void PrintTo(const UnitCase& u, std::ostream* os) { *os << u.name; }
+
+nlohmann::json job_for(const UnitCase& u, uint64_t seed, bool corrupt) {
+  return {{"hw", u.hw}, {"seed", seed}, {"iterations", u.iterations}, {"corrupt", corrupt}};
+}
+
+TEST_P(HwUnit, MatchesReference) {
+  const UnitCase& u = GetParam();
+  if (u.slow && !env_flag("KALEIDO_SLOW_TESTS")) GTEST_SKIP() << "slow configuration: set KALEIDO_SLOW_TESTS=1";
+  if (!have_tool("verilator")) GTEST_SKIP() << "verilator not found on PATH";
+  const sim::BuildResult b = build_block(u.hw, u.top, u.harness);
+  std::printf("%s: model %s (%.1f s)\n", u.name.c_str(), b.cached ? "from the cache" : "built", b.seconds);
+  for (uint64_t seed : {1u, 2u}) {
+    const ToolRun r = run_block(b.exe, job_for(u, seed, false), u.name);
+    EXPECT_EQ(r.status, 0) << u.name << " seed " << seed << ":\n" << r.output;
+    EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+    std::printf("%s", r.output.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Blocks, HwUnit, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<UnitCase>& i) { return i.param.name; });
+
+// One altered expectation per block must turn PASS into FAIL.
+class HwUnitNegative : public ::testing::TestWithParam<UnitCase> {};
+
+TEST_P(HwUnitNegative, AlteredExpectationFails) {
+  const UnitCase& u = GetParam();
+  if (!have_tool("verilator")) GTEST_SKIP() << "verilator not found on PATH";
+  const sim::BuildResult b = build_block(u.hw, u.top, u.harness);
+  const ToolRun r = run_block(b.exe, job_for(u, 1, true), u.name + "_neg");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected"), std::string::npos) << r.output;
+}
+
+std::vector<UnitCase> one_per_block() {
+  std::vector<UnitCase> out;
+  for (const UnitCase& u : cases()) {
+    bool seen = false;
+    for (const UnitCase& o : out) seen = seen || o.top == u.top;
+    if (!seen && !u.slow) out.push_back(u);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Blocks, HwUnitNegative, ::testing::ValuesIn(one_per_block()),
+                         [](const ::testing::TestParamInfo<UnitCase>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace kaleido::hwtest
