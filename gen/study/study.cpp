@@ -411,7 +411,7 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   const ModelShape& model = find_model(opt.model);
   res.model = to_json(model);
   res.proxy_statement =
-      "No model weights (and no real VAE) are available offline. Unless real activations were loaded from .npy, "
+      "No model weights are available here, and no real VAE. Unless real activations were loaded from .npy, "
       "Q, K and V are a proxy: real video frames through a fixed 3D-DCT patchify (4x8x8 -> " +
       std::to_string(model.latent_channels) +
       " channels), rectified-flow noise of the step, a 1x2x2 DiT patchify, fixed seeded projections to one head with "

@@ -37,7 +37,7 @@ TEST(StudyCli, SmallStudyWritesEveryOutput) {
   EXPECT_FALSE(j["projection"].empty());
   EXPECT_NE(j["proxy_statement"].get<std::string>().find("No model weights"), std::string::npos);
   const std::string md = read_file(fs::path(out) / "summary.md");
-  EXPECT_NE(md.find("No model weights are available here"), std::string::npos);
+  EXPECT_NE(md.find("**No model weights are available here"), std::string::npos);
   EXPECT_NE(md.find("PSNR gap at equal MAC savings"), std::string::npos);
   fs::remove_all(out);
   fs::remove(clip);
