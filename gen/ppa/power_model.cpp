@@ -58,8 +58,21 @@ PowerModel::PowerModel(const FlatNetlist& n, const Library& lib, const PowerSetu
       }
     }
   }
-  // Black-box (SRAM) pins add no load: their capacitance is unknown, and
-  // OpenSTA does not count them either.
+  macro_driven_.assign(nn, 0);
+  for (const NetlistBlackBox& b : n.blackboxes) {
+    for (const auto& [name, nets] : b.inputs)
+      for (int net : nets) {
+        if (net < 2) continue;
+        const bool clk = name.find("clk") != std::string::npos || name.find("clock") != std::string::npos;
+        const double c = clk ? setup.macro_clock_pin_cap_f : setup.macro_pin_cap_f;
+        if (c <= 0) continue;  // no timing view: the pin adds nothing (as OpenSTA's black boxes)
+        cap_[static_cast<size_t>(net)] += c;
+        ++fanout[static_cast<size_t>(net)];
+      }
+    for (const auto& [name, nets] : b.outputs)
+      for (int net : nets)
+        if (net >= 2 && setup.macro_pin_cap_f > 0) macro_driven_[static_cast<size_t>(net)] = 1;
+  }
   std::vector<uint8_t> has_set_load(nn, 0);
   for (const NetlistPort& p : n.ports) {
     for (int net : p.nets) {
@@ -145,6 +158,10 @@ PowerModel::PowerModel(const FlatNetlist& n, const Library& lib, const PowerSetu
       if (clock_[net] && port_driven_[net]) continue;  // ideal clock: zero slew
       if (port_driven_[net]) {
         if (drive_out) next[net] = pin_slew(*drive_out, [](const TimingGroup&) { return 0.0; }, cap_[net]);
+        continue;
+      }
+      if (macro_driven_[net]) {
+        next[net] = setup.macro_output_slew_s;
         continue;
       }
       const int ci = driver_cell_[net];
@@ -255,6 +272,9 @@ PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvent
     if (driver_cell_[net] >= 0) {
       r.switching_w += p;
       seq[static_cast<size_t>(driver_cell_[net])] += p;
+    } else if (macro_driven_[net]) {
+      r.switching_w += p;
+      r.macro_output_switching_w += p;
     } else if (port_driven_[net]) {
       r.input_net_switching_w += p;
     }

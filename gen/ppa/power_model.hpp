@@ -7,7 +7,9 @@
 //             `capacitance`) + the library's default wire-load model for the
 //             net's fanout; a net driving a top output gets the SDC output
 //             load instead of a wire-load estimate (as OpenSTA does with
-//             set_load). Black-box (SRAM) pins add nothing.
+//             set_load). SRAM macro pins count with the capacitance of their
+//             timing views (sram_liberty.hpp), and nets they drive are
+//             switched like cell outputs.
 //   internal  = per output transition of a cell: its rise_power or fall_power
 //             table at (slew of the related input, C_net of the output); per
 //             input transition: the input pin's table at that pin's slew.
@@ -52,6 +54,12 @@ struct PowerSetup {
   double output_load_f = 0;   // the SDC set_load on top-level outputs
   std::string driving_cell;   // the SDC set_driving_cell on non-clock inputs; empty = ideal inputs
   std::string clock_port = "clk_i";
+  // Black-box (SRAM) pins, as their timing views describe them
+  // (sram_liberty.hpp): input pin capacitance, clock pin capacitance, output
+  // transition. Their output nets count as driven for switching power.
+  double macro_pin_cap_f = 0;
+  double macro_clock_pin_cap_f = 0;
+  double macro_output_slew_s = 0;
 };
 
 struct NetActivity {
@@ -66,6 +74,7 @@ struct PowerBreakdown {
   // Nets driven by top-level inputs (the clock net too): not in the total,
   // since they are charged by whatever drives the block (as in OpenSTA).
   double input_net_switching_w = 0;
+  double macro_output_switching_w = 0;  // part of switching_w: nets driven by SRAM outputs
   double total_w() const { return switching_w + internal_w + leakage_w; }
   std::string activity_source;
   std::string convention;
@@ -111,6 +120,7 @@ class PowerModel {
   std::vector<double> cap_, slew_;
   std::vector<uint8_t> clock_;
   std::vector<int> driver_cell_;   // per net: cell index driving it, -1 none
+  std::vector<uint8_t> macro_driven_;  // per net: driven by a black box (SRAM) output
   std::vector<uint8_t> port_driven_;  // per net: driven by a top-level input
   std::vector<PinPower> pins_;
 };

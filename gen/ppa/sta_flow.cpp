@@ -121,10 +121,12 @@ StaResult run_sta(const StaJob& job) {
   const std::string extra = job.instance_power ? "puts \"KALEIDO_SECTION instances\"\n"
                                                  "report_power -instances [get_cells -hierarchical *] -digits 8\n"
                                                : "";
+  std::string read_libs = "read_liberty " + tcl_path(job.liberty);
+  for (const fs::path& l : job.extra_liberty) read_libs += "\nread_liberty " + tcl_path(l);
   const std::string script =
       "# Written by kaleido " + version() + " from scripts/sta/sta.tcl.in\n" +
       fill_template(read_file(tmpl),
-                    {{"LIBERTY", tcl_path(job.liberty)},
+                    {{"READ_LIBERTY", read_libs},
                      {"NETLIST", tcl_path(job.netlist_v)},
                      {"TOP", job.top},
                      {"SDC", tcl_path(job.sdc)},

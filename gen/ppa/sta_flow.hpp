@@ -11,6 +11,7 @@ namespace kaleido::ppa {
 
 struct StaJob {
   std::filesystem::path liberty;  // one (merged) file
+  std::vector<std::filesystem::path> extra_liberty;  // e.g. the SRAM timing views
   std::filesystem::path netlist_v;
   std::filesystem::path sdc;
   std::string top;

@@ -15,6 +15,7 @@
 #include "ppa/liberty.hpp"
 #include "ppa/netlist.hpp"
 #include "ppa/sdc.hpp"
+#include "ppa/sram_liberty.hpp"
 #include "ppa/tools.hpp"
 #include "ppa/yosys_flow.hpp"
 
@@ -226,6 +227,31 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     r.srams.push_back(s);
   }
 
+  // SRAM timing views, so that OpenSTA times paths through the memories.
+  fs::path sram_lib;
+  SramTiming sram_t;
+  if (!r.srams.empty()) {
+    std::vector<SramMacroView> views;
+    for (const NetlistBlackBox& b : net.blackboxes) {
+      bool known = false;
+      for (const SramMacroView& v : views) known = known || v.module == b.module;
+      if (known) continue;
+      SramMacroView v;
+      v.module = b.module;
+      for (const auto& [name, nets] : b.inputs) v.ports.push_back({name, true, static_cast<int>(nets.size())});
+      for (const auto& [name, nets] : b.outputs) v.ports.push_back({name, false, static_cast<int>(nets.size())});
+      for (const SramShape& sh : yr.srams)
+        if (sh.module == b.module) v.shape = sh;
+      for (const SramReport& s : r.srams)
+        if (s.module == b.module) v.cost = s.cost;
+      views.push_back(v);
+    }
+    sram_lib = work / (opt.top + ".srams.lib");
+    write_file_atomic(sram_lib, sram_liberty(lib, views));
+    sram_t = sram_timing(r.srams.front().cost, lib);
+    for (SramReport& s : r.srams) s.access_time_ns = sram_timing(s.cost, lib).access_s * 1e9;
+  }
+
   // 5. SDC.
   write_constraints(make_spec(net.port(opt.clock_port) != nullptr,
                               !opt.reset_port.empty() && net.port(opt.reset_port) != nullptr));
@@ -237,9 +263,15 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   ps.output_load_f = r.output_load_f;
   ps.driving_cell = buffer.name;
   ps.clock_port = opt.clock_port;
+  if (!r.srams.empty()) {
+    ps.macro_pin_cap_f = sram_t.pin_cap_f;
+    ps.macro_clock_pin_cap_f = sram_t.clock_pin_cap_f;
+    ps.macro_output_slew_s = sram_t.transition_s;
+  }
   if (opt.run_sta) {
     StaJob sj;
     sj.liberty = prepared;
+    if (!sram_lib.empty()) sj.extra_liberty.push_back(sram_lib);
     // OpenSTA reads our own structural netlist (one-bit assigns only).
     const fs::path sta_netlist = work / (opt.top + ".sta.v");
     write_file_atomic(sta_netlist, sta_verilog(design, opt.top, lib));
@@ -450,6 +482,7 @@ json result_json(const SynthResult& r) {
                      {"read_energy_j", s.cost.read_energy_j},
                      {"write_energy_j", s.cost.write_energy_j},
                      {"leakage_w", s.cost.leakage_w},
+                     {"access_time_ns", s.access_time_ns},
                      {"shape_source", s.shape_source},
                      {"reads_per_cycle", s.reads_per_cycle},
                      {"writes_per_cycle", s.writes_per_cycle},

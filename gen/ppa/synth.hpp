@@ -64,6 +64,7 @@ struct SramReport {
   std::string instance, module;
   SramCost cost;
   std::string shape_source;      // how words x bits were found
+  double access_time_ns = 0;     // of its timing view (sram_liberty.hpp)
   double reads_per_cycle = -1;   // from simulation; -1 when not simulated
   double writes_per_cycle = -1;
   double power_w = -1;           // leakage + access energy x rate (simulated)
