@@ -6,6 +6,7 @@
 #include <limits>
 #include <regex>
 #include <sstream>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -63,6 +64,21 @@ std::string lib_label(const SynthResult& r) {
   return r.library_name + " (" + files + ")";
 }
 
+// out/work, unless `out` lies in the repository outside its ignored build and
+// output folders: then a temp folder, so that merged PDK Liberty files are
+// never written into the source tree.
+fs::path choose_work_dir(const SynthOptions& opt, const fs::path& out) {
+  if (!opt.work_dir.empty()) return fs::absolute(opt.work_dir);
+  const fs::path repo = fs::weakly_canonical(fs::path(source_dir()));
+  const fs::path o = fs::weakly_canonical(out);
+  const fs::path rel = o.lexically_relative(repo);
+  const std::string first = rel.empty() ? std::string() : rel.begin()->string();
+  const bool in_repo = !rel.empty() && first != "..";
+  if (in_repo && first.rfind("build", 0) != 0 && first != "out")
+    return fs::temp_directory_path() / ("kaleido_synth_" + opt.top + "_" + std::to_string(::getpid()));
+  return out / "work";
+}
+
 }  // namespace
 
 SynthResult run_synthesis_flow(const SynthOptions& opt) {
@@ -88,9 +104,11 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   for (const fs::path& l : libs)
     if (!fs::exists(l)) throw FileError(l.string(), "Liberty file does not exist");
 
-  const fs::path out = fs::absolute(opt.out_dir);
-  const fs::path work = out / "work";
+  const fs::path out = fs::absolute(opt.out_dir).lexically_normal();
+  const fs::path work = choose_work_dir(opt, out);
+  fs::create_directories(out);
   fs::create_directories(work);
+  r.work_dir = work;
   r.top = opt.top;
   r.clock_period_ns = opt.clock_period_ns;
   r.vectorless_activity = opt.vectorless_activity;
@@ -493,7 +511,8 @@ json result_json(const SynthResult& r) {
   json times = json::object();
   for (const StepTime& t : r.times) times[t.step] = t.seconds;
   j["run_times_s"] = times;
-  j["files"] = {{"netlist_v", r.netlist_v.string()},
+  j["files"] = {{"work_dir", r.work_dir.string()},
+                {"netlist_v", r.netlist_v.string()},
                 {"sta_netlist_v", r.sta_netlist_v.string()},
                 {"netlist_json", r.netlist_json.string()},
                 {"yosys_log", r.yosys_log.string()},

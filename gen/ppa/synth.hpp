@@ -31,6 +31,10 @@ struct SynthOptions {
   std::vector<std::filesystem::path> liberty;
   double clock_period_ns = 0;
   std::filesystem::path out_dir;  // reports and netlists; intermediate files in out_dir/work
+  // Intermediate files (prepared Liberty, scripts, logs). Default out_dir/work,
+  // or a folder under the system temp dir when out_dir is inside the source
+  // tree (outside build*/ and out/): PDK data must never land in the repository.
+  std::filesystem::path work_dir;
   std::string config_name;        // names the SDC (<config>.sdc); default: top
   std::filesystem::path sdc_dir;  // when set, the SDC is also written there (e.g. constraints/)
 
@@ -132,6 +136,7 @@ struct SynthResult {
 
   std::filesystem::path netlist_v, netlist_json, yosys_log, sta_log, json_report, md_report;
   std::filesystem::path sta_netlist_v;  // the structural netlist OpenSTA read
+  std::filesystem::path work_dir;
 };
 
 SynthResult run_synthesis_flow(const SynthOptions& opt);

@@ -221,6 +221,23 @@ TEST(Flow, SramIsBlackBoxedAndCostedByTheModel) {
   EXPECT_GT(r.sta.path.arrival_ns, r.srams.front().access_time_ns);
 }
 
+TEST(Flow, IntermediateFilesStayOutOfTheSourceTree) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  // An output folder inside the repository (outside build*/ and out/): the
+  // prepared Liberty and the logs go to a temp folder instead.
+  const std::filesystem::path out = std::filesystem::path(KALEIDO_SOURCE_DIR) / "tests/ppa/data/tmp_flow_out";
+  std::filesystem::remove_all(out);
+  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, out, 1.0);
+  o.run_sta = false;
+  const SynthResult r = run_synthesis_flow(o);
+  const std::string work = r.work_dir.string();
+  EXPECT_EQ(work.find(KALEIDO_SOURCE_DIR), std::string::npos) << work;
+  EXPECT_FALSE(std::filesystem::exists(out / "work"));
+  EXPECT_TRUE(std::filesystem::exists(out / "synth.json"));
+  std::filesystem::remove_all(out);
+  std::filesystem::remove_all(r.work_dir);
+}
+
 TEST(Flow, SramModelScalesWithSize) {
   const Library lib = read_liberty(test::generic_lib());
   const SramTechnology t = sram_technology(lib);
