@@ -92,6 +92,15 @@ class Checker {
 // A signed DATA_W-bit operand, with the extremes (most negative, most
 // positive, -1, 0) far more often than uniform sampling would give them.
 inline int64_t operand(kaleido::Rng& r, int bits) {
+  if (bits >= 64) {  // the full int64_t range (signed_min/max and range() need fewer bits)
+    switch (r.range(0, 9)) {
+      case 0: return INT64_MIN;
+      case 1: return INT64_MAX;
+      case 2: return -1;
+      case 3: return 0;
+      default: return static_cast<int64_t>(r.next());
+    }
+  }
   switch (r.range(0, 9)) {
     case 0: return kaleido::signed_min(bits);
     case 1: return kaleido::signed_max(bits);

@@ -297,6 +297,8 @@ std::vector<BugCase> bug_cases() {
        "MAX_K/GROUP_W < SEGS: kld_merge never reads the taps of segments without a group"},
       {"OneLane", [&](hw::HwConfig& c) { base(c); c.lanes = 1; },
        "LANES = 1: kld_detector's generate loop variable is never used"},
+      {"SingleRowOfB", [&](hw::HwConfig& c) { base(c); c.rows = 1; c.group_w = 1; c.max_k = 1; },
+       "ROWS = MAX_K = 1: the B memory has depth 1 << clog2(MAX_MT) but its address is {b_row_i (1 bit), b_mtile_i}"},
   };
 }
 

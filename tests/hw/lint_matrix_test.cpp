@@ -68,17 +68,18 @@ std::vector<MatrixEntry> matrix() {
       {"r1c32_g1_d4_pipe", make(1, 32, 1, 4, 8, 1, {1, 2, 3}, 64, 40, 1, 0, 7)},
       {"r32c32_g8", make(32, 32, 8, 8, 32, 0, dflt, 64, 64, 0, 0, 7)},
       {"r16c8_g1_d8_lanes1", make(16, 8, 1, 8, 16, 0, {2, 3, 5}, 32, 16, 1, 16, 7)},
-      // Valid configurations the generator fails on today (GeneratorBugs).
-      {"r4c4_g2_policies6", make(4, 4, 2, 8, 32, 0, {2, 3, 4}, 16, 4, 0, 0, 6)},
+      {"r4c4_g2_policies6", make(4, 4, 2, 8, 32, 0, {2, 3, 4}, 16, 4, 0, 0, 6), true},
       {"r8c2_g8_policies2", make(8, 2, 8, 8, 32, 0, {2, 3, 4}, 32, 4, 0, 0, 2)},
-      {"r4c3_g4_policies4", make(4, 3, 4, 8, 32, 1, {2, 3, 4}, 16, 4, 1, 0, 4)},
-      {"r1c1_g1", make(1, 1, 1, 8, 32, 0, {2, 3, 4}, 4, 1, 0, 0, 7)},
+      {"r4c3_g4_policies4_lanes1", make(4, 3, 4, 8, 32, 1, {2, 3, 4}, 16, 4, 1, 0, 4)},
+      {"r1c1_g1", make(1, 1, 1, 8, 32, 0, {2, 3, 4}, 4, 1, 0, 0, 7), true},
       {"r8c8_g8_maxk8", make(8, 8, 8, 8, 32, 0, dflt, 8, 64, 0, 0, 7)},
+      // Valid configurations the generator fails on today (GeneratorBugs).
       {"r4c2_g2_grid1x1x7", make(4, 2, 2, 8, 32, 0, {1, 1, 7}, 16, 4, 0, 0, 7)},
       {"r4c2_g2_grid1x1x1", make(4, 2, 2, 8, 32, 0, {1, 1, 1}, 16, 4, 0, 0, 7)},
       {"r4c2_g2_grid5x1x1", make(4, 2, 2, 8, 32, 0, {5, 1, 1}, 16, 4, 0, 0, 7)},
       {"r4c4_g4_wincap64", make(4, 4, 4, 8, 32, 0, {2, 3, 4}, 16, 4, 0, 64, 7)},
       {"r6c2_g2_maxk2", make(6, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 4, 0, 0, 7)},
+      {"r1c3_g1_maxk1", make(1, 3, 1, 8, 32, 0, {2, 3, 4}, 1, 5, 0, 0, 7)},
   };
 }
 

@@ -73,6 +73,7 @@ std::vector<UnitCase> cases() {
       {"array_r4c2_g1_d4a8_pipe1", "kld_array", "array_tb", cfg(4, 2, 1, 4, 8, 1), 60},
       {"array_r8c5_g4_d16a40_pipe1", "kld_array", "array_tb", cfg(8, 5, 4, 16, 40, 1), 60, true},
       {"array_r2c1_g2_pipe0", "kld_array", "array_tb", cfg(2, 1, 2, 8, 16, 0), 60, true},
+      {"array_r1c1_g1_pipe0", "kld_array", "array_tb", cfg(1, 1, 1, 8, 16, 0), 60, true},
       {"array_r1c4_g1_pipe1", "kld_array", "array_tb", cfg(1, 4, 1, 8, 16, 1), 60, true},
       // kld_detector: several rounds (LANES < groups), a window smaller than a frame.
       {"detector_g2_l3_win8", "kld_detector", "detector_tb", detector_cfg(2, 8, 16, 3, 8, 7), 40},
