@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
+#include "golden/random.hpp"
 #include "helpers.hpp"
+#include "study/npy.hpp"
 
 namespace kaleido::study {
 namespace {
@@ -62,6 +64,31 @@ TEST(StudyCli, BrokenInputsGiveAClearErrorAndNonZeroExit) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("methods = magic"), std::string::npos) << r.output;
   fs::remove(clip);
+}
+
+TEST(StudyCli, RunsOnRealActivationsFromNpy) {
+  // CogVideoX-5B head dim 64, a 2 x 4 x 4 grid of "dumped" activations.
+  const std::string q = temp_path("q.npy"), k = temp_path("k.npy"), v = temp_path("v.npy"), out = temp_path("npy_out");
+  Rng rng(8);
+  for (const auto& p : {q, k, v}) {
+    std::vector<float> data(32 * 64);
+    for (auto& x : data) x = static_cast<float>(rng.normal());
+    write_npy(p, {32, 64}, data);
+  }
+  const auto r = run_kaleido("study --model cogvideox-5b --q-npy " + q + " --k-npy " + k + " --v-npy " + v +
+                             " --npy-grid 2x4x4 --methods channel-reuse,veda-style,sliding-tile-style --points 3 "
+                             "--targets 0.5 -q -o " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_file(fs::path(out) / "study.json"));
+  EXPECT_EQ(j["tokens"].get<int>(), 32);
+  EXPECT_NE(j["clips"][0]["source"].get<std::string>().find("real activations"), std::string::npos);
+  EXPECT_FALSE(j.contains("projection"));  // no token features behind real activations
+  const auto bad = run_kaleido("study --model wan2.1-1.3b --q-npy " + q + " --k-npy " + k + " --v-npy " + v +
+                               " --npy-grid 2x4x4 -q -o " + out);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("the model d = 128"), std::string::npos) << bad.output;
+  fs::remove_all(out);
+  for (const auto& p : {q, k, v}) fs::remove(p);
 }
 
 TEST(StudyCli, ListsModelShapes) {
