@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <type_traits>
 
 #include "verilated.h"
@@ -40,6 +42,26 @@ uint64_t get_bits(const P& port, int lsb, int width) {
       if ((port[pos / 32] >> (pos % 32)) & 1u) v |= uint64_t{1} << b;
     }
     return v;
+  }
+}
+
+// Hexadecimal text of a port value (most significant digit first).
+template <class P>
+std::string hex(const P& port) {
+  char buf[24];
+  if constexpr (std::is_integral_v<P>) {
+    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(port));
+    return buf;
+  } else {
+    std::string s;
+    bool lead = true;
+    for (int w = static_cast<int>(sizeof(port) / sizeof(port[0])) - 1; w >= 0; --w) {
+      if (lead && port[w] == 0 && w > 0) continue;
+      std::snprintf(buf, sizeof buf, lead ? "%x" : "%08x", port[w]);
+      s += buf;
+      lead = false;
+    }
+    return s;
   }
 }
 

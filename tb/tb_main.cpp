@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +53,7 @@ struct Options {
   int64_t reset_at = -1;       // assert reset in the middle of the run at this cycle, then rerun
   bool corrupt_expected = false;  // negative test: flip one expected output bit
   int runs = 1;                // back-to-back runs without reset
+  std::string dump_inputs;     // write every cycle's input values (for gate-level replay)
   std::string repro;
 };
 
@@ -66,6 +68,12 @@ class Harness {
   Harness(const Options& o, const GoldenVectors& v)
       : opt_(o), v_(v), rng_(o.seed), ctx_(std::make_unique<VerilatedContext>()) {
     top_ = std::make_unique<Vkld_top>(ctx_.get());
+    if (!o.dump_inputs.empty()) {
+      dump_in_ = std::make_unique<std::ofstream>(o.dump_inputs);
+      if (!*dump_in_) throw kaleido::FileError(o.dump_inputs, "cannot write");
+      *dump_in_ << "ports: rst_ni reg_valid_i reg_write_i reg_addr_i reg_wdata_i a_valid_i a_token_i a_group_i a_data_i "
+                   "b_valid_i b_row_i b_mtile_i b_data_i out_ready_i dec_ready_i\n";
+    }
 #if VM_TRACE_FST
     if (!o.trace_file.empty()) {
       ctx_->traceEverOn(true);
@@ -92,12 +100,23 @@ class Harness {
     top_->clk_i = 0;
     top_->eval();
     dump();
+    if (dump_in_) record_inputs();
     ctx_->timeInc(1);
     top_->clk_i = 1;
     top_->eval();
     dump();
     ctx_->timeInc(1);
     ++cycle_;
+  }
+  // One line per cycle: the inputs as sampled by the coming rising edge.
+  void record_inputs() {
+    std::ostream& o = *dump_in_;
+    o << kld_tb::hex(top_->rst_ni) << ' ' << kld_tb::hex(top_->reg_valid_i) << ' ' << kld_tb::hex(top_->reg_write_i) << ' '
+      << kld_tb::hex(top_->reg_addr_i) << ' ' << kld_tb::hex(top_->reg_wdata_i) << ' ' << kld_tb::hex(top_->a_valid_i)
+      << ' ' << kld_tb::hex(top_->a_token_i) << ' ' << kld_tb::hex(top_->a_group_i) << ' ' << kld_tb::hex(top_->a_data_i)
+      << ' ' << kld_tb::hex(top_->b_valid_i) << ' ' << kld_tb::hex(top_->b_row_i) << ' ' << kld_tb::hex(top_->b_mtile_i)
+      << ' ' << kld_tb::hex(top_->b_data_i) << ' ' << kld_tb::hex(top_->out_ready_i) << ' '
+      << kld_tb::hex(top_->dec_ready_i) << '\n';
   }
   void dump() {
 #if VM_TRACE_FST
@@ -228,6 +247,7 @@ class Harness {
     outputs_.clear();
     decisions_.clear();
     out_words_ = dec_words_ = 0;
+    run_start_ = cycle_;
     uint32_t ctrl = 1u << kld::CTRL_START_LSB | 1u << kld::CTRL_TRACE_LSB;
     if (dense) ctrl |= 1u << kld::CTRL_DENSE_LSB;
     write_reg(kld::CTRL, ctrl);
@@ -278,8 +298,11 @@ class Harness {
     }
     top_->out_ready_i = 0;
     top_->dec_ready_i = 0;
+    run_end_ = cycle_;
     return true;
   }
+  uint64_t run_start() const { return run_start_; }
+  uint64_t run_end() const { return run_end_; }
 
   uint64_t cycle() const { return cycle_; }
   const std::map<std::pair<int64_t, int>, int64_t>& outputs() const { return outputs_; }
@@ -293,10 +316,11 @@ class Harness {
   kaleido::Rng rng_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vkld_top> top_;
+  std::unique_ptr<std::ofstream> dump_in_;
 #if VM_TRACE_FST
   std::unique_ptr<VerilatedFstC> fst_;
 #endif
-  uint64_t cycle_ = 0;
+  uint64_t cycle_ = 0, run_start_ = 0, run_end_ = 0;
   std::map<std::pair<int64_t, int>, int64_t> outputs_;
   std::map<std::pair<int64_t, int>, DecisionSeen> decisions_;
   uint64_t out_words_ = 0, dec_words_ = 0;
@@ -344,12 +368,14 @@ struct RunReport {
   int64_t compared_outputs = 0, compared_decisions = 0;
   uint64_t cycles = 0, busy = 0, stall = 0, issued = 0, skipped = 0;
   int64_t schedule = 0;
+  uint64_t start_cycle = 0, end_cycle = 0;  // testbench cycles of the START write and of done
   nlohmann::json to_json() const {
     return {{"mode", dense ? "dense" : "reuse"},       {"bit_exact", done && errors.empty() && compared_outputs > 0},
             {"compared_outputs", compared_outputs},    {"compared_decisions", compared_decisions},
             {"cycles", cycles},                        {"busy_cycles", busy},
             {"stall_cycles", stall},                   {"schedule_cycles", schedule},
             {"macs_issued", issued},                   {"macs_skipped", skipped},
+            {"start_cycle", start_cycle},             {"end_cycle", end_cycle},
             {"errors", errors}};
   }
 };
@@ -375,6 +401,8 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
     if (rep.errors.size() < 20) rep.errors.push_back(what);
   };
   rep.done = h.run(dense);
+  rep.start_cycle = h.run_start();
+  rep.end_cycle = h.run_end();
   if (!rep.done) {
     mismatch("no done after " + std::to_string(opt.max_cycles) + " cycles (limit)");
     return rep;
@@ -533,6 +561,7 @@ int main(int argc, char** argv) {
     } else if (a == "--reset-at") o.reset_at = std::stoll(next());
     else if (a == "--corrupt-expected") o.corrupt_expected = true;
     else if (a == "--runs") o.runs = std::stoi(next());
+    else if (a == "--dump-inputs") o.dump_inputs = next();
     else if (a == "--repro") o.repro = next();
     else {
       std::fprintf(stderr, "kld_tb: unknown argument %s\n", a.c_str());
