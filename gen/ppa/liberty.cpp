@@ -472,8 +472,14 @@ LibFile merge_liberty(const std::vector<LibFile>& files, const std::vector<std::
     if (g.type == "cell") cells.insert(g.name());
     else named_groups.insert(g.type + "/" + g.name());
   }
+  auto corner = [](const LibGroup& g) {
+    return "nom_voltage " + g.value("nom_voltage", "?") + ", nom_temperature " + g.value("nom_temperature", "?");
+  };
   for (size_t f = 1; f < files.size(); ++f) {
     const LibGroup& lib = files[f].library;
+    if (corner(lib) != corner(merged))
+      out.warnings.push_back(files[f].path + " is at another corner (" + corner(lib) + ") than " +
+                             files.front().path + " (" + corner(merged) + "); the merged library takes the first's");
     if (!same_units(units, read_units(lib, files[f].path)))
       throw FileError(files[f].path, "units differ from " + files.front().path +
                                          " (time, capacitance, leakage or voltage unit); cannot merge");
@@ -513,6 +519,7 @@ LibFile merge_liberty(const std::vector<LibFile>& files, const std::vector<std::
     for (const std::string& p : dont_use) head << " " << p;
     head << "\n";
   }
+  for (const std::string& w : out.warnings) head << "   Warning: " << w << "\n";
   head << "   Each source's own leading comment (licence) follows. */\n";
   for (const LibFile& f : files) {
     if (f.header_comment.empty()) continue;
@@ -588,17 +595,51 @@ int LibCell::pin_index(const std::string& n) const {
 
 double LibCell::leakage_w() const {
   if (cell_leakage_w) return *cell_leakage_w;
+  std::map<std::string, std::pair<double, int>> cond;  // pg pin -> (sum, count)
+  std::map<std::string, double> uncond;
+  for (const LeakageGroup& l : leakage) {
+    if (l.when.empty()) {
+      uncond[l.related_pg_pin] += l.power_w;
+    } else {
+      cond[l.related_pg_pin].first += l.power_w;
+      cond[l.related_pg_pin].second += 1;
+    }
+  }
+  double total = 0;
+  for (const auto& [pg, sc] : cond) total += sc.first / sc.second;
+  for (const auto& [pg, v] : uncond)
+    if (!cond.count(pg)) total += v;
+  return total;
+}
+
+double LibCell::leakage_opensta2019_w() const {
+  if (cell_leakage_w) return *cell_leakage_w;
   double cond = 0, uncond = 0;
-  int n_cond = 0;
+  bool found_cond = false;
   for (const LeakageGroup& l : leakage) {
     if (l.when.empty()) {
       uncond += l.power_w;
-    } else {
-      cond += l.power_w;
-      ++n_cond;
+      continue;
     }
+    found_cond = true;
+    // Observed on Debian's build (debug output of report_power): 0.5 for every
+    // input port of the condition but the first (inv A: 1, AND2 (A*B)*Y: 0.5,
+    // dfrtp (RESET_B*CLK)*D*!Q: 0.25).
+    int inputs = 0;
+    const BoolFunction when = BoolFunction::parse(l.when);
+    for (const std::string& v : when.variables()) {
+      const LibPin* p = pin(v);
+      if (p && (p->direction == PinDirection::Input || p->direction == PinDirection::Inout)) ++inputs;
+    }
+    cond += l.power_w * std::pow(0.5, std::max(0, inputs - 1));
   }
-  return n_cond > 0 ? cond / n_cond : uncond;
+  return found_cond ? cond : uncond;
+}
+
+bool LibCell::is_ground_pg(const std::string& pg) const {
+  if (pg.empty()) return false;
+  auto it = pg_pin_voltage.find(pg);
+  return it != pg_pin_voltage.end() && it->second == 0.0;
 }
 
 double WireLoadModel::wire_cap_f(int fanout) const {
@@ -672,6 +713,9 @@ class ModelBuilder {
     }
     lib_.sources.push_back(source_);
     units_ = u;
+    for (const LibAttribute& a : g.attributes)
+      if (a.name == "voltage_map" && a.complex && a.values.size() >= 2 && !lib_.voltage_map.count(a.values[0].text))
+        lib_.voltage_map[a.values[0].text] = number(a, 1, source_) * units_.voltage_v;
     read_voltage(g);
     for (const LibGroup& c : g.groups) {
       if (c.type == "lu_table_template" || c.type == "power_lut_template") add_template(c);
@@ -791,6 +835,7 @@ class ModelBuilder {
       if (g.type == "internal_power") {
         InternalPowerGroup ip;
         ip.related_pin = g.value("related_pin");
+        ip.related_pg_pin = g.value("related_pg_pin");
         ip.when = g.value("when");
         for (const LibGroup& t : g.groups) {
           if (t.type == "rise_power") ip.rise = read_table(t, units_.energy_j());
@@ -844,6 +889,7 @@ class ModelBuilder {
         LeakageGroup l;
         if (const LibAttribute* a = g.attribute("value")) l.power_w = number(*a, 0, source_) * units_.leakage_w;
         l.when = g.value("when");
+        l.related_pg_pin = g.value("related_pg_pin");
         cell.leakage.push_back(l);
       } else if (g.type == "ff" || g.type == "latch") {
         SequentialGroup s;
@@ -859,6 +905,12 @@ class ModelBuilder {
         for (const std::string* f : {&s.next_state, &s.clocked_on, &s.clear, &s.preset})
           if (!f->empty()) check_function(g.line, *f);
         cell.sequentials.push_back(s);
+      } else if (g.type == "pg_pin") {
+        const std::string vname = g.value("voltage_name", g.name());
+        auto it = lib_.voltage_map.find(vname);
+        const std::string type = g.value("pg_type");
+        double v = it != lib_.voltage_map.end() ? it->second : (type.find("ground") != std::string::npos ? 0.0 : -1.0);
+        if (v >= 0) cell.pg_pin_voltage[g.name()] = v;
       } else if (g.type == "statetable" || g.type == "ff_bank" || g.type == "latch_bank") {
         cell.has_statetable = true;
       }

@@ -51,6 +51,7 @@ struct LibFile {
   std::string path;
   std::string header_comment;  // comments before `library (...)`, verbatim (licence)
   LibGroup library;
+  std::vector<std::string> warnings;  // of merge_liberty: e.g. sources at different corners
 };
 
 // Reads plain or gzip-compressed text. Throws FileError when unreadable.
@@ -91,6 +92,7 @@ struct LutTable {
 
 struct InternalPowerGroup {
   std::string related_pin;  // empty for input-pin power without a related pin
+  std::string related_pg_pin;  // supply the energy is drawn from; empty = the cell's
   std::string when;
   LutTable rise;  // energy (J) per output (or input) rising transition
   LutTable fall;
@@ -134,6 +136,7 @@ struct SequentialGroup {
 struct LeakageGroup {
   double power_w = 0;
   std::string when;
+  std::string related_pg_pin;
 };
 
 struct LibCell {
@@ -146,13 +149,21 @@ struct LibCell {
   std::vector<LeakageGroup> leakage;
   std::optional<double> cell_leakage_w;
   std::vector<SequentialGroup> sequentials;
+  std::map<std::string, double> pg_pin_voltage;  // pg_pin -> voltage of its voltage_name
 
   const LibPin* pin(const std::string& n) const;
   int pin_index(const std::string& n) const;  // -1 when absent
   bool is_sequential() const { return !sequentials.empty() || has_statetable; }
-  // cell_leakage_power when given, else the mean of the state-dependent
-  // values (all states equally likely), else the sum of unconditional ones.
+  // cell_leakage_power when given; else, per supply pin, the mean of the
+  // state-dependent values (all states equally likely) or, without states,
+  // the unconditional value; summed over supply pins.
   double leakage_w() const;
+  // How Debian's 2019 OpenSTA adds it: cell_leakage_power when given, else
+  // each state's value x 0.5 per input of its `when` but the first (as
+  // observed), else the unconditional values.
+  double leakage_opensta2019_w() const;
+  // A ground pin (0 V), whose internal-power groups draw no supply energy.
+  bool is_ground_pg(const std::string& pg) const;
 };
 
 struct WireLoadModel {
@@ -180,6 +191,7 @@ struct Library {
   std::vector<LibCell> cells;
   std::vector<WireLoadModel> wire_loads;
   std::string default_wire_load;
+  std::map<std::string, double> voltage_map;  // supply name -> voltage
   std::map<std::string, size_t> index;
 
   const LibCell* cell(const std::string& n) const;

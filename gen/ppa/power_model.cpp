@@ -196,6 +196,19 @@ PowerModel::PowerModel(const FlatNetlist& n, const Library& lib, const PowerSetu
       for (const InternalPowerGroup& g : pin.power) {
         Arc a;
         a.group = &g;
+        a.ground = c.cell->is_ground_pg(g.related_pg_pin);
+        if (a.ground) {
+          // OpenSTA 2019 keeps a ground group only when it has a `when` and the
+          // pin's related-pin-less groups of that supply do not cover every state.
+          int count = 0;
+          size_t vars = 0;
+          for (const InternalPowerGroup& h : pin.power)
+            if (h.related_pin.empty() && h.related_pg_pin == g.related_pg_pin && !h.when.empty()) {
+              ++count;
+              vars = BoolFunction::parse(h.when).variables().size();
+            }
+          a.opensta_counts = !g.when.empty() && count != (1 << vars);
+        }
         const int rel = g.related_pin.empty() ? static_cast<int>(p) : c.cell->pin_index(g.related_pin);
         if (rel < 0) continue;
         a.related_net = c.pin_net[static_cast<size_t>(rel)];
@@ -280,7 +293,8 @@ PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvent
     }
   }
   for (size_t ci = 0; ci < n_.cells.size(); ++ci) {
-    const double l = n_.cells[ci].cell->leakage_w();
+    const LibCell& cell = *n_.cells[ci].cell;
+    const double l = conv == InternalPowerConvention::OpenSta2019 ? cell.leakage_opensta2019_w() : cell.leakage_w();
     r.leakage_w += l;
     seq[ci] += l;
   }
@@ -291,6 +305,7 @@ PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvent
     double p = 0;
     if (conv == InternalPowerConvention::OpenSta2019) {
       for (const Arc& a : pp.arcs) {
+        if (!a.opensta_counts) continue;
         const double s = a.related_net >= 0 ? slew_[static_cast<size_t>(a.related_net)] : 0.0;
         const double e = a.group->rise.lookup(s, load) + a.group->fall.lookup(s, load);
         p += a.duty * e * pin_rate;
@@ -301,6 +316,7 @@ PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvent
       for (int pass = 0; pass < 2 && wsum <= 0; ++pass) {
         er = ef = wsum = 0;
         for (const Arc& a : pp.arcs) {
+          if (a.ground) continue;
           const double t = a.related_net >= 0 ? act.toggles_per_cycle[static_cast<size_t>(a.related_net)] : 0.0;
           const double w = pass == 0 ? a.sensitivity * t : a.sensitivity;
           if (w <= 0) continue;
@@ -315,6 +331,7 @@ PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvent
       const double s = slew_[static_cast<size_t>(pp.net)];
       double er = 0, ef = 0;
       for (const Arc& a : pp.arcs) {
+        if (a.ground) continue;
         er += a.sensitivity * a.group->rise.lookup(s, 0.0);
         ef += a.sensitivity * a.group->fall.lookup(s, 0.0);
       }

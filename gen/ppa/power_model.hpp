@@ -13,7 +13,10 @@
 //   internal  = per output transition of a cell: its rise_power or fall_power
 //             table at (slew of the related input, C_net of the output); per
 //             input transition: the input pin's table at that pin's slew.
-//   leakage   = cell_leakage_power, else the mean of the state-dependent values.
+//   leakage   = cell_leakage_power, else per supply pin the mean of the
+//             state-dependent values.
+//   Internal-power groups of a ground (0 V) pg pin are left out: they draw no
+//   energy from the supply (ASAP7 lists VDD and VSS groups side by side).
 //
 // Slews: each net's transition is the worst over its driver's timing arcs
 // (rise and fall kept apart, then averaged) at the net's load, iterated three
@@ -106,6 +109,8 @@ class PowerModel {
     const InternalPowerGroup* group = nullptr;
     double sensitivity = 0;  // P(output sensitive to the related input)
     double duty = 0;         // OpenSTA 2019 duty
+    bool ground = false;     // drawn from a 0 V pg pin: no supply energy (left out)
+    bool opensta_counts = true;  // included by OpenSTA 2019's rule
   };
   struct PinPower {
     int cell = 0;

@@ -124,6 +124,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   r.dont_use = default_dont_use(r.library_name);
   r.dont_use.insert(r.dont_use.end(), opt.dont_use.begin(), opt.dont_use.end());
   const LibFile merged = merge_liberty(parsed, r.dont_use);
+  r.warnings.insert(r.warnings.end(), merged.warnings.begin(), merged.warnings.end());
   const Library lib = library_from_files({merged});
   const fs::path prepared = work / (lib.name + ".prepared.lib");
   write_file_atomic(prepared, liberty_text(merged));
@@ -437,6 +438,7 @@ json result_json(const SynthResult& r) {
 
   json j;
   j["kaleido_version"] = version();
+  j["warnings"] = r.warnings;
   j["design"] = {{"top", r.top}, {"rtl_files", r.rtl_files}};
   j["library"] = {{"name", r.library_name},
                   {"sources", r.liberty_sources},
@@ -526,6 +528,7 @@ std::string result_markdown(const SynthResult& r) {
   o << "kaleido " << version() << "; library " << lib_label(r) << ", " << fmt(r.voltage_v) << " V; clock "
     << fmt(r.clock_period_ns) << " ns on the clock port; SDC `" << fs::path(r.sdc).filename().string() << "`.\n";
   o << "Values are for relative studies (no placement, no clock tree, wire-load model only).\n\n";
+  for (const std::string& w : r.warnings) o << "**Warning:** " << w << "\n\n";
   o << "## Area\n\n";
   o << "| quantity | value | how |\n|---|---:|---|\n";
   o << "| total | " << fmt(r.total_area_um2(), 6) << " um^2 | logic + SRAM model |\n";
@@ -594,6 +597,7 @@ std::string result_markdown(const SynthResult& r) {
 std::string result_summary(const SynthResult& r) {
   std::ostringstream o;
   o << "kaleido synth: " << r.top << " on " << r.library_name << ", clock " << fmt(r.clock_period_ns) << " ns\n";
+  for (const std::string& w : r.warnings) o << "  warning     " << w << "\n";
   o << "  area        " << fmt(r.total_area_um2(), 6) << " um^2 (logic " << fmt(r.logic_area_um2, 6) << ", SRAM "
     << fmt(r.sram_area_um2, 6) << "), " << r.cells << " cells (" << r.sequential_cells << " sequential)\n";
   for (const ModuleAreaRow& m : r.modules)

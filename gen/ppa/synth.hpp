@@ -94,6 +94,7 @@ struct SynthResult {
   std::string library_name;
   std::string prepared_liberty;   // merged/annotated file the tools read
   std::vector<std::string> dont_use;
+  std::vector<std::string> warnings;  // things a reader of the numbers should know
   double clock_period_ns = 0;
   double voltage_v = 0;
   std::string driving_cell;

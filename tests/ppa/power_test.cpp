@@ -93,6 +93,34 @@ TEST(PowerValidation, Sky130MatchesOpenStaVectorless) {
   expect_agreement(run_synthesis_flow(o), "sky130 MAC, activity 0.1");
 }
 
+TEST(PowerValidation, IhpAndAsap7MatchOpenStaVectorless) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  const auto ihp = test::pdk_file("sg13g2_stdcell_typ_1p20V_25C.lib.gz");
+  const auto simple = test::pdk_file("asap7sc7p5t_SIMPLE_RVT_FF_nldm_211120.lib.gz");
+  const auto invbuf = test::pdk_file("asap7sc7p5t_INVBUF_RVT_FF_nldm_220122.lib.gz");
+  const auto seq = test::pdk_file("asap7sc7p5t_SEQ_RVT_FF_nldm_220123.lib.gz");
+  KLD_SKIP_WITHOUT(ihp, "sg13g2_stdcell_typ_1p20V_25C.lib.gz");
+  KLD_SKIP_WITHOUT(seq, "ASAP7");
+  TempDir tmp("pvx");
+  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "ihp", 3.0);
+  o.liberty = {ihp};
+  expect_agreement(run_synthesis_flow(o), "IHP SG13G2 MAC, activity 0.1");
+  // ASAP7 comes split in three files (and at two corners: the flow warns).
+  o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "asap7", 0.5);
+  o.liberty = {simple, invbuf, seq};
+  const SynthResult r = run_synthesis_flow(o);
+  EXPECT_EQ(r.warnings.size(), 2u);
+  // Its internal power has VDD and VSS groups with state conditions, so our
+  // per-transition figure sits lower against OpenSTA 2019's than elsewhere.
+  ASSERT_TRUE(r.has_opensta_power);
+  const double ratio = r.vectorless_opensta_convention.total_w() / r.opensta_power.total_w;
+  std::printf("[agreement] ASAP7 MAC, activity 0.1: total ratio %.5f, internal ratio %.5f, leakage ratio %.5f\n", ratio,
+              r.vectorless_opensta_convention.internal_w / r.opensta_power.internal_w,
+              r.vectorless_opensta_convention.leakage_w / r.opensta_power.leakage_w);
+  EXPECT_NEAR(ratio, 1.0, kTotalTolerance);
+  EXPECT_NEAR(r.vectorless_opensta_convention.leakage_w / r.opensta_power.leakage_w, 1.0, kLeakageTolerance);
+}
+
 // ---------------------------------------------------------------- activity
 
 // A mapped MAC netlist (Yosys only) and its library, shared by the tests below.
