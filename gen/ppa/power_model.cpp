@@ -125,6 +125,68 @@ PowerModel::PowerModel(const FlatNetlist& n, const Library& lib, const PowerSetu
     }
   }
 
+  // Constant nets: outputs of combinational cells whose function does not
+  // depend on the inputs that are not constant (worklist from the tie-offs).
+  constant_.assign(nn, 0);
+  const_value_.assign(nn, 0);
+  constant_[kNet0] = constant_[kNet1] = 1;
+  const_value_[kNet1] = 1;
+  {
+    std::vector<std::vector<int>> readers(nn);
+    for (size_t ci = 0; ci < n.cells.size(); ++ci)
+      for (size_t p = 0; p < n.cells[ci].pin_net.size(); ++p)
+        if (n.cells[ci].pin_net[p] >= 0 && n.cells[ci].cell->pins[p].direction == PinDirection::Input)
+          readers[static_cast<size_t>(n.cells[ci].pin_net[p])].push_back(static_cast<int>(ci));
+    std::vector<int> work{kNet0, kNet1};
+    std::vector<uint8_t> queued(n.cells.size(), 0);
+    while (!work.empty()) {
+      const int net = work.back();
+      work.pop_back();
+      for (int ci : readers[static_cast<size_t>(net)]) {
+        const NetlistCell& c = n.cells[static_cast<size_t>(ci)];
+        if (c.cell->is_sequential()) continue;
+        for (size_t p = 0; p < c.pin_net.size(); ++p) {
+          const int out = c.pin_net[p];
+          const LibPin& op = c.cell->pins[p];
+          if (out < 2 || op.direction != PinDirection::Output || constant_[static_cast<size_t>(out)] ||
+              op.function.empty())
+            continue;
+          const BoolFunction f = BoolFunction::parse(op.function);
+          const std::vector<std::string>& vars = f.variables();
+          if (vars.size() > 16) continue;
+          // Fixed inputs take their value; the function must agree over all free ones.
+          uint64_t fixed_mask = 0, fixed_val = 0;
+          bool unknown = false;
+          for (size_t v = 0; v < vars.size(); ++v) {
+            const int pi = c.cell->pin_index(vars[v]);
+            const int in = pi >= 0 ? c.pin_net[static_cast<size_t>(pi)] : -1;
+            if (in < 0) {
+              unknown = true;
+              continue;
+            }
+            if (!constant_[static_cast<size_t>(in)]) continue;
+            fixed_mask |= uint64_t{1} << v;
+            // A constant net's value: 1 only for the tie-high net or nets fixed to 1.
+            if (in == kNet1 || const_value_[static_cast<size_t>(in)]) fixed_val |= uint64_t{1} << v;
+          }
+          if (unknown || fixed_mask == 0) continue;
+          int first = -1;
+          bool invariant = true;
+          for (uint64_t a = 0; a < (uint64_t{1} << vars.size()) && invariant; ++a) {
+            if ((a & fixed_mask) != fixed_val) continue;
+            const int v = f.eval(a) ? 1 : 0;
+            if (first < 0) first = v;
+            else if (v != first) invariant = false;
+          }
+          if (!invariant || first < 0) continue;
+          constant_[static_cast<size_t>(out)] = 1;
+          const_value_[static_cast<size_t>(out)] = static_cast<uint8_t>(first);
+          work.push_back(out);
+        }
+      }
+    }
+  }
+
   // Slews: driven inputs from the driving cell, cell outputs from their arcs.
   const LibCell* drive = setup.driving_cell.empty() ? nullptr : lib.cell(setup.driving_cell);
   if (!setup.driving_cell.empty() && !drive)
@@ -243,11 +305,13 @@ NetActivity PowerModel::uniform_activity(double activity) const {
   const size_t nn = static_cast<size_t>(n_.num_nets);
   a.toggles_per_cycle.assign(nn, activity);
   a.rise_fraction.assign(nn, 0.5);
-  a.toggles_per_cycle[kNet0] = a.toggles_per_cycle[kNet1] = 0;
-  for (size_t net = 2; net < nn; ++net)
-    if (clock_[net]) a.toggles_per_cycle[net] = 2.0;
+  for (size_t net = 0; net < nn; ++net) {
+    if (constant_[net]) a.toggles_per_cycle[net] = 0;
+    else if (clock_[net]) a.toggles_per_cycle[net] = 2.0;
+  }
   std::ostringstream s;
-  s << "uniform activity " << activity << " transitions per cycle on every net, clock nets 2 (vectorless)";
+  s << "uniform activity " << activity
+    << " transitions per cycle on every net, clock nets 2, constant nets 0 (vectorless)";
   a.source = s.str();
   return a;
 }

@@ -92,14 +92,17 @@ class PowerModel {
   PowerBreakdown evaluate(const NetActivity& activity, InternalPowerConvention convention,
                           std::vector<double>* per_cell = nullptr) const;
 
-  // `activity` transitions per clock cycle on every non-constant net; clock
-  // nets 2 (OpenSTA's set_power_activity -global semantics).
+  // `activity` transitions per clock cycle on every net, clock nets 2
+  // (OpenSTA's set_power_activity -global semantics); nets that constants
+  // fix through combinational logic (tie-offs across module boundaries,
+  // which hierarchical synthesis cannot fold) do not toggle.
   NetActivity uniform_activity(double activity) const;
   NetActivity simulated_activity(const ToggleCounts& t) const;
 
   const std::vector<double>& net_cap_f() const { return cap_; }
   const std::vector<double>& net_slew_s() const { return slew_; }
   bool is_clock_net(int net) const { return clock_[static_cast<size_t>(net)] != 0; }
+  bool is_constant_net(int net) const { return constant_[static_cast<size_t>(net)] != 0; }
   // Energies of one pin group, exposed for tests: table lookups at this net's slew/load.
   double voltage() const { return lib_.voltage_v; }
 
@@ -124,6 +127,8 @@ class PowerModel {
   PowerSetup setup_;
   std::vector<double> cap_, slew_;
   std::vector<uint8_t> clock_;
+  std::vector<uint8_t> constant_;  // per net: fixed by constants through combinational cells
+  std::vector<uint8_t> const_value_;
   std::vector<int> driver_cell_;   // per net: cell index driving it, -1 none
   std::vector<uint8_t> macro_driven_;  // per net: driven by a black box (SRAM) output
   std::vector<uint8_t> port_driven_;  // per net: driven by a top-level input

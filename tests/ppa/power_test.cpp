@@ -121,6 +121,34 @@ TEST(PowerValidation, IhpAndAsap7MatchOpenStaVectorless) {
   EXPECT_NEAR(r.vectorless_opensta_convention.leakage_w / r.opensta_power.leakage_w, 1.0, kLeakageTolerance);
 }
 
+TEST(PowerModelUnit, ConstantsThroughLogicDoNotToggle) {
+  // a -> NAND2(a, 0) = 1 -> INV = 0 -> y0 ; a -> INV -> y1. Nets 2 = a, 3, 4, 5.
+  const nlohmann::json design = nlohmann::json::parse(R"({"modules": {"top": {
+    "ports": {"a": {"direction": "input", "bits": [2]}, "y0": {"direction": "output", "bits": [4]},
+              "y1": {"direction": "output", "bits": [5]}},
+    "cells": {
+      "u1": {"type": "NAND2_X1", "connections": {"A": [2], "B": ["0"], "Y": [3]}},
+      "u2": {"type": "INV_X1", "connections": {"A": [3], "Y": [4]}},
+      "u3": {"type": "INV_X1", "connections": {"A": [2], "Y": [5]}}},
+    "netnames": {}}}})");
+  const Library lib = read_liberty(test::generic_lib());
+  const FlatNetlist n = flatten_yosys_json(design, "top", lib);
+  PowerSetup ps;
+  ps.period_s = 1e-9;
+  const PowerModel pm(n, lib, ps);
+  const int y0 = n.port("y0")->nets[0], y1 = n.port("y1")->nets[0];
+  const int mid = n.cells[0].pin_net[static_cast<size_t>(lib.cell("NAND2_X1")->pin_index("Y"))];
+  EXPECT_TRUE(pm.is_constant_net(mid));
+  EXPECT_TRUE(pm.is_constant_net(y0));
+  EXPECT_FALSE(pm.is_constant_net(y1));
+  const NetActivity a = pm.uniform_activity(0.3);
+  EXPECT_EQ(a.toggles_per_cycle[static_cast<size_t>(y0)], 0.0);
+  EXPECT_EQ(a.toggles_per_cycle[static_cast<size_t>(y1)], 0.3);
+  // Only y1 switches (a is driven from outside the block): 0.5 C V^2 x 0.3 per ns.
+  const PowerBreakdown b = pm.evaluate(a, InternalPowerConvention::PerTransition);
+  EXPECT_NEAR(b.switching_w, 0.5 * pm.net_cap_f()[static_cast<size_t>(y1)] * 1.1 * 1.1 * 0.3 / 1e-9, 1e-12);
+}
+
 // ---------------------------------------------------------------- activity
 
 // A mapped MAC netlist (Yosys only) and its library, shared by the tests below.
