@@ -12,5 +12,6 @@ void register_drift(CLI::App& app);
 void register_lint(CLI::App& app);
 void register_study(CLI::App& app);
 void register_synth(CLI::App& app);
+void register_equiv(CLI::App& app);
 
 }  // namespace kaleido::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   kaleido::cli::register_lint(app);
   kaleido::cli::register_study(app);
   kaleido::cli::register_synth(app);
+  kaleido::cli::register_equiv(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,133 @@
+#include "equiv/cell_models.hpp"
+
+#include <cctype>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "ppa/boolfunc.hpp"
+
+namespace kaleido::equiv {
+
+namespace {
+
+bool simple_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+std::string vname(const std::string& s) { return simple_identifier(s) ? s : "\\" + s + " "; }
+
+std::string why_unmodelled(const ppa::LibCell& c) {
+  if (c.has_statetable) return "behaviour given as a statetable";
+  if (c.sequentials.size() > 1) return "more than one ff/latch group";
+  if (!c.sequentials.empty() && c.sequentials.front().latch) return "latch (the register cut handles edge-triggered flip-flops only)";
+  for (const ppa::LibPin& p : c.pins) {
+    if (p.direction != ppa::PinDirection::Output && p.direction != ppa::PinDirection::Inout) continue;
+    if (p.direction == ppa::PinDirection::Inout) return "inout pin " + p.name;
+    if (!p.three_state.empty()) return "tri-state output " + p.name;
+    if (p.function.empty()) return "output " + p.name + " has no function";
+  }
+  if (!c.sequentials.empty()) {
+    const ppa::SequentialGroup& s = c.sequentials.front();
+    if (!s.clear.empty() && !s.preset.empty() && !s.clear_preset_var1.empty() && s.clear_preset_var1 != "L" &&
+        s.clear_preset_var1 != "H")
+      return "clear and preset together give `" + s.clear_preset_var1 + "`";
+  }
+  return "";
+}
+
+void write_ports(std::ostringstream& o, const ppa::LibCell& c, bool blackbox) {
+  if (blackbox) o << "(* blackbox *)\n";
+  o << "module " << vname(c.name) << " (";
+  bool first = true;
+  for (const ppa::LibPin& p : c.pins) {
+    if (p.direction == ppa::PinDirection::Internal) continue;
+    o << (first ? "" : ", ") << vname(p.name);
+    first = false;
+  }
+  o << ");\n";
+  for (const ppa::LibPin& p : c.pins) {
+    if (p.direction == ppa::PinDirection::Input) o << "  input " << vname(p.name) << ";\n";
+    if (p.direction == ppa::PinDirection::Output) o << "  output " << vname(p.name) << ";\n";
+    if (p.direction == ppa::PinDirection::Inout) o << "  inout " << vname(p.name) << ";\n";
+  }
+}
+
+void write_cell(std::ostringstream& o, const ppa::LibCell& c, const std::string& why) {
+  if (!why.empty()) {
+    write_ports(o, c, true);
+    o << "  // Not modelled: " << why << ".\nendmodule\n\n";
+    return;
+  }
+  write_ports(o, c, false);
+  std::string q, qn;
+  if (!c.sequentials.empty()) {
+    q = c.sequentials.front().q_var;
+    qn = c.sequentials.front().qn_var;
+  }
+  auto rename = [&](const std::string& v) -> std::string {
+    if (!q.empty() && v == q) return "kld_iq";
+    if (!qn.empty() && v == qn) return "(~kld_iq)";
+    if (c.pin(v)) return vname(v);
+    throw Error("cell " + c.name + ": function uses `" + v + "`, which is no pin of the cell");
+  };
+  auto expr = [&](const std::string& f) { return ppa::BoolFunction::parse(f).to_verilog(rename); };
+  if (!c.sequentials.empty()) {
+    const ppa::SequentialGroup& s = c.sequentials.front();
+    o << "  reg kld_iq;\n";
+    o << "  wire kld_clk = " << expr(s.clocked_on) << ";\n";
+    o << "  wire kld_d = " << expr(s.next_state) << ";\n";
+    // Yosys's proc recognises an asynchronous control only as a plain `if` on
+    // a signal of the sensitivity list; the first `if` wins when both are active.
+    std::vector<std::pair<std::string, std::string>> controls;  // (wire, value)
+    if (!s.clear.empty()) controls.emplace_back("kld_clr", "1'b0");
+    if (!s.preset.empty()) controls.emplace_back("kld_pre", "1'b1");
+    if (controls.size() == 2 && s.clear_preset_var1 == "H") std::swap(controls[0], controls[1]);
+    if (!s.clear.empty()) o << "  wire kld_clr = " << expr(s.clear) << ";\n";
+    if (!s.preset.empty()) o << "  wire kld_pre = " << expr(s.preset) << ";\n";
+    o << "  always @(posedge kld_clk";
+    for (const auto& ctl : controls) o << " or posedge " << ctl.first;
+    o << ")\n";
+    std::string els;
+    for (const auto& ctl : controls) {
+      o << "    " << els << "if (" << ctl.first << ") kld_iq <= " << ctl.second << ";\n";
+      els = "else ";
+    }
+    o << "    " << (controls.empty() ? "" : "else ") << "kld_iq <= kld_d;\n";
+  }
+  for (const ppa::LibPin& p : c.pins)
+    if (p.direction == ppa::PinDirection::Output)
+      o << "  assign " << vname(p.name) << " = " << expr(p.function) << ";\n";
+  o << "endmodule\n\n";
+}
+
+}  // namespace
+
+CellModels yosys_cell_models(const ppa::Library& lib) {
+  CellModels m;
+  std::ostringstream o;
+  o << "// Models of the cells of Liberty library " << lib.name << " for equivalence checking with Yosys,\n"
+    << "// written by kaleido " << version() << " (gen/equiv/cell_models.cpp) from the cells' functions.\n\n";
+  for (const ppa::LibCell& c : lib.cells) {
+    std::string why = why_unmodelled(c);
+    if (why.empty()) {
+      try {
+        std::ostringstream one;
+        write_cell(one, c, "");
+        o << one.str();
+        continue;
+      } catch (const Error& e) {
+        why = e.what();
+      }
+    }
+    m.unmodelled[c.name] = why;
+    write_cell(o, c, why);
+  }
+  m.verilog = o.str();
+  return m;
+}
+
+}  // namespace kaleido::equiv

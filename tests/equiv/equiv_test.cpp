@@ -1,0 +1,460 @@
+// kaleido equiv: the miter builder on hand-written netlists, and the whole
+// flow (Yosys + yosys-abc) on a small generated configuration: the PE, a
+// detector lane and the 2x2 array prove equivalent; a netlist with one gate
+// changed does not; missing tools and bad input give clear errors.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "equiv/aig.hpp"
+#include "equiv/cell_models.hpp"
+#include "equiv/equiv.hpp"
+#include "equiv/miter.hpp"
+#include "equiv/yosys_json.hpp"
+#include "hw/generator.hpp"
+#include "hw/hw_config.hpp"
+#include "ppa/liberty.hpp"
+
+namespace kaleido::equiv {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool on_path(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    if (end > start && fs::exists(fs::path(p.substr(start, end - start)) / tool)) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+#define REQUIRE_TOOLS()                                                        \
+  do {                                                                         \
+    if (!on_path("yosys") || !on_path("yosys-abc"))                            \
+      GTEST_SKIP() << "yosys / yosys-abc not installed (Debian package yosys)"; \
+  } while (0)
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("kaleido_equiv_test_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// ------------------------------------------------------------------ AIG
+
+TEST(Aig, StructuralHashingAndSimulation) {
+  Aig aig;
+  const Lit a = aig.add_input("a");
+  const Lit b = aig.add_input("b");
+  EXPECT_EQ(aig.make_and(a, b), aig.make_and(b, a));
+  EXPECT_EQ(aig.make_and(a, lit_not(a)), kFalse);
+  EXPECT_EQ(aig.make_and(a, kTrue), a);
+  const Lit x = aig.make_xor(a, b);
+  aig.add_output(x, "x");
+  aig.add_output(aig.make_mux(a, b, lit_not(b)), "m");
+  // a = 0101..., b = 0011... over the low four patterns.
+  const std::vector<uint64_t> out = aig.simulate({0b1010, 0b1100});
+  EXPECT_EQ(out[0] & 0xf, 0b0110u);
+  // mux: a ? b : !b -> pattern k: a=bit k of 1010, b=bit k of 1100
+  uint64_t want = 0;
+  for (int k = 0; k < 4; ++k) {
+    const bool av = (0b1010 >> k) & 1, bv = (0b1100 >> k) & 1;
+    if (av ? bv : !bv) want |= 1u << k;
+  }
+  EXPECT_EQ(out[1] & 0xf, want);
+}
+
+TEST(Aig, AigerHeaderCountsConeOnly) {
+  Aig aig;
+  const Lit a = aig.add_input("a");
+  const Lit b = aig.add_input("b");
+  const Lit c = aig.add_input("c");
+  aig.make_and(b, c);  // not in the cone of any output
+  aig.add_output(aig.make_and(a, b), "y");
+  const std::string text = aig.to_aiger();
+  EXPECT_EQ(text.substr(0, text.find('\n')), "aig 4 3 0 1 1");
+  EXPECT_NE(text.find("i0 a\n"), std::string::npos);
+  EXPECT_NE(text.find("o0 y\n"), std::string::npos);
+}
+
+// ------------------------------------------------------------------ JSON and miter
+
+TEST(YosysJson, MalformedInputIsAFileError) {
+  EXPECT_THROW(parse_yosys_json("{not json", "x.json"), FileError);
+  EXPECT_THROW(parse_yosys_json("{\"creator\": \"x\"}", "x.json"), FileError);
+  EXPECT_THROW(parse_yosys_json(R"({"modules": {"m": {"ports": {"a": {"direction": "input", "bits": [true]}}}}})",
+                                "x.json"),
+               Error);
+}
+
+// A one-register module: q <= a & b (reset 0), y = q ^ a. `gate_text` is the
+// same module in another form.
+std::string design_json(const std::string& cells, const std::string& netnames) {
+  return R"({"modules": {"m": {
+    "ports": {"clk": {"direction": "input", "bits": [2]}, "rst_n": {"direction": "input", "bits": [3]},
+              "a": {"direction": "input", "bits": [4]}, "b": {"direction": "input", "bits": [5]},
+              "y": {"direction": "output", "bits": [7]}},
+    "cells": {)" + cells + R"(},
+    "netnames": {)" + netnames + R"(}}}})";
+}
+
+const char* kGoldCells = R"(
+  "and": {"type": "$_AND_", "connections": {"A": [4], "B": [5], "Y": [6]}},
+  "ff": {"type": "$_DFF_PN0_", "connections": {"C": [2], "D": [6], "Q": [8], "R": [3]}},
+  "xor": {"type": "$_XOR_", "connections": {"A": [8], "B": [4], "Y": [7]}})";
+
+TEST(Miter, SameFunctionInOtherGatesIsStructurallyOrSatEqual) {
+  const JsonDesign gold = parse_yosys_json(design_json(kGoldCells, R"("q": {"hide_name": 0, "bits": [8]})"), "gold");
+  // NAND + NOT for the AND; the register carries the same name.
+  const JsonDesign gate = parse_yosys_json(
+      design_json(R"(
+    "nand": {"type": "$_NAND_", "connections": {"A": [5], "B": [4], "Y": [9]}},
+    "inv": {"type": "$_NOT_", "connections": {"A": [9], "Y": [6]}},
+    "ff": {"type": "$_DFF_PN0_", "connections": {"C": [2], "D": [6], "Q": [8], "R": [3]}},
+    "xor": {"type": "$_XOR_", "connections": {"A": [4], "B": [8], "Y": [7]}})",
+                  R"("q": {"hide_name": 0, "bits": [8]}, "_12_": {"hide_name": 0, "bits": [9]})"),
+      "gate");
+  const Miter m = build_miter(gold, gate, "m");
+  EXPECT_TRUE(m.problems.empty());
+  EXPECT_EQ(m.matched_registers, 1);
+  EXPECT_TRUE(m.correspondence_complete());
+  ASSERT_EQ(m.pairs.size(), 2u);  // output y, register q next state
+  // Structural hashing alone makes both sides one literal.
+  EXPECT_EQ(m.structurally_equal, 2u);
+  EXPECT_EQ(m.aig.num_outputs(), 0u);
+}
+
+TEST(Miter, ChangedGateGivesAMiterOutputThatSimulationSets) {
+  const JsonDesign gold = parse_yosys_json(design_json(kGoldCells, R"("q": {"hide_name": 0, "bits": [8]})"), "gold");
+  const JsonDesign gate = parse_yosys_json(
+      design_json(R"(
+    "or": {"type": "$_OR_", "connections": {"A": [4], "B": [5], "Y": [6]}},
+    "ff": {"type": "$_DFF_PN0_", "connections": {"C": [2], "D": [6], "Q": [8], "R": [3]}},
+    "xor": {"type": "$_XOR_", "connections": {"A": [8], "B": [4], "Y": [7]}})",
+                  R"("q": {"hide_name": 0, "bits": [8]})"),
+      "gate");
+  const Miter m = build_miter(gold, gate, "m");
+  ASSERT_EQ(m.aig.num_outputs(), 1u);
+  EXPECT_EQ(m.aig.output_name(0), "register q next state");
+  auto input = [&](const std::string& n) {
+    for (size_t i = 0; i < m.aig.num_inputs(); ++i)
+      if (m.aig.input_name(i) == n) return i;
+    ADD_FAILURE() << "no input " << n;
+    return size_t{0};
+  };
+  // a != b with reset released sets the output; in reset both next states are 0.
+  std::vector<uint64_t> in(m.aig.num_inputs(), 0);
+  in[input("in rst_n")] = ~0ull;
+  in[input("in a")] = 1;  // a = 1, b = 0 in pattern 0
+  EXPECT_EQ(m.aig.simulate(in)[0] & 1u, 1u);
+  in[input("in rst_n")] = 0;
+  EXPECT_EQ(m.aig.simulate(in)[0] & 1u, 0u);
+}
+
+TEST(Miter, RenamedRegisterIsReportedUnmatched) {
+  const JsonDesign gold = parse_yosys_json(design_json(kGoldCells, R"("q": {"hide_name": 0, "bits": [8]})"), "gold");
+  const JsonDesign gate = parse_yosys_json(design_json(kGoldCells, R"("other": {"hide_name": 0, "bits": [8]})"), "gate");
+  const Miter m = build_miter(gold, gate, "m");
+  EXPECT_FALSE(m.correspondence_complete());
+  ASSERT_EQ(m.unmatched_gold.size(), 1u);
+  EXPECT_EQ(m.unmatched_gold[0], "q");
+  ASSERT_EQ(m.unmatched_gate.size(), 1u);
+  EXPECT_EQ(m.unmatched_gate[0], "other");
+}
+
+TEST(Miter, DifferentPortsAreAProblem) {
+  const JsonDesign gold = parse_yosys_json(design_json(kGoldCells, R"("q": {"hide_name": 0, "bits": [8]})"), "gold");
+  std::string text = design_json(kGoldCells, R"("q": {"hide_name": 0, "bits": [8]})");
+  text.replace(text.find("\"y\""), 3, "\"z\"");
+  const JsonDesign gate = parse_yosys_json(text, "gate");
+  const Miter m = build_miter(gold, gate, "m");
+  ASSERT_FALSE(m.problems.empty());
+  EXPECT_NE(m.problems.front().find("port y"), std::string::npos);
+}
+
+TEST(Miter, LatchesAndLoopsAreRefused) {
+  const JsonDesign latch = parse_yosys_json(
+      design_json(R"("l": {"type": "$_DLATCH_P_", "connections": {"E": [2], "D": [4], "Q": [7]}})", ""), "latch");
+  EXPECT_THROW(build_miter(latch, latch, "m"), Error);
+  const JsonDesign loop = parse_yosys_json(
+      design_json(R"("g1": {"type": "$_AND_", "connections": {"A": [4], "B": [9], "Y": [7]}},
+                     "g2": {"type": "$_NOT_", "connections": {"A": [7], "Y": [9]}})",
+                  ""),
+      "loop");
+  try {
+    build_miter(loop, loop, "m");
+    FAIL() << "a combinational loop must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("combinational loop"), std::string::npos);
+  }
+}
+
+TEST(CellModels, FlipFlopsUseOneIfPerAsynchronousControl) {
+  const ppa::Library lib = ppa::read_liberty(fs::path(source_dir()) / "scripts/liberty/kaleido_generic.lib");
+  const CellModels m = yosys_cell_models(lib);
+  EXPECT_TRUE(m.unmodelled.empty());
+  const size_t dffr = m.verilog.find("module DFFR_X1");
+  ASSERT_NE(dffr, std::string::npos);
+  const std::string body = m.verilog.substr(dffr, m.verilog.find("endmodule", dffr) - dffr);
+  EXPECT_NE(body.find("always @(posedge kld_clk or posedge kld_clr)"), std::string::npos) << body;
+  EXPECT_NE(body.find("if (kld_clr) kld_iq <= 1'b0;"), std::string::npos) << body;
+}
+
+// ------------------------------------------------------------------ the flow
+
+hw::HwConfig config_2x2() {
+  hw::HwConfig c;
+  c.rows = 2;
+  c.cols = 2;
+  c.group_w = 2;
+  c.data_w = 8;
+  c.acc_w = 16;
+  c.max_t = 1;
+  c.max_h = 2;
+  c.max_w = 2;
+  c.max_k = 4;
+  c.max_m = 2;
+  c.lanes = 1;
+  c.win_cap = 4;
+  return c;
+}
+
+// The 2x2 configuration's RTL and one flow run on kld_array (PE + array), shared by the tests.
+struct Shared2x2 {
+  fs::path dir;
+  fs::path rtl;
+  EquivResult array;
+};
+
+Shared2x2& shared_2x2() {
+  static Shared2x2 s = [] {
+    Shared2x2 r;
+    r.dir = temp_dir("2x2");
+    r.rtl = r.dir / "rtl";
+    hw::write_rtl(config_2x2(), r.rtl);
+    EquivOptions o;
+    o.rtl_dir = r.rtl;
+    o.top = "kld_array";
+    o.out_dir = r.dir / "array";
+    o.proof_timeout_s = 300;
+    r.array = run_equivalence(o);
+    return r;
+  }();
+  return s;
+}
+
+const ProofResult* proof(const EquivResult& r, const std::string& module) {
+  for (const ProofResult& p : r.proofs)
+    if (p.module == module) return &p;
+  return nullptr;
+}
+
+TEST(EquivFlow, PeAndTwoByTwoArrayAreEquivalent) {
+  REQUIRE_TOOLS();
+  const EquivResult& r = shared_2x2().array;
+  ASSERT_EQ(r.proofs.size(), 2u);
+  EXPECT_EQ(r.proofs[0].module, "kld_pe");  // submodules first
+  EXPECT_EQ(r.proofs[1].module, "kld_array");
+  for (const ProofResult& p : r.proofs) {
+    EXPECT_EQ(p.status, Status::Equivalent) << p.module << ": " << p.reason;
+    EXPECT_GT(p.compared, 0u);
+    EXPECT_TRUE(p.unmatched_gold.empty()) << p.module;
+  }
+  const ProofResult* pe = proof(r, "kld_pe");
+  ASSERT_NE(pe, nullptr);
+  EXPECT_EQ(pe->kind, "module");
+  EXPECT_GT(pe->matched_registers, 0);
+  const ProofResult* array = proof(r, "kld_array");
+  ASSERT_NE(array, nullptr);
+  EXPECT_EQ(array->kind, "module + wiring");
+  EXPECT_EQ(array->instances.size(), 4u);  // 2 x 2 PEs cut as black boxes
+  EXPECT_TRUE(r.all_equivalent());
+  ASSERT_TRUE(fs::exists(r.json_report));
+  EXPECT_NE(read_file(r.md_report).find("All modules equivalent."), std::string::npos);
+}
+
+TEST(EquivFlow, DetectorLaneIsEquivalent) {
+  REQUIRE_TOOLS();
+  const Shared2x2& s = shared_2x2();
+  EquivOptions o;
+  o.rtl_dir = s.rtl;
+  o.top = "kld_detector_lane";
+  o.out_dir = s.dir / "lane";
+  o.proof_timeout_s = 300;
+  const EquivResult r = run_equivalence(o);
+  ASSERT_EQ(r.proofs.size(), 1u);
+  EXPECT_EQ(r.proofs[0].status, Status::Equivalent) << r.proofs[0].reason;
+  EXPECT_GT(r.proofs[0].matched_registers, 0);
+}
+
+// The synthesised netlist with the first `from` cell of module kld_pe replaced by `to`.
+fs::path mutated_netlist(const std::string& from, const std::string& to, const std::string& name) {
+  const Shared2x2& s = shared_2x2();
+  std::string text = read_file(s.array.netlist);
+  const size_t pe = text.find("module kld_pe");
+  EXPECT_NE(pe, std::string::npos);
+  const size_t at = text.find("  " + from + " ", pe);
+  EXPECT_NE(at, std::string::npos) << "no " << from << " in kld_pe";
+  if (at == std::string::npos) return {};
+  text.replace(at + 2, from.size(), to);
+  const fs::path out = s.dir / name;
+  write_file_atomic(out, text);
+  return out;
+}
+
+void expect_mutation_caught(const std::string& from, const std::string& to) {
+  const Shared2x2& s = shared_2x2();
+  const fs::path netlist = mutated_netlist(from, to, "mutated_" + from + ".v");
+  ASSERT_FALSE(netlist.empty());
+  EquivOptions o;
+  o.rtl_dir = s.rtl;
+  o.top = "kld_array";
+  o.netlist = netlist;
+  o.modules = {"kld_pe"};
+  o.out_dir = s.dir / ("mutated_" + from);
+  o.proof_timeout_s = 300;
+  const EquivResult r = run_equivalence(o);
+  ASSERT_EQ(r.proofs.size(), 1u);
+  const ProofResult& p = r.proofs[0];
+  EXPECT_EQ(p.status, Status::NotEquivalent) << p.reason;
+  EXPECT_FALSE(p.differing.empty());
+  EXPECT_FALSE(p.counterexample.empty());
+  EXPECT_FALSE(r.all_equivalent());
+}
+
+TEST(EquivFlow, XorSwappedForXnorIsNotEquivalent) {
+  REQUIRE_TOOLS();
+  expect_mutation_caught("XOR2_X1", "XNOR2_X1");
+}
+
+TEST(EquivFlow, And2SwappedForOr2IsNotEquivalent) {
+  REQUIRE_TOOLS();
+  expect_mutation_caught("AND2_X1", "OR2_X1");
+}
+
+TEST(EquivFlow, SolverIsAskedWhenSimulationFindsNothing) {
+  REQUIRE_TOOLS();
+  // No random patterns: the answer must come from yosys-abc, and still be right.
+  const Shared2x2& s = shared_2x2();
+  const fs::path netlist = mutated_netlist("XOR2_X1", "XNOR2_X1", "mutated_nosim.v");
+  EquivOptions o;
+  o.rtl_dir = s.rtl;
+  o.top = "kld_array";
+  o.netlist = netlist;
+  o.modules = {"kld_pe"};
+  o.sim_rounds = 0;
+  o.out_dir = s.dir / "nosim";
+  const EquivResult r = run_equivalence(o);
+  ASSERT_EQ(r.proofs.size(), 1u);
+  EXPECT_EQ(r.proofs[0].status, Status::NotEquivalent) << r.proofs[0].reason;
+  EXPECT_NE(r.proofs[0].method.find("yosys-abc"), std::string::npos);
+  EXPECT_FALSE(r.proofs[0].differing.empty());
+}
+
+TEST(EquivErrors, MissingToolNamesTheDebianPackage) {
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  const fs::path empty = temp_dir("nopath");
+  setenv("PATH", empty.c_str(), 1);
+  EquivOptions o;
+  o.rtl_dir = fs::path(source_dir()) / "rtl/r8c8_d8a32_g8";
+  o.top = "kld_pe";
+  o.out_dir = empty / "out";
+  try {
+    run_equivalence(o);
+    setenv("PATH", saved.c_str(), 1);
+    FAIL() << "expected an error for the missing tool";
+  } catch (const Error& e) {
+    setenv("PATH", saved.c_str(), 1);
+    EXPECT_NE(std::string(e.what()).find("apt-get install yosys"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EquivErrors, MalformedNetlistAndMissingTop) {
+  REQUIRE_TOOLS();
+  const fs::path dir = temp_dir("bad");
+  const fs::path rtl = fs::path(source_dir()) / "rtl/r8c8_d8a32_g8/kld_pe.v";
+  EquivOptions o;
+  o.rtl_files = {rtl};
+  o.top = "kld_pe";
+  o.out_dir = dir / "out";
+
+  write_file_atomic(dir / "garbage.v", "module kld_pe(a, b);\n  input a\n  output b;\n  this is not verilog\nendmodule\n");
+  o.netlist = dir / "garbage.v";
+  try {
+    run_equivalence(o);
+    FAIL() << "expected an error for a malformed netlist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("yosys failed reading the netlist"), std::string::npos) << e.what();
+  }
+
+  write_file_atomic(dir / "other.v", "module other(input a, output b);\n  assign b = a;\nendmodule\n");
+  o.netlist = dir / "other.v";
+  try {
+    run_equivalence(o);
+    FAIL() << "expected an error for a netlist without the top module";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not define the top module kld_pe"), std::string::npos) << e.what();
+  }
+
+  o.netlist = dir / "missing.v";
+  EXPECT_THROW(run_equivalence(o), FileError);
+
+  o.netlist.clear();
+  o.modules = {"no_such_module"};
+  try {
+    run_equivalence(o);
+    FAIL() << "expected an error for an unknown module";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.param(), "--modules");
+  }
+}
+
+TEST(EquivErrors, SolverTimeoutIsUnknownNotAPass) {
+  REQUIRE_TOOLS();
+  // A time limit no solver meets: the module must be reported unknown, never equivalent.
+  const Shared2x2& s = shared_2x2();
+  EquivOptions o;
+  o.rtl_dir = s.rtl;
+  o.top = "kld_array";
+  o.netlist = s.array.netlist;
+  o.modules = {"kld_pe"};
+  o.sim_rounds = 0;
+  o.proof_timeout_s = 1e-3;
+  o.out_dir = s.dir / "timeout";
+  const EquivResult r = run_equivalence(o);
+  ASSERT_EQ(r.proofs.size(), 1u);
+  EXPECT_EQ(r.proofs[0].status, Status::Unknown);
+  EXPECT_NE(r.proofs[0].reason.find("time limit"), std::string::npos) << r.proofs[0].reason;
+  EXPECT_FALSE(r.all_equivalent());
+}
+
+TEST(EquivCli, ExitCodeFollowsTheResult) {
+  REQUIRE_TOOLS();
+  const Shared2x2& s = shared_2x2();
+  const std::string bin = KALEIDO_TEST_KALEIDO_BIN;
+  const fs::path out = s.dir / "cli";
+  const std::string base = bin + " equiv --rtl " + s.rtl.string() + " --top kld_array --modules kld_pe --out ";
+  EXPECT_EQ(std::system((base + out.string() + " --netlist " + s.array.netlist + " > /dev/null 2>&1").c_str()), 0);
+  EXPECT_TRUE(fs::exists(out / "equiv.json"));
+  EXPECT_TRUE(fs::exists(out / "equiv.md"));
+  const fs::path bad = mutated_netlist("XOR2_X1", "XNOR2_X1", "mutated_cli.v");
+  EXPECT_NE(std::system((base + (s.dir / "cli_bad").string() + " --netlist " + bad.string() + " > /dev/null 2>&1").c_str()),
+            0);
+}
+
+}  // namespace
+}  // namespace kaleido::equiv
