@@ -37,6 +37,7 @@ struct EquivCommand {
     } else {
       // No folder given: generate the configuration of the generator options.
       const fs::path dir = fs::path(out) / "rtl";
+      fs::create_directories(out);
       hw::write_rtl(hw.config(), dir);
       std::fprintf(stderr, "kaleido equiv: generated RTL in %s\n", dir.string().c_str());
       o.rtl_dir = dir;
