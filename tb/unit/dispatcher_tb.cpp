@@ -1,10 +1,12 @@
 // Block test of kld_dispatcher.
 //
 // Scan: after scan_clear_i the scan outputs must follow kaleido::ScanOrder
-// position by position (token, slot = steps since the clear mod WIN_CAP,
-// reference availability within the tile and the window depth, reference
-// slots, last position), hold still while scan_step_i is low, and wrap to
-// position 0 after the last one (the detector rounds).
+// position by position (token; slot = steps since the clear, modulo WIN_CAP
+// (2 when WIN_CAP is 1), counting on across rounds, since the detector only
+// needs slots relative to each other; reference availability within the tile
+// and the window depth; reference slots; last position), hold still while
+// scan_step_i is low, and wrap to position 0 after the last one (the
+// detector rounds).
 //
 // Compute lists: at random scan positions random groups push the scan token
 // (as the detector does for COMPUTE pairs). Then every k-tile pass rewinds
@@ -31,6 +33,8 @@ int run(const Job& job) {
   const int tw = hw.token_w(), sw = kaleido::hw::DetectorBlock::slot_w(hw), segs = hw.segs();
   const int G = hw.max_groups(), rows = hw.rows;
   const int64_t cap = hw.window_cap();
+  // Slots count modulo 2^SW: WIN_CAP, or 2 when WIN_CAP is 1 (a slot index has at least one bit).
+  const uint64_t slots = uint64_t{1} << sw;
   Vkld_dispatcher dut;
   Clock<Vkld_dispatcher> clock(dut);
   Checker chk(job);
@@ -100,7 +104,7 @@ int run(const Job& job) {
         set_bits(dut.push_i, 0, G, push);
         clock.settle();
         const std::string at = trial_name + " round " + std::to_string(r) + " position " + std::to_string(p);
-        const uint64_t slot = static_cast<uint64_t>(steps % cap);
+        const uint64_t slot = static_cast<uint64_t>(steps) % slots;
         chk.equal(static_cast<int64_t>(dut.scan_token_o), tok, at + ": scan_token_o");
         chk.equal(static_cast<int64_t>(get_bits(dut.scan_slot_o, 0, sw)), static_cast<int64_t>(slot), at + ": scan_slot_o");
         chk.equal(dut.scan_last_o, p == N - 1, at + ": scan_last_o");
@@ -112,7 +116,7 @@ int run(const Job& job) {
           chk.equal(static_cast<int64_t>(get_bits(dut.scan_avail_o, ax, 1)), avail, at + an + ": scan_avail_o");
           if (avail)
             chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_slot_o, ax * sw, sw)),
-                      static_cast<int64_t>(static_cast<uint64_t>(steps - dist) % static_cast<uint64_t>(cap)),
+                      static_cast<int64_t>(static_cast<uint64_t>(steps - dist) % slots),
                       at + an + ": scan_ref_slot_o");
         }
         clock.edge();

@@ -287,6 +287,9 @@ std::vector<BugCase> bug_cases() {
        "ROWS = COLS = GROUP_W = 1, MUL_PIPE 0: the tag pipeline of kld_array is one stage (memory of depth 1)"},
       {"OneDimensionalGrid", [&](hw::HwConfig& c) { base(c); c.max_t = 1; c.max_h = 1; c.max_w = 7; },
        "MAX_T x MAX_H x MAX_W = 1x1x7: coordinates are wider than the token index (zext of t_q would shrink)"},
+      {"LongOneDimensionalGrid", [&](hw::HwConfig& c) { base(c); c.max_t = 1; c.max_h = 1; c.max_w = 16; },
+       "MAX_T x MAX_H x MAX_W = 1x1x16: coordinates are wider than TW+1 (kld_dispatcher's token arithmetic and "
+       "kld_top's n_tokens zext would shrink)"},
       {"SingleToken", [&](hw::HwConfig& c) { base(c); c.max_t = 1; c.max_h = 1; c.max_w = 1; },
        "one token (MAX_T = MAX_H = MAX_W = 1): memories of depth 1"},
       {"WindowOfOne", [&](hw::HwConfig& c) { base(c); c.win_cap = 1; },

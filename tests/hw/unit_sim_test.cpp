@@ -62,6 +62,16 @@ hw::HwConfig dispatcher_cfg(int rows, int gw, int max_k, int win_cap) {
 }
 
 std::vector<UnitCase> cases() {
+  // Edge configurations of the generator bugs reported with GeneratorBugs
+  // (generator_test.cpp): they fail to generate until those are fixed.
+  hw::HwConfig line = dispatcher_cfg(8, 2, 24, 64);  // 1x1x16 grid: coordinates wider than a token index; WIN_CAP > N
+  line.max_t = 1;
+  line.max_h = 1;
+  line.max_w = 16;
+  hw::HwConfig det_line = detector_cfg(2, 8, 16, 3, 64, 7);
+  det_line.max_t = 1;
+  det_line.max_h = 2;
+  det_line.max_w = 9;
   return {
       // kld_pe: the narrowest widths wrap the accumulator often.
       {"pe_d4a8_pipe0", "kld_pe", "pe_tb", cfg(2, 2, 1, 4, 8, 0), 4000},
@@ -82,6 +92,11 @@ std::vector<UnitCase> cases() {
       // kld_dispatcher: four segments, three k-tiles, window of 16.
       {"dispatcher_r8_g2_win16", "kld_dispatcher", "dispatcher_tb", dispatcher_cfg(8, 2, 24, 16), 25},
       {"dispatcher_r4_g4_win4", "kld_dispatcher", "dispatcher_tb", dispatcher_cfg(4, 4, 16, 4), 25, true},
+      {"dispatcher_line_win64", "kld_dispatcher", "dispatcher_tb", line, 25, true},
+      {"dispatcher_fewer_groups_than_segments", "kld_dispatcher", "dispatcher_tb", dispatcher_cfg(8, 2, 4, 16), 25, true},
+      {"dispatcher_win1", "kld_dispatcher", "dispatcher_tb", dispatcher_cfg(4, 2, 8, 1), 25, true},
+      {"detector_win1", "kld_detector", "detector_tb", detector_cfg(2, 8, 16, 3, 1, 7), 40, true},
+      {"detector_line_win64", "kld_detector", "detector_tb", det_line, 40, true},
   };
 }
 
