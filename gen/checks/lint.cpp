@@ -52,6 +52,7 @@ std::vector<hw::HwConfig> default_lint_matrix() {
 
 std::vector<LintResult> lint_folder(const fs::path& dir) {
   sim::require_tool("verilator", "verilator");
+  if (!fs::is_directory(dir)) throw FileError(dir.string(), "is not a folder of generated RTL");
   std::vector<LintResult> out;
   nlohmann::json waivers = nlohmann::json::array();
   if (fs::exists(dir / "manifest.json"))

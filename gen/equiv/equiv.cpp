@@ -415,6 +415,7 @@ EquivResult run_equivalence(const EquivOptions& opt) {
     job.work_dir = work / "synth";
     const ppa::YosysResult yr = ppa::run_yosys(job);
     r.yosys_synthesis_s = yr.seconds;
+    r.synthesis_log = yr.log;
     netlist = yr.netlist_v;
     r.netlist_synthesised = true;
     progress("  netlist " + netlist.string() + " (" + std::to_string(static_cast<int>(yr.seconds + 0.5)) + " s)");
@@ -445,8 +446,9 @@ EquivResult run_equivalence(const EquivOptions& opt) {
                                                      {"BLACKBOX", blackbox},
                                                      {"JSON", yosys_path(gold_json)}},
                                                     "reference.ys.in"));
+  r.reference_log = work / "reference.log";
   r.yosys_reference_s =
-      run_yosys_script(yosys, gold_ys, work / "reference.log", work, opt.yosys_timeout_s, "on the RTL (reference side)");
+      run_yosys_script(yosys, gold_ys, r.reference_log, work, opt.yosys_timeout_s, "on the RTL (reference side)");
   const JsonDesign gold = read_yosys_json(gold_json);
 
   // Netlist side: black boxes the netlist does not define get stubs from the reference.
@@ -476,7 +478,8 @@ EquivResult run_equivalence(const EquivOptions& opt) {
                                                      {"TOP", opt.top},
                                                      {"JSON", yosys_path(gate_json)}},
                                                     "netlist.ys.in"));
-  r.yosys_netlist_s = run_yosys_script(yosys, gate_ys, work / "netlist.log", work, opt.yosys_timeout_s,
+  r.netlist_log = work / "netlist.log";
+  r.yosys_netlist_s = run_yosys_script(yosys, gate_ys, r.netlist_log, work, opt.yosys_timeout_s,
                                        "reading the netlist " + netlist.string());
   const JsonDesign gate = read_yosys_json(gate_json);
 
@@ -540,6 +543,9 @@ nlohmann::json result_json(const EquivResult& r) {
                   {"yosys_netlist", r.yosys_netlist_s},
                   {"total", r.total_s}};
   j["work_dir"] = r.work_dir.string();
+  j["logs"] = {{"synthesis", r.synthesis_log.string()},
+               {"reference", r.reference_log.string()},
+               {"netlist", r.netlist_log.string()}};
   nlohmann::json proofs = nlohmann::json::array();
   for (const ProofResult& p : r.proofs) {
     nlohmann::json q;

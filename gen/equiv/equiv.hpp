@@ -81,6 +81,7 @@ struct EquivResult {
   std::vector<ProofResult> proofs;
   double yosys_synthesis_s = 0, yosys_reference_s = 0, yosys_netlist_s = 0, total_s = 0;
   std::filesystem::path work_dir, json_report, md_report;
+  std::filesystem::path synthesis_log, reference_log, netlist_log;  // Yosys logs
 
   bool all_equivalent() const;
   size_t count(Status s) const;

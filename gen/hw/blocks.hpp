@@ -19,6 +19,13 @@ inline vlog::Expr element(const vlog::Expr& vec, const vlog::Expr& idx, int widt
   return width == 1 ? vec[idx] : vec.part(idx * width, width);
 }
 
+// Depth of the B memory: addressed by {row of B, m-tile}.
+inline int b_memory_depth(const HwConfig& c) {
+  return 1 << (vlog::clog2(c.max_kt() * c.rows) + vlog::clog2(c.max_mt()));
+}
+// Depth of the token-indexed memories (at least two words).
+inline int token_memory_depth(const HwConfig& c) { return c.max_tokens() < 2 ? 2 : static_cast<int>(c.max_tokens()); }
+
 // PE modes (the value of kld_pe's mode_i).
 enum class PeMode : uint8_t { Pass = 0, Mac = 1, Load = 2 };
 

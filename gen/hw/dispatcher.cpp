@@ -49,64 +49,79 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                   "every segment is done after this cycle's issues (ISSUE ends)");
 
   // ---- scan generator: tiles in raster order; inside a tile t, h, w ----
-  const Expr h0_q = m.signal("h0_q", cw), w0_q = m.signal("w0_q", cw);
-  const Expr t_q = m.signal("t_q", cw), h_q = m.signal("h_q", cw), w_q = m.signal("w_q", cw);
-  const Expr slot_q = m.signal("slot_q", sw);
-  const Expr h_left = m.wire("h_left", dim_h - h0_q, "rows from the tile origin to the grid edge");
-  const Expr w_left = m.wire("w_left", dim_w - w0_q);
-  const Expr th_eff = m.wire("th_eff", mux(tile_h < h_left, tile_h, h_left), "tile height, clipped at the edge");
-  const Expr tw_eff = m.wire("tw_eff", mux(tile_w < w_left, tile_w, w_left), "tile width, clipped at the edge");
-  const Expr th_x = m.wire("th_x", zext(th_eff, tw + 1)), tw_x = m.wire("tw_x", zext(tw_eff, tw + 1));
-  const Expr area = m.wire("area", th_x * tw_x, "tile area: scan distance of the t reference");
-  const Expr last_w = m.wire("last_w", (w_q + constant(cw, 1)) == (w0_q + tw_eff));
-  const Expr last_h = m.wire("last_h", (h_q + constant(cw, 1)) == (h0_q + th_eff));
-  const Expr last_t = m.wire("last_t", (t_q + constant(cw, 1)) == dim_t);
-  const Expr last_tcol = m.wire("last_tile_col", (w0_q + tile_w) >= dim_w);
-  const Expr last_trow = m.wire("last_tile_row", (h0_q + tile_h) >= dim_h);
-  const Expr t_x = m.wire("t_x", zext(t_q, tw)), h_x = m.wire("h_x", zext(h_q, tw)), w_x = m.wire("w_x", zext(w_q, tw));
-  const Expr dh_x = m.wire("dim_h_x", zext(dim_h, tw)), dw_x = m.wire("dim_w_x", zext(dim_w, tw));
-  m.assign(scan_token, (t_x * dh_x + h_x) * dw_x + w_x, "token index (t*H + h)*W + w");
-  m.assign(scan_slot, slot_q);
-  const Expr win_x = m.wire("win_x", zext(win, tw + 1));
-  m.assign(scan_avail, concat({(w_q != w0_q) && (win != zero(ww)), (h_q != h0_q) && (tw_x <= win_x),
-                               (t_q != zero(cw)) && (area <= win_x)}));
-  const Expr tw_s = m.wire("tw_slot", tw_x.slice(sw - 1, 0)), area_s = m.wire("area_slot", area.slice(sw - 1, 0));
-  m.assign(scan_ref_slot, concat({slot_q - constant(sw, 1), slot_q - tw_s, slot_q - area_s}),
-           "w at 2*SW, h at SW, t at 0: slots wrap modulo WIN_CAP");
-  m.assign(scan_last, last_w && last_h && last_t && last_tcol && last_trow);
-  m.unused(concat({tw_x.slice(tw, sw), area.slice(tw, sw)}), "distances only matter modulo the window capacity here");
+  // The position (tile origin h0, w0 and t, h, w) advances on scan_step; the
+  // outputs for a position are computed from its next value and registered,
+  // so the token arithmetic does not sit in front of the memories it addresses.
+  struct Pos {
+    Expr h0, w0, t, h, w, slot;
+  };
+  const Pos q{m.signal("h0_q", cw), m.signal("w0_q", cw), m.signal("t_q", cw), m.signal("h_q", cw), m.signal("w_q", cw),
+              m.signal("slot_q", sw)};
+  // Tile sizes at a position, clipped at the grid's edge.
+  auto tile_at = [&](const Pos& p, const std::string& sfx) {
+    const Expr h_left = m.wire("h_left" + sfx, dim_h - p.h0, "rows from the tile origin to the grid edge");
+    const Expr w_left = m.wire("w_left" + sfx, dim_w - p.w0);
+    const Expr th = m.wire("th_eff" + sfx, mux(tile_h < h_left, tile_h, h_left), "tile height, clipped at the edge");
+    const Expr tw_ = m.wire("tw_eff" + sfx, mux(tile_w < w_left, tile_w, w_left), "tile width, clipped at the edge");
+    return std::make_pair(th, tw_);
+  };
+  const auto [th_q, tw_q] = tile_at(q, "");
+  const Expr last_w = m.wire("last_w", (q.w + constant(cw, 1)) == (q.w0 + tw_q));
+  const Expr last_h = m.wire("last_h", (q.h + constant(cw, 1)) == (q.h0 + th_q));
+  const Expr last_t = m.wire("last_t", (q.t + constant(cw, 1)) == dim_t);
+  const Expr last_tcol = m.wire("last_tile_col", (q.w0 + tile_w) >= dim_w);
+  const Expr last_trow = m.wire("last_tile_row", (q.h0 + tile_h) >= dim_h);
+  // Next position: w, then h, then t, then the next tile; wraps after the last.
+  const Expr step = m.wire("scan_advance", scan_step && !scan_clear);
+  const Expr wrap_w = m.wire("wrap_w", last_w), wrap_h = m.wire("wrap_h", last_w && last_h);
+  const Expr wrap_t = m.wire("wrap_t", last_w && last_h && last_t);
+  const Expr wrap_col = m.wire("wrap_tile_col", last_w && last_h && last_t && last_tcol);
+  const Expr next_w0 = mux(wrap_t, mux(last_tcol, zero(cw), q.w0 + tile_w), q.w0);
+  const Expr next_h0 = mux(wrap_col, mux(last_trow, zero(cw), q.h0 + tile_h), q.h0);
+  const Pos n{
+      m.wire("h0_d", mux(scan_clear, zero(cw), mux(step, next_h0, q.h0))),
+      m.wire("w0_d", mux(scan_clear, zero(cw), mux(step, next_w0, q.w0))),
+      m.wire("t_d", mux(scan_clear, zero(cw), mux(step, mux(wrap_t, zero(cw), mux(wrap_h, q.t + constant(cw, 1), q.t)), q.t))),
+      m.wire("h_d", mux(scan_clear, zero(cw), mux(step, mux(wrap_col, next_h0, mux(wrap_h, q.h0, mux(wrap_w, q.h + constant(cw, 1), q.h))), q.h))),
+      m.wire("w_d", mux(scan_clear, zero(cw), mux(step, mux(wrap_t, next_w0, mux(wrap_w, q.w0, q.w + constant(cw, 1))), q.w))),
+      m.wire("slot_d", mux(scan_clear, zero(sw), mux(step, q.slot + constant(sw, 1), q.slot)))};
+  Always& scan = m.always_ff(clk, rst_n, "the scan position");
+  for (const auto& [reg, d] : {std::pair{q.h0, n.h0}, {q.w0, n.w0}, {q.t, n.t}, {q.h, n.h}, {q.w, n.w}, {q.slot, n.slot}})
+    scan.flop(reg, d, 0);
 
-  Always& scan = m.always_ff(clk, rst_n, "advance the scan position");
-  for (const Expr& q : {h0_q, w0_q, t_q, h_q, w_q}) scan.on_reset().assign(q, 0);
-  scan.on_reset().assign(slot_q, 0);
-  IfStmt& sc = scan.body().if_(scan_clear);
-  for (const Expr& q : {h0_q, w0_q, t_q, h_q, w_q}) sc.then_().assign(q, 0);
-  sc.then_().assign(slot_q, 0);
-  Block& st = sc.elif(scan_step);
-  st.assign(slot_q, slot_q + constant(sw, 1));
-  IfStmt& iw = st.if_(!last_w);
-  iw.then_().assign(w_q, w_q + constant(cw, 1));
-  Block& nw = iw.else_();
-  nw.assign(w_q, w0_q);
-  IfStmt& ih = nw.if_(!last_h);
-  ih.then_().assign(h_q, h_q + constant(cw, 1));
-  Block& nh = ih.else_();
-  nh.assign(h_q, h0_q);
-  IfStmt& it = nh.if_(!last_t);
-  it.then_().assign(t_q, t_q + constant(cw, 1));
-  Block& ntile = it.else_();
-  ntile.assign(t_q, 0);
-  IfStmt& icol = ntile.if_(!last_tcol);
-  icol.then_().assign(w0_q, w0_q + tile_w);
-  icol.then_().assign(w_q, w0_q + tile_w);
-  Block& nrow = icol.else_();
-  nrow.assign(w0_q, 0);
-  nrow.assign(w_q, 0);
-  IfStmt& irow = nrow.if_(!last_trow);
-  irow.then_().assign(h0_q, h0_q + tile_h);
-  irow.then_().assign(h_q, h0_q + tile_h);
-  irow.else_().assign(h0_q, 0);
-  irow.else_().assign(h_q, 0);
+  // Outputs of the next position, registered.
+  const auto [th_n, tw_n] = tile_at(n, "_d");
+  const Expr th_x = m.wire("th_x", resize(th_n, tw + 1)), tw_x = m.wire("tw_x", resize(tw_n, tw + 1));
+  const Expr area = m.wire("area", th_x * tw_x, "tile area: scan distance of the t reference");
+  // Coordinates are below the grid size, so resizing them to the token width loses nothing.
+  const Expr t_x = m.wire("t_x", resize(n.t, tw)), h_x = m.wire("h_x", resize(n.h, tw)), w_x = m.wire("w_x", resize(n.w, tw));
+  const Expr dh_x = m.wire("dim_h_x", resize(dim_h, tw)), dw_x = m.wire("dim_w_x", resize(dim_w, tw));
+  const Expr token_d = m.wire("token_d", (t_x * dh_x + h_x) * dw_x + w_x, "token index (t*H + h)*W + w");
+  const int dist_w = std::max(ww, tw + 1);  // distances and the window depth compared at full width
+  const Expr win_x = m.wire("win_x", zext(win, dist_w));
+  const Expr tw_d = dist_w > tw + 1 ? zext(tw_x, dist_w) : tw_x, area_d = dist_w > tw + 1 ? zext(area, dist_w) : area;
+  const Expr avail_d = m.wire("avail_d", concat({(n.w != n.w0) && (win != zero(ww)), (n.h != n.h0) && (tw_d <= win_x),
+                                                (n.t != zero(cw)) && (area_d <= win_x)}),
+                              "references in the tile and the window: bit 0 t, 1 h, 2 w");
+  const Expr tw_s = m.wire("tw_slot", resize(tw_x, sw)), area_s = m.wire("area_slot", resize(area, sw));
+  const Expr ref_slot_d = m.wire("ref_slot_d", concat({n.slot - constant(sw, 1), n.slot - tw_s, n.slot - area_s}),
+                                 "w at 2*SW, h at SW, t at 0: slots wrap modulo WIN_CAP");
+  const Expr last_d = m.wire(
+      "last_d", ((n.w + constant(cw, 1)) == (n.w0 + tw_n)) && ((n.h + constant(cw, 1)) == (n.h0 + th_n)) &&
+                    ((n.t + constant(cw, 1)) == dim_t) && ((n.w0 + tile_w) >= dim_w) && ((n.h0 + tile_h) >= dim_h),
+      "the next position is the last of the grid");
+  const Expr token_q = m.signal("scan_token_q", tw), avail_q = m.signal("scan_avail_q", 3);
+  const Expr ref_slot_q = m.signal("scan_ref_slot_q", 3 * sw), last_q = m.signal("scan_last_q", 1);
+  Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
+  outs.flop(token_q, token_d, 0);
+  outs.flop(avail_q, avail_d, 0);
+  outs.flop(ref_slot_q, ref_slot_d, 0);
+  outs.flop(last_q, last_d, 0);
+  m.assign(scan_token, token_q);
+  m.assign(scan_slot, q.slot);
+  m.assign(scan_avail, avail_q);
+  m.assign(scan_ref_slot, ref_slot_q);
+  m.assign(scan_last, last_q);
 
   // ---- compute lists: one memory per group, filled in scan order ----
   std::vector<Expr> count(static_cast<size_t>(G)), list_rd(static_cast<size_t>(G));

@@ -29,6 +29,7 @@ int first_differing_line(const std::string& a, const std::string& b) {
 }  // namespace
 
 DriftReport check_drift(const fs::path& dir) {
+  if (!fs::is_directory(dir)) throw FileError(dir.string(), "is not a folder of generated RTL");
   const fs::path manifest_path = dir / "manifest.json";
   HwConfig c;
   try {

@@ -1,5 +1,6 @@
 #include "hw/generator.hpp"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include "common/atomic_file.hpp"
@@ -15,7 +16,8 @@ namespace fs = std::filesystem;
 vlog::Design build_design(const HwConfig& c) {
   c.validate();
   vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), c.parameter_list()});
-  const int N = static_cast<int>(c.max_tokens());
+  // Memories hold at least two words (a one-word memory has no address).
+  const int N = std::max(2, static_cast<int>(c.max_tokens()));
   const int tw = c.token_w();
   // Memories, each size once (a module per size keeps names concrete).
   auto sram = [&](int depth, int width, int reads) -> const vlog::Module& {
@@ -25,10 +27,10 @@ vlog::Design build_design(const HwConfig& c) {
   };
   const vlog::Module& a_mem = sram(N, c.group_w * c.data_w, 1);
   (void)a_mem;
-  sram((c.max_kt() * c.rows) << vlog::clog2(c.max_mt()), c.cols * c.data_w, 1);
+  sram(b_memory_depth(c), c.cols * c.data_w, 1);
   const vlog::Module& list_mem = sram(N, tw, 1);
   const vlog::Module& partial_mem = sram(N, c.acc_w, 1);
-  const vlog::Module& window_mem = sram(c.window_cap(), c.group_w * c.data_w + tw, 3);
+  const vlog::Module& window_mem = sram(std::max(2, c.window_cap()), c.group_w * c.data_w + tw, 3);
   sram(N, c.acc_w, 2);  // output accumulators of the plain baseline
 
   const vlog::Module& pe = d.add(PeBlock::generate(c));

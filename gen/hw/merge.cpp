@@ -55,6 +55,10 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
       sums[static_cast<size_t>(cc)] = g == 0 ? term : m.wire("sum_" + name, sums[static_cast<size_t>(cc)] + term);
     }
   }
+  for (int s = G; s < segs; ++s)  // segments that never hold a group (MAX_K/GROUP_W < SEGS)
+    m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols), tap_tag.slice((s + 1) * cols * tw - 1, s * cols * tw),
+                     tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw)}),
+             "segment " + std::to_string(s) + " has no channel group in any configuration");
   std::vector<Expr> words;
   for (int cc = cols - 1; cc >= 0; --cc) words.push_back(sums[static_cast<size_t>(cc)]);
   m.assign(out, concat(words));

@@ -116,7 +116,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr w_c = m.wire("dim_w_c", dim_w_q.slice(cw - 1, 0));
   const Expr tile_h_c = m.wire("tile_h_eff", mux(tile_h_q == zero(16), h_c, tile_h_q.slice(cw - 1, 0)));
   const Expr tile_w_c = m.wire("tile_w_eff", mux(tile_w_q == zero(16), w_c, tile_w_q.slice(cw - 1, 0)));
-  const Expr n_tokens = m.wire("n_tokens", zext(t_c, tw + 1) * zext(h_c, tw + 1) * zext(w_c, tw + 1), "N = T*H*W");
+  const Expr n_tokens = m.wire("n_tokens", resize(t_c, tw + 1) * resize(h_c, tw + 1) * resize(w_c, tw + 1), "N = T*H*W");
   const Expr n_groups = m.wire("n_groups", dim_k_q.slice(gshift + gcw - 1, gshift), "G = K / GROUP_W");
   const Expr gw_m = m.wire("macs_per_pair", zext(dim_m_q, 32) << gshift, "GROUP_W * M MACs per reused pair");
 
@@ -191,7 +191,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"pass_last_o", pass_last}});
 
   // ---- scratchpads: A in one bank per group, B in one memory ----
-  const Module& a_sram = find(parts, SramBlock::name(static_cast<int>(c.max_tokens()), gw * dw, 1));
+  const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 1));
   const Expr a_fire = m.wire("a_fire", a_valid && !busy_q);
   std::vector<Expr> a_rd;
   for (int g = 0; g < G; ++g) {
@@ -209,8 +209,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   }
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
-  const int b_depth = (c.max_kt() * rows) << mtw;
-  const Module& b_sram = find(parts, SramBlock::name(b_depth, cols * dw, 1));
+  const Module& b_sram = find(parts, SramBlock::name(b_memory_depth(c), cols * dw, 1));
   const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
                                              (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)),
                            "LOADW feeds the k-tile's rows bottom first");
@@ -520,7 +519,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const Expr tok = m.wire("token", tok_q.slice(tw - 1, 0));
 
   // A banks as in kld_top; the array reads all groups of the k-tile at once.
-  const Module& a_sram = find(parts, SramBlock::name(static_cast<int>(c.max_tokens()), gw * dw, 1));
+  const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 1));
   std::vector<Expr> a_rd;
   for (int g = 0; g < G; ++g) {
     a_rd.push_back(m.signal("a_rdata_" + std::to_string(g), gw * dw));
@@ -545,7 +544,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   }
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
-  const Module& b_sram = find(parts, SramBlock::name((c.max_kt() * rows) << mtw, cols * dw, 1));
+  const Module& b_sram = find(parts, SramBlock::name(b_memory_depth(c), cols * dw, 1));
   const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
                                              (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)));
   const Expr b_word = m.signal("b_rdata", cols * dw);
@@ -578,7 +577,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
               {"tap_psum_o", tap_psum}});
 
   // Output accumulators: one memory per column, read-modify-write at each tap.
-  const Module& acc_sram = find(parts, SramBlock::name(static_cast<int>(c.max_tokens()), aw, 2));
+  const Module& acc_sram = find(parts, SramBlock::name(token_memory_depth(c), aw, 2));
   std::vector<Expr> out_words;
   for (int cc = cols - 1; cc >= 0; --cc) {
     const std::string cn = std::to_string(cc);

@@ -10,11 +10,15 @@
 #include "common/error.hpp"
 #include "common/version.hpp"
 #include "study/study.hpp"
-#include "study/svg.hpp"
+#include "common/svg.hpp"
 
 namespace kaleido::study {
 
 namespace fs = std::filesystem;
+using svg::PlotSpec;
+using svg::Series;
+using svg::line_plot;
+using svg::bar_plot;
 
 namespace {
 

@@ -18,7 +18,6 @@
 //   MUL_PIPE = 0
 // Lint waivers: none
 // Deliberately unused bits:
-//   {tw_x[10:8], area[10:8]}: distances only matter modulo the window capacity here
 //   count_0_q[10]: a full list (N entries) is never written further
 //   count_1_q[10]: a full list (N entries) is never written further
 //   count_2_q[10]: a full list (N entries) is never written further
@@ -100,23 +99,53 @@ module kld_dispatcher (
   wire [5:0] th_eff;
   // tile width, clipped at the edge
   wire [5:0] tw_eff;
-  wire [10:0] th_x;
-  wire [10:0] tw_x;
-  // tile area: scan distance of the t reference
-  wire [10:0] area;
   wire last_w;
   wire last_h;
   wire last_t;
   wire last_tile_col;
   wire last_tile_row;
+  wire scan_advance;
+  wire wrap_w;
+  wire wrap_h;
+  wire wrap_t;
+  wire wrap_tile_col;
+  wire [5:0] h0_d;
+  wire [5:0] w0_d;
+  wire [5:0] t_d;
+  wire [5:0] h_d;
+  wire [5:0] w_d;
+  wire [7:0] slot_d;
+  // rows from the tile origin to the grid edge
+  wire [5:0] h_left_d;
+  wire [5:0] w_left_d;
+  // tile height, clipped at the edge
+  wire [5:0] th_eff_d;
+  // tile width, clipped at the edge
+  wire [5:0] tw_eff_d;
+  wire [10:0] th_x;
+  wire [10:0] tw_x;
+  // tile area: scan distance of the t reference
+  wire [10:0] area;
   wire [9:0] t_x;
   wire [9:0] h_x;
   wire [9:0] w_x;
   wire [9:0] dim_h_x;
   wire [9:0] dim_w_x;
+  // token index (t*H + h)*W + w
+  wire [9:0] token_d;
   wire [10:0] win_x;
+  // references in the tile and the window: bit 0 t, 1 h, 2 w
+  wire [2:0] avail_d;
   wire [7:0] tw_slot;
   wire [7:0] area_slot;
+  // w at 2*SW, h at SW, t at 0: slots wrap modulo WIN_CAP
+  wire [23:0] ref_slot_d;
+  // the next position is the last of the grid
+  wire last_d;
+  reg [9:0] scan_token_q;
+  reg [2:0] scan_avail_q;
+  reg [23:0] scan_ref_slot_q;
+  reg scan_last_q;
   reg [10:0] ptr_0_q;
   reg [10:0] ptr_1_q;
   // length of group 0's list
@@ -164,39 +193,24 @@ module kld_dispatcher (
   assign w_left = dim_w_i - w0_q;
   assign th_eff = (tile_h_i < h_left) ? tile_h_i : h_left;
   assign tw_eff = (tile_w_i < w_left) ? tile_w_i : w_left;
-  assign th_x = {5'd0, th_eff};
-  assign tw_x = {5'd0, tw_eff};
-  assign area = th_x * tw_x;
   assign last_w = (w_q + 6'd1) == (w0_q + tw_eff);
   assign last_h = (h_q + 6'd1) == (h0_q + th_eff);
   assign last_t = (t_q + 6'd1) == dim_t_i;
   assign last_tile_col = (w0_q + tile_w_i) >= dim_w_i;
   assign last_tile_row = (h0_q + tile_h_i) >= dim_h_i;
-  assign t_x = {4'd0, t_q};
-  assign h_x = {4'd0, h_q};
-  assign w_x = {4'd0, w_q};
-  assign dim_h_x = {4'd0, dim_h_i};
-  assign dim_w_x = {4'd0, dim_w_i};
+  assign scan_advance = scan_step_i && !scan_clear_i;
+  assign wrap_w = last_w;
+  assign wrap_h = last_w && last_h;
+  assign wrap_t = last_w && last_h && last_t;
+  assign wrap_tile_col = last_w && last_h && last_t && last_tile_col;
+  assign h0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_tile_col ? (last_tile_row ? 6'd0 : h0_q + tile_h_i) : h0_q) : h0_q);
+  assign w0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (last_tile_col ? 6'd0 : w0_q + tile_w_i) : w0_q) : w0_q);
+  assign t_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? 6'd0 : (wrap_h ? t_q + 6'd1 : t_q)) : t_q);
+  assign h_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_tile_col ? (wrap_tile_col ? (last_tile_row ? 6'd0 : h0_q + tile_h_i) : h0_q) : (wrap_h ? h0_q : (wrap_w ? h_q + 6'd1 : h_q))) : h_q);
+  assign w_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (wrap_t ? (last_tile_col ? 6'd0 : w0_q + tile_w_i) : w0_q) : (wrap_w ? w0_q : w_q + 6'd1)) : w_q);
+  assign slot_d = scan_clear_i ? 8'd0 : (scan_advance ? slot_q + 8'd1 : slot_q);
 
-  // token index (t*H + h)*W + w
-  assign scan_token_o = (t_x * dim_h_x + h_x) * dim_w_x + w_x;
-
-  assign scan_slot_o = slot_q;
-  assign win_x = {2'd0, win_i};
-  assign scan_avail_o = {(w_q != w0_q) && (win_i != 9'd0), (h_q != h0_q) && (tw_x <= win_x), (t_q != 6'd0) && (area <= win_x)};
-  assign tw_slot = tw_x[7:0];
-  assign area_slot = area[7:0];
-
-  // w at 2*SW, h at SW, t at 0: slots wrap modulo WIN_CAP
-  assign scan_ref_slot_o = {slot_q - 8'd1, slot_q - tw_slot, slot_q - area_slot};
-
-  assign scan_last_o = last_w && last_h && last_t && last_tile_col && last_tile_row;
-
-  // Deliberately unused: distances only matter modulo the window capacity here
-  wire unused_tw_x;
-  assign unused_tw_x = ^{tw_x[10:8], area[10:8]};
-
-  // advance the scan position
+  // the scan position
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       h0_q <= 6'd0;
@@ -206,47 +220,55 @@ module kld_dispatcher (
       w_q <= 6'd0;
       slot_q <= 8'd0;
     end else begin
-      if (scan_clear_i) begin
-        h0_q <= 6'd0;
-        w0_q <= 6'd0;
-        t_q <= 6'd0;
-        h_q <= 6'd0;
-        w_q <= 6'd0;
-        slot_q <= 8'd0;
-      end else if (scan_step_i) begin
-        slot_q <= slot_q + 8'd1;
-        if (!last_w) begin
-          w_q <= w_q + 6'd1;
-        end else begin
-          w_q <= w0_q;
-          if (!last_h) begin
-            h_q <= h_q + 6'd1;
-          end else begin
-            h_q <= h0_q;
-            if (!last_t) begin
-              t_q <= t_q + 6'd1;
-            end else begin
-              t_q <= 6'd0;
-              if (!last_tile_col) begin
-                w0_q <= w0_q + tile_w_i;
-                w_q <= w0_q + tile_w_i;
-              end else begin
-                w0_q <= 6'd0;
-                w_q <= 6'd0;
-                if (!last_tile_row) begin
-                  h0_q <= h0_q + tile_h_i;
-                  h_q <= h0_q + tile_h_i;
-                end else begin
-                  h0_q <= 6'd0;
-                  h_q <= 6'd0;
-                end
-              end
-            end
-          end
-        end
-      end
+      h0_q <= h0_d;
+      w0_q <= w0_d;
+      t_q <= t_d;
+      h_q <= h_d;
+      w_q <= w_d;
+      slot_q <= slot_d;
     end
   end
+
+  assign h_left_d = dim_h_i - h0_d;
+  assign w_left_d = dim_w_i - w0_d;
+  assign th_eff_d = (tile_h_i < h_left_d) ? tile_h_i : h_left_d;
+  assign tw_eff_d = (tile_w_i < w_left_d) ? tile_w_i : w_left_d;
+  assign th_x = {5'd0, th_eff_d};
+  assign tw_x = {5'd0, tw_eff_d};
+  assign area = th_x * tw_x;
+  assign t_x = {4'd0, t_d};
+  assign h_x = {4'd0, h_d};
+  assign w_x = {4'd0, w_d};
+  assign dim_h_x = {4'd0, dim_h_i};
+  assign dim_w_x = {4'd0, dim_w_i};
+  assign token_d = (t_x * dim_h_x + h_x) * dim_w_x + w_x;
+  assign win_x = {2'd0, win_i};
+  assign avail_d = {(w_d != w0_d) && (win_i != 9'd0), (h_d != h0_d) && (tw_x <= win_x), (t_d != 6'd0) && (area <= win_x)};
+  assign tw_slot = tw_x[7:0];
+  assign area_slot = area[7:0];
+  assign ref_slot_d = {slot_d - 8'd1, slot_d - tw_slot, slot_d - area_slot};
+  assign last_d = ((w_d + 6'd1) == (w0_d + tw_eff_d)) && ((h_d + 6'd1) == (h0_d + th_eff_d)) && ((t_d + 6'd1) == dim_t_i) && ((w0_d + tile_w_i) >= dim_w_i) && ((h0_d + tile_h_i) >= dim_h_i);
+
+  // registered scan outputs
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      scan_token_q <= 10'd0;
+      scan_avail_q <= 3'd0;
+      scan_ref_slot_q <= 24'd0;
+      scan_last_q <= 1'b0;
+    end else begin
+      scan_token_q <= token_d;
+      scan_avail_q <= avail_d;
+      scan_ref_slot_q <= ref_slot_d;
+      scan_last_q <= last_d;
+    end
+  end
+
+  assign scan_token_o = scan_token_q;
+  assign scan_slot_o = slot_q;
+  assign scan_avail_o = scan_avail_q;
+  assign scan_ref_slot_o = scan_ref_slot_q;
+  assign scan_last_o = scan_last_q;
 
   // compute-list lengths
   always @(posedge clk_i or negedge rst_ni) begin

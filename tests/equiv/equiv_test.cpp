@@ -258,28 +258,13 @@ hw::HwConfig config_2x2() {
   return c;
 }
 
-// The 2x2 configuration's RTL and one flow run on kld_array (PE + array), shared by the tests.
-struct Shared2x2 {
-  fs::path dir;
-  fs::path rtl;
-  EquivResult array;
-};
+// ctest runs every test in its own process, so each flow test synthesises
+// what it needs once; the 2x2 array test checks several netlists in one go.
 
-Shared2x2& shared_2x2() {
-  static Shared2x2 s = [] {
-    Shared2x2 r;
-    r.dir = temp_dir("2x2");
-    r.rtl = r.dir / "rtl";
-    hw::write_rtl(config_2x2(), r.rtl);
-    EquivOptions o;
-    o.rtl_dir = r.rtl;
-    o.top = "kld_array";
-    o.out_dir = r.dir / "array";
-    o.proof_timeout_s = 300;
-    r.array = run_equivalence(o);
-    return r;
-  }();
-  return s;
+fs::path generate_2x2(const fs::path& dir) {
+  const fs::path rtl = dir / "rtl";
+  hw::write_rtl(config_2x2(), rtl);
+  return rtl;
 }
 
 const ProofResult* proof(const EquivResult& r, const std::string& module) {
@@ -288,9 +273,32 @@ const ProofResult* proof(const EquivResult& r, const std::string& module) {
   return nullptr;
 }
 
-TEST(EquivFlow, PeAndTwoByTwoArrayAreEquivalent) {
+// `netlist` with the first `from` after `anchor` replaced by `to`, written to `out`.
+fs::path edited_netlist(const std::string& netlist, const std::string& anchor, const std::string& from,
+                        const std::string& to, const fs::path& out) {
+  std::string text = read_file(netlist);
+  const size_t start = text.find(anchor);
+  EXPECT_NE(start, std::string::npos) << anchor;
+  const size_t at = start == std::string::npos ? start : text.find(from, start);
+  EXPECT_NE(at, std::string::npos) << "no `" << from << "` after `" << anchor << "`: netlist layout changed?";
+  if (at == std::string::npos) return {};
+  text.replace(at, from.size(), to);
+  write_file_atomic(out, text);
+  return out;
+}
+
+TEST(EquivFlow, TwoByTwoArrayProvenAndChangedNetlistsCaught) {
   REQUIRE_TOOLS();
-  const EquivResult& r = shared_2x2().array;
+  const fs::path dir = temp_dir("2x2");
+  const fs::path rtl = generate_2x2(dir);
+  EquivOptions o;
+  o.rtl_dir = rtl;
+  o.top = "kld_array";
+  o.out_dir = dir / "array";
+  o.proof_timeout_s = 300;
+  const EquivResult r = run_equivalence(o);
+
+  // The synthesised netlist: PE and array (with its wiring) proven.
   ASSERT_EQ(r.proofs.size(), 2u);
   EXPECT_EQ(r.proofs[0].module, "kld_pe");  // submodules first
   EXPECT_EQ(r.proofs[1].module, "kld_array");
@@ -310,15 +318,63 @@ TEST(EquivFlow, PeAndTwoByTwoArrayAreEquivalent) {
   EXPECT_TRUE(r.all_equivalent());
   ASSERT_TRUE(fs::exists(r.json_report));
   EXPECT_NE(read_file(r.md_report).find("All modules equivalent."), std::string::npos);
+
+  // One gate of the PE changed (XOR2 -> XNOR2, AND2 -> OR2): NOT equivalent, with a counterexample.
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{{"XOR2_X1", "XNOR2_X1"},
+                                                                                 {"AND2_X1", "OR2_X1"}}) {
+    SCOPED_TRACE(from + " -> " + to);
+    EquivOptions m = o;
+    m.netlist = edited_netlist(r.netlist, "module kld_pe", "  " + from + " ", "  " + to + " ", dir / (from + ".v"));
+    ASSERT_FALSE(m.netlist.empty());
+    m.modules = {"kld_pe"};
+    m.out_dir = dir / ("mutated_" + from);
+    const EquivResult mr = run_equivalence(m);
+    ASSERT_EQ(mr.proofs.size(), 1u);
+    EXPECT_EQ(mr.proofs[0].status, Status::NotEquivalent) << mr.proofs[0].reason;
+    EXPECT_FALSE(mr.proofs[0].differing.empty());
+    EXPECT_FALSE(mr.proofs[0].counterexample.empty());
+    EXPECT_FALSE(mr.all_equivalent());
+  }
+
+  // Without random simulation the answer comes from yosys-abc, and is still right.
+  {
+    EquivOptions m = o;
+    m.netlist = dir / "XOR2_X1.v";
+    m.modules = {"kld_pe"};
+    m.sim_rounds = 0;
+    m.out_dir = dir / "nosim";
+    const EquivResult mr = run_equivalence(m);
+    ASSERT_EQ(mr.proofs.size(), 1u);
+    EXPECT_EQ(mr.proofs[0].status, Status::NotEquivalent) << mr.proofs[0].reason;
+    EXPECT_NE(mr.proofs[0].method.find("yosys-abc"), std::string::npos);
+    EXPECT_FALSE(mr.proofs[0].differing.empty());
+  }
+
+  // Miswired: the second PE of the first row gets the first column's weights.
+  {
+    EquivOptions m = o;
+    m.netlist = edited_netlist(r.netlist, "module kld_array", ".w_i(w_top_i[15:8])", ".w_i(w_top_i[7:0])",
+                               dir / "miswired.v");
+    ASSERT_FALSE(m.netlist.empty());
+    m.out_dir = dir / "miswired";
+    const EquivResult mr = run_equivalence(m);
+    const ProofResult* mpe = proof(mr, "kld_pe");
+    const ProofResult* marray = proof(mr, "kld_array");
+    ASSERT_TRUE(mpe && marray);
+    EXPECT_EQ(mpe->status, Status::Equivalent) << mpe->reason;
+    EXPECT_EQ(marray->status, Status::NotEquivalent) << marray->reason;
+    ASSERT_FALSE(marray->differing.empty());
+    EXPECT_NE(marray->differing[0].find("g_row[0].g_col[1].u_pe.w_i"), std::string::npos) << marray->differing[0];
+  }
 }
 
 TEST(EquivFlow, DetectorLaneIsEquivalent) {
   REQUIRE_TOOLS();
-  const Shared2x2& s = shared_2x2();
+  const fs::path dir = temp_dir("lane");
   EquivOptions o;
-  o.rtl_dir = s.rtl;
+  o.rtl_dir = generate_2x2(dir);
   o.top = "kld_detector_lane";
-  o.out_dir = s.dir / "lane";
+  o.out_dir = dir / "out";
   o.proof_timeout_s = 300;
   const EquivResult r = run_equivalence(o);
   ASSERT_EQ(r.proofs.size(), 1u);
@@ -327,95 +383,6 @@ TEST(EquivFlow, DetectorLaneIsEquivalent) {
   ASSERT_EQ(r.proofs[0].instances.size(), 1u);
   EXPECT_EQ(r.proofs[0].instances[0].rfind("u_window (kld_sram_", 0), 0u) << r.proofs[0].instances[0];
   EXPECT_GT(r.proofs[0].compared, 0u);
-}
-
-// The synthesised netlist with the first `from` cell of module kld_pe replaced by `to`.
-fs::path mutated_netlist(const std::string& from, const std::string& to, const std::string& name) {
-  const Shared2x2& s = shared_2x2();
-  std::string text = read_file(s.array.netlist);
-  const size_t pe = text.find("module kld_pe");
-  EXPECT_NE(pe, std::string::npos);
-  const size_t at = text.find("  " + from + " ", pe);
-  EXPECT_NE(at, std::string::npos) << "no " << from << " in kld_pe";
-  if (at == std::string::npos) return {};
-  text.replace(at + 2, from.size(), to);
-  const fs::path out = s.dir / name;
-  write_file_atomic(out, text);
-  return out;
-}
-
-void expect_mutation_caught(const std::string& from, const std::string& to) {
-  const Shared2x2& s = shared_2x2();
-  const fs::path netlist = mutated_netlist(from, to, "mutated_" + from + ".v");
-  ASSERT_FALSE(netlist.empty());
-  EquivOptions o;
-  o.rtl_dir = s.rtl;
-  o.top = "kld_array";
-  o.netlist = netlist;
-  o.modules = {"kld_pe"};
-  o.out_dir = s.dir / ("mutated_" + from);
-  o.proof_timeout_s = 300;
-  const EquivResult r = run_equivalence(o);
-  ASSERT_EQ(r.proofs.size(), 1u);
-  const ProofResult& p = r.proofs[0];
-  EXPECT_EQ(p.status, Status::NotEquivalent) << p.reason;
-  EXPECT_FALSE(p.differing.empty());
-  EXPECT_FALSE(p.counterexample.empty());
-  EXPECT_FALSE(r.all_equivalent());
-}
-
-TEST(EquivFlow, XorSwappedForXnorIsNotEquivalent) {
-  REQUIRE_TOOLS();
-  expect_mutation_caught("XOR2_X1", "XNOR2_X1");
-}
-
-TEST(EquivFlow, And2SwappedForOr2IsNotEquivalent) {
-  REQUIRE_TOOLS();
-  expect_mutation_caught("AND2_X1", "OR2_X1");
-}
-
-TEST(EquivFlow, MiswiredArrayIsNotEquivalent) {
-  REQUIRE_TOOLS();
-  // The second PE of the first row gets the first column's weights.
-  const Shared2x2& s = shared_2x2();
-  std::string text = read_file(s.array.netlist);
-  const std::string from = ".w_i(w_top_i[15:8])";
-  const size_t at = text.find(from, text.find("module kld_array"));
-  ASSERT_NE(at, std::string::npos) << "netlist layout changed; update the test";
-  text.replace(at, from.size(), ".w_i(w_top_i[7:0])");
-  write_file_atomic(s.dir / "miswired.v", text);
-  EquivOptions o;
-  o.rtl_dir = s.rtl;
-  o.top = "kld_array";
-  o.netlist = s.dir / "miswired.v";
-  o.out_dir = s.dir / "miswired";
-  const EquivResult r = run_equivalence(o);
-  const ProofResult* pe = proof(r, "kld_pe");
-  const ProofResult* array = proof(r, "kld_array");
-  ASSERT_TRUE(pe && array);
-  EXPECT_EQ(pe->status, Status::Equivalent) << pe->reason;
-  EXPECT_EQ(array->status, Status::NotEquivalent) << array->reason;
-  ASSERT_FALSE(array->differing.empty());
-  EXPECT_NE(array->differing[0].find("g_row[0].g_col[1].u_pe.w_i"), std::string::npos) << array->differing[0];
-}
-
-TEST(EquivFlow, SolverIsAskedWhenSimulationFindsNothing) {
-  REQUIRE_TOOLS();
-  // No random patterns: the answer must come from yosys-abc, and still be right.
-  const Shared2x2& s = shared_2x2();
-  const fs::path netlist = mutated_netlist("XOR2_X1", "XNOR2_X1", "mutated_nosim.v");
-  EquivOptions o;
-  o.rtl_dir = s.rtl;
-  o.top = "kld_array";
-  o.netlist = netlist;
-  o.modules = {"kld_pe"};
-  o.sim_rounds = 0;
-  o.out_dir = s.dir / "nosim";
-  const EquivResult r = run_equivalence(o);
-  ASSERT_EQ(r.proofs.size(), 1u);
-  EXPECT_EQ(r.proofs[0].status, Status::NotEquivalent) << r.proofs[0].reason;
-  EXPECT_NE(r.proofs[0].method.find("yosys-abc"), std::string::npos);
-  EXPECT_FALSE(r.proofs[0].differing.empty());
 }
 
 TEST(EquivErrors, MissingToolNamesTheDebianPackage) {
@@ -477,37 +444,29 @@ TEST(EquivErrors, MalformedNetlistAndMissingTop) {
   }
 }
 
-TEST(EquivErrors, SolverTimeoutIsUnknownNotAPass) {
+TEST(EquivCli, ExitCodeFollowsTheResultAndTimeoutIsNoPass) {
   REQUIRE_TOOLS();
-  // A time limit no solver meets: the module must be reported unknown, never equivalent.
-  const Shared2x2& s = shared_2x2();
-  EquivOptions o;
-  o.rtl_dir = s.rtl;
-  o.top = "kld_array";
-  o.netlist = s.array.netlist;
-  o.modules = {"kld_pe"};
-  o.sim_rounds = 0;
-  o.proof_timeout_s = 1e-3;
-  o.out_dir = s.dir / "timeout";
-  const EquivResult r = run_equivalence(o);
-  ASSERT_EQ(r.proofs.size(), 1u);
-  EXPECT_EQ(r.proofs[0].status, Status::Unknown);
-  EXPECT_NE(r.proofs[0].reason.find("time limit"), std::string::npos) << r.proofs[0].reason;
-  EXPECT_FALSE(r.all_equivalent());
-}
+  const fs::path dir = temp_dir("cli");
+  const std::string rtl = (fs::path(source_dir()) / "rtl/r8c8_d8a32_g8").string();
+  const std::string base = std::string(KALEIDO_TEST_KALEIDO_BIN) + " equiv --rtl " + rtl + " --top kld_pe";
+  EXPECT_EQ(std::system((base + " --out " + (dir / "ok").string() + " > /dev/null 2>&1").c_str()), 0);
+  EXPECT_TRUE(fs::exists(dir / "ok/equiv.json"));
+  EXPECT_TRUE(fs::exists(dir / "ok/equiv.md"));
+  const fs::path netlist = dir / "ok/work/synth/kld_pe.mapped.v";
+  ASSERT_TRUE(fs::exists(netlist));
 
-TEST(EquivCli, ExitCodeFollowsTheResult) {
-  REQUIRE_TOOLS();
-  const Shared2x2& s = shared_2x2();
-  const std::string bin = KALEIDO_TEST_KALEIDO_BIN;
-  const fs::path out = s.dir / "cli";
-  const std::string base = bin + " equiv --rtl " + s.rtl.string() + " --top kld_array --modules kld_pe --out ";
-  EXPECT_EQ(std::system((base + out.string() + " --netlist " + s.array.netlist + " > /dev/null 2>&1").c_str()), 0);
-  EXPECT_TRUE(fs::exists(out / "equiv.json"));
-  EXPECT_TRUE(fs::exists(out / "equiv.md"));
-  const fs::path bad = mutated_netlist("XOR2_X1", "XNOR2_X1", "mutated_cli.v");
-  EXPECT_NE(std::system((base + (s.dir / "cli_bad").string() + " --netlist " + bad.string() + " > /dev/null 2>&1").c_str()),
+  const fs::path bad = edited_netlist(netlist.string(), "module kld_pe", "  XOR2_X1 ", "  XNOR2_X1 ", dir / "bad.v");
+  EXPECT_NE(std::system((base + " --netlist " + bad.string() + " --out " + (dir / "bad").string() +
+                         " > /dev/null 2>&1").c_str()),
             0);
+
+  // A time limit no solver meets: unknown, never equivalent; non-zero exit.
+  EXPECT_NE(std::system((base + " --netlist " + netlist.string() + " --sim-rounds 0 --timeout 0.001 --out " +
+                         (dir / "timeout").string() + " > /dev/null 2>&1").c_str()),
+            0);
+  const std::string report = read_file(dir / "timeout/equiv.json");
+  EXPECT_NE(report.find("\"status\": \"unknown\""), std::string::npos);
+  EXPECT_NE(report.find("time limit"), std::string::npos);
 }
 
 }  // namespace

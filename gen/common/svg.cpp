@@ -1,10 +1,10 @@
-#include "study/svg.hpp"
+#include "common/svg.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-namespace kaleido::study {
+namespace kaleido::svg {
 
 namespace {
 
@@ -134,6 +134,14 @@ std::string line_plot(const PlotSpec& spec, const std::vector<Series>& series) {
 std::string bar_plot(const PlotSpec& spec, const std::vector<std::string>& categories, const std::vector<Series>& series) {
   const double n = static_cast<double>(std::max<size_t>(1, categories.size()));
   Frame f{0.0, n, spec.y_min, spec.y_max};
+  if (spec.auto_y) {  // bars start at zero
+    double hi = 0.0;
+    for (const Series& s : series)
+      for (const auto& p : s.points)
+        if (std::isfinite(p.second)) hi = std::max(hi, std::min(p.second, spec.y_cap));
+    f.y0 = 0.0;
+    f.y1 = hi > 0.0 ? hi * 1.1 : 1.0;
+  }
   std::ostringstream o;
   axes(o, spec, f, false);
   const double slot = (kW - kLeft - kRight) / n;
@@ -161,4 +169,4 @@ std::string bar_plot(const PlotSpec& spec, const std::vector<std::string>& categ
   return o.str();
 }
 
-}  // namespace kaleido::study
+}  // namespace kaleido::svg

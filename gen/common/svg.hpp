@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace kaleido::study {
+namespace kaleido::svg {
 
 struct Series {
   std::string name;
@@ -25,7 +25,8 @@ struct PlotSpec {
 
 std::string line_plot(const PlotSpec& spec, const std::vector<Series>& series);
 
-// Bars: categories along x, one bar per series in each category; y in [0, 1].
+// Bars: categories along x, one bar per series in each category; y from 0
+// to the largest value (auto_y) or in [y_min, y_max].
 std::string bar_plot(const PlotSpec& spec, const std::vector<std::string>& categories, const std::vector<Series>& series);
 
-}  // namespace kaleido::study
+}  // namespace kaleido::svg
