@@ -13,5 +13,7 @@ void register_lint(CLI::App& app);
 void register_study(CLI::App& app);
 void register_synth(CLI::App& app);
 void register_equiv(CLI::App& app);
+void register_sweep(CLI::App& app);
+void register_flow(CLI::App& app);
 
 }  // namespace kaleido::cli

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   kaleido::cli::register_study(app);
   kaleido::cli::register_synth(app);
   kaleido::cli::register_equiv(app);
+  kaleido::cli::register_sweep(app);
+  kaleido::cli::register_flow(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

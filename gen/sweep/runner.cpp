@@ -1,0 +1,202 @@
+#include "sweep/runner.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "hw/generator.hpp"
+#include "ppa/synth.hpp"
+
+namespace kaleido::sweep {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// True when `p` lies in the repository but not in its ignored build*/ or out/ folders.
+bool in_tracked_tree(const fs::path& p) {
+  const fs::path rel = fs::weakly_canonical(p).lexically_relative(fs::weakly_canonical(fs::path(source_dir())));
+  if (rel.empty() || *rel.begin() == "..") return false;
+  const std::string top = rel.begin()->string();
+  return top != "out" && top.compare(0, 5, "build") != 0;
+}
+
+// Serialises progress lines from the worker threads and numbers them.
+class Progress {
+ public:
+  Progress(std::ostream* os, int total) : os_(os), total_(total) {}
+  void line(const SweepPoint& p, const std::string& top, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++n_;
+    if (os_) *os_ << "[" << n_ << "/" << total_ << "] " << p.label() << " " << top << " ... " << what << std::endl;
+  }
+
+ private:
+  std::ostream* os_;
+  int total_;
+  int n_ = 0;
+  std::mutex mu_;
+};
+
+std::string seconds_text(double s) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(1) << s << " s";
+  return o.str();
+}
+
+json point_json(const SweepSpec& spec, const SweepPoint& p) {
+  json lib_files = json::array();
+  for (const fs::path& f : p.library.files) lib_files.push_back(f.string());
+  return {{"id", p.id},
+          {"config", p.config},
+          {"config_name", p.config.name()},
+          {"clock_ns", p.clock_ns},
+          {"library", {{"label", p.library.label}, {"files", lib_files}}},
+          {"activity", spec.activity}};
+}
+
+bool finished(const SweepSpec& spec, const fs::path& file) {
+  if (!fs::exists(file)) return false;
+  try {
+    const json j = json::parse(read_file(file));
+    for (const std::string& t : spec.tops)
+      if (!j.at("tops").contains(t)) return false;  // a top was added to the sweep since
+    return true;
+  } catch (const std::exception&) {
+    return false;  // unreadable: redo it
+  }
+}
+
+PointOutcome run_point(const SweepSpec& spec, const SweepPoint& p, const RunOptions& opt, const fs::path& work_root,
+                       Progress& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PointOutcome o;
+  const fs::path dir = point_dir(opt.out, p);
+  if (!p.library.unavailable.empty()) {
+    o.status = PointStatus::SkippedUnavailable;
+    o.message = p.library.unavailable;
+    for (const std::string& top : spec.tops) progress.line(p, top, "skipped (" + o.message + ")");
+    return o;
+  }
+  if (!opt.force && finished(spec, result_file(opt.out, p))) {
+    o.status = PointStatus::SkippedDone;
+    for (const std::string& top : spec.tops) progress.line(p, top, "skipped (done)");
+    return o;
+  }
+  const fs::path work = work_root / p.id;
+  size_t top_index = 0;
+  fs::path current_log = work;
+  try {
+    fs::create_directories(dir);
+    fs::create_directories(work);
+    fs::remove(failure_file(opt.out, p));
+    fs::remove(dir / "error.log");
+    json result;
+    result["kaleido_version"] = version();
+    result["sweep"] = spec.name;
+    result["point"] = point_json(spec, p);
+    const auto tr = std::chrono::steady_clock::now();
+    const fs::path rtl = work / "rtl";
+    hw::write_rtl(p.config, rtl);
+    result["run_times_s"]["rtl"] = seconds_since(tr);
+    for (; top_index < spec.tops.size(); ++top_index) {
+      const std::string& top = spec.tops[top_index];
+      const auto tt = std::chrono::steady_clock::now();
+      if (!fs::exists(rtl / (top + ".v")))
+        throw ConfigError("tops", top, "is not a module of the generated design (no " + top + ".v in " + rtl.string() + ")");
+      ppa::SynthOptions so;
+      so.rtl_dir = rtl;
+      so.top = top;
+      so.liberty = p.library.files;
+      so.clock_period_ns = p.clock_ns;
+      so.out_dir = work / top;
+      so.work_dir = work / top / "work";  // explicit: parallel points must not share ppa's default temp folder
+      current_log = so.work_dir;
+      so.config_name = p.id + "_" + top;
+      so.vectorless_activity = spec.activity;
+      const ppa::SynthResult r = ppa::run_synthesis_flow(so);
+      result["tops"][top] = ppa::result_json(r);
+      write_file_atomic(dir / (top + ".md"), ppa::result_markdown(r));
+      const double s = seconds_since(tt);
+      result["run_times_s"][top] = s;
+      progress.line(p, top, seconds_text(s));
+    }
+    result["run_times_s"]["total"] = seconds_since(t0);
+    write_file_atomic(result_file(opt.out, p), result.dump(1) + "\n");  // last: marks the point finished
+    o.status = PointStatus::Done;
+  } catch (const std::exception& e) {
+    o.status = PointStatus::Failed;
+    o.message = e.what();
+    const fs::path log = dir / "error.log";
+    write_file_atomic(log, std::string(e.what()) + "\ntool logs and intermediate files: " + current_log.string() + "\n");
+    const json failed = {{"point", point_json(spec, p)},
+                         {"error", e.what()},
+                         {"top", top_index < spec.tops.size() ? spec.tops[top_index] : ""},
+                         {"log", log.string()},
+                         {"work", current_log.string()}};
+    write_file_atomic(failure_file(opt.out, p), failed.dump(1) + "\n");
+    for (size_t i = top_index; i < spec.tops.size(); ++i)
+      progress.line(p, spec.tops[i], i == top_index ? "FAILED (see " + log.string() + ")" : "not run (point failed)");
+  }
+  o.seconds = seconds_since(t0);
+  return o;
+}
+
+}  // namespace
+
+int RunSummary::count(PointStatus s) const {
+  int n = 0;
+  for (const PointOutcome& p : points) n += p.status == s ? 1 : 0;
+  return n;
+}
+
+fs::path point_dir(const fs::path& out, const SweepPoint& p) { return out / "points" / p.id; }
+fs::path result_file(const fs::path& out, const SweepPoint& p) { return point_dir(out, p) / "result.json"; }
+fs::path failure_file(const fs::path& out, const SweepPoint& p) { return point_dir(out, p) / "failed.json"; }
+
+fs::path default_work_root(const SweepSpec& spec, const fs::path& out) {
+  const fs::path abs = fs::absolute(out).lexically_normal();
+  if (!in_tracked_tree(abs)) return abs / "points";
+  const size_t h = std::hash<std::string>{}(abs.string());
+  return fs::temp_directory_path() / ("kaleido_sweep_" + spec.name + "_" + std::to_string(h % 1000000007u));
+}
+
+RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt) {
+  if (opt.out.empty()) throw ConfigError("--out", "(empty)", "name an output folder");
+  if (opt.jobs < 1) throw ConfigError("-j", std::to_string(opt.jobs), "must be at least 1");
+  const auto t0 = std::chrono::steady_clock::now();
+  const fs::path work_root = opt.work.empty() ? default_work_root(spec, opt.out) : fs::absolute(opt.work);
+  fs::create_directories(opt.out / "points");
+  RunSummary sum;
+  sum.points.resize(spec.points.size());
+  Progress progress(opt.progress, static_cast<int>(spec.points.size() * spec.tops.size()));
+  std::atomic<size_t> next{0};
+  // Each worker takes the next point; the external tools run as child processes.
+  auto worker = [&] {
+    for (size_t i = next++; i < spec.points.size(); i = next++)
+      sum.points[i] = run_point(spec, spec.points[i], opt, work_root, progress);
+  };
+  const size_t n = std::min<size_t>(static_cast<size_t>(opt.jobs), std::max<size_t>(1, spec.points.size()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  sum.seconds = seconds_since(t0);
+  return sum;
+}
+
+}  // namespace kaleido::sweep

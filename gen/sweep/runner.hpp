@@ -1,0 +1,53 @@
+// Runs the points of a sweep: RTL generation, then synthesis, timing and
+// power of every top (ppa::run_synthesis_flow), in parallel over points.
+// A point is finished when <out>/points/<id>/result.json exists (written
+// last, atomically), so a rerun skips it; a failing point leaves failed.json
+// and error.log and the others go on.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sweep/sweep_spec.hpp"
+
+namespace kaleido::sweep {
+
+struct RunOptions {
+  std::filesystem::path out;
+  // RTL, netlists and tool logs. Empty: <out>/points/<id>, unless <out> is
+  // inside the source tree (outside build*/ and out/), then a folder under the
+  // system temp dir, so that netlists and merged PDK Liberty files never land
+  // in the repository.
+  std::filesystem::path work;
+  int jobs = 1;
+  bool force = false;               // redo finished points
+  std::ostream* progress = nullptr;  // progress lines; null = quiet
+};
+
+enum class PointStatus { Done, SkippedDone, SkippedUnavailable, Failed };
+
+struct PointOutcome {
+  PointStatus status = PointStatus::Failed;
+  std::string message;  // the reason of a skip or a failure
+  double seconds = 0;
+};
+
+struct RunSummary {
+  std::vector<PointOutcome> points;  // in spec order
+  int count(PointStatus s) const;
+  double seconds = 0;
+};
+
+// Files of one point inside <out>.
+std::filesystem::path point_dir(const std::filesystem::path& out, const SweepPoint& p);
+std::filesystem::path result_file(const std::filesystem::path& out, const SweepPoint& p);
+std::filesystem::path failure_file(const std::filesystem::path& out, const SweepPoint& p);
+
+// The heavy-files root that RunOptions::work defaults to.
+std::filesystem::path default_work_root(const SweepSpec& spec, const std::filesystem::path& out);
+
+RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt);
+
+}  // namespace kaleido::sweep
