@@ -14,7 +14,7 @@
 namespace kaleido::sweep {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keeps the file's order of axes and keys
 
 namespace {
 
@@ -238,7 +238,7 @@ std::string clock_text(double ns) {
   return s.str();
 }
 
-SweepSpec parse_sweep(const json& j, const fs::path& base_dir, const std::string& origin) {
+SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir, const std::string& origin) {
   const Parser p(base_dir, origin);
   if (!j.is_object()) p.fail("(file)", json("..."), "a sweep is a JSON object");
   for (const auto& [k, v] : j.items()) {
@@ -297,6 +297,7 @@ SweepSpec parse_sweep(const json& j, const fs::path& base_dir, const std::string
   }
 
   std::set<std::string> seen;
+  std::map<std::string, std::vector<fs::path>> files_by_label;
   for (size_t pi = 0; pi < products.size(); ++pi) {
     const std::string where = products.size() == 1 ? "axes" : "axes[" + std::to_string(pi) + "]";
     const json& ax = products[pi];
@@ -329,23 +330,20 @@ SweepSpec parse_sweep(const json& j, const fs::path& base_dir, const std::string
       } catch (const ConfigError& e) {
         throw ConfigError(origin + ": point " + pt.id, describe(pt.config), std::string("invalid configuration: ") + e.what());
       }
+      // Two different files must not share a label (the label names the folder).
+      auto [lib, fresh] = files_by_label.emplace(pt.library.label, pt.library.files);
+      if (!fresh && lib->second != pt.library.files)
+        p.fail("liberty", json(pt.library.label), "two different libraries have this label; rename one file");
       if (seen.insert(pt.id).second) s.points.push_back(pt);
       else ++s.duplicates_removed;
     }
-  }
-  // Two different files must not share a label (the label names the folder).
-  std::map<std::string, std::vector<fs::path>> by_label;
-  for (const SweepPoint& pt : s.points) {
-    auto [it, inserted] = by_label.emplace(pt.library.label, pt.library.files);
-    if (!inserted && it->second != pt.library.files)
-      p.fail("liberty", json(pt.library.label), "two different libraries have this label; rename one file");
   }
   return s;
 }
 
 SweepSpec load_sweep(const fs::path& file) {
   const std::string text = read_file(file);
-  json j;
+  nlohmann::ordered_json j;
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {

@@ -39,7 +39,7 @@ struct SweepSpec {
   double activity = 0.1;  // vectorless activity, transitions per cycle
   std::vector<SweepPoint> points;  // in definition order, duplicates removed
   int duplicates_removed = 0;
-  nlohmann::json source;  // the file's content, recorded in sweep.json
+  nlohmann::ordered_json source;  // the file's content, recorded in sweep.json
 };
 
 // Library aliases and the files they stand for (under shared_dir()/pdk,
@@ -48,7 +48,8 @@ std::vector<std::string> library_aliases();
 
 // Parses and validates a sweep; `base_dir` resolves relative Liberty paths;
 // `origin` names the file in error messages. Throws ConfigError / Error.
-SweepSpec parse_sweep(const nlohmann::json& j, const std::filesystem::path& base_dir, const std::string& origin);
+// Axes combine in the order they are written (last axis fastest).
+SweepSpec parse_sweep(const nlohmann::ordered_json& j, const std::filesystem::path& base_dir, const std::string& origin);
 // Reads a JSON sweep file. Throws FileError / ConfigError.
 SweepSpec load_sweep(const std::filesystem::path& file);
 
