@@ -19,6 +19,7 @@ struct SweepCommand {
   std::string work;
   int jobs = 1;
   bool force = false;
+  int max_pes = 0;
   bool list = false;
   bool report_only = false;
 
@@ -40,6 +41,7 @@ struct SweepCommand {
       o.work = work;
       o.jobs = jobs;
       o.force = force;
+      o.max_pes = max_pes;
       o.progress = &std::cerr;
       sum = sweep::run_sweep(spec, o);
     }
@@ -51,7 +53,8 @@ struct SweepCommand {
     using S = sweep::PointStatus;
     std::cout << "kaleido sweep " << spec.name << ": " << spec.points.size() << " points: " << sum.count(S::Done)
               << " run, " << sum.count(S::SkippedDone) << " skipped (done), " << sum.count(S::SkippedUnavailable)
-              << " skipped (library not installed), " << sum.count(S::Failed) << " failed; " << sum.seconds
+              << " skipped (library not installed), " << sum.count(S::SkippedLimit) << " not run (--max-pes), "
+              << sum.count(S::Failed) << " failed; " << sum.seconds
               << " s; reports in " << (out_dir / "summary.md").string() << "\n";
     std::string failed;
     for (size_t i = 0; i < spec.points.size(); ++i)
@@ -74,6 +77,8 @@ void register_sweep(CLI::App& app) {
                   "RTL, netlists and tool logs (default <out>/points/<id>; a temp folder when --out is in the source tree)");
   sub->add_option("-j,--jobs", cmd->jobs, "Points run in parallel")->capture_default_str();
   sub->add_flag("--force", cmd->force, "Redo finished points");
+  sub->add_option("--max-pes", cmd->max_pes,
+                  "Run only arrays of at most this many PEs now (the cheap part); the rest are reported as not run");
   sub->add_flag("--list", cmd->list, "List the points and exit");
   sub->add_flag("--report-only", cmd->report_only, "Only rebuild the reports from the finished points");
   sub->callback([cmd] { cmd->run(); });

@@ -316,9 +316,9 @@ std::string Reports::summary() const {
     pending += r.status == "pending";
   }
   o << "kaleido " << version() << ". " << spec_.points.size() << " points x " << spec_.tops.size() << " tops: " << done
-    << " done, " << failed << " failed, " << skipped << " skipped, " << pending << " not run. Last run took "
-    << num(run_seconds_, 4) << " s (finished points are skipped on a rerun). Machine-readable: `sweep.csv`, "
-    << "`sweep.json`; per point: `points/<id>/result.json`.\n\n";
+    << " done, " << failed << " failed, " << skipped << " skipped, " << pending << " not run. ";
+  if (run_seconds_ > 0) o << "The last run took " << num(run_seconds_, 4) << " s (finished points are skipped on a rerun). ";
+  o << "Machine-readable: `sweep.csv`, `sweep.json`; per point: `points/<id>/result.json`.\n\n";
 
   o << "## How the numbers were obtained\n\n";
   o << "- Synthesis: Yosys 0.23, hierarchical (each unique module mapped once), `abc` with the target period; "

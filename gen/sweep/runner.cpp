@@ -69,6 +69,16 @@ json point_json(const SweepSpec& spec, const SweepPoint& p) {
           {"activity", spec.activity}};
 }
 
+// synth.json repeats the SRAM model's description in every macro (193 of
+// them in a 2x2 kld_top): keep it once per top so result.json stays small.
+json compact_synth_json(json j) {
+  if (j.contains("sram") && !j["sram"].empty()) {
+    j["sram_model"] = j["sram"][0].value("model", std::string());
+    for (json& s : j["sram"]) s.erase("model");
+  }
+  return j;
+}
+
 bool finished(const SweepSpec& spec, const fs::path& file) {
   if (!fs::exists(file)) return false;
   try {
@@ -90,6 +100,11 @@ PointOutcome run_point(const SweepSpec& spec, const SweepPoint& p, const RunOpti
     o.status = PointStatus::SkippedUnavailable;
     o.message = p.library.unavailable;
     for (const std::string& top : spec.tops) progress.line(p, top, "skipped (" + o.message + ")");
+    return o;
+  }
+  if (opt.max_pes > 0 && p.pes() > opt.max_pes) {
+    o.status = PointStatus::SkippedLimit;
+    for (const std::string& top : spec.tops) progress.line(p, top, "not run (above --max-pes " + std::to_string(opt.max_pes) + ")");
     return o;
   }
   if (!opt.force && finished(spec, result_file(opt.out, p))) {
@@ -129,7 +144,7 @@ PointOutcome run_point(const SweepSpec& spec, const SweepPoint& p, const RunOpti
       so.config_name = p.id + "_" + top;
       so.vectorless_activity = spec.activity;
       const ppa::SynthResult r = ppa::run_synthesis_flow(so);
-      result["tops"][top] = ppa::result_json(r);
+      result["tops"][top] = compact_synth_json(ppa::result_json(r));
       write_file_atomic(dir / (top + ".md"), ppa::result_markdown(r));
       const double s = seconds_since(tt);
       result["run_times_s"][top] = s;
@@ -142,13 +157,17 @@ PointOutcome run_point(const SweepSpec& spec, const SweepPoint& p, const RunOpti
     o.status = PointStatus::Failed;
     o.message = e.what();
     const fs::path log = dir / "error.log";
-    write_file_atomic(log, std::string(e.what()) + "\ntool logs and intermediate files: " + current_log.string() + "\n");
-    const json failed = {{"point", point_json(spec, p)},
-                         {"error", e.what()},
-                         {"top", top_index < spec.tops.size() ? spec.tops[top_index] : ""},
-                         {"log", log.string()},
-                         {"work", current_log.string()}};
-    write_file_atomic(failure_file(opt.out, p), failed.dump(1) + "\n");
+    try {  // a record that cannot be written must not end the other points
+      write_file_atomic(log, std::string(e.what()) + "\ntool logs and intermediate files: " + current_log.string() + "\n");
+      const json failed = {{"point", point_json(spec, p)},
+                           {"error", e.what()},
+                           {"top", top_index < spec.tops.size() ? spec.tops[top_index] : ""},
+                           {"log", log.string()},
+                           {"work", current_log.string()}};
+      write_file_atomic(failure_file(opt.out, p), failed.dump(1) + "\n");
+    } catch (const std::exception& record_error) {
+      o.message += std::string(" (and the failure record could not be written: ") + record_error.what() + ")";
+    }
     for (size_t i = top_index; i < spec.tops.size(); ++i)
       progress.line(p, spec.tops[i], i == top_index ? "FAILED (see " + log.string() + ")" : "not run (point failed)");
   }

@@ -23,10 +23,11 @@ struct RunOptions {
   std::filesystem::path work;
   int jobs = 1;
   bool force = false;               // redo finished points
+  int max_pes = 0;                  // > 0: leave larger arrays for a later run (reported "not run")
   std::ostream* progress = nullptr;  // progress lines; null = quiet
 };
 
-enum class PointStatus { Done, SkippedDone, SkippedUnavailable, Failed };
+enum class PointStatus { Done, SkippedDone, SkippedUnavailable, SkippedLimit, Failed };
 
 struct PointOutcome {
   PointStatus status = PointStatus::Failed;

@@ -1,7 +1,6 @@
 #include "sweep/sweep_spec.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -21,25 +20,25 @@ namespace {
 // The HwConfig parameters a sweep may set, in HwConfig::parameter_list() order.
 struct HwKey {
   const char* key;
-  std::function<int&(hw::HwConfig&)> field;
+  int hw::HwConfig::*field;
   bool in_name;  // part of HwConfig::name()
 };
 
 const std::vector<HwKey>& hw_keys() {
   static const std::vector<HwKey> keys = {
-      {"rows", [](hw::HwConfig& c) -> int& { return c.rows; }, true},
-      {"cols", [](hw::HwConfig& c) -> int& { return c.cols; }, true},
-      {"data_w", [](hw::HwConfig& c) -> int& { return c.data_w; }, true},
-      {"acc_w", [](hw::HwConfig& c) -> int& { return c.acc_w; }, true},
-      {"group_w", [](hw::HwConfig& c) -> int& { return c.group_w; }, true},
-      {"max_t", [](hw::HwConfig& c) -> int& { return c.max_t; }, false},
-      {"max_h", [](hw::HwConfig& c) -> int& { return c.max_h; }, false},
-      {"max_w", [](hw::HwConfig& c) -> int& { return c.max_w; }, false},
-      {"max_k", [](hw::HwConfig& c) -> int& { return c.max_k; }, false},
-      {"max_m", [](hw::HwConfig& c) -> int& { return c.max_m; }, false},
-      {"lanes", [](hw::HwConfig& c) -> int& { return c.lanes; }, false},
-      {"win_cap", [](hw::HwConfig& c) -> int& { return c.win_cap; }, false},
-      {"mul_pipe", [](hw::HwConfig& c) -> int& { return c.mul_pipe; }, false},
+      {"rows", &hw::HwConfig::rows, true},
+      {"cols", &hw::HwConfig::cols, true},
+      {"data_w", &hw::HwConfig::data_w, true},
+      {"acc_w", &hw::HwConfig::acc_w, true},
+      {"group_w", &hw::HwConfig::group_w, true},
+      {"max_t", &hw::HwConfig::max_t, false},
+      {"max_h", &hw::HwConfig::max_h, false},
+      {"max_w", &hw::HwConfig::max_w, false},
+      {"max_k", &hw::HwConfig::max_k, false},
+      {"max_m", &hw::HwConfig::max_m, false},
+      {"lanes", &hw::HwConfig::lanes, false},
+      {"win_cap", &hw::HwConfig::win_cap, false},
+      {"mul_pipe", &hw::HwConfig::mul_pipe, false},
   };
   return keys;
 }
@@ -129,7 +128,7 @@ class Parser {
   void set(Draft& d, const std::string& where, const std::string& key, const json& v) const {
     const std::string param = where + "." + key;
     if (const HwKey* h = find_hw_key(key)) {
-      h->field(d.config) = integer(param, v);
+      d.config.*(h->field) = integer(param, v);
     } else if (key == "policies") {
       const int p = integer(param, v);
       if (p < 0) fail(param, v, "must be >= 0");
@@ -205,12 +204,13 @@ bool valid_name(const std::string& s) {
 // unique, e.g. "_maxk32": the same configuration always gets the same id.
 std::string point_id(const Draft& d, const hw::HwConfig& base) {
   std::string id = d.config.name();
-  hw::HwConfig c = d.config, b = base;
+  const hw::HwConfig& c = d.config;
+  const hw::HwConfig& b = base;
   for (const HwKey& h : hw_keys()) {
-    if (h.in_name || h.field(c) == h.field(b)) continue;
+    if (h.in_name || c.*(h.field) == b.*(h.field)) continue;
     std::string k = h.key;
     k.erase(std::remove(k.begin(), k.end(), '_'), k.end());
-    id += "_" + k + std::to_string(h.field(c));
+    id += "_" + k + std::to_string(c.*(h.field));
   }
   if (c.policies != b.policies) id += "_pol" + std::to_string(c.policies);
   return id + "_" + d.library.label + "_" + clock_text(d.clock_ns) + "ns";
