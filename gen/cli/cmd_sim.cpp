@@ -8,8 +8,6 @@
 #include "cli/workload_options.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "golden/quant.hpp"
-#include "sim/clip_workload.hpp"
 #include "sim/simulate.hpp"
 
 namespace kaleido::cli {
@@ -31,27 +29,11 @@ struct SimCommand {
     const auto t0 = std::chrono::steady_clock::now();
     sim::SimRequest req;
     req.hw = hw.config();
-    req.cfg = w.config();
-    if (clip.empty()) {
-      const SyntheticSpec spec = w.synthetic();
-      req.a = quantize(make_latent(spec), req.cfg.data_w).q;
-      req.b = make_int_weights(req.cfg.channels, req.cfg.out_cols, req.cfg.data_w, spec.seed + 1);
-      req.workload = spec;
-    } else {
-      sim::ClipWorkloadSpec cs;
-      cs.clip = clip;
-      cs.grid = req.cfg.grid;
-      cs.channels = req.cfg.channels;
-      cs.out_cols = req.cfg.out_cols;
-      cs.data_w = req.cfg.data_w;
-      cs.step = diffusion_step;
-      cs.seed = w.seed;
-      const sim::ClipWorkload cw = sim::make_clip_workload(cs);
-      req.a = cw.a;
-      req.b = cw.b;
-      req.workload = cw.description;
-    }
-    req.workload["thresholds"] = w.apply_thresholds(req.cfg, req.a, req.b);
+    PreparedWorkload pw = prepare_workload(w, clip, diffusion_step);
+    req.cfg = pw.cfg;
+    req.a = std::move(pw.a);
+    req.b = std::move(pw.b);
+    req.workload = pw.description;
     req.seed = tb_seed;
     req.stall = stall;
     req.trace = trace;

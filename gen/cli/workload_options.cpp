@@ -3,7 +3,9 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "golden/quant.hpp"
 #include "golden/threshold.hpp"
+#include "sim/clip_workload.hpp"
 
 namespace kaleido::cli {
 
@@ -135,6 +137,32 @@ std::string WorkloadOptions::apply_thresholds(ReuseConfig& cfg, const IntMatrix&
   cfg.tau = t;
   cfg.validate();
   return "--tau " + tau;
+}
+
+PreparedWorkload prepare_workload(const WorkloadOptions& w, const std::string& clip, int diffusion_step) {
+  PreparedWorkload p;
+  p.cfg = w.config();
+  if (clip.empty()) {
+    const SyntheticSpec spec = w.synthetic();
+    p.a = quantize(make_latent(spec), p.cfg.data_w).q;
+    p.b = make_int_weights(p.cfg.channels, p.cfg.out_cols, p.cfg.data_w, spec.seed + 1);
+    p.description = spec;
+  } else {
+    sim::ClipWorkloadSpec cs;
+    cs.clip = clip;
+    cs.grid = p.cfg.grid;
+    cs.channels = p.cfg.channels;
+    cs.out_cols = p.cfg.out_cols;
+    cs.data_w = p.cfg.data_w;
+    cs.step = diffusion_step;
+    cs.seed = w.seed;
+    sim::ClipWorkload cw = sim::make_clip_workload(cs);
+    p.a = std::move(cw.a);
+    p.b = std::move(cw.b);
+    p.description = cw.description;
+  }
+  p.description["thresholds"] = w.apply_thresholds(p.cfg, p.a, p.b);
+  return p;
 }
 
 }  // namespace kaleido::cli

@@ -45,6 +45,16 @@ struct WorkloadOptions {
   std::string apply_thresholds(ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b) const;
 };
 
+// One GEMM workload ready to run: a real clip through the proxy encoder
+// (`clip` non-empty: a path or "cockatoo") or the synthetic generator, with
+// the thresholds applied.
+struct PreparedWorkload {
+  ReuseConfig cfg;
+  IntMatrix a, b;
+  nlohmann::json description;
+};
+PreparedWorkload prepare_workload(const WorkloadOptions& w, const std::string& clip, int diffusion_step);
+
 // "TxHxW" -> Grid; "HxW" -> pair. Throws ConfigError.
 Grid parse_grid(const std::string& s);
 std::pair<int, int> parse_pair(const std::string& s, const char* what);

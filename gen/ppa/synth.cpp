@@ -84,6 +84,13 @@ fs::path choose_work_dir(const SynthOptions& opt, const fs::path& out) {
 SynthResult run_synthesis_flow(const SynthOptions& opt) {
   Stopwatch total, step;
   SynthResult r;
+  // Records a step's time and reports it (synthesis of a large array takes minutes).
+  const auto step_done = [&](const std::string& name, double seconds) {
+    r.times.push_back({name, seconds});
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", seconds);
+    if (opt.progress && name != "total") opt.progress(name + " done (" + secs + " s)");
+  };
   check_period(opt.clock_period_ns);
   if (opt.top.empty()) throw ConfigError("--top", "(empty)", "name the top module");
   if (opt.out_dir.empty()) throw ConfigError("--out", "(empty)", "name an output folder");
@@ -136,7 +143,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   for (const LibPin& p : buffer.pins)
     if (p.direction == PinDirection::Input) buf_cap = p.load_f();
   r.output_load_f = 4.0 * buf_cap;  // an FO4-like load on every output
-  r.times.push_back({"liberty", step.lap()});
+  step_done("liberty", step.lap());
   const std::string config = opt.config_name.empty() ? opt.top : opt.config_name;
   auto make_spec = [&](bool has_clock, bool has_reset) {
     SdcSpec sdc;
@@ -179,7 +186,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
                                 std::regex_search(decl, std::regex("\\b" + opt.reset_port + "\\b")));
     }
     write_constraints(make_spec(has_clock, has_reset));
-    r.times.push_back({"total", total.lap()});
+    step_done("total", total.lap());
     return r;
   }
 
@@ -194,8 +201,9 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   yj.abc_load_ff = r.output_load_f * 1e15;
   yj.blackbox_patterns = opt.sram_patterns;
   yj.work_dir = work;
+  if (opt.progress) opt.progress("yosys: synthesising " + opt.top + " (minutes for large arrays) ...");
   const YosysResult yr = run_yosys(yj);
-  r.times.push_back({"yosys", yr.seconds});
+  step_done("yosys", yr.seconds);
   step.lap();
   r.yosys_log = yr.log;
   r.yosys_module_area = yr.stat_module_area;
@@ -226,7 +234,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     ++r.cells;
     if (c.cell->is_sequential()) ++r.sequential_cells;
   }
-  r.times.push_back({"netlist", step.lap()});
+  step_done("netlist", step.lap());
 
   // 4. SRAM macros.
   if (!net.blackboxes.empty()) r.sram_tech = sram_technology(lib);
@@ -303,7 +311,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     sj.work_dir = work;
     r.sta = run_sta(sj);
     r.sta_log = r.sta.log;
-    r.times.push_back({"opensta", r.sta.seconds});
+    step_done("opensta", r.sta.seconds);
     step.lap();
     r.timed = r.sta.constrained;
     r.fmax_mhz = r.timed ? fmax_mhz(opt.clock_period_ns, r.sta.worst_slack_ns) : 0.0;
@@ -323,37 +331,55 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     r.vectorless.sram_w += s.cost.leakage_w + s.cost.access_energy_j() * opt.vectorless_activity * f;
   r.vectorless.sram_source = "kaleido SRAM model, " + fmt(opt.vectorless_activity) +
                              " accesses per cycle assumed (the vectorless activity)";
-  r.times.push_back({"power model", step.lap()});
+  step_done("power model", step.lap());
 
-  // 8. Activity-based power from a gate-level simulation.
-  if (opt.stimulus) {
+  // 8. Activity-based power from gate-level simulations.
+  // One run: toggles -> logic power, SRAM accesses -> SRAM power (annotating
+  // the SRAM rows of the report only for the main stimulus).
+  const auto simulate = [&](Stimulus& stimulus, uint64_t cycles, bool annotate_srams, ToggleCounts& toggles) {
+    if (opt.progress) opt.progress("gate-level replay of " + std::to_string(cycles) + " cycles (" + stimulus.describe() + ") ...");
     GateSim sim(net, lib, opt.clock_port, yr.srams);
     SimOptions so;
     so.clock_port = opt.clock_port;
-    so.cycles = opt.sim_cycles;
+    so.cycles = cycles;
     so.warmup = opt.sim_warmup;
-    r.toggles = sim.run(*opt.stimulus, so);
-    r.times.push_back({"simulation", step.lap()});
-    const NetActivity act = pm.simulated_activity(r.toggles);
-    r.activity.logic = pm.evaluate(act, InternalPowerConvention::PerTransition);
-    r.has_activity_power = true;
+    toggles = sim.run(stimulus, so);
+    PowerReport p;
+    p.logic = pm.evaluate(pm.simulated_activity(toggles), InternalPowerConvention::PerTransition);
     for (SramReport& s : r.srams) {
-      for (const SramAccessCount& a : r.toggles.srams) {
+      for (const SramAccessCount& a : toggles.srams) {
         if (a.path != s.instance) continue;
-        const double cyc = static_cast<double>(r.toggles.cycles);
-        s.reads_per_cycle = static_cast<double>(a.reads) / cyc;
-        s.writes_per_cycle = static_cast<double>(a.writes) / cyc;
-        s.power_w = s.cost.leakage_w +
-                    (s.reads_per_cycle * s.cost.read_energy_j + s.writes_per_cycle * s.cost.write_energy_j) * f;
+        const double cyc = static_cast<double>(toggles.cycles);
+        const double reads = static_cast<double>(a.reads) / cyc, writes = static_cast<double>(a.writes) / cyc;
+        const double w = s.cost.leakage_w + (reads * s.cost.read_energy_j + writes * s.cost.write_energy_j) * f;
+        p.sram_w += w;
+        if (!annotate_srams) continue;
+        s.reads_per_cycle = reads;
+        s.writes_per_cycle = writes;
+        s.power_w = w;
         s.activity_source = a.modelled ? "simulated accesses (" + a.ports + ")"
                                        : "ports not recognised, SRAM not simulated: 0 accesses (" + a.ports + ")";
-        r.activity.sram_w += s.power_w;
       }
     }
-    r.activity.sram_source = "kaleido SRAM model, accesses counted in the gate-level simulation";
-    r.times.push_back({"activity power", step.lap()});
+    p.sram_source = "kaleido SRAM model, accesses counted in the gate-level simulation";
+    return p;
+  };
+  if (opt.stimulus) {
+    r.activity = simulate(*opt.stimulus, opt.sim_cycles, true, r.toggles);
+    r.has_activity_power = true;
+    step_done("activity power", step.lap());
   }
-  r.times.push_back({"total", total.lap()});
+  for (const NamedStimulus& ns : opt.extra_stimuli) {
+    ActivityRun run;
+    run.name = ns.name;
+    ToggleCounts toggles;
+    run.power = simulate(*ns.stimulus, ns.cycles, false, toggles);
+    run.cycles = toggles.cycles;
+    run.stimulus = toggles.stimulus;
+    r.extra_activity.push_back(run);
+    step_done("activity power (" + ns.name + ")", step.lap());
+  }
+  step_done("total", total.lap());
 
   if (opt.write_reports) {
     r.json_report = out / "synth.json";
@@ -488,6 +514,14 @@ json result_json(const SynthResult& r) {
   power["kaleido_vectorless"] = breakdown_json(r.vectorless.logic);
   power["kaleido_vectorless_opensta_convention"] = breakdown_json(r.vectorless_opensta_convention);
   if (r.has_activity_power) power["kaleido_activity"] = breakdown_json(r.activity.logic);
+  for (const ActivityRun& a : r.extra_activity) {
+    json e = breakdown_json(a.power.logic);
+    e["sram_w"] = a.power.sram_w;
+    e["sram_source"] = a.power.sram_source;
+    e["cycles"] = a.cycles;
+    e["stimulus"] = a.stimulus;
+    power["kaleido_activity_" + a.name] = e;
+  }
   j["power"] = power;
   json srams = json::array();
   for (const SramReport& s : r.srams)

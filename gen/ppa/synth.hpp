@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,14 @@
 #include "ppa/yosys_flow.hpp"
 
 namespace kaleido::ppa {
+
+// A further activity-based power estimate on the same netlist (e.g. the dense
+// and the reuse run of one workload), `cycles` counted after the warm-up.
+struct NamedStimulus {
+  std::string name;
+  std::shared_ptr<Stimulus> stimulus;
+  uint64_t cycles = 0;
+};
 
 struct SynthOptions {
   // RTL: every *.v/*.sv of rtl_dir, plus rtl_files.
@@ -51,8 +60,10 @@ struct SynthOptions {
   std::shared_ptr<Stimulus> stimulus;
   uint64_t sim_cycles = 1000;
   uint64_t sim_warmup = 16;
+  std::vector<NamedStimulus> extra_stimuli;
   bool write_reports = true;          // synth.json and synth.md in out_dir
   bool sdc_only = false;              // only write the SDC (needs the RTL for the port list, no tools)
+  std::function<void(const std::string&)> progress;  // one line per finished step; empty = quiet
 };
 
 struct InstanceArea {
@@ -84,6 +95,13 @@ struct PowerReport {
   PowerBreakdown logic;
   double sram_w = 0;
   std::string sram_source;
+};
+
+struct ActivityRun {
+  std::string name;
+  PowerReport power;
+  uint64_t cycles = 0;   // counted
+  std::string stimulus;  // its description
 };
 
 struct SynthResult {
@@ -129,6 +147,7 @@ struct SynthResult {
   bool has_activity_power = false;
   PowerReport activity;                   // our model, simulated toggles
   ToggleCounts toggles;
+  std::vector<ActivityRun> extra_activity;  // one per SynthOptions::extra_stimuli
 
   std::vector<SramReport> srams;
   std::vector<SramShape> sram_shapes;  // per black-boxed module, from its RTL

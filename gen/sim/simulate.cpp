@@ -38,6 +38,10 @@ ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string
   const fs::path log = dir / ("tb_" + mode + ".log");
   std::string cmd = "'" + exe.string() + "' --vectors '" + vectors.string() + "' --mode " + mode + " --seed " +
                     std::to_string(req.seed) + " --stall " + std::to_string(req.stall) + " --json '" + json.string() + "'";
+  if (req.dump_inputs) {
+    r.inputs = dir / ("inputs_" + mode + ".txt");
+    cmd += " --dump-inputs '" + r.inputs.string() + "'";
+  }
   if (mode == "reuse" && !req.trace.empty())
     cmd += " --trace '" + req.trace + "'" + (req.trace_window.empty() ? "" : " --trace-window " + req.trace_window);
   const auto t0 = std::chrono::steady_clock::now();

@@ -26,6 +26,7 @@ struct SimRequest {
   std::string trace;           // FST file of the reuse run ("" = none)
   std::string trace_window;    // FROM:TO cycles
   std::filesystem::path work_dir;  // vectors and testbench JSON go here
+  bool dump_inputs = false;        // write each mode's per-cycle inputs (inputs_<mode>.txt) for gate-level replay
 };
 
 struct ModeRun {
@@ -34,6 +35,7 @@ struct ModeRun {
   int64_t cycles = 0, busy = 0, stall = 0, schedule = 0, macs_issued = 0, macs_skipped = 0;
   int64_t compared_outputs = 0, compared_decisions = 0;
   double seconds = 0.0;  // wall time of the simulation
+  std::filesystem::path inputs;  // per-cycle inputs when SimRequest::dump_inputs
   nlohmann::json tb;     // the testbench's own report
 };
 

@@ -1,0 +1,495 @@
+#include "flow/flow.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "checks/lint.hpp"
+#include "common/atomic_file.hpp"
+#include "common/svg.hpp"
+#include "common/version.hpp"
+#include "golden/gemm.hpp"
+#include "golden/metrics.hpp"
+#include "golden/reuse.hpp"
+#include "hw/drift.hpp"
+#include "hw/generator.hpp"
+#include "ppa/gatesim.hpp"
+#include "ppa/synth.hpp"
+#include "sim/simulate.hpp"
+
+namespace kaleido::flow {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string fmt(double v, int prec = 3) {
+  if (!std::isfinite(v)) return v > 0 ? "inf" : "n/a";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", prec, v);
+  return b;
+}
+
+// Runs the stages in order: progress line, timing, and a log per stage
+// that holds its progress lines and, on failure, the error.
+class StageRunner {
+ public:
+  StageRunner(const FlowOptions& opt, int count) : opt_(opt), count_(count) {
+    fs::create_directories(opt.work_dir / "logs");
+  }
+
+  void log(const std::string& line) {
+    if (log_) *log_ << line << "\n" << std::flush;
+    if (opt_.progress) opt_.progress("      " + line);
+  }
+
+  template <class F>
+  void run(const std::string& name, F&& body) {
+    ++index_;
+    char prefix[32];
+    std::snprintf(prefix, sizeof prefix, "[%d/%d] ", index_, count_);
+    std::string file = std::to_string(index_) + "_" + name + ".log";
+    for (char& c : file)
+      if (c == ' ') c = '_';
+    const fs::path log_path = opt_.work_dir / "logs" / file;
+    log_ = std::make_unique<std::ofstream>(log_path);
+    if (opt_.progress) opt_.progress(prefix + name + " ...");
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      body();
+    } catch (const std::exception& e) {
+      *log_ << "ERROR: " << e.what() << "\n";
+      log_.reset();
+      if (opt_.progress) opt_.progress(std::string(prefix) + name + " FAILED");
+      throw StageError(name, log_path, e.what());
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    *log_ << "done in " << fmt(s, 1) << " s\n";
+    log_.reset();
+    times.push_back({name, s});
+    if (opt_.progress) opt_.progress(std::string(prefix) + name + " done (" + fmt(s, 1) + " s)");
+  }
+
+  std::vector<StageTime> times;
+
+ private:
+  const FlowOptions& opt_;
+  int count_;
+  int index_ = 0;
+  std::unique_ptr<std::ofstream> log_;
+};
+
+ModeEnergy mode_energy(int64_t tb_cycles, int64_t macs_issued, int64_t useful_macs, const ppa::PowerReport& p,
+                       uint64_t counted, uint64_t replayed, double clock_ns) {
+  ModeEnergy e;
+  e.measured = true;
+  e.cycles = tb_cycles;
+  e.counted_cycles = counted;
+  e.replayed_cycles = replayed;
+  e.logic_w = p.logic.total_w();
+  e.sram_w = p.sram_w;
+  // Average power of the replay times the replayed cycles: the whole run,
+  // register programming and operand loading included (both modes do them).
+  e.energy_j = (e.logic_w + e.sram_w) * static_cast<double>(replayed) * clock_ns * 1e-9;
+  e.pj_per_useful_mac = useful_macs > 0 ? e.energy_j / static_cast<double>(useful_macs) * 1e12 : 0.0;
+  e.pj_per_issued_mac = macs_issued > 0 ? e.energy_j / static_cast<double>(macs_issued) * 1e12 : 0.0;
+  return e;
+}
+
+json energy_json(const ModeEnergy& e) {
+  if (!e.measured) return nullptr;
+  return {{"cycles", e.cycles},
+          {"gate_level_cycles_replayed", e.replayed_cycles},
+          {"gate_level_cycles_counted", e.counted_cycles},
+          {"logic_power_w", e.logic_w},
+          {"sram_power_w", e.sram_w},
+          {"energy_j", e.energy_j},
+          {"energy_per_useful_mac_pj", e.pj_per_useful_mac},
+          {"energy_per_issued_mac_pj", e.pj_per_issued_mac}};
+}
+
+// Area of the blocks directly below the top (the PE array, detector,
+// dispatcher, merge, SRAMs are costed apart) plus the top's own logic.
+std::vector<std::pair<std::string, double>> block_areas(const ppa::SynthResult& r) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const ppa::InstanceArea& i : r.instances) {
+    if (i.depth == 0) out.emplace_back("top (control, registers)", i.own_area_um2);
+    if (i.depth == 1 && i.area_um2 > 0) out.emplace_back(i.path + " (" + i.module + ")", i.area_um2);
+  }
+  return out;
+}
+
+}  // namespace
+
+FlowResult run_flow(const FlowOptions& opt) {
+  opt.hw.validate();
+  if (opt.report_dir.empty() || opt.work_dir.empty()) throw ConfigError("flow", "output", "report and work folders are required");
+  if (!(opt.clock_ns > 0)) throw ConfigError("clock-ns", fmt(opt.clock_ns), "must be > 0");
+  const auto t_all = std::chrono::steady_clock::now();
+  FlowResult res;
+  res.config = opt.hw.name();
+  const int stages = 4 + (opt.lint ? 1 : 0) + (opt.synth ? 1 + (opt.plain_top ? 1 : 0) : 0);
+  StageRunner run(opt, stages);
+  const fs::path rtl = opt.work_dir / "rtl";
+  json rep;
+  rep["kaleido_version"] = version();
+  rep["config"] = res.config;
+  rep["hw"] = opt.hw;
+  rep["workload"] = opt.workload;
+  rep["reuse_config"] = opt.cfg;
+  const int64_t n = opt.a.rows, k = opt.a.cols, m = opt.b.cols;
+  const int64_t useful_macs = n * k * m;
+
+  // 1. Generate (and compare with the checked-in copy, when there is one).
+  run.run("generate", [&] {
+    fs::remove_all(rtl);
+    hw::write_rtl(opt.hw, rtl);
+    const fs::path checked_in = fs::path(source_dir()) / "rtl" / res.config;
+    json g{{"rtl", rtl.string()}};
+    if (fs::exists(checked_in / "manifest.json")) {
+      const hw::DriftReport d = hw::check_drift(checked_in);
+      g["checked_in"] = checked_in.string();
+      g["checked_in_clean"] = d.clean();
+      run.log(std::string("rtl/") + res.config + (d.clean() ? ": identical to the generator's output"
+                                                            : ": DIFFERS from the generator's output (kaleido drift)"));
+    }
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(rtl)) files += e.path().extension() == ".v";
+    g["files"] = files;
+    run.log(std::to_string(files) + " Verilog files in " + rtl.string());
+    rep["generate"] = g;
+  });
+
+  // 2. Lint.
+  if (opt.lint) {
+    run.run("lint", [&] {
+      const std::vector<checks::LintResult> lr = checks::lint_folder(rtl);
+      json l = checks::lint_report_json(lr);
+      bool clean = true;
+      for (const checks::LintResult& x : lr) {
+        run.log(x.top + ": " + (x.clean ? "clean" : "NOT clean") + " (" + fmt(x.seconds, 1) + " s)");
+        if (!x.clean) run.log(x.output);
+        clean = clean && x.clean;
+      }
+      rep["lint"] = {{"clean", clean}, {"results", l}};
+      if (!clean) throw Error("verilator --lint-only -Wall reports warnings (see above)");
+    });
+  }
+
+  // 3. Golden model: decisions, quality against the exact product, error bound.
+  run.run("golden model", [&] {
+    const IntReuse r = run_reuse(opt.cfg, opt.a);
+    const WideMatrix out = reuse_output(opt.cfg, opt.a, opt.b, r);
+    const WideMatrix exact = gemm_exact(opt.a, opt.b);
+    const Quality q = compare(out, exact);
+    const std::vector<double> bound = error_bound_per_column(opt.cfg, opt.b);
+    bool within = true;
+    for (int64_t t = 0; t < out.rows; ++t)
+      for (int64_t c = 0; c < out.cols; ++c) {
+        const double e = std::fabs(static_cast<double>(out.at(t, c)) - static_cast<double>(exact.at(t, c)));
+        within = within && e <= bound[static_cast<size_t>(c)];
+      }
+    const ReuseCounters& ct = r.counters;
+    json groups = json::array();
+    for (int g = 0; g < r.groups; ++g) groups.push_back(ct.group_ratio(g, n));
+    rep["golden"] = {{"reuse_ratio", ct.reuse_ratio()},
+                     {"reuse_ratio_per_group", groups},
+                     {"macs_issued", ct.macs_issued},
+                     {"macs_skipped", ct.macs_skipped},
+                     {"useful_macs", useful_macs},
+                     {"psnr_db", q.psnr_db},
+                     {"cosine", q.cosine},
+                     {"max_abs_err", q.max_abs_err},
+                     {"error_bound_holds", within},
+                     {"window_depth_required", r.required_window_depth}};
+    run.log("reuse ratio " + fmt(ct.reuse_ratio()) + ", PSNR " + fmt(q.psnr_db, 2) + " dB, cosine " + fmt(q.cosine, 5) +
+            ", error bound " + (within ? "holds" : "VIOLATED"));
+    if (!within) throw Error("the golden model's output breaks the closed-loop error bound");
+  });
+
+  // 4. Verilator simulation of both modes, bit for bit against the golden model.
+  sim::SimResult sr;
+  run.run("simulate", [&] {
+    sim::SimRequest req;
+    req.hw = opt.hw;
+    req.fit_hw = false;  // the configuration that is synthesised
+    req.cfg = opt.cfg;
+    req.a = opt.a;
+    req.b = opt.b;
+    req.workload = opt.workload;
+    req.seed = opt.tb_seed;
+    req.work_dir = opt.work_dir / "sim";
+    req.dump_inputs = opt.synth && opt.activity_power;
+    sr = sim::run_sim(req, [&](const std::string& s) { run.log(s); });
+    rep["simulation"] = sr.to_json();
+    res.bit_exact = sr.bit_exact();
+    res.speedup = sr.speedup;
+    run.log("bit-exact " + std::string(sr.bit_exact() ? "yes" : "NO") + "; cycles reuse " +
+            std::to_string(sr.reuse.cycles) + ", dense " + std::to_string(sr.dense.cycles) + "; speedup " +
+            fmt(sr.speedup) + "x (ideal " + fmt(sr.ideal_speedup) + "x)");
+    if (!sr.bit_exact())
+      throw Error("the RTL does not match the golden model: see " + (opt.work_dir / "sim").string() + "/tb_*.json");
+  });
+
+  // 5-6. Synthesis, timing and power.
+  ppa::SynthResult top, plain;
+  auto synth_options = [&](const std::string& module) {
+    ppa::SynthOptions o;
+    o.rtl_dir = rtl;
+    o.top = module;
+    o.liberty = opt.liberty;
+    o.clock_period_ns = opt.clock_ns;
+    o.out_dir = opt.work_dir / ("synth_" + module);
+    o.config_name = res.config;
+    o.progress = [&](const std::string& s) { run.log(s); };
+    return o;
+  };
+  if (opt.synth) {
+    uint64_t reuse_rows = 0, dense_rows = 0;  // replayed cycles
+    run.run("synthesise kld_top", [&] {
+      ppa::SynthOptions o = synth_options("kld_top");
+      if (opt.activity_power) {
+        auto reuse = std::make_shared<ppa::VectorFileStimulus>(sr.reuse.inputs.string());
+        auto dense = std::make_shared<ppa::VectorFileStimulus>(sr.dense.inputs.string());
+        if (reuse->cycles() <= o.sim_warmup || dense->cycles() <= o.sim_warmup)
+          throw Error("the testbench's input dump is shorter than the warm-up of the gate-level replay");
+        reuse_rows = reuse->cycles();
+        dense_rows = dense->cycles();
+        o.stimulus = reuse;
+        o.sim_cycles = reuse->cycles() - o.sim_warmup;
+        o.extra_stimuli.push_back({"dense", dense, dense->cycles() - o.sim_warmup});
+        run.log("gate-level replay: reuse " + std::to_string(reuse->cycles()) + " cycles, dense " +
+                std::to_string(dense->cycles()) + " cycles");
+      }
+      top = ppa::run_synthesis_flow(o);
+      if (opt.activity_power) {
+        if (top.extra_activity.empty()) throw Error("the dense replay produced no power figure");
+        res.reuse = mode_energy(sr.reuse.cycles, sr.reuse.macs_issued, useful_macs, top.activity,
+                                top.toggles.cycles, reuse_rows, opt.clock_ns);
+        const ppa::ActivityRun& d = top.extra_activity.front();
+        res.dense = mode_energy(sr.dense.cycles, sr.dense.macs_issued, useful_macs, d.power, d.cycles, dense_rows,
+                                opt.clock_ns);
+      }
+    });
+    if (opt.plain_top) {
+      run.run("synthesise kld_plain_top", [&] {
+        plain = ppa::run_synthesis_flow(synth_options("kld_plain_top"));
+      });
+    }
+  }
+
+  // 7. Report.
+  run.run("report", [&] {
+    fs::create_directories(opt.report_dir);
+    const double pes = static_cast<double>(opt.hw.rows) * opt.hw.cols;
+    std::string library = "kaleido_generic (scripts/liberty/kaleido_generic.lib, for relative studies only)";
+    if (opt.synth) {
+      library = top.library_name;
+      for (const std::string& s : top.liberty_sources) library += " " + fs::path(s).filename().string();
+      rep["synthesis"] = {{"kld_top", ppa::result_json(top)}};
+      write_file_atomic(opt.report_dir / "synth_kld_top.md", ppa::result_markdown(top));
+      if (opt.plain_top) {
+        rep["synthesis"]["kld_plain_top"] = ppa::result_json(plain);
+        write_file_atomic(opt.report_dir / "synth_kld_plain_top.md", ppa::result_markdown(plain));
+      }
+      rep["energy"] = {{"reuse", energy_json(res.reuse)},
+                       {"dense", energy_json(res.dense)},
+                       {"definition",
+                        "energy = (logic + SRAM power averaged over the gate-level replay of the testbench's inputs) x "
+                        "replayed cycles (the whole run: register programming, operand loading, compute, output) x "
+                        "clock period; per useful MAC: / (N*K*M), the MACs of the dense GEMM"}};
+    }
+    const json& g = rep["golden"];
+    const bool timed = opt.synth && top.timed;
+    json headline{{"bit_exact", res.bit_exact},
+                  {"speedup", sr.speedup},
+                  {"ideal_speedup", sr.ideal_speedup},
+                  {"reuse_ratio", g["reuse_ratio"]},
+                  {"psnr_db", g["psnr_db"]},
+                  {"cosine", g["cosine"]}};
+    if (opt.synth) {
+      headline["area_mm2"] = top.total_area_um2() * 1e-6;
+      headline["logic_area_mm2"] = top.logic_area_um2 * 1e-6;
+      headline["sram_area_mm2"] = top.sram_area_um2 * 1e-6;
+      if (timed) headline["fmax_mhz"] = top.fmax_mhz;
+      if (opt.plain_top) headline["logic_area_overhead_vs_plain"] = top.logic_area_um2 / plain.logic_area_um2 - 1.0;
+      if (res.reuse.measured) {
+        headline["power_reuse_mw"] = (res.reuse.logic_w + res.reuse.sram_w) * 1e3;
+        headline["energy_per_useful_mac_pj"] = {{"reuse", res.reuse.pj_per_useful_mac},
+                                                {"dense", res.dense.pj_per_useful_mac}};
+      }
+    }
+    rep["headline"] = headline;
+
+    // Plots.
+    std::vector<std::string> plots;
+    auto put = [&](const std::string& name, const std::string& svg_text) {
+      write_file_atomic(opt.report_dir / name, svg_text);
+      plots.push_back(name);
+    };
+    {
+      svg::PlotSpec s;
+      s.title = "Cycles of the workload, " + res.config + " (Verilator, bit-exact run)";
+      s.y_label = "cycles";
+      svg::Series ser{"cycles", {{0, static_cast<double>(sr.dense.cycles)}, {1, static_cast<double>(sr.reuse.cycles)},
+                                 {2, sr.ideal_speedup > 0 ? static_cast<double>(sr.dense.cycles) / sr.ideal_speedup : 0}}};
+      put("cycles.svg", svg::bar_plot(s, {"dense", "reuse", "reuse, ideal (skipped MACs free)"}, {ser}));
+    }
+    {
+      svg::PlotSpec s;
+      s.title = "Reuse ratio by channel group (golden model)";
+      s.y_label = "reuse ratio";
+      s.auto_y = false;
+      std::vector<std::string> cats;
+      svg::Series ser{"reuse ratio", {}};
+      for (size_t i = 0; i < g["reuse_ratio_per_group"].size(); ++i) {
+        cats.push_back("g" + std::to_string(i));
+        ser.points.emplace_back(static_cast<double>(i), g["reuse_ratio_per_group"][i].get<double>());
+      }
+      put("reuse_groups.svg", svg::bar_plot(s, cats, {ser}));
+    }
+    if (opt.synth) {
+      svg::PlotSpec s;
+      s.title = "Logic area by block, kld_top " + res.config + " (" + top.library_name + ", SRAMs apart)";
+      s.y_label = "um^2";
+      std::vector<std::string> cats;
+      svg::Series ser{"area", {}};
+      for (const auto& [name, area] : block_areas(top)) {
+        cats.push_back(name);
+        ser.points.emplace_back(static_cast<double>(cats.size()), area);
+      }
+      put("area_blocks.svg", svg::bar_plot(s, cats, {ser}));
+      if (res.reuse.measured) {
+        svg::PlotSpec e;
+        e.title = "Energy per useful MAC (" + top.library_name + ", gate-level replay, SRAM model)";
+        e.y_label = "pJ";
+        auto per = [&](const ModeEnergy& me, double part_w) {
+          return me.energy_j * (part_w / (me.logic_w + me.sram_w)) / static_cast<double>(useful_macs) * 1e12;
+        };
+        svg::Series logic{"logic", {{0, per(res.dense, res.dense.logic_w)}, {1, per(res.reuse, res.reuse.logic_w)}}};
+        svg::Series sram{"SRAM", {{0, per(res.dense, res.dense.sram_w)}, {1, per(res.reuse, res.reuse.sram_w)}}};
+        svg::Series total{"total", {{0, res.dense.pj_per_useful_mac}, {1, res.reuse.pj_per_useful_mac}}};
+        put("energy_per_mac.svg", svg::bar_plot(e, {"dense", "reuse"}, {logic, sram, total}));
+      }
+    }
+    rep["plots"] = plots;
+
+    // Markdown.
+    std::ostringstream md;
+    md << "# Kaleido flow: " << res.config << "\n\n";
+    md << "Generated by `kaleido flow` (kaleido " << version() << "). Every figure below names how it was obtained.\n\n";
+    md << "## Inputs\n\n";
+    md << "- Configuration: " << res.config << " (" << opt.hw.rows << "x" << opt.hw.cols << " PEs, DATA_W "
+       << opt.hw.data_w << ", ACC_W " << opt.hw.acc_w << ", group width " << opt.hw.group_w << ", max grid "
+       << opt.hw.max_t << "x" << opt.hw.max_h << "x" << opt.hw.max_w << ", K <= " << opt.hw.max_k << ", M <= "
+       << opt.hw.max_m << ")\n";
+    md << "- Workload: " << opt.workload.dump() << "\n";
+    md << "- GEMM: N = " << n << " tokens (" << opt.cfg.grid.t << "x" << opt.cfg.grid.h << "x" << opt.cfg.grid.w
+       << "), K = " << k << ", M = " << m << " (" << useful_macs << " MACs dense)\n";
+    if (opt.synth)
+      md << "- Library: " << library << "; clock target " << fmt(opt.clock_ns, 2) << " ns\n";
+    md << "\n## Golden model (" << "gen/golden, closed-loop channel-group reuse)\n\n";
+    md << "| reuse ratio | MACs issued | MACs skipped | PSNR vs exact (dB) | cosine | max abs error | error bound |\n";
+    md << "|---|---|---|---|---|---|---|\n";
+    md << "| " << fmt(g["reuse_ratio"].get<double>()) << " | " << g["macs_issued"] << " | " << g["macs_skipped"] << " | "
+       << fmt(g["psnr_db"].get<double>(), 2) << " | " << fmt(g["cosine"].get<double>(), 5) << " | "
+       << g["max_abs_err"] << " | " << (g["error_bound_holds"].get<bool>() ? "holds" : "VIOLATED") << " |\n\n";
+    md << "![reuse by group](reuse_groups.svg)\n\n";
+    md << "## Simulation (Verilator, testbench tb/ driven by the golden model)\n\n";
+    md << "| mode | bit-exact | cycles | schedule formula | MACs issued | PE utilisation |\n|---|---|---|---|---|---|\n";
+    md << "| dense | " << (sr.dense.bit_exact ? "yes" : "NO") << " | " << sr.dense.cycles << " | " << sr.dense.schedule
+       << " | " << sr.dense.macs_issued << " | " << fmt(sr.utilisation_dense) << " |\n";
+    md << "| reuse | " << (sr.reuse.bit_exact ? "yes" : "NO") << " | " << sr.reuse.cycles << " | " << sr.reuse.schedule
+       << " | " << sr.reuse.macs_issued << " | " << fmt(sr.utilisation_reuse) << " |\n\n";
+    md << "Speedup dense/reuse cycles: " << fmt(sr.speedup) << "x measured; " << fmt(sr.ideal_speedup)
+       << "x ideal (1 / (1 - skipped fraction), skipped MACs free, no detection or gather cost).\n\n";
+    md << "![cycles](cycles.svg)\n\n";
+    if (opt.synth) {
+      md << "## Synthesis and timing (Yosys, OpenSTA; " << top.library_name << ")\n\n";
+      md << "| top | logic area (um^2) | SRAM area (um^2, SRAM model) | cells | worst slack (ns) | Fmax (MHz) |\n";
+      md << "|---|---|---|---|---|---|\n";
+      auto row = [&](const ppa::SynthResult& r) {
+        md << "| " << r.top << " | " << fmt(r.logic_area_um2, 0) << " | " << fmt(r.sram_area_um2, 0) << " | " << r.cells
+           << " | " << (r.timed ? fmt(r.sta.worst_slack_ns) : "n/a") << " | " << (r.timed ? fmt(r.fmax_mhz, 1) : "n/a")
+           << " |\n";
+      };
+      row(top);
+      if (opt.plain_top) row(plain);
+      md << "\n";
+      if (opt.plain_top)
+        md << "Logic area of the reuse hardware (detector, dispatcher, merge, wider control) against the dense "
+              "baseline kld_plain_top of the same size: +"
+           << fmt(100.0 * (top.logic_area_um2 / plain.logic_area_um2 - 1.0), 1) << " % logic, SRAM "
+           << fmt(top.sram_area_um2, 0) << " vs " << fmt(plain.sram_area_um2, 0) << " um^2.\n\n";
+      md << "Per PE (kld_top logic / " << fmt(pes, 0) << " PEs): " << fmt(top.logic_area_um2 / pes, 1) << " um^2.\n\n";
+      if (timed)
+        md << "Critical path: " << top.sta.path.startpoint << " -> " << top.sta.path.endpoint << ", "
+           << fmt(top.sta.path.arrival_ns) << " ns.\n\n";
+      md << "![area by block](area_blocks.svg)\n\n";
+      md << "Full reports: [synth_kld_top.md](synth_kld_top.md)"
+         << (opt.plain_top ? ", [synth_kld_plain_top.md](synth_kld_plain_top.md)" : "") << ".\n\n";
+      if (res.reuse.measured) {
+        md << "## Power and energy (kaleido power model on the mapped netlist)\n\n";
+        md << "Activity: the testbench's per-cycle inputs of each mode replayed on the gate netlist (kaleido GateSim), "
+              "toggles counted per net after a "
+           << 16 << "-cycle warm-up; SRAM accesses counted in the same replay and costed by the SRAM model; "
+           << "power at the " << fmt(opt.clock_ns, 2) << " ns clock target. Energy = average power x replayed "
+              "cycles (the whole run: register programming, operand loading, compute, output drain) x period. "
+              "Useful MACs = N*K*M = " << useful_macs << ", the same for both modes; issued MACs are what the array "
+              "computed. Dense mode runs on the same kld_top (its reuse logic idle), not on kld_plain_top.\n\n";
+        md << "| mode | replayed cycles | logic power (mW) | SRAM power (mW) | energy (nJ) | pJ per useful MAC | pJ per issued MAC |\n";
+        md << "|---|---|---|---|---|---|---|\n";
+        for (const auto& [name, e] : {std::pair<std::string, ModeEnergy>{"dense", res.dense}, {"reuse", res.reuse}})
+          md << "| " << name << " | " << e.replayed_cycles << " | " << fmt(e.logic_w * 1e3) << " | " << fmt(e.sram_w * 1e3) << " | "
+             << fmt(e.energy_j * 1e9) << " | " << fmt(e.pj_per_useful_mac, 4) << " | " << fmt(e.pj_per_issued_mac, 4)
+             << " |\n";
+        md << "\nOpenSTA vectorless power of kld_top (activity " << fmt(top.vectorless_activity) << "): "
+           << (top.has_opensta_power ? fmt(top.opensta_power.total_w * 1e3) + " mW logic" : std::string("n/a"))
+           << "; kaleido model at the same uniform activity: " << fmt(top.vectorless.logic.total_w() * 1e3)
+           << " mW logic.\n\n";
+        md << "![energy per MAC](energy_per_mac.svg)\n\n";
+      }
+    }
+    md << "## Stage times\n\n| stage | seconds |\n|---|---|\n";
+    for (const StageTime& t : run.times) md << "| " << t.name << " | " << fmt(t.seconds, 1) << " |\n";
+    md << "\nOn a machine with " << std::thread::hardware_concurrency() << " hardware threads.\n";
+    rep["stage_times_s"] = json::object();
+    for (const StageTime& t : run.times) rep["stage_times_s"][t.name] = t.seconds;
+
+    // The headline, last.
+    md << "\n## Headline\n\n";
+    md << "- bit-exact (RTL vs golden model, both modes): **" << (res.bit_exact ? "yes" : "NO") << "**\n";
+    md << "- speedup: **" << fmt(sr.speedup, 2) << "x** measured (" << fmt(sr.ideal_speedup, 2) << "x ideal) at reuse ratio "
+       << fmt(g["reuse_ratio"].get<double>()) << "\n";
+    md << "- quality: PSNR " << fmt(g["psnr_db"].get<double>(), 2) << " dB, cosine " << fmt(g["cosine"].get<double>(), 5)
+       << " (reuse output vs exact GEMM)\n";
+    if (opt.synth) {
+      md << "- area: " << fmt(top.total_area_um2() * 1e-6, 3) << " mm^2 (logic " << fmt(top.logic_area_um2 * 1e-6, 3)
+         << ", SRAM model " << fmt(top.sram_area_um2 * 1e-6, 3) << "), " << top.library_name << "\n";
+      if (timed) md << "- Fmax: " << fmt(top.fmax_mhz, 1) << " MHz (target " << fmt(1000.0 / opt.clock_ns, 0) << " MHz)\n";
+      if (res.reuse.measured) {
+        md << "- power (reuse mode): " << fmt((res.reuse.logic_w + res.reuse.sram_w) * 1e3, 2) << " mW at "
+           << fmt(opt.clock_ns, 2) << " ns\n";
+        md << "- energy per useful MAC: reuse " << fmt(res.reuse.pj_per_useful_mac, 3) << " pJ, dense "
+           << fmt(res.dense.pj_per_useful_mac, 3) << " pJ (" << fmt(res.dense.pj_per_useful_mac / res.reuse.pj_per_useful_mac, 2)
+           << "x)\n";
+      }
+    }
+    res.markdown = opt.report_dir / "flow.md";
+    res.json = opt.report_dir / "flow.json";
+    write_file_atomic(res.markdown, md.str());
+    write_file_atomic(opt.report_dir / "sim.json", sr.to_json().dump(2) + "\n");
+    rep["total_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
+    write_file_atomic(res.json, rep.dump(2) + "\n");
+  });
+  res.stages = run.times;
+  res.report = rep;
+  return res;
+}
+
+}  // namespace kaleido::flow
