@@ -131,7 +131,6 @@ struct Inst {
   uint8_t iq = 0;
   uint8_t clk_prev = 0;
   int level = 0;
-  bool queued = false;
 };
 
 struct SramReadSim {
@@ -186,6 +185,8 @@ struct GateSim::Impl {
   std::string clock_port;
   std::vector<CellModel> models;
   std::vector<Inst> insts;
+  std::vector<uint8_t> queued;     // per instance: waiting in a bucket or seq_dirty
+  std::vector<int> sched_level;    // per instance: level of a combinational cell, -1 sequential
   std::vector<SramSim> srams;
   std::vector<uint8_t> val;
   std::vector<std::vector<int>> fanout;       // net -> instances
@@ -449,6 +450,9 @@ struct GateSim::Impl {
     int max_level = 0;
     for (const Inst& in : insts) max_level = std::max(max_level, in.level);
     buckets.assign(static_cast<size_t>(max_level) + 1, {});
+    queued.assign(ni, 0);
+    sched_level.resize(ni);
+    for (size_t i = 0; i < ni; ++i) sched_level[i] = models[static_cast<size_t>(insts[i].model)].seq ? -1 : insts[i].level;
     // Initial state: evaluate everything once in level order, without counting.
     for (int i : order) {
       if (models[static_cast<size_t>(insts[static_cast<size_t>(i)].model)].seq) continue;
@@ -484,14 +488,17 @@ struct GateSim::Impl {
       ++toggles[static_cast<size_t>(net)];
       if (v) ++rises[static_cast<size_t>(net)];
     }
+    // The hottest loop of the simulation (the clock and broadcast nets have
+    // thousands of readers): compact per-instance arrays, not Inst.
     for (int r : fanout[static_cast<size_t>(net)]) {
-      Inst& in = insts[static_cast<size_t>(r)];
-      if (in.queued) continue;
-      in.queued = true;
-      if (models[static_cast<size_t>(in.model)].seq) {
+      uint8_t& q = queued[static_cast<size_t>(r)];
+      if (q) continue;
+      q = 1;
+      const int level = sched_level[static_cast<size_t>(r)];
+      if (level < 0) {
         seq_dirty.push_back(r);
       } else {
-        buckets[static_cast<size_t>(in.level)].push_back(r);
+        buckets[static_cast<size_t>(level)].push_back(r);
         ++queued_count;
       }
     }
@@ -608,7 +615,7 @@ struct GateSim::Impl {
         for (std::vector<int>& b : buckets) {
           for (size_t k = 0; k < b.size(); ++k) {
             const int i = b[k];
-            insts[static_cast<size_t>(i)].queued = false;
+            queued[static_cast<size_t>(i)] = 0;
             --queued_count;
             eval_comb(i);
           }
@@ -619,7 +626,7 @@ struct GateSim::Impl {
         std::vector<int> seqs;
         seqs.swap(seq_dirty);
         for (int i : seqs) {
-          insts[static_cast<size_t>(i)].queued = false;
+          queued[static_cast<size_t>(i)] = 0;
           eval_seq(i);
         }
         std::vector<int> rams;
