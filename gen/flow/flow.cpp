@@ -450,8 +450,10 @@ FlowResult run_flow(const FlowOptions& opt) {
              << " |\n";
         md << "\nOpenSTA vectorless power of kld_top (activity " << fmt(top.vectorless_activity) << "): "
            << (top.has_opensta_power ? fmt(top.opensta_power.total_w * 1e3) + " mW logic" : std::string("n/a"))
-           << "; kaleido model at the same uniform activity: " << fmt(top.vectorless.logic.total_w() * 1e3)
-           << " mW logic.\n\n";
+           << "; kaleido model at the same uniform activity: " << fmt(top.vectorless_opensta_convention.total_w() * 1e3)
+           << " mW in OpenSTA 2019's internal-power convention (the one to compare), "
+           << fmt(top.vectorless.logic.total_w() * 1e3)
+           << " mW in the per-transition convention the activity figures above use (gen/ppa/README.md).\n\n";
         md << "![energy per MAC](energy_per_mac.svg)\n\n";
       }
     }
