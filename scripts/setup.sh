@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make               # build
+  python3                      # generates the generic Liberty library at build time
   libcli11-dev                 # command line (CLI11)
   nlohmann-json3-dev           # JSON reports, config files, manifests
   libgtest-dev                 # unit tests (GoogleTest)

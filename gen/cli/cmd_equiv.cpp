@@ -74,7 +74,7 @@ void register_equiv(CLI::App& app) {
   cmd->hw.add_to(*sub);
   sub->add_option("--top", cmd->top, "Top module")->capture_default_str();
   sub->add_option("--liberty", cmd->liberty,
-                  "Liberty file (.lib/.lib.gz; repeat for a split library); default scripts/liberty/kaleido_generic.lib");
+                  "Liberty file (.lib/.lib.gz; repeat for a split library); default kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py)");
   sub->add_option("--netlist", cmd->netlist,
                   "Mapped hierarchical Verilog netlist of --top on that library (default: synthesise it here)");
   sub->add_option("--modules", cmd->modules, "Only these modules (comma-separated)")->delimiter(',');

@@ -79,7 +79,7 @@ void register_flow(CLI::App& app) {
   sub->add_option("--diffusion-step", cmd->diffusion_step, "Clip workload: step of a 50-step flow schedule")
       ->capture_default_str();
   sub->add_option("--liberty", cmd->liberty,
-                  "Liberty file(s) of one library (default: scripts/liberty/kaleido_generic.lib)");
+                  "Liberty file(s) of one library (default: kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py))");
   sub->add_option("--clock-ns", cmd->clock_ns, "Target clock period (ns)")->capture_default_str();
   sub->add_option("--report", cmd->report, "Report folder (default reports/<config>)");
   sub->add_option("--work", cmd->work, "Work folder: RTL, netlists, vectors, stage logs (default out/flow/<config>)");

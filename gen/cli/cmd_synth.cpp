@@ -85,7 +85,7 @@ void register_synth(CLI::App& app) {
   sub->add_option("--top", cmd->top, "Top module")->required();
   sub->add_option("--liberty", cmd->liberty,
                   "Liberty file, .lib or .lib.gz (repeat for a library split in several files); "
-                  "default scripts/liberty/kaleido_generic.lib");
+                  "default kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py)");
   sub->add_option("--clock-ns", cmd->clock_ns, "Target clock period in ns")->required();
   sub->add_option("--out", cmd->out, "Output folder (reports, netlists; intermediate files in <out>/work)")->required();
   sub->add_option("--config", cmd->config, "Configuration name for the SDC file (<config>.sdc); default: top");

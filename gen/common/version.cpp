@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/error.hpp"
+
 namespace kaleido {
 
 std::string version() { return KALEIDO_VERSION; }
@@ -17,6 +19,14 @@ std::string shared_dir() {
   if (const char* env = std::getenv("KALEIDO_SHARED_DIR")) return fs::is_directory(env) ? env : "";
   fs::path p = fs::path(source_dir()).parent_path() / "shared";
   return fs::is_directory(p) ? p.string() : "";
+}
+
+std::string generic_liberty() {
+  const std::string path = KALEIDO_GENERIC_LIB;
+  if (!std::filesystem::exists(path))
+    throw Error(path + ": the generic Liberty library is missing; the build makes it from "
+                "scripts/liberty/make_kaleido_generic.py (cmake --build <build dir>)");
+  return path;
 }
 
 }  // namespace kaleido

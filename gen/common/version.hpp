@@ -14,4 +14,8 @@ std::string source_dir();
 // libraries are read from when present; empty when it does not exist.
 std::string shared_dir();
 
+// The project's generic Liberty library, generated into the build folder by
+// scripts/liberty/make_kaleido_generic.py. Throws kaleido::Error when missing.
+std::string generic_liberty();
+
 }  // namespace kaleido

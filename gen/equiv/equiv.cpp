@@ -367,7 +367,7 @@ EquivResult run_equivalence(const EquivOptions& opt) {
     r.rtl_files.push_back(fs::absolute(f).string());
   }
   std::vector<fs::path> libs = opt.liberty;
-  if (libs.empty()) libs.push_back(fs::path(source_dir()) / "scripts/liberty/kaleido_generic.lib");
+  if (libs.empty()) libs.push_back(generic_liberty());
   for (const fs::path& l : libs)
     if (!fs::exists(l)) throw FileError(l.string(), "Liberty file does not exist");
   if (!opt.netlist.empty() && !fs::exists(opt.netlist)) throw FileError(opt.netlist.string(), "netlist does not exist");

@@ -26,7 +26,7 @@ struct EquivOptions {
   std::filesystem::path rtl_dir;
   std::vector<std::filesystem::path> rtl_files;
   std::string top = "kld_top";
-  // Liberty files of one library; empty = scripts/liberty/kaleido_generic.lib.
+  // Liberty files of one library; empty = kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py).
   std::vector<std::filesystem::path> liberty;
   // A mapped, hierarchical Verilog netlist of `top` on that library (e.g.
   // `kaleido synth`'s <top>.mapped.v); empty = synthesise here.

@@ -107,7 +107,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   if (rtl.empty()) throw ConfigError("--rtl", "(none)", "give a folder or files of Verilog");
   for (const fs::path& f : rtl) r.rtl_files.push_back(fs::absolute(f).string());
   std::vector<fs::path> libs = opt.liberty;
-  if (libs.empty()) libs.push_back(fs::path(source_dir()) / "scripts/liberty/kaleido_generic.lib");
+  if (libs.empty()) libs.push_back(generic_liberty());
   for (const fs::path& l : libs)
     if (!fs::exists(l)) throw FileError(l.string(), "Liberty file does not exist");
 

@@ -36,7 +36,7 @@ struct SynthOptions {
   std::vector<std::filesystem::path> rtl_files;
   std::string top;
   // Liberty files of ONE library (several when it comes split, e.g. ASAP7);
-  // empty = the project's scripts/liberty/kaleido_generic.lib.
+  // empty = the project's kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py).
   std::vector<std::filesystem::path> liberty;
   double clock_period_ns = 0;
   std::filesystem::path out_dir;  // reports and netlists; intermediate files in out_dir/work

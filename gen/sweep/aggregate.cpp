@@ -84,7 +84,7 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string files_text(const LibrarySpec& l) {
-  if (l.files.empty()) return "scripts/liberty/kaleido_generic.lib";
+  if (l.files.empty()) return "kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py)";
   std::string s;
   for (const fs::path& f : l.files) s += (s.empty() ? "" : " ") + f.filename().string();
   return s;

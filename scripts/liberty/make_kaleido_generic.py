@@ -4,9 +4,12 @@
 Every number comes from the few constants below through first-order formulas
 (logical effort for delay, C*V^2 for energy, area in placement sites); nothing
 is copied from a PDK. README.md beside this script gives each constant's
-public source. Regenerate with:
-    python3 scripts/liberty/make_kaleido_generic.py > scripts/liberty/kaleido_generic.lib
+public source. The build runs it (CMake target kaleido_generic_lib) and writes
+<build>/liberty/kaleido_generic.lib; by hand:
+    python3 scripts/liberty/make_kaleido_generic.py OUT.lib
 """
+
+import sys
 
 # ---- technology constants (45 nm-class, typical corner) --------------------
 VDD = 1.1            # V
@@ -304,7 +307,12 @@ def main():
         w.add(2, "}")
         w.add(1, "}")
     w.add(0, "}")
-    print("\n".join(w.lines))
+    text = "\n".join(w.lines) + "\n"
+    if len(sys.argv) > 1:  # the build writes it into the build folder
+        with open(sys.argv[1], "w", encoding="ascii") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
 
 
 if __name__ == "__main__":

@@ -229,7 +229,7 @@ TEST(Miter, LatchesAndLoopsAreRefused) {
 }
 
 TEST(CellModels, FlipFlopsUseOneIfPerAsynchronousControl) {
-  const ppa::Library lib = ppa::read_liberty(fs::path(source_dir()) / "scripts/liberty/kaleido_generic.lib");
+  const ppa::Library lib = ppa::read_liberty(generic_liberty());
   const CellModels m = yosys_cell_models(lib);
   EXPECT_TRUE(m.unmodelled.empty());
   const size_t dffr = m.verilog.find("module DFFR_X1");

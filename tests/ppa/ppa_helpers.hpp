@@ -17,7 +17,7 @@ namespace kaleido::ppa::test {
 namespace fs = std::filesystem;
 
 inline fs::path data_dir() { return fs::path(KALEIDO_SOURCE_DIR) / "tests/ppa/data"; }
-inline fs::path generic_lib() { return fs::path(KALEIDO_SOURCE_DIR) / "scripts/liberty/kaleido_generic.lib"; }
+inline fs::path generic_lib() { return generic_liberty(); }
 
 // A PDK file from ../shared/pdk, or empty when absent.
 inline fs::path pdk_file(const std::string& name) {
