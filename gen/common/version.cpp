@@ -21,6 +21,14 @@ std::string shared_dir() {
   return fs::is_directory(p) ? p.string() : "";
 }
 
+bool in_tracked_tree(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path rel = fs::weakly_canonical(fs::path(path)).lexically_relative(fs::weakly_canonical(fs::path(source_dir())));
+  if (rel.empty() || *rel.begin() == "..") return false;
+  const std::string top = rel.begin()->string();
+  return top != "out" && top.compare(0, 5, "build") != 0;
+}
+
 std::string generic_liberty() {
   const std::string path = KALEIDO_GENERIC_LIB;
   if (!std::filesystem::exists(path))

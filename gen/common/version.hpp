@@ -14,6 +14,10 @@ std::string source_dir();
 // libraries are read from when present; empty when it does not exist.
 std::string shared_dir();
 
+// True when `path` lies in the repository but outside its ignored build*/ and
+// out/ folders: tools must not write work files (e.g. PDK data) there.
+bool in_tracked_tree(const std::string& path);
+
 // The project's generic Liberty library, generated into the build folder by
 // scripts/liberty/make_kaleido_generic.py. Throws kaleido::Error when missing.
 std::string generic_liberty();

@@ -69,12 +69,7 @@ std::string lib_label(const SynthResult& r) {
 // never written into the source tree.
 fs::path choose_work_dir(const SynthOptions& opt, const fs::path& out) {
   if (!opt.work_dir.empty()) return fs::absolute(opt.work_dir);
-  const fs::path repo = fs::weakly_canonical(fs::path(source_dir()));
-  const fs::path o = fs::weakly_canonical(out);
-  const fs::path rel = o.lexically_relative(repo);
-  const std::string first = rel.empty() ? std::string() : rel.begin()->string();
-  const bool in_repo = !rel.empty() && first != "..";
-  if (in_repo && first.rfind("build", 0) != 0 && first != "out")
+  if (in_tracked_tree(out.string()))
     return fs::temp_directory_path() / ("kaleido_synth_" + opt.top + "_" + std::to_string(::getpid()));
   return out / "work";
 }

@@ -27,14 +27,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// True when `p` lies in the repository but not in its ignored build*/ or out/ folders.
-bool in_tracked_tree(const fs::path& p) {
-  const fs::path rel = fs::weakly_canonical(p).lexically_relative(fs::weakly_canonical(fs::path(source_dir())));
-  if (rel.empty() || *rel.begin() == "..") return false;
-  const std::string top = rel.begin()->string();
-  return top != "out" && top.compare(0, 5, "build") != 0;
-}
-
 // Serialises progress lines from the worker threads and numbers them.
 class Progress {
  public:
@@ -189,7 +181,7 @@ fs::path failure_file(const fs::path& out, const SweepPoint& p) { return point_d
 
 fs::path default_work_root(const SweepSpec& spec, const fs::path& out) {
   const fs::path abs = fs::absolute(out).lexically_normal();
-  if (!in_tracked_tree(abs)) return abs / "points";
+  if (!in_tracked_tree(abs.string())) return abs / "points";
   const size_t h = std::hash<std::string>{}(abs.string());
   return fs::temp_directory_path() / ("kaleido_sweep_" + spec.name + "_" + std::to_string(h % 1000000007u));
 }
