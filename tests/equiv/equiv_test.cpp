@@ -21,6 +21,7 @@
 #include "hw/generator.hpp"
 #include "hw/hw_config.hpp"
 #include "ppa/liberty.hpp"
+#include "support/test_dir.hpp"
 
 namespace kaleido::equiv {
 namespace {
@@ -46,8 +47,9 @@ bool on_path(const std::string& tool) {
       GTEST_SKIP() << "yosys / yosys-abc not installed (Debian package yosys)"; \
   } while (0)
 
+// A folder of this test process's own (tests run in parallel processes).
 fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("kaleido_equiv_test_" + name);
+  const fs::path d = kaleido::testing::process_dir(name);
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

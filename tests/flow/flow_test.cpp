@@ -14,6 +14,7 @@
 #include "golden/quant.hpp"
 #include "golden/reuse.hpp"
 #include "golden/workload.hpp"
+#include "support/test_dir.hpp"
 
 namespace kaleido {
 namespace {
@@ -27,8 +28,9 @@ bool have_tool(const std::string& t) { return std::system(("command -v " + t + "
   if (!have_tool("verilator") || !have_tool("yosys") || !have_tool("sta"))                    \
   GTEST_SKIP() << "verilator, yosys or sta missing (Debian packages verilator, yosys, opensta)"
 
+// A folder of this test process's own (tests run in parallel processes).
 fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("kaleido_flow_test_" + name);
+  const fs::path d = kaleido::testing::process_dir(name);
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
