@@ -25,6 +25,12 @@ inline int b_memory_depth(const HwConfig& c) {
 }
 // Depth of the token-indexed memories (at least two words).
 inline int token_memory_depth(const HwConfig& c) { return c.max_tokens() < 2 ? 2 : static_cast<int>(c.max_tokens()); }
+// The partial memories hold two m-tiles when there can be more than one, so the
+// gather of m-tile mt reads one bank while the passes of mt+1 write the other.
+inline bool partials_banked(const HwConfig& c) { return c.max_mt() > 1; }
+inline int partial_memory_depth(const HwConfig& c) {
+  return (partials_banked(c) ? 2 : 1) * token_memory_depth(c);
+}
 
 // PE modes (the value of kld_pe's mode_i).
 enum class PeMode : uint8_t { Pass = 0, Mac = 1, Load = 2 };
@@ -79,7 +85,9 @@ struct DispatcherBlock {
 };
 
 // kld_merge: partial memories written from the array taps, root tables
-// written by the detector, and the gather that forms each output word.
+// written by the detector, and the gather that forms each output word. With
+// more than one m-tile the partial memories have two banks (m-tile parity):
+// the taps write bank wbank_i while the gather reads bank rbank_i.
 struct MergeBlock {
   static vlog::Module generate(const HwConfig& c, const vlog::Module& partial_sram, const vlog::Module& root_sram);
 };

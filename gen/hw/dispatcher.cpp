@@ -36,6 +36,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr pass_start = m.input("pass_start_i", 1, Sign::Unsigned, "rewind the segment pointers");
   const Expr issue_en = m.input("issue_en_i", 1, Sign::Unsigned, "the ISSUE phase is on");
   const Expr ready = m.input("ready_i", segs, Sign::Unsigned, "the array takes segment s's token");
+  const Expr final_list = m.input("final_i", segs, Sign::Unsigned,
+                                  "segment s's compute list is complete (its group's detection round is over)");
   const Expr scan_token = m.output("scan_token_o", tw, Sign::Unsigned, "token at the scan position");
   const Expr scan_slot = m.output("scan_slot_o", sw, Sign::Unsigned, "window slot of the scan position");
   const Expr scan_avail = m.output("scan_avail_o", 3, Sign::Unsigned, "references available: bit 0 t, 1 h, 2 w");
@@ -44,9 +46,10 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr seg_valid = m.output("seg_valid_o", segs, Sign::Unsigned, "segment s has a token to issue");
   const Expr seg_token = m.output("seg_token_o", segs * tw, Sign::Unsigned, "segment s's token");
   const Expr pass_pending = m.output("pass_pending_o", 1, Sign::Unsigned, "some segment has work left in this pass");
-  const Expr pass_nonempty = m.output("pass_nonempty_o", 1, Sign::Unsigned, "some segment has work in this pass");
+  const Expr pass_nonempty = m.output("pass_nonempty_o", 1, Sign::Unsigned,
+                                     "some segment has or may still get work in this pass");
   const Expr pass_last = m.output("pass_last_o", 1, Sign::Unsigned,
-                                  "every segment is done after this cycle's issues (ISSUE ends)");
+                                  "every list is complete and done after this cycle's issues (ISSUE ends)");
 
   // ---- scan generator: tiles in raster order; inside a tile t, h, w ----
   // The position (tile origin h0, w0 and t, h, w) advances on scan_step; the
@@ -166,13 +169,13 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
     const Expr p = ptr[static_cast<size_t>(s)];
     const Expr seg_len = m.wire("seg_len_" + sn, mux(dense, mux(has_group, n_tokens, zero(tw + 1)), list_len),
                                 "tokens segment " + sn + " issues in this pass");
-    const Expr left = m.wire("left_" + sn, p < seg_len);
+    const Expr left = m.wire("left_" + sn, p < seg_len, "an entry is ready (the detector may still append)");
     m.assign(seg_valid[s], issue_en && left);
     m.assign(seg_token.slice((s + 1) * tw - 1, s * tw), mux(dense, p.slice(tw - 1, 0), list_tok));
     issue.flop(p, mux(pass_start, zero(tw + 1), mux(issue_en && left && ready[s], p + constant(tw + 1, 1), p)), 0);
     pending.push_back(left);
-    finishing.push_back(!left || (ready[s] && (p + constant(tw + 1, 1) == seg_len)));
-    nonempty.push_back(seg_len != zero(tw + 1));
+    finishing.push_back(final_list[s] && (!left || (ready[s] && (p + constant(tw + 1, 1) == seg_len))));
+    nonempty.push_back(!final_list[s] || (seg_len != zero(tw + 1)));
   }
   m.assign(pass_pending, reduce_or(concat(pending)));
   m.assign(pass_nonempty, reduce_or(concat(nonempty)));

@@ -8,6 +8,7 @@
 #include "common/version.hpp"
 #include "hw/blocks.hpp"
 #include "hw/regmap.hpp"
+#include "hw/sram_budget.hpp"
 
 namespace kaleido::hw {
 
@@ -25,11 +26,11 @@ vlog::Design build_design(const HwConfig& c) {
     if (!d.has(name)) d.add(SramBlock::generate(c, depth, width, reads));
     return d.module(name);
   };
-  const vlog::Module& a_mem = sram(N, c.group_w * c.data_w, 1);
-  (void)a_mem;
+  sram(N, c.group_w * c.data_w, 2);  // A of kld_top: a read port for the detector, one for the array
+  sram(N, c.group_w * c.data_w, 1);  // A of the plain baseline
   sram(b_memory_depth(c), c.cols * c.data_w, 1);
   const vlog::Module& list_mem = sram(N, tw, 1);
-  const vlog::Module& partial_mem = sram(N, c.acc_w, 1);
+  const vlog::Module& partial_mem = sram(std::max(N, partial_memory_depth(c)), c.acc_w, 1);
   const vlog::Module& window_mem = sram(std::max(2, c.window_cap()), c.group_w * c.data_w + tw, 3);
   sram(N, c.acc_w, 2);  // output accumulators of the plain baseline
 
@@ -94,6 +95,7 @@ nlohmann::json manifest(const HwConfig& c, const vlog::Design& d) {
   }
   j["registers"] = regs;
   j["register_addr_width"] = reg_addr_width(c);
+  j["sram"] = sram_json(c);
   nlohmann::json waivers = nlohmann::json::array();
   for (const auto& w : d.waivers())
     waivers.push_back({{"module", w.module}, {"target", w.target}, {"code", w.code}, {"justification", w.justification}});

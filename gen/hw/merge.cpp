@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "hw/blocks.hpp"
 
 namespace kaleido::hw {
@@ -21,6 +23,20 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   const Expr gather_token = m.input("gather_token_i", tw, Sign::Unsigned, "token being gathered");
   const Expr dense = m.input("dense_i", 1, Sign::Unsigned, "dense mode: every pair is its own root");
   const Expr group_valid = m.input("group_valid_i", G, Sign::Unsigned, "group g exists (g < K/GROUP_W)");
+  const bool banked = partials_banked(c);
+  const int depth = std::max(2, partial_memory_depth(c)), paw = clog2(depth);
+  Expr wbank, rbank;
+  if (banked) {
+    wbank = m.input("wbank_i", 1, Sign::Unsigned, "bank the taps write: parity of the m-tile in the array");
+    rbank = m.input("rbank_i", 1, Sign::Unsigned, "bank the gather reads: parity of the m-tile being gathered");
+  }
+  // Address of token `tok` in a bank: the second bank starts at the token memory depth.
+  const uint64_t bank_base = static_cast<uint64_t>(token_memory_depth(c));
+  auto bank_addr = [&](const Expr& bank, const Expr& tok) {
+    if (!banked) return tok;
+    const Expr wide = zext(tok, paw);
+    return mux(bank, wide + constant(paw, bank_base), wide);
+  };
   const Expr out = m.output("out_data_o", cols * aw, Sign::Unsigned, "Out[gather token], column c at c*ACC_W");
 
   std::vector<Expr> sums(static_cast<size_t>(cols));
@@ -46,9 +62,9 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
       m.instance(partial_sram, "u_partial_" + name,
                  {{"clk_i", clk},
                   {"we_i", mine && tap_valid[tap]},
-                  {"waddr_i", tap_tag.slice((tap + 1) * tw - 1, tap * tw)},
+                  {"waddr_i", bank_addr(wbank, tap_tag.slice((tap + 1) * tw - 1, tap * tw))},
                   {"wdata_i", tap_psum.slice((tap + 1) * aw - 1, tap * aw)},
-                  {"raddr_i", addr},
+                  {"raddr_i", bank_addr(rbank, addr)},
                   {"rdata_o", rd}},
                  "partials of group " + gn + ", column " + std::to_string(cc));
       const Expr term = m.wire("term_" + name, mux(group_valid[g], rd, zero(aw)));

@@ -53,6 +53,11 @@ constexpr uint32_t kMacsIssuedHi = 18;
 constexpr uint32_t kMacsSkippedLo = 19;
 constexpr uint32_t kMacsSkippedHi = 20;
 constexpr uint32_t kHwId = 21;
+constexpr uint32_t kStallOut = 22;
+constexpr uint32_t kStallTrace = 23;
+constexpr uint32_t kWaitGather = 24;
+constexpr uint32_t kLoadWCycles = 25;
+constexpr uint32_t kStarved = 26;
 constexpr uint32_t kGroupBase = 32;
 }  // namespace reg
 

@@ -1,6 +1,6 @@
 // The documented schedule of kld_top (docs/hardware.md): cycle counts the
-// hardware must reproduce when no stream stalls. Written from the document,
-// not from the RTL, so the testbench can hold the RTL to it.
+// hardware must reproduce. Written from the document, not from the RTL, so the
+// testbench can hold the RTL to it.
 #pragma once
 
 #include <cstdint>
@@ -12,18 +12,32 @@
 
 namespace kaleido::hw {
 
+// Stream back-pressure seen during a run: it moves the schedule, so the
+// testbench passes what it applied (all zero = free-running streams).
+struct StreamStalls {
+  std::vector<int64_t> trace_cycles;  // cycles (from the first BUSY cycle) the detector waited for dec_ready_i
+  std::vector<int64_t> out_per_mt;    // cycles the gather of m-tile mt waited for out_ready_i
+};
+
 struct ScheduleCycles {
-  int64_t detect = 0;
-  int64_t passes = 0;  // LOADW + ISSUE + DRAIN over all (mt, kt)
-  int64_t gather = 0;
-  int64_t total = 0;   // detect + passes + gather (cycles with BUSY set)
-  int64_t busy = 0;    // cycles with at least one issue
+  int64_t detect = 0;       // cycles until the detection engine has finished (trace stalls included)
+  int64_t passes = 0;       // LOADW + ISSUE + DRAIN over all (mt, kt)
+  int64_t loadw = 0;        // LOADW cycles (weight loading)
+  int64_t handoff = 0;      // HANDOFF cycles: one per m-tile plus the waits for the gather engine
+  int64_t wait_gather = 0;  // HANDOFF cycles spent waiting for the gather engine (bank conflict)
+  int64_t tail = 0;         // the gather of the last m-tile, after the pass engine has finished
+  int64_t total = 0;        // cycles with BUSY set
+  int64_t busy = 0;         // cycles with at least one issue
+  int64_t starved = 0;      // ISSUE cycles waiting for the detector to extend a compute list
 };
 
 // Compute-list length of every group (tokens whose pair computes).
 std::vector<int64_t> compute_list_lengths(const ReuseConfig& cfg, const std::vector<PairDecision>& decisions);
 
-ScheduleCycles dense_cycles(const HwConfig& hw, const ReuseConfig& cfg);
-ScheduleCycles reuse_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<int64_t>& list_lengths);
+ScheduleCycles dense_cycles(const HwConfig& hw, const ReuseConfig& cfg, const StreamStalls& stalls = {});
+// Reuse mode: the decisions (token-major, as the golden model gives them) set
+// the compute lists and, through the detection order, when their entries exist.
+ScheduleCycles reuse_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& decisions,
+                            const StreamStalls& stalls = {});
 
 }  // namespace kaleido::hw

@@ -9,8 +9,10 @@ using namespace vlog;
 
 namespace {
 
-// FSM states of kld_top (docs/hardware.md, "Schedule of one run").
-enum State : uint64_t { kIdle = 0, kDetect = 1, kLoadW = 2, kIssue = 3, kDrain = 4, kGather = 5 };
+// FSM states: kld_top's pass engine (docs/hardware.md, "Schedule of one run")
+// and kld_plain_top's single FSM (which uses kGather where kld_top has a gather engine).
+enum State : uint64_t { kIdle = 0, kLoadW = 1, kIssue = 2, kDrain = 3, kHandoff = 4, kTail = 5, kGather = 4 };
+constexpr const char* kStateNames[] = {"StIdle", "StLoadW", "StIssue", "StDrain", "StHandoff", "StTail"};
 
 const Module& find(const std::vector<const Module*>& parts, const std::string& name) {
   for (const Module* p : parts)
@@ -87,6 +89,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr cycles_q = m.signal("cycles_q", 64), busy_cnt_q = m.signal("busy_cycles_q", 64);
   const Expr stall_q = m.signal("stall_cycles_q", 64), issued_q = m.signal("macs_issued_q", 64);
   const Expr skipped_q = m.signal("macs_skipped_q", 64);
+  // Cycles by cause (docs/hardware.md, "Counters").
+  const Expr stall_out_q = m.signal("stall_out_q", 32), stall_trace_q = m.signal("stall_trace_q", 32);
+  const Expr wait_gather_q = m.signal("wait_gather_q", 32), loadw_cycles_q = m.signal("loadw_cycles_q", 32);
+  const Expr starved_q = m.signal("starved_q", 32);
 
   const Expr wr = m.wire("reg_wr", reg_valid && reg_write && !busy_q, "configuration is written only while idle");
   auto at = [&](uint32_t addr) { return reg_addr == constant(ra, addr); };
@@ -121,14 +127,24 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr gw_m = m.wire("macs_per_pair", zext(dim_m_q, 32) << gshift, "GROUP_W * M MACs per reused pair");
 
   // ---- run state ----
+  // Three engines: detection (once per run, reuse mode), the pass engine (LOADW / ISSUE / DRAIN
+  // per pass, HANDOFF per m-tile; ISSUE follows the detector through the compute lists) and the
+  // gather engine (streams the outputs of an m-tile while the pass engine runs the next one).
+  std::vector<Expr> st;
+  for (int k = 0; k <= static_cast<int>(kTail); ++k)
+    st.push_back(m.localparam(kStateNames[k], 3, static_cast<uint64_t>(k), k == 0 ? "pass engine states" : ""));
   const Expr state_q = m.signal("state_q", 3);
-  const Expr mt_q = m.signal("mt_q", mtw), kt_q = m.signal("kt_q", ktw), round_q = m.signal("round_q", rw);
+  const Expr mt_q = m.signal("mt_q", mtw, Sign::Unsigned, "m-tile of the pass engine");
+  const Expr kt_q = m.signal("kt_q", ktw), round_q = m.signal("round_q", rw, Sign::Unsigned, "detection round");
+  const Expr det_busy_q = m.signal("det_busy_q", 1, Sign::Unsigned, "the detection engine scans the grid");
   const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within LOADW / DRAIN");
+  const Expr gather_busy_q = m.signal("gather_busy_q", 1, Sign::Unsigned, "the gather engine streams an m-tile");
+  const Expr gmt_q = m.signal("gather_mt_q", mtw, Sign::Unsigned, "m-tile being gathered");
   const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "token being gathered");
-  auto in_state = [&](State s) { return state_q == constant(3, s); };
-  const Expr st_detect = m.wire("st_detect", in_state(kDetect)), st_loadw = m.wire("st_loadw", in_state(kLoadW));
+  auto in_state = [&](State s) { return state_q == st[static_cast<size_t>(s)]; };
+  const Expr st_loadw = m.wire("st_loadw", in_state(kLoadW));
   const Expr st_issue = m.wire("st_issue", in_state(kIssue));
-  const Expr st_gather = m.wire("st_gather", in_state(kGather));
+  const Expr st_handoff = m.wire("st_handoff", in_state(kHandoff));
   // Last k-tile / m-tile / round, by multiplication only (no division in hardware).
   const Expr kt_is_last = m.wire("kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= dim_k_q);
   const Expr mt_is_last = m.wire("mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= dim_m_q);
@@ -143,7 +159,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr seg_valid = m.signal("seg_valid", segs), seg_token = m.signal("seg_token", segs * tw);
   const Expr pass_pending = m.signal("pass_pending", 1), pass_nonempty = m.signal("pass_nonempty", 1);
   const Expr pass_last = m.signal("pass_last", 1);
-  const Expr step = m.wire("step", st_detect && (!trace_q || dec_ready), "the detector decides one position");
+  const Expr step = m.wire("step", det_busy_q && (!trace_q || dec_ready), "the detector decides one position");
   const Expr reuse = m.signal("det_reuse", lanes), axis = m.signal("det_axis", 2 * lanes);
   const Expr root = m.signal("det_root", lanes * tw);
   std::vector<Expr> push_bits, root_we_bits, gvalid_bits;
@@ -158,6 +174,20 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr root_we = m.wire("root_we", concat(root_we_bits));
   const Expr group_valid = m.wire("group_valid", concat(gvalid_bits), "group g < G");
   const Expr pass_start = m.wire("pass_start", st_loadw && (cnt_q == zero(cntw)));
+  // A segment's list is complete once the detection round of its group is over.
+  std::vector<Expr> final_bits;
+  for (int sg = segs - 1; sg >= 0; --sg) {
+    Expr fin = bit(true);
+    for (int k = 0; k < c.max_kt(); ++k) {
+      const int g = k * segs + sg;
+      if (g >= G) break;
+      Expr done = !group_valid[g] || !det_busy_q;
+      if (g / lanes < rounds - 1) done = done || (round_q > constant(rw, static_cast<uint64_t>(g / lanes)));
+      fin = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), done, fin);
+    }
+    final_bits.push_back(fin);
+  }
+  const Expr list_final = m.wire("list_final", concat(final_bits), "segment s's compute list is complete");
   const Expr run_start = m.wire("run_start", start_req && !cfg_error);
   m.instance(find(parts, "kld_dispatcher"), "u_dispatcher",
              {{"clk_i", clk},
@@ -179,6 +209,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"pass_start_i", pass_start},
               {"issue_en_i", st_issue},
               {"ready_i", ones(segs)},
+              {"final_i", list_final},
               {"scan_token_o", scan_token},
               {"scan_slot_o", scan_slot},
               {"scan_avail_o", scan_avail},
@@ -191,20 +222,23 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"pass_last_o", pass_last}});
 
   // ---- scratchpads: A in one bank per group, B in one memory ----
-  const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 1));
+  const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 2));
   const Expr a_fire = m.wire("a_fire", a_valid && !busy_q);
-  std::vector<Expr> a_rd;
+  std::vector<Expr> a_rd, a_issue;  // read port 0: the detector; read port 1: the array feed
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
-    a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw));
+    a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector"));
+    a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
     const Expr seg_addr = seg_token.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
     m.instance(a_sram, "u_a_" + gn,
                {{"clk_i", clk},
                 {"we_i", a_fire && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
                 {"wdata_i", a_data},
-                {"raddr_i", mux(st_detect, scan_token, seg_addr)},
-                {"rdata_o", a_rd.back()}},
+                {"raddr0_i", scan_token},
+                {"rdata0_o", a_rd.back()},
+                {"raddr1_i", seg_addr},
+                {"rdata1_o", a_issue.back()}},
                "A channels of group " + gn);
   }
   m.assign(a_ready, !busy_q);
@@ -277,7 +311,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     for (int k = 0; k < c.max_kt(); ++k) {
       const int g = k * segs + s;
       if (g >= G) break;
-      d = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), a_rd[static_cast<size_t>(g)], d);
+      d = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), a_issue[static_cast<size_t>(g)], d);
     }
     seg_data.push_back(d);
   }
@@ -297,8 +331,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
 
   // ---- the merge unit ----
   const Expr merged = m.signal("merged", cols * aw);
-  m.instance(find(parts, "kld_merge"), "u_merge",
-             {{"clk_i", clk},
+  std::vector<Connection> merge_conns = {{"clk_i", clk},
               {"kt_i", kt_q},
               {"tap_valid_i", tap_valid},
               {"tap_tag_i", tap_tag},
@@ -309,14 +342,19 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"gather_token_i", gi_q},
               {"dense_i", dense_q},
               {"group_valid_i", group_valid},
-              {"out_data_o", merged}});
+              {"out_data_o", merged}};
+  if (partials_banked(c)) {
+    merge_conns.push_back({"wbank_i", mt_q[0]});
+    merge_conns.push_back({"rbank_i", gmt_q[0]});
+  }
+  m.instance(find(parts, "kld_merge"), "u_merge", merge_conns);
 
   // ---- streams ----
-  m.assign(out_valid, st_gather);
-  m.assign(out_mtile, mt_q);
+  m.assign(out_valid, gather_busy_q);
+  m.assign(out_mtile, gmt_q);
   m.assign(out_token, gi_q);
   m.assign(out_data, merged);
-  m.assign(dec_valid, st_detect && trace_q);
+  m.assign(dec_valid, det_busy_q && trace_q);
   m.assign(dec_round, round_q);
   m.assign(dec_token, scan_token);
   std::vector<Expr> dec_fields;
@@ -328,16 +366,21 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(done_out, done_q);
 
   // ---- control ----
-  const Expr out_fire = m.wire("out_fire", st_gather && out_ready);
+  const Expr out_fire = m.wire("out_fire", gather_busy_q && out_ready);
+  const Expr gather_finish = m.wire("gather_finish", out_fire && gi_is_last, "the gather's last output word leaves");
+  const Expr gather_free = m.wire("gather_free", !gather_busy_q || gather_finish,
+                                  "the gather engine can take an m-tile this cycle");
+  const Expr gather_start = m.wire("gather_start", st_handoff && gather_free,
+                                   "hand the m-tile's partials to the gather engine");
   const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
   const Expr loadw_done = m.wire("loadw_done", cnt_q == constant(cntw, static_cast<uint64_t>(rows - 1)));
-  Always& fsm = m.always_ff(clk, rst_n, "run control (docs/hardware.md)");
-  for (const Expr& q : {state_q, mt_q, kt_q, round_q, cnt_q, gi_q}) fsm.on_reset().assign(q, 0);
+  Always& fsm = m.always_ff(clk, rst_n, "pass engine (docs/hardware.md)");
+  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q}) fsm.on_reset().assign(q, 0);
   fsm.on_reset().assign(busy_q, 0);
   fsm.on_reset().assign(done_q, 0);
   fsm.on_reset().assign(error_q, 0);
   CaseStmt& sc = fsm.body().case_(state_q);
-  Block& idle = sc.item(constant(3, kIdle));
+  Block& idle = sc.item(st[kIdle]);
   IfStmt& go = idle.if_(start_req);
   go.then_().assign(error_q, cfg_error);
   IfStmt& ok = go.then_().if_(!cfg_error);
@@ -345,51 +388,67 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   ok.then_().assign(done_q, 0);
   ok.then_().assign(mt_q, 0);
   ok.then_().assign(kt_q, 0);
-  ok.then_().assign(round_q, 0);
   ok.then_().assign(cnt_q, 0);
-  ok.then_().assign(state_q, mux(reg_wdata[1], constant(3, kLoadW), constant(3, kDetect)));
-  // next pass: the next k-tile, or the gather of this m-tile
+  ok.then_().assign(state_q, st[kLoadW]);
+  // next pass: the next k-tile, or the hand-off of this m-tile to the gather engine
   auto next_pass = [&](Block& b) {
     b.assign(cnt_q, 0);
     IfStmt& last = b.if_(kt_is_last);
     last.then_().assign(kt_q, 0);
-    last.then_().assign(gi_q, 0);
-    last.then_().assign(state_q, constant(3, kGather));
+    last.then_().assign(state_q, st[kHandoff]);
     last.else_().assign(kt_q, kt_q + constant(ktw, 1));
-    last.else_().assign(state_q, constant(3, kLoadW));
+    last.else_().assign(state_q, st[kLoadW]);
   };
-  Block& det = sc.item(constant(3, kDetect));
-  IfStmt& dl = det.if_(step && scan_last);
-  IfStmt& rl = dl.then_().if_(round_is_last);
-  rl.then_().assign(state_q, constant(3, kLoadW));
-  rl.then_().assign(cnt_q, 0);
-  rl.else_().assign(round_q, round_q + constant(rw, 1));
-  Block& lw = sc.item(constant(3, kLoadW));
+  Block& lw = sc.item(st[kLoadW]);
   IfStmt& lwd = lw.if_(loadw_done);
   IfStmt& any = lwd.then_().if_(pass_nonempty);
-  any.then_().assign(state_q, constant(3, kIssue));
+  any.then_().assign(state_q, st[kIssue]);
   next_pass(any.else_());
   lwd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
-  Block& is = sc.item(constant(3, kIssue));
+  Block& is = sc.item(st[kIssue]);
   IfStmt& isl = is.if_(pass_last);
-  isl.then_().assign(state_q, constant(3, kDrain));
+  isl.then_().assign(state_q, st[kDrain]);
   isl.then_().assign(cnt_q, 0);
-  Block& dr = sc.item(constant(3, kDrain));
+  Block& dr = sc.item(st[kDrain]);
   IfStmt& drd = dr.if_(drain_done);
   next_pass(drd.then_());
   drd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
-  Block& ga = sc.item(constant(3, kGather));
-  IfStmt& gf = ga.if_(out_fire);
+  Block& ho = sc.item(st[kHandoff]);
+  ho.comment("the partials of m-tile mt are complete; the next m-tile writes the other bank, which the");
+  ho.comment("gather of m-tile mt-1 reads: wait until that gather is over");
+  IfStmt& hf = ho.if_(gather_free);
+  IfStmt& hl = hf.then_().if_(mt_is_last);
+  hl.then_().assign(state_q, st[kTail]);
+  hl.else_().assign(mt_q, mt_q + constant(mtw, 1));
+  hl.else_().assign(state_q, st[kLoadW]);
+  Block& tl = sc.item(st[kTail]);
+  IfStmt& tf = tl.if_(gather_finish);
+  tf.then_().assign(state_q, st[kIdle]);
+  tf.then_().assign(busy_q, 0);
+  tf.then_().assign(done_q, 1);
+  sc.default_().assign(state_q, st[kIdle]);
+
+  Always& dete = m.always_ff(clk, rst_n, "detection engine: rounds of LANES groups, one scan position per cycle");
+  dete.on_reset().assign(det_busy_q, 0);
+  dete.on_reset().assign(round_q, 0);
+  IfStmt& ds = dete.body().if_(run_start);
+  ds.then_().assign(det_busy_q, !reg_wdata[1]);
+  ds.then_().assign(round_q, 0);
+  IfStmt& dl = ds.else_().if_(step && scan_last);
+  IfStmt& rl = dl.then_().if_(round_is_last);
+  rl.then_().assign(det_busy_q, 0);
+  rl.else_().assign(round_q, round_q + constant(rw, 1));
+
+  Always& gat = m.always_ff(clk, rst_n, "gather engine: one output word per cycle while out_ready_i");
+  for (const Expr& q : {gather_busy_q, gmt_q, gi_q}) gat.on_reset().assign(q, 0);
+  IfStmt& gs = gat.body().if_(gather_start);
+  gs.then_().assign(gather_busy_q, 1);
+  gs.then_().assign(gmt_q, mt_q);
+  gs.then_().assign(gi_q, 0);
+  IfStmt& gf = gs.else_().if_(out_fire);
   IfStmt& gl = gf.then_().if_(gi_is_last);
-  IfStmt& ml = gl.then_().if_(mt_is_last);
-  ml.then_().assign(state_q, constant(3, kIdle));
-  ml.then_().assign(busy_q, 0);
-  ml.then_().assign(done_q, 1);
-  ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
-  ml.else_().assign(cnt_q, 0);
-  ml.else_().assign(state_q, constant(3, kLoadW));
+  gl.then_().assign(gather_busy_q, 0);
   gl.else_().assign(gi_q, gi_q + constant(tw, 1));
-  sc.default_().assign(state_q, constant(3, kIdle));
   m.unused(pass_pending, "ISSUE ends on pass_last; pending is kept for the dispatcher's unit test");
   m.unused(reg_wdata.slice(31, 20), "no register is wider than 20 bits");
 
@@ -417,7 +476,13 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   for (int l = 0; l < lanes; ++l)
     skipped_now = skipped_now + mux(step && lanes_valid[l] && reuse[l], zext(gw_m, 64), zero(64));
   const Expr issued_add = m.wire("macs_issued_now", issued_now), skipped_add = m.wire("macs_skipped_now", skipped_now);
-  const Expr stalled = m.wire("stalled", (st_detect && trace_q && !dec_ready) || (st_gather && !out_ready));
+  const Expr stall_trace = m.wire("stall_trace", det_busy_q && trace_q && !dec_ready, "the detector waits for the trace");
+  const Expr starved = m.wire("starved", st_issue && (seg_valid == zero(segs)) && !pass_last,
+                              "ISSUE waits for the detector to extend a compute list");
+  const Expr stall_out = m.wire("stall_out", gather_busy_q && !out_ready, "the gather waits for the consumer");
+  const Expr wait_gather = m.wire("wait_gather", st_handoff && !gather_free,
+                                  "the pass engine waits for the gather of the other bank");
+  const Expr stalled = m.wire("stalled", stall_trace || stall_out);
   Always& ctr = m.always_ff(clk, rst_n, "performance counters");
   auto counter = [&](const Expr& q, const Expr& inc) {
     ctr.flop(q, mux(run_start, zero(q.width()), q + inc), 0);
@@ -425,6 +490,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   counter(cycles_q, mux(busy_q, constant(64, 1), zero(64)));
   counter(busy_cnt_q, mux(reduce_or(seg_valid), constant(64, 1), zero(64)));
   counter(stall_q, mux(stalled, constant(64, 1), zero(64)));
+  counter(stall_out_q, mux(stall_out, constant(32, 1), zero(32)));
+  counter(stall_trace_q, mux(stall_trace, constant(32, 1), zero(32)));
+  counter(wait_gather_q, mux(wait_gather, constant(32, 1), zero(32)));
+  counter(loadw_cycles_q, mux(st_loadw, constant(32, 1), zero(32)));
+  counter(starved_q, mux(starved, constant(32, 1), zero(32)));
   counter(issued_q, issued_add);
   counter(skipped_q, skipped_add);
   for (int g = 0; g < G; ++g) {
@@ -451,6 +521,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   ro(reg::kMacsIssuedHi, issued_q.slice(63, 32));
   ro(reg::kMacsSkippedLo, skipped_q.slice(31, 0));
   ro(reg::kMacsSkippedHi, skipped_q.slice(63, 32));
+  ro(reg::kStallOut, stall_out_q);
+  ro(reg::kStallTrace, stall_trace_q);
+  ro(reg::kWaitGather, wait_gather_q);
+  ro(reg::kLoadWCycles, loadw_cycles_q);
+  ro(reg::kStarved, starved_q);
   ro(reg::kHwId, constant(32, static_cast<uint64_t>(rows) | static_cast<uint64_t>(cols) << 8 |
                                   static_cast<uint64_t>(dw) << 16 | static_cast<uint64_t>(gw) << 24));
   for (int g = 0; g < G; ++g) {

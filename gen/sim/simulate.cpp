@@ -67,6 +67,7 @@ nlohmann::json mode_json(const ModeRun& m) {
           {"stall_cycles", m.stall},      {"schedule_cycles", m.schedule}, {"macs_issued", m.macs_issued},
           {"macs_skipped", m.macs_skipped}, {"compared_outputs", m.compared_outputs},
           {"compared_decisions", m.compared_decisions}, {"sim_seconds", m.seconds},
+          {"stalls", m.tb.value("stalls", nlohmann::json::object())},
           {"errors", m.tb.value("errors", nlohmann::json::array())}};
 }
 
@@ -166,6 +167,8 @@ nlohmann::json SimResult::to_json() const {
           {"speedup", speedup},
           {"ideal_speedup", ideal_speedup},
           {"achieved_over_ideal", ideal_speedup > 0 ? speedup / ideal_speedup : 0.0},
+          {"stalls", {{"reuse", reuse.ran ? reuse.tb.value("stalls", nlohmann::json::object()) : nlohmann::json()},
+                      {"dense", dense.ran ? dense.tb.value("stalls", nlohmann::json::object()) : nlohmann::json()}}},
           {"pe_utilisation_reuse", utilisation_reuse},
           {"pe_utilisation_dense", utilisation_dense},
           {"generator_version", version()}};

@@ -11,6 +11,63 @@ namespace kaleido::vlog::detail {
 
 namespace {
 
+constexpr size_t kMaxLine = 100;  // lowRISC style: lines of at most 100 characters
+
+size_t indent_of(const std::string& line) {
+  const size_t n = line.find_first_not_of(' ');
+  return n == std::string::npos ? 0 : n;
+}
+
+// Splits `text` at spaces into pieces of at most `width` characters (a single
+// word longer than that stays whole).
+std::vector<std::string> fill(const std::string& text, size_t width) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string word, cur;
+  while (in >> word) {
+    if (!cur.empty() && cur.size() + 1 + word.size() > width) {
+      out.push_back(cur);
+      cur.clear();
+    }
+    cur += (cur.empty() ? "" : " ") + word;
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// Breaks every line longer than kMaxLine: comments are refilled at their own
+// indent; code is broken between tokens (the emitter separates operators and
+// operands with spaces, and Verilog ignores whitespace between tokens), the
+// continuation lines indented four more spaces.
+std::string wrap_lines(const std::string& text) {
+  std::ostringstream out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() <= kMaxLine) {
+      out << line << "\n";
+      continue;
+    }
+    const size_t ind = indent_of(line);
+    const std::string pad(ind, ' ');
+    if (line.compare(ind, 2, "//") == 0) {
+      for (const std::string& piece : fill(line.substr(ind + 2), kMaxLine - ind - 3)) out << pad << "// " << piece << "\n";
+      continue;
+    }
+    std::string code = line, note;
+    const size_t slashes = line.find(" // ");
+    if (slashes != std::string::npos) {
+      code = line.substr(0, slashes);
+      note = line.substr(slashes + 4);
+    }
+    if (!note.empty())
+      for (const std::string& piece : fill(note, kMaxLine - ind - 3)) out << pad << "// " << piece << "\n";
+    const std::vector<std::string> pieces = fill(code.substr(ind), kMaxLine - ind - 4);
+    for (size_t k = 0; k < pieces.size(); ++k) out << (k == 0 ? pad : pad + "    ") << pieces[k] << "\n";
+  }
+  return out.str();
+}
+
 std::string range(int width, bool is_signed) {
   std::string s = is_signed ? "signed " : "";
   if (width > 1) s += "[" + std::to_string(width - 1) + ":0] ";
@@ -41,7 +98,7 @@ class Emitter {
     collect_genvars(m_, genvars);
     scope_body("  ", m_, genvars, true);
     out_ << "\nendmodule\n";
-    return out_.str();
+    return wrap_lines(out_.str());
   }
 
  private:

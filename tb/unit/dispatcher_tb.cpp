@@ -48,6 +48,7 @@ int run(const Job& job) {
     dut.pass_start_i = 0;
     dut.issue_en_i = 0;
     set_bits(dut.ready_i, 0, segs, 0);
+    set_bits(dut.final_i, 0, segs, segs >= 64 ? ~uint64_t{0} : (uint64_t{1} << segs) - 1);  // lists complete
   };
   quiet();
   dut.rst_ni = 0;
