@@ -77,7 +77,7 @@ constexpr uint32_t CYCLES_HI = 12;
 constexpr uint32_t BUSY_LO = 13;
 // BUSY_HI: high word
 constexpr uint32_t BUSY_HI = 14;
-// STALL_LO: cycles stalled by a stream, low word
+// STALL_LO: cycles a stream stalled (trace or output), low word
 constexpr uint32_t STALL_LO = 15;
 // STALL_HI: high word
 constexpr uint32_t STALL_HI = 16;
@@ -99,6 +99,16 @@ constexpr uint32_t HW_ID_DATA_W_LSB = 16;  // operand bits
 constexpr uint32_t HW_ID_DATA_W_WIDTH = 8;
 constexpr uint32_t HW_ID_GROUP_W_LSB = 24;  // group width
 constexpr uint32_t HW_ID_GROUP_W_WIDTH = 8;
+// STALL_OUT: cycles the gather engine waited for the output consumer (out_ready_i low)
+constexpr uint32_t STALL_OUT = 22;
+// STALL_TRACE: cycles the detector waited for the trace consumer (dec_ready_i low)
+constexpr uint32_t STALL_TRACE = 23;
+// WAIT_GATHER: cycles the pass engine waited for the gather to free a partial bank
+constexpr uint32_t WAIT_GATHER = 24;
+// LOADW_CYCLES: cycles spent loading weights into the array (LOADW)
+constexpr uint32_t LOADW_CYCLES = 25;
+// STARVED: ISSUE cycles with no issue, waiting for the detector to extend a compute list
+constexpr uint32_t STARVED = 26;
 // TAU: per-group thresholds
 constexpr uint32_t TAU = 32;  // + group index
 // GROUP_CFG: per-group reuse rules
