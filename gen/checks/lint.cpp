@@ -1,15 +1,14 @@
 #include "checks/lint.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <sstream>
 #include <unistd.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 #include "common/version.hpp"
 #include "hw/generator.hpp"
-#include "sim/verilator_build.hpp"
 
 namespace kaleido::checks {
 
@@ -51,28 +50,28 @@ std::vector<hw::HwConfig> default_lint_matrix() {
 }
 
 std::vector<LintResult> lint_folder(const fs::path& dir) {
-  sim::require_tool("verilator", "verilator");
+  const std::string verilator = find_program("verilator", "verilator");
   if (!fs::is_directory(dir)) throw FileError(dir.string(), "is not a folder of generated RTL");
   std::vector<LintResult> out;
   nlohmann::json waivers = nlohmann::json::array();
   if (fs::exists(dir / "manifest.json"))
     waivers = nlohmann::json::parse(read_file(dir / "manifest.json")).value("lint_waivers", nlohmann::json::array());
-  std::string files;
+  std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".v") files += " '" + e.path().string() + "'";
+    if (e.path().extension() == ".v") files.push_back(e.path().string());
   if (files.empty()) throw FileError(dir.string(), "holds no .v files");
+  std::sort(files.begin(), files.end());
   for (const char* top : {"kld_top", "kld_plain_top"}) {
     LintResult r;
     r.name = dir.filename().string();
     r.top = top;
     r.waivers = waivers;
-    const fs::path log = fs::temp_directory_path() / ("kaleido_lint_" + std::to_string(::getpid()) + ".log");
-    const auto t0 = std::chrono::steady_clock::now();
-    const int rc = sim::run_command(std::string("verilator --lint-only -Wall --top-module ") + top + files, log);
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.output = read_file(log);
-    fs::remove(log);
-    r.clean = rc == 0 && r.output.empty();
+    std::vector<std::string> argv = {verilator, "--lint-only", "-Wall", "--top-module", top};
+    argv.insert(argv.end(), files.begin(), files.end());
+    const ProcessResult run = run_process(argv);
+    r.seconds = run.seconds;
+    r.output = run.output;
+    r.clean = run.ok() && r.output.empty();
     out.push_back(std::move(r));
   }
   return out;

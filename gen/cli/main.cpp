@@ -31,10 +31,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const kaleido::Error& e) {
     std::fprintf(stderr, "kaleido: error: %s\n", e.what());
-    return 2;
+    return kaleido::kExitUserError;
+  } catch (const kaleido::InternalError& e) {  // what() already starts with "internal: "
+    std::fprintf(stderr, "kaleido: %s (a bug in kaleido; please report it)\n", e.what());
+    return kaleido::kExitInternalError;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kaleido: internal error: %s\n", e.what());
-    return 3;
+    std::fprintf(stderr, "kaleido: internal error: %s (a bug in kaleido; please report it)\n", e.what());
+    return kaleido::kExitInternalError;
   }
   return 0;
 }

@@ -9,6 +9,10 @@
 
 namespace kaleido {
 
+// Process exit codes of the kaleido binary.
+constexpr int kExitUserError = 2;      // kaleido::Error: bad input, missing tool, failed check
+constexpr int kExitInternalError = 3;  // InternalError or any other exception: a bug in kaleido
+
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
@@ -21,7 +25,15 @@ class ConfigError : public Error {
       : Error(param + " = " + value + ": " + rule), param_(param) {}
   const std::string& param() const { return param_; }
 
+  // A configuration file breaks a rule: "<file>:<line>: <key>: <what>"
+  // (line 0: the parser gives none, "<file>: <key>: <what>").
+  static ConfigError in_file(const std::string& file, int line, const std::string& key, const std::string& what) {
+    return ConfigError(Text{}, key, file + (line > 0 ? ":" + std::to_string(line) : "") + ": " + key + ": " + what);
+  }
+
  private:
+  struct Text {};
+  ConfigError(Text, const std::string& param, const std::string& message) : Error(message), param_(param) {}
   std::string param_;
 };
 
@@ -29,6 +41,14 @@ class ConfigError : public Error {
 class FileError : public Error {
  public:
   FileError(const std::string& path, const std::string& why) : Error(path + ": " + why) {}
+};
+
+// A broken invariant inside kaleido (a bug, not something the user did):
+// "internal: <what>". Deliberately not a kaleido::Error, so that code which
+// reports user errors does not mistake it for one; the CLI exits 3.
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& what) : std::logic_error("internal: " + what) {}
 };
 
 }  // namespace kaleido
