@@ -17,7 +17,7 @@
 #include "golden/reuse.hpp"
 #include "hw/drift.hpp"
 #include "hw/generator.hpp"
-#include "ppa/gatesim.hpp"
+#include "ppa/stimulus.hpp"
 #include "ppa/synth.hpp"
 #include "sim/simulate.hpp"
 
@@ -366,7 +366,8 @@ FlowResult run_flow(const FlowOptions& opt) {
       put("area_blocks.svg", svg::bar_plot(s, cats, {ser}));
       if (res.reuse.measured) {
         svg::PlotSpec e;
-        e.title = "Energy per useful MAC (" + top.library_name + ", gate-level replay, SRAM model)";
+        e.title = "Energy per useful MAC at " + fmt(opt.clock_ns, 2) + " ns (" + top.library_name +
+                  ", gate-level replay, SRAM model)";
         e.y_label = "pJ";
         auto per = [&](const ModeEnergy& me, double part_w) {
           return me.energy_j * (part_w / (me.logic_w + me.sram_w)) / static_cast<double>(useful_macs) * 1e12;

@@ -13,6 +13,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/version.hpp"
+#include "ppa/gatelevel_sim.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/netlist.hpp"
 #include "ppa/sdc.hpp"
@@ -331,14 +332,24 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   // 8. Activity-based power from gate-level simulations.
   // One run: toggles -> logic power, SRAM accesses -> SRAM power (annotating
   // the SRAM rows of the report only for the main stimulus).
+  std::unique_ptr<GateLevelSim> gate_level;  // built on first use, shared by every stimulus
   const auto simulate = [&](Stimulus& stimulus, uint64_t cycles, bool annotate_srams, ToggleCounts& toggles) {
     if (opt.progress) opt.progress("gate-level replay of " + std::to_string(cycles) + " cycles (" + stimulus.describe() + ") ...");
-    GateSim sim(net, lib, opt.clock_port, yr.srams);
+    if (!gate_level) {
+      GateLevelOptions go;
+      go.clock_port = opt.clock_port;
+      go.srams = yr.srams;
+      go.work_dir = work / "gatelevel";
+      go.progress = opt.progress;
+      gate_level = std::make_unique<GateLevelSim>(net, lib, go);
+      step_done("gate-level model build (Verilator)", gate_level->build_seconds());
+      step.lap();
+    }
     SimOptions so;
     so.clock_port = opt.clock_port;
     so.cycles = cycles;
     so.warmup = opt.sim_warmup;
-    toggles = sim.run(stimulus, so);
+    toggles = gate_level->run(stimulus, so);
     PowerReport p;
     p.logic = pm.evaluate(pm.simulated_activity(toggles), InternalPowerConvention::PerTransition);
     for (SramReport& s : r.srams) {

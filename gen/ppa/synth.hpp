@@ -14,7 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ppa/gatesim.hpp"
+#include "ppa/stimulus.hpp"
 #include "ppa/power_model.hpp"
 #include "ppa/sram_model.hpp"
 #include "ppa/sta_flow.hpp"
