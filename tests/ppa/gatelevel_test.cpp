@@ -3,7 +3,8 @@
 // are exact (checked against flips the model makes); SRAMs are simulated and
 // their accesses counted; the activity power responds to input activity.
 // Each test builds one Verilator model (about 20 s), so checks of one design
-// share a test.
+// share a test. (Before the event-driven GateSim was retired, toggles, rises
+// and SRAM accesses were checked equal to its counts on all three designs.)
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -16,7 +17,6 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "ppa/gatelevel_sim.hpp"
-#include "ppa/gatesim.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/netlist.hpp"
 #include "ppa/power_model.hpp"
@@ -128,30 +128,6 @@ struct MacModel {
   }
 };
 
-// Verilator's counts against the retired event-driven simulator, net by net.
-void expect_same_as_gatesim(const Mapped& m, const ToggleCounts& t, Stimulus& again, const SimOptions& so) {
-  GateSim ref(m.net, m.lib, "clk_i", m.result.sram_shapes);
-  const ToggleCounts r = ref.run(again, so);
-  ASSERT_EQ(t.toggles.size(), r.toggles.size());
-  size_t differ = 0;
-  uint64_t total = 0;
-  for (size_t net = 0; net < r.toggles.size(); ++net) {
-    total += r.toggles[net];
-    if (t.toggles[net] != r.toggles[net] || t.rises[net] != r.rises[net]) {
-      if (++differ <= 5)
-        ADD_FAILURE() << "net " << m.net.net_names[net] << ": Verilator " << t.toggles[net] << "/" << t.rises[net]
-                      << " GateSim " << r.toggles[net] << "/" << r.rises[net] << " (toggles/rises)";
-    }
-  }
-  EXPECT_EQ(differ, 0u) << "of " << r.toggles.size() << " nets";
-  EXPECT_GT(total, 0u);
-  ASSERT_EQ(t.srams.size(), r.srams.size());
-  for (size_t k = 0; k < r.srams.size(); ++k) {
-    EXPECT_EQ(t.srams[k].reads, r.srams[k].reads) << r.srams[k].path;
-    EXPECT_EQ(t.srams[k].writes, r.srams[k].writes) << r.srams[k].path;
-  }
-}
-
 TEST(GateLevel, MacComputesCountsExactTogglesAndPowerFollowsActivity) {
   KLD_SKIP_WITHOUT_VERILATOR();
   Mapped m("ppa_mac", {"ppa_mac.v"});
@@ -237,8 +213,6 @@ TEST(GateLevel, MacComputesCountsExactTogglesAndPowerFollowsActivity) {
   EXPECT_EQ(t.toggles[static_cast<size_t>(m.net.port("clk_i")->nets[0])], 2 * cycles);
   EXPECT_EQ(t.rises[static_cast<size_t>(m.net.port("clk_i")->nets[0])], cycles);
   EXPECT_NEAR(static_cast<double>(acc_rises), static_cast<double>(sim_acc) / 2, 32.0);
-  RandomStimulus third(7, 0.5);
-  expect_same_as_gatesim(m, t, third, so);
 
   // 3. Power grows with the input toggle rate; constant inputs leave only the
   // flops' clock pins: per cycle one rising and one falling edge of
@@ -246,10 +220,7 @@ TEST(GateLevel, MacComputesCountsExactTogglesAndPowerFollowsActivity) {
   const PowerModel pm(m.net, m.lib, m.setup());
   auto power = [&](double p) {
     RandomStimulus s(7, p);
-    const ToggleCounts tc = m.sim->run(s, so);
-    RandomStimulus s2(7, p);
-    if (p == 0.1) expect_same_as_gatesim(m, tc, s2, so);
-    return pm.evaluate(pm.simulated_activity(tc), InternalPowerConvention::PerTransition);
+    return pm.evaluate(pm.simulated_activity(m.sim->run(s, so)), InternalPowerConvention::PerTransition);
   };
   const PowerBreakdown constant = power(0.0), slow = power(0.1), busy = power(0.5);
   EXPECT_LT(constant.total_w(), slow.total_w());
@@ -299,13 +270,19 @@ TEST(GateLevel, GridPesAccumulateTheirOwnRowAndColumn) {
       for (int k = 0; k < 2; ++k)
         ASSERT_EQ(hex_bits(rows[c][acc], 32 * (2 * r + k), 32), pe[r][k].acc) << "PE " << r << "," << k << " cycle " << c;
   }
-  SimOptions so;
-  so.cycles = 300;
-  so.warmup = 5;
-  RandomStimulus random(11, 0.3);
-  const ToggleCounts tr = m.sim->run(random, so);
-  RandomStimulus again(11, 0.3);
-  expect_same_as_gatesim(m, tr, again, so);
+  // Every PE's accumulator bits flip as the model's do (the counts are exact).
+  uint64_t acc_toggles = 0, model_flips = 0;
+  for (int net : m.net.port("acc_o")->nets) acc_toggles += t.toggles[static_cast<size_t>(net)];
+  MacModel again[2][2];
+  for (uint64_t c = 1; c < rows.size(); ++c)
+    for (int r = 0; r < 2; ++r)
+      for (int k = 0; k < 2; ++k) {
+        const uint32_t before = again[r][k].acc;
+        again[r][k].clock(static_cast<int8_t>(a_of(c - 1) >> (8 * r)), static_cast<int8_t>(b_of(c - 1) >> (8 * k)), true);
+        model_flips += static_cast<uint64_t>(__builtin_popcount(before ^ again[r][k].acc));
+      }
+  EXPECT_GT(model_flips, 500u);
+  EXPECT_EQ(acc_toggles, model_flips);
 }
 
 TEST(GateLevel, SramsAreSimulatedAndTheirAccessesCounted) {
@@ -357,8 +334,6 @@ TEST(GateLevel, SramsAreSimulatedAndTheirAccessesCounted) {
       EXPECT_LE(a.reads, 200u) << a.ports;
     }
   }
-  RandomStimulus again(3, 0.5);
-  expect_same_as_gatesim(m, t, again, so);
 }
 
 }  // namespace
