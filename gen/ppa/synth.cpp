@@ -102,6 +102,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   }
   if (rtl.empty()) throw ConfigError("--rtl", "(none)", "give a folder or files of Verilog");
   for (const fs::path& f : rtl) r.rtl_files.push_back(fs::absolute(f).string());
+  r.rtl_hash = rtl_content_hash(rtl);
   std::vector<fs::path> libs = opt.liberty;
   if (libs.empty()) libs.push_back(generic_liberty());
   for (const fs::path& l : libs)
@@ -359,6 +360,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
         const double reads = static_cast<double>(a.reads) / cyc, writes = static_cast<double>(a.writes) / cyc;
         const double w = s.cost.leakage_w + (reads * s.cost.read_energy_j + writes * s.cost.write_energy_j) * f;
         p.sram_w += w;
+        p.sram_leakage_w += s.cost.leakage_w;
         if (!annotate_srams) continue;
         s.reads_per_cycle = reads;
         s.writes_per_cycle = writes;
@@ -471,7 +473,7 @@ json result_json(const SynthResult& r) {
   json j;
   j["kaleido_version"] = version();
   j["warnings"] = r.warnings;
-  j["design"] = {{"top", r.top}, {"rtl_files", r.rtl_files}};
+  j["design"] = {{"top", r.top}, {"rtl_files", r.rtl_files}, {"rtl_hash", r.rtl_hash}};
   j["library"] = {{"name", r.library_name},
                   {"sources", r.liberty_sources},
                   {"prepared_file", r.prepared_liberty},
