@@ -10,7 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
-#include "ppa/gatesim.hpp"
+#include "ppa/stimulus.hpp"
 #include "ppa/synth.hpp"
 #include "ppa/yosys_flow.hpp"
 

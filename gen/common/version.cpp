@@ -9,9 +9,22 @@ namespace kaleido {
 
 std::string version() { return KALEIDO_VERSION; }
 
+std::string installed_root() {
+  namespace fs = std::filesystem;
+  static const std::string root = [] {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::string();
+    const fs::path share = exe.parent_path().parent_path() / "share" / "kaleido";
+    return fs::exists(share / "kaleido-install.txt", ec) ? share.string() : std::string();
+  }();
+  return root;
+}
+
 std::string source_dir() {
   if (const char* env = std::getenv("KALEIDO_SOURCE_DIR")) return env;
-  return KALEIDO_SOURCE_DIR;
+  const std::string installed = installed_root();
+  return installed.empty() ? KALEIDO_SOURCE_DIR : installed;
 }
 
 std::string shared_dir() {
@@ -30,7 +43,8 @@ bool in_tracked_tree(const std::string& path) {
 }
 
 std::string generic_liberty() {
-  const std::string path = KALEIDO_GENERIC_LIB;
+  const std::string installed = installed_root();
+  const std::string path = installed.empty() ? KALEIDO_GENERIC_LIB : installed + "/liberty/kaleido_generic.lib";
   if (!std::filesystem::exists(path))
     throw Error(path + ": the generic Liberty library is missing; the build makes it from "
                 "scripts/liberty/make_kaleido_generic.py (cmake --build <build dir>)");

@@ -13,10 +13,10 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/version.hpp"
-#include "equiv/cell_models.hpp"
 #include "equiv/miter.hpp"
 #include "equiv/process.hpp"
 #include "equiv/yosys_json.hpp"
+#include "ppa/cell_models.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/sdc.hpp"
 #include "ppa/synth.hpp"
@@ -388,7 +388,9 @@ EquivResult run_equivalence(const EquivOptions& opt) {
   r.library_name = parsed.front().library.name();
   const ppa::LibFile merged = ppa::merge_liberty(parsed, ppa::default_dont_use(r.library_name));
   const ppa::Library lib = ppa::library_from_files({merged});
-  const CellModels models = yosys_cell_models(lib);
+  ppa::CellModelOptions model_opt;
+  model_opt.latches = false;
+  const ppa::CellModels models = ppa::cell_models(lib, model_opt);
   for (const auto& [cell, why] : models.unmodelled) r.unmodelled_cells.push_back(cell + ": " + why);
   const fs::path models_v = work / "cell_models.v";
   write_file_atomic(models_v, models.verilog);

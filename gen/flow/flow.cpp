@@ -17,7 +17,7 @@
 #include "golden/reuse.hpp"
 #include "hw/drift.hpp"
 #include "hw/generator.hpp"
-#include "ppa/gatesim.hpp"
+#include "ppa/stimulus.hpp"
 #include "ppa/synth.hpp"
 #include "sim/simulate.hpp"
 
@@ -85,32 +85,49 @@ class StageRunner {
 };
 
 ModeEnergy mode_energy(int64_t tb_cycles, int64_t macs_issued, int64_t useful_macs, const ppa::PowerReport& p,
-                       uint64_t counted, uint64_t replayed, double clock_ns) {
+                       uint64_t counted, uint64_t replayed, double clock_ns, double fmax_mhz) {
   ModeEnergy e;
   e.measured = true;
   e.cycles = tb_cycles;
   e.counted_cycles = counted;
   e.replayed_cycles = replayed;
+  e.clock_ns = clock_ns;
   e.logic_w = p.logic.total_w();
   e.sram_w = p.sram_w;
+  e.leakage_w = p.logic.leakage_w + p.sram_leakage_w;
   // Average power of the replay times the replayed cycles: the whole run,
   // register programming and operand loading included (both modes do them).
-  e.energy_j = (e.logic_w + e.sram_w) * static_cast<double>(replayed) * clock_ns * 1e-9;
+  const double run_s = static_cast<double>(replayed) * clock_ns * 1e-9;
+  e.dynamic_energy_j = (e.logic_w + e.sram_w - e.leakage_w) * run_s;
+  e.energy_j = e.dynamic_energy_j + e.leakage_w * run_s;
   e.pj_per_useful_mac = useful_macs > 0 ? e.energy_j / static_cast<double>(useful_macs) * 1e12 : 0.0;
   e.pj_per_issued_mac = macs_issued > 0 ? e.energy_j / static_cast<double>(macs_issued) * 1e12 : 0.0;
+  if (fmax_mhz > 0) {
+    e.fmax_clock_ns = 1000.0 / fmax_mhz;
+    e.energy_at_fmax_j = e.dynamic_energy_j + e.leakage_w * static_cast<double>(replayed) * e.fmax_clock_ns * 1e-9;
+    e.pj_per_useful_mac_at_fmax = useful_macs > 0 ? e.energy_at_fmax_j / static_cast<double>(useful_macs) * 1e12 : 0.0;
+  }
   return e;
 }
 
 json energy_json(const ModeEnergy& e) {
   if (!e.measured) return nullptr;
-  return {{"cycles", e.cycles},
-          {"gate_level_cycles_replayed", e.replayed_cycles},
-          {"gate_level_cycles_counted", e.counted_cycles},
-          {"logic_power_w", e.logic_w},
-          {"sram_power_w", e.sram_w},
-          {"energy_j", e.energy_j},
-          {"energy_per_useful_mac_pj", e.pj_per_useful_mac},
-          {"energy_per_issued_mac_pj", e.pj_per_issued_mac}};
+  json j{{"cycles", e.cycles},
+         {"gate_level_cycles_replayed", e.replayed_cycles},
+         {"gate_level_cycles_counted", e.counted_cycles},
+         {"clock_ns", e.clock_ns},
+         {"logic_power_w", e.logic_w},
+         {"sram_power_w", e.sram_w},
+         {"leakage_power_w", e.leakage_w},
+         {"dynamic_energy_j", e.dynamic_energy_j},
+         {"energy_j", e.energy_j},
+         {"energy_per_useful_mac_pj", e.pj_per_useful_mac},
+         {"energy_per_issued_mac_pj", e.pj_per_issued_mac}};
+  if (e.fmax_clock_ns > 0)
+    j["at_fmax"] = {{"clock_ns", e.fmax_clock_ns},
+                    {"energy_j", e.energy_at_fmax_j},
+                    {"energy_per_useful_mac_pj", e.pj_per_useful_mac_at_fmax}};
+  return j;
 }
 
 // Area of the blocks directly below the top (the PE array, detector,
@@ -125,6 +142,14 @@ std::vector<std::pair<std::string, double>> block_areas(const ppa::SynthResult& 
 }
 
 }  // namespace
+
+void check_same_rtl(const std::string& top, const std::string& simulated_hash, const fs::path& simulated,
+                    const std::string& synthesised_hash, const fs::path& synthesised) {
+  if (simulated_hash == synthesised_hash) return;
+  throw Error("the RTL synthesised for " + top + " (content hash " + synthesised_hash + ", " + synthesised.string() +
+              ") is not the RTL simulated (content hash " + simulated_hash + ", " + simulated.string() +
+              "): the report would mix two designs");
+}
 
 FlowResult run_flow(const FlowOptions& opt) {
   opt.hw.validate();
@@ -227,6 +252,10 @@ FlowResult run_flow(const FlowOptions& opt) {
     req.dump_inputs = opt.synth && opt.activity_power;
     sr = sim::run_sim(req, [&](const std::string& s) { run.log(s); });
     rep["simulation"] = sr.to_json();
+    res.rtl_hash_simulated = ppa::rtl_content_hash(ppa::rtl_files_in(sr.rtl_dir));
+    run.log("RTL simulated: " + sr.rtl_dir.string() + ", content hash " + res.rtl_hash_simulated);
+    // Fail before synthesis when the generated RTL is not what was simulated.
+    check_same_rtl("kld_top", res.rtl_hash_simulated, sr.rtl_dir, ppa::rtl_content_hash(ppa::rtl_files_in(rtl)), rtl);
     res.bit_exact = sr.bit_exact();
     res.speedup = sr.speedup;
     run.log("bit-exact " + std::string(sr.bit_exact() ? "yes" : "NO") + "; cycles reuse " +
@@ -267,18 +296,23 @@ FlowResult run_flow(const FlowOptions& opt) {
                 std::to_string(dense->cycles()) + " cycles");
       }
       top = ppa::run_synthesis_flow(o);
+      check_same_rtl("kld_top", res.rtl_hash_simulated, sr.rtl_dir, top.rtl_hash, rtl);
+      res.rtl_hash_synthesised.emplace_back("kld_top", top.rtl_hash);
       if (opt.activity_power) {
         if (top.extra_activity.empty()) throw Error("the dense replay produced no power figure");
+        const double fmax = top.timed ? top.fmax_mhz : 0.0;
         res.reuse = mode_energy(sr.reuse.cycles, sr.reuse.macs_issued, useful_macs, top.activity,
-                                top.toggles.cycles, reuse_rows, opt.clock_ns);
+                                top.toggles.cycles, reuse_rows, opt.clock_ns, fmax);
         const ppa::ActivityRun& d = top.extra_activity.front();
         res.dense = mode_energy(sr.dense.cycles, sr.dense.macs_issued, useful_macs, d.power, d.cycles, dense_rows,
-                                opt.clock_ns);
+                                opt.clock_ns, fmax);
       }
     });
     if (opt.plain_top) {
       run.run("synthesise kld_plain_top", [&] {
         plain = ppa::run_synthesis_flow(synth_options("kld_plain_top"));
+        check_same_rtl("kld_plain_top", res.rtl_hash_simulated, sr.rtl_dir, plain.rtl_hash, rtl);
+        res.rtl_hash_synthesised.emplace_back("kld_plain_top", plain.rtl_hash);
       });
     }
   }
@@ -302,7 +336,9 @@ FlowResult run_flow(const FlowOptions& opt) {
                        {"definition",
                         "energy = (logic + SRAM power averaged over the gate-level replay of the testbench's inputs) x "
                         "replayed cycles (the whole run: register programming, operand loading, compute, output) x "
-                        "clock period; per useful MAC: / (N*K*M), the MACs of the dense GEMM"}};
+                        "clock period; per useful MAC: / (N*K*M), the MACs of the dense GEMM. Dynamic energy "
+                        "(switching, internal, SRAM accesses) is the same at any clock; leakage energy = leakage "
+                        "power x run time, so at_fmax is the same run at the period 1000 / Fmax"}};
     }
     const json& g = rep["golden"];
     const bool timed = opt.synth && top.timed;
@@ -320,11 +356,24 @@ FlowResult run_flow(const FlowOptions& opt) {
       if (opt.plain_top) headline["logic_area_overhead_vs_plain"] = top.logic_area_um2 / plain.logic_area_um2 - 1.0;
       if (res.reuse.measured) {
         headline["power_reuse_mw"] = (res.reuse.logic_w + res.reuse.sram_w) * 1e3;
+        headline["leakage_reuse_mw"] = res.reuse.leakage_w * 1e3;
+        headline["energy_clock_ns"] = opt.clock_ns;
         headline["energy_per_useful_mac_pj"] = {{"reuse", res.reuse.pj_per_useful_mac},
                                                 {"dense", res.dense.pj_per_useful_mac}};
+        headline["energy_ratio_dense_over_reuse"] = res.dense.energy_j / res.reuse.energy_j;
+        if (res.reuse.fmax_clock_ns > 0) {
+          headline["fmax_clock_ns"] = res.reuse.fmax_clock_ns;
+          headline["energy_per_useful_mac_pj_at_fmax"] = {{"reuse", res.reuse.pj_per_useful_mac_at_fmax},
+                                                          {"dense", res.dense.pj_per_useful_mac_at_fmax}};
+          headline["energy_ratio_dense_over_reuse_at_fmax"] = res.dense.energy_at_fmax_j / res.reuse.energy_at_fmax_j;
+        }
       }
     }
     rep["headline"] = headline;
+    json hashes{{"simulated", res.rtl_hash_simulated}, {"synthesised", json::object()},
+                {"method", "FNV-1a 64 over each .v/.sv file's name and bytes, in name order (ppa::rtl_content_hash)"}};
+    for (const auto& [name, hash] : res.rtl_hash_synthesised) hashes["synthesised"][name] = hash;
+    rep["rtl_hash"] = hashes;
 
     // Plots.
     std::vector<std::string> plots;
@@ -366,7 +415,8 @@ FlowResult run_flow(const FlowOptions& opt) {
       put("area_blocks.svg", svg::bar_plot(s, cats, {ser}));
       if (res.reuse.measured) {
         svg::PlotSpec e;
-        e.title = "Energy per useful MAC (" + top.library_name + ", gate-level replay, SRAM model)";
+        e.title = "Energy per useful MAC at " + fmt(opt.clock_ns, 2) + " ns (" + top.library_name +
+                  ", gate-level replay, SRAM model)";
         e.y_label = "pJ";
         auto per = [&](const ModeEnergy& me, double part_w) {
           return me.energy_j * (part_w / (me.logic_w + me.sram_w)) / static_cast<double>(useful_macs) * 1e12;
@@ -397,6 +447,9 @@ FlowResult run_flow(const FlowOptions& opt) {
     md << "\n";
     md << "- GEMM: N = " << n << " tokens (" << opt.cfg.grid.t << "x" << opt.cfg.grid.h << "x" << opt.cfg.grid.w
        << "), K = " << k << ", M = " << m << " (" << useful_macs << " MACs dense)\n";
+    md << "- RTL content hash: simulated " << res.rtl_hash_simulated;
+    for (const auto& [name, hash] : res.rtl_hash_synthesised) md << ", synthesised " << name << " " << hash;
+    md << (res.rtl_hash_synthesised.empty() ? "" : " (the same RTL: checked)") << "\n";
     if (opt.synth)
       md << "- Library: " << library << "; clock target " << fmt(opt.clock_ns, 2) << " ns\n";
     md << "\n## Golden model (" << "gen/golden, closed-loop channel-group reuse)\n\n";
@@ -444,19 +497,31 @@ FlowResult run_flow(const FlowOptions& opt) {
          << (opt.plain_top ? ", [synth_kld_plain_top.md](synth_kld_plain_top.md)" : "") << ".\n\n";
       if (res.reuse.measured) {
         md << "## Power and energy (kaleido power model on the mapped netlist)\n\n";
-        md << "Activity: the testbench's per-cycle inputs of each mode replayed on the gate netlist (kaleido GateSim), "
+        md << "Activity: the testbench's per-cycle inputs of each mode replayed on the gate netlist (Verilator, "
+              "toggle coverage per net: gen/ppa/gatelevel_sim.hpp), "
               "toggles counted per net after a "
            << 16 << "-cycle warm-up; SRAM accesses counted in the same replay and costed by the SRAM model; "
            << "power at the " << fmt(opt.clock_ns, 2) << " ns clock target. Energy = average power x replayed "
               "cycles (the whole run: register programming, operand loading, compute, output drain) x period. "
               "Useful MACs = N*K*M = " << useful_macs << ", the same for both modes; issued MACs are what the array "
               "computed. Dense mode runs on the same kld_top (its reuse logic idle), not on kld_plain_top.\n\n";
-        md << "| mode | replayed cycles | logic power (mW) | SRAM power (mW) | energy (nJ) | pJ per useful MAC | pJ per issued MAC |\n";
-        md << "|---|---|---|---|---|---|---|\n";
+        const std::string at_t = "at " + fmt(opt.clock_ns, 2) + " ns";
+        const bool fmax_known = res.reuse.fmax_clock_ns > 0;
+        const std::string at_f = fmax_known ? "at Fmax, " + fmt(res.reuse.fmax_clock_ns, 2) + " ns" : "at Fmax";
+        md << "| mode | replayed cycles | logic power " << at_t << " (mW) | SRAM power " << at_t
+           << " (mW) | of which leakage (mW) | dynamic energy, any clock (nJ) | energy " << at_t << " (nJ) | pJ per "
+           << "useful MAC " << at_t << " | pJ per issued MAC " << at_t << " | energy " << at_f
+           << " (nJ) | pJ per useful MAC " << at_f << " |\n";
+        md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
         for (const auto& [name, e] : {std::pair<std::string, ModeEnergy>{"dense", res.dense}, {"reuse", res.reuse}})
-          md << "| " << name << " | " << e.replayed_cycles << " | " << fmt(e.logic_w * 1e3) << " | " << fmt(e.sram_w * 1e3) << " | "
-             << fmt(e.energy_j * 1e9) << " | " << fmt(e.pj_per_useful_mac, 4) << " | " << fmt(e.pj_per_issued_mac, 4)
-             << " |\n";
+          md << "| " << name << " | " << e.replayed_cycles << " | " << fmt(e.logic_w * 1e3) << " | "
+             << fmt(e.sram_w * 1e3) << " | " << fmt(e.leakage_w * 1e3) << " | " << fmt(e.dynamic_energy_j * 1e9)
+             << " | " << fmt(e.energy_j * 1e9) << " | " << fmt(e.pj_per_useful_mac, 4) << " | "
+             << fmt(e.pj_per_issued_mac, 4) << " | " << (fmax_known ? fmt(e.energy_at_fmax_j * 1e9) : "n/a") << " | "
+             << (fmax_known ? fmt(e.pj_per_useful_mac_at_fmax, 4) : "n/a") << " |\n";
+        md << "\nDynamic energy (switching, internal, SRAM accesses) is per transition and per access, the same at "
+              "any clock; leakage energy is leakage power x run time, so the run at Fmax (the fastest clock the "
+              "STA allows) spends less of it.\n";
         md << "\nOpenSTA vectorless power of kld_top (activity " << fmt(top.vectorless_activity) << "): "
            << (top.has_opensta_power ? fmt(top.opensta_power.total_w * 1e3) + " mW logic" : std::string("n/a"))
            << "; kaleido model at the same uniform activity: " << fmt(top.vectorless_opensta_convention.total_w() * 1e3)
@@ -485,10 +550,14 @@ FlowResult run_flow(const FlowOptions& opt) {
       if (timed) md << "- Fmax: " << fmt(top.fmax_mhz, 1) << " MHz (target " << fmt(1000.0 / opt.clock_ns, 0) << " MHz)\n";
       if (res.reuse.measured) {
         md << "- power (reuse mode): " << fmt((res.reuse.logic_w + res.reuse.sram_w) * 1e3, 2) << " mW at "
-           << fmt(opt.clock_ns, 2) << " ns\n";
-        md << "- energy per useful MAC: reuse " << fmt(res.reuse.pj_per_useful_mac, 3) << " pJ, dense "
-           << fmt(res.dense.pj_per_useful_mac, 3) << " pJ (" << fmt(res.dense.pj_per_useful_mac / res.reuse.pj_per_useful_mac, 2)
-           << "x)\n";
+           << fmt(opt.clock_ns, 2) << " ns, of which leakage " << fmt(res.reuse.leakage_w * 1e3, 2) << " mW\n";
+        md << "- energy per useful MAC at the " << fmt(opt.clock_ns, 2) << " ns target clock: reuse "
+           << fmt(res.reuse.pj_per_useful_mac, 3) << " pJ, dense " << fmt(res.dense.pj_per_useful_mac, 3)
+           << " pJ (dense / reuse energy " << fmt(res.dense.energy_j / res.reuse.energy_j, 2) << "x)\n";
+        if (res.reuse.fmax_clock_ns > 0)
+          md << "- energy per useful MAC at Fmax (" << fmt(res.reuse.fmax_clock_ns, 2) << " ns): reuse "
+             << fmt(res.reuse.pj_per_useful_mac_at_fmax, 3) << " pJ, dense " << fmt(res.dense.pj_per_useful_mac_at_fmax, 3)
+             << " pJ (" << fmt(res.dense.energy_at_fmax_j / res.reuse.energy_at_fmax_j, 2) << "x)\n";
       }
     }
     res.markdown = opt.report_dir / "flow.md";

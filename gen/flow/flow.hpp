@@ -61,19 +61,31 @@ struct StageTime {
   double seconds = 0.0;
 };
 
+// Energy of one mode's replay. Dynamic energy (switching, internal, SRAM
+// accesses) is per transition and per access, so the same at any clock;
+// leakage is power, so its energy grows with the time the run takes. Every
+// figure below names its clock.
 struct ModeEnergy {
   bool measured = false;
   int64_t cycles = 0;          // testbench cycles of the run
   uint64_t replayed_cycles = 0;  // gate-level cycles replayed (the testbench's whole input dump)
   uint64_t counted_cycles = 0;   // of which toggles were counted (after the warm-up)
-  double logic_w = 0.0, sram_w = 0.0;
-  double energy_j = 0.0;       // (logic + SRAM power) x replayed cycles x clock period
-  double pj_per_useful_mac = 0.0;  // energy / (N * K * M), the MACs of the dense GEMM
-  double pj_per_issued_mac = 0.0;  // energy / MACs the array issued
+  double clock_ns = 0.0;       // the target clock the powers are quoted at
+  double logic_w = 0.0, sram_w = 0.0;  // average power at clock_ns, leakage included
+  double leakage_w = 0.0;      // logic + SRAM leakage
+  double dynamic_energy_j = 0.0;  // (logic + SRAM power - leakage) x replayed cycles x clock_ns
+  double energy_j = 0.0;       // at clock_ns: dynamic + leakage x replayed cycles x clock_ns
+  double pj_per_useful_mac = 0.0;  // energy_j / (N * K * M), the MACs of the dense GEMM
+  double pj_per_issued_mac = 0.0;  // energy_j / MACs the array issued
+  double fmax_clock_ns = 0.0;      // 1000 / Fmax (STA); 0 when not timed
+  double energy_at_fmax_j = 0.0;   // dynamic + leakage x replayed cycles x fmax_clock_ns
+  double pj_per_useful_mac_at_fmax = 0.0;
 };
 
 struct FlowResult {
   std::string config;
+  std::string rtl_hash_simulated;                // ppa::rtl_content_hash of the testbench's RTL
+  std::vector<std::pair<std::string, std::string>> rtl_hash_synthesised;  // (top, hash) per synthesis
   std::vector<StageTime> stages;
   nlohmann::json report;  // everything, as written to flow.json
   bool bit_exact = false;
@@ -81,6 +93,12 @@ struct FlowResult {
   ModeEnergy reuse, dense;
   std::filesystem::path markdown, json;
 };
+
+// Throws Error naming both hashes and folders when the RTL a top was
+// synthesised from is not the RTL that was simulated: a report must never
+// give one design's cycles and another's area and power.
+void check_same_rtl(const std::string& top, const std::string& simulated_hash, const std::filesystem::path& simulated,
+                    const std::string& synthesised_hash, const std::filesystem::path& synthesised);
 
 // Throws StageError when a stage fails (the report is then not written).
 FlowResult run_flow(const FlowOptions& opt);

@@ -22,12 +22,28 @@ bool simple_identifier(const std::string& s) {
 // Verilog name for a Liberty pin or cell name (escaped when needed).
 std::string vname(const std::string& s) { return simple_identifier(s) ? s : "\\" + s + " "; }
 
-void write_cell(std::ostringstream& o, const LibCell& c) {
-  std::vector<const LibPin*> ins, outs;
+std::string why_unmodelled(const LibCell& c, const CellModelOptions& opt) {
+  if (c.has_statetable) return "behaviour given as a statetable";
+  if (c.sequentials.size() > 1) return "more than one ff/latch group";
+  if (!opt.latches && !c.sequentials.empty() && c.sequentials.front().latch)
+    return "latch (the register cut handles edge-triggered flip-flops only)";
   for (const LibPin& p : c.pins) {
-    if (p.direction == PinDirection::Input) ins.push_back(&p);
-    else if (p.direction == PinDirection::Output || p.direction == PinDirection::Inout) outs.push_back(&p);
+    if (p.direction != PinDirection::Output && p.direction != PinDirection::Inout) continue;
+    if (p.direction == PinDirection::Inout) return "inout pin " + p.name;
+    if (!p.three_state.empty()) return "tri-state output " + p.name;
+    if (p.function.empty()) return "output " + p.name + " has no function";
   }
+  if (!c.sequentials.empty()) {
+    const SequentialGroup& s = c.sequentials.front();
+    if (!s.clear.empty() && !s.preset.empty() && !s.clear_preset_var1.empty() && s.clear_preset_var1 != "L" &&
+        s.clear_preset_var1 != "H")
+      return "clear and preset together give `" + s.clear_preset_var1 + "`";
+  }
+  return "";
+}
+
+void write_ports(std::ostringstream& o, const LibCell& c, bool blackbox) {
+  if (blackbox) o << "(* blackbox *)\n";
   o << "module " << vname(c.name) << " (";
   bool first = true;
   for (const LibPin& p : c.pins) {
@@ -36,21 +52,15 @@ void write_cell(std::ostringstream& o, const LibCell& c) {
     first = false;
   }
   o << ");\n";
-  for (const LibPin* p : ins) o << "  input " << vname(p->name) << ";\n";
-  for (const LibPin* p : outs) o << "  output " << vname(p->name) << ";\n";
-
-  std::string why;
-  if (c.has_statetable) why = "behaviour given as a statetable";
-  if (c.sequentials.size() > 1) why = "more than one ff/latch group";
-  for (const LibPin* p : outs)
-    if (p->function.empty()) why = "output " + p->name + " has no function";
-  if (!why.empty()) {
-    o << "  // Not modelled: " << why << ".\n";
-    for (const LibPin* p : outs) o << "  assign " << vname(p->name) << " = 1'bx;\n";
-    o << "endmodule\n\n";
-    return;
+  for (const LibPin& p : c.pins) {
+    if (p.direction == PinDirection::Input) o << "  input " << vname(p.name) << ";\n";
+    if (p.direction == PinDirection::Output) o << "  output " << vname(p.name) << ";\n";
+    if (p.direction == PinDirection::Inout) o << "  inout " << vname(p.name) << ";\n";
   }
+}
 
+void write_cell(std::ostringstream& o, const LibCell& c) {
+  write_ports(o, c, false);
   std::string q, qn;
   if (!c.sequentials.empty()) {
     q = c.sequentials.front().q_var;
@@ -59,59 +69,90 @@ void write_cell(std::ostringstream& o, const LibCell& c) {
   auto rename = [&](const std::string& v) -> std::string {
     if (!q.empty() && v == q) return "kld_iq";
     if (!qn.empty() && v == qn) return "(~kld_iq)";
-    for (const LibPin& p : c.pins)
-      if (p.name == v) return vname(v);
+    if (c.pin(v)) return vname(v);
     throw Error("cell " + c.name + ": function uses `" + v + "`, which is no pin of the cell");
   };
   auto expr = [&](const std::string& f) { return BoolFunction::parse(f).to_verilog(rename); };
-
   if (!c.sequentials.empty()) {
     const SequentialGroup& s = c.sequentials.front();
     o << "  reg kld_iq;\n";
     o << "  wire kld_clk = " << expr(s.clocked_on) << ";\n";
-    o << "  wire kld_clr = " << (s.clear.empty() ? "1'b0" : expr(s.clear)) << ";\n";
-    o << "  wire kld_pre = " << (s.preset.empty() ? "1'b0" : expr(s.preset)) << ";\n";
-    // Both clear and preset: clear_preset_var1 says what the state becomes.
-    const std::string both = s.clear_preset_var1 == "H" ? "1'b1" : "1'b0";
+    o << "  wire kld_d = " << expr(s.next_state) << ";\n";
+    // Yosys's proc recognises an asynchronous control only as a plain `if` on
+    // a signal of the sensitivity list; the first `if` wins when both are
+    // active, which is what clear_preset_var1 (L or H) says.
+    std::vector<std::pair<std::string, std::string>> controls;  // (wire, value)
+    if (!s.clear.empty()) controls.emplace_back("kld_clr", "1'b0");
+    if (!s.preset.empty()) controls.emplace_back("kld_pre", "1'b1");
+    if (controls.size() == 2 && s.clear_preset_var1 == "H") std::swap(controls[0], controls[1]);
+    if (!s.clear.empty()) o << "  wire kld_clr = " << expr(s.clear) << ";\n";
+    if (!s.preset.empty()) o << "  wire kld_pre = " << expr(s.preset) << ";\n";
     if (s.latch) {
-      o << "  /* verilator lint_off LATCH */\n";
-      o << "  always @* begin\n";
-      o << "    if (kld_clr && kld_pre) kld_iq = " << both << ";\n";
-      o << "    else if (kld_clr) kld_iq = 1'b0;\n";
-      o << "    else if (kld_pre) kld_iq = 1'b1;\n";
-      o << "    else if (kld_clk) kld_iq = " << expr(s.next_state) << ";\n";
-      o << "  end\n";
+      o << "  /* verilator lint_off LATCH */\n  always @*\n";
+      std::string els;
+      for (const auto& ctl : controls) {
+        o << "    " << els << "if (" << ctl.first << ") kld_iq = " << ctl.second << ";\n";
+        els = "else ";
+      }
+      o << "    " << els << "if (kld_clk) kld_iq = kld_d;\n";
       o << "  /* verilator lint_on LATCH */\n";
     } else {
-      o << "  always @(posedge kld_clk or posedge kld_clr or posedge kld_pre) begin\n";
-      o << "    if (kld_clr && kld_pre) kld_iq <= " << both << ";\n";
-      o << "    else if (kld_clr) kld_iq <= 1'b0;\n";
-      o << "    else if (kld_pre) kld_iq <= 1'b1;\n";
-      o << "    else kld_iq <= " << expr(s.next_state) << ";\n";
-      o << "  end\n";
+      o << "  always @(posedge kld_clk";
+      for (const auto& ctl : controls) o << " or posedge " << ctl.first;
+      o << ")\n";
+      std::string els;
+      for (const auto& ctl : controls) {
+        o << "    " << els << "if (" << ctl.first << ") kld_iq <= " << ctl.second << ";\n";
+        els = "else ";
+      }
+      o << "    " << els << "kld_iq <= kld_d;\n";
     }
   }
-  for (const LibPin* p : outs) o << "  assign " << vname(p->name) << " = " << expr(p->function) << ";\n";
+  for (const LibPin& p : c.pins)
+    if (p.direction == PinDirection::Output) o << "  assign " << vname(p.name) << " = " << expr(p.function) << ";\n";
   o << "endmodule\n\n";
 }
 
 }  // namespace
 
-std::string cell_models_verilog(const Library& lib, const std::vector<std::string>& cells) {
-  std::set<std::string> wanted(cells.begin(), cells.end());
+CellModels cell_models(const Library& lib, const CellModelOptions& opt) {
+  const std::set<std::string> wanted(opt.cells.begin(), opt.cells.end());
+  for (const std::string& w : wanted)
+    if (!lib.cell(w)) throw Error("cell " + w + " is not in library " + lib.name);
+  CellModels m;
   std::ostringstream o;
   o << "// Verilog models of the cells of Liberty library " << lib.name << ", written by kaleido " << version()
     << "\n// from the cells' function, ff and latch attributes (gen/ppa/cell_models.cpp). For simulation\n"
     << "// and equivalence checking of mapped netlists; no timing.\n";
-  o << "/* verilator lint_off UNUSED */\n/* verilator lint_off DECLFILENAME */\n/* verilator lint_off MULTITOP */\n\n";
+  o << "/* verilator lint_off UNUSED */\n/* verilator lint_off UNDRIVEN */\n/* verilator lint_off DECLFILENAME */\n"
+    << "/* verilator lint_off MULTITOP */\n\n";
   for (const LibCell& c : lib.cells) {
     if (!wanted.empty() && !wanted.count(c.name)) continue;
-    write_cell(o, c);
+    std::string why = why_unmodelled(c, opt);
+    if (why.empty()) {
+      try {
+        std::ostringstream one;
+        write_cell(one, c);
+        o << one.str();
+        continue;
+      } catch (const Error& e) {
+        why = e.what();
+      }
+    }
+    m.unmodelled[c.name] = why;
+    write_ports(o, c, true);
+    o << "  // Not modelled: " << why << ".\nendmodule\n\n";
   }
-  o << "/* verilator lint_on MULTITOP */\n/* verilator lint_on DECLFILENAME */\n/* verilator lint_on UNUSED */\n";
-  for (const std::string& w : wanted)
-    if (!lib.cell(w)) throw Error("cell " + w + " is not in library " + lib.name);
-  return o.str();
+  o << "/* verilator lint_on MULTITOP */\n/* verilator lint_on DECLFILENAME */\n/* verilator lint_on UNDRIVEN */\n"
+    << "/* verilator lint_on UNUSED */\n";
+  m.verilog = o.str();
+  return m;
+}
+
+std::string cell_models_verilog(const Library& lib, const std::vector<std::string>& cells) {
+  CellModelOptions opt;
+  opt.cells = cells;
+  return cell_models(lib, opt).verilog;
 }
 
 void write_cell_models(const Library& lib, const std::filesystem::path& path, const std::vector<std::string>& cells) {

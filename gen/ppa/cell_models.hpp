@@ -1,9 +1,14 @@
 // Verilog models of a Liberty library's cells, written from their `function`,
-// `ff` and `latch` attributes, so that a mapped netlist can be simulated with
-// Verilator or checked for equivalence with Yosys.
+// `ff` and `latch` attributes: the one writer for simulating a mapped netlist
+// with Verilator (gate-level activity, gatelevel_sim.hpp) and for the gate side
+// of the equivalence check with Yosys (gen/equiv). Flip-flops are written in
+// the form Yosys's `proc` turns into flip-flops with asynchronous
+// clear/preset (one `if` per asynchronous control, highest priority first);
+// Verilator simulates the same text.
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,9 +16,23 @@
 
 namespace kaleido::ppa {
 
-// Verilog text for `cells` (all cells of the library when empty). Cells with
-// a statetable or an output without function get a port-only module whose
-// outputs are X, with a comment saying why.
+struct CellModelOptions {
+  std::vector<std::string> cells;  // only these (all cells of the library when empty); unknown names throw Error
+  bool latches = true;             // false: latch cells are not modelled (the equivalence check's register cut)
+};
+
+struct CellModels {
+  std::string verilog;
+  // Cells that could not be modelled (statetables, several ff groups,
+  // tri-states, outputs without function, ...), with the reason. They are
+  // written as port-only `(* blackbox *)` modules: a netlist that uses one
+  // can be neither simulated nor proven.
+  std::map<std::string, std::string> unmodelled;
+};
+
+CellModels cell_models(const Library& lib, const CellModelOptions& opt = {});
+
+// The Verilog text alone (all cells, or `cells`).
 std::string cell_models_verilog(const Library& lib, const std::vector<std::string>& cells = {});
 void write_cell_models(const Library& lib, const std::filesystem::path& path, const std::vector<std::string>& cells = {});
 

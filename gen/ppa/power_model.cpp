@@ -328,7 +328,7 @@ NetActivity PowerModel::simulated_activity(const ToggleCounts& t) const {
     a.rise_fraction[net] =
         t.toggles[net] ? static_cast<double>(t.rises[net]) / static_cast<double>(t.toggles[net]) : 0.5;
   }
-  a.source = "gate-level simulation of the mapped netlist (zero delay), " + std::to_string(t.cycles) +
+  a.source = "gate-level simulation of the mapped netlist (Verilator, zero delay), " + std::to_string(t.cycles) +
              " cycles; stimulus: " + t.stimulus;
   return a;
 }

@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "ppa/gatesim.hpp"
+#include "ppa/stimulus.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/netlist.hpp"
 

@@ -13,6 +13,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/version.hpp"
+#include "ppa/gatelevel_sim.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/netlist.hpp"
 #include "ppa/sdc.hpp"
@@ -101,6 +102,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   }
   if (rtl.empty()) throw ConfigError("--rtl", "(none)", "give a folder or files of Verilog");
   for (const fs::path& f : rtl) r.rtl_files.push_back(fs::absolute(f).string());
+  r.rtl_hash = rtl_content_hash(rtl);
   std::vector<fs::path> libs = opt.liberty;
   if (libs.empty()) libs.push_back(generic_liberty());
   for (const fs::path& l : libs)
@@ -331,14 +333,24 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   // 8. Activity-based power from gate-level simulations.
   // One run: toggles -> logic power, SRAM accesses -> SRAM power (annotating
   // the SRAM rows of the report only for the main stimulus).
+  std::unique_ptr<GateLevelSim> gate_level;  // built on first use, shared by every stimulus
   const auto simulate = [&](Stimulus& stimulus, uint64_t cycles, bool annotate_srams, ToggleCounts& toggles) {
     if (opt.progress) opt.progress("gate-level replay of " + std::to_string(cycles) + " cycles (" + stimulus.describe() + ") ...");
-    GateSim sim(net, lib, opt.clock_port, yr.srams);
+    if (!gate_level) {
+      GateLevelOptions go;
+      go.clock_port = opt.clock_port;
+      go.srams = yr.srams;
+      go.work_dir = work / "gatelevel";
+      go.progress = opt.progress;
+      gate_level = std::make_unique<GateLevelSim>(net, lib, go);
+      step_done("gate-level model build (Verilator)", gate_level->build_seconds());
+      step.lap();
+    }
     SimOptions so;
     so.clock_port = opt.clock_port;
     so.cycles = cycles;
     so.warmup = opt.sim_warmup;
-    toggles = sim.run(stimulus, so);
+    toggles = gate_level->run(stimulus, so);
     PowerReport p;
     p.logic = pm.evaluate(pm.simulated_activity(toggles), InternalPowerConvention::PerTransition);
     for (SramReport& s : r.srams) {
@@ -348,6 +360,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
         const double reads = static_cast<double>(a.reads) / cyc, writes = static_cast<double>(a.writes) / cyc;
         const double w = s.cost.leakage_w + (reads * s.cost.read_energy_j + writes * s.cost.write_energy_j) * f;
         p.sram_w += w;
+        p.sram_leakage_w += s.cost.leakage_w;
         if (!annotate_srams) continue;
         s.reads_per_cycle = reads;
         s.writes_per_cycle = writes;
@@ -460,7 +473,7 @@ json result_json(const SynthResult& r) {
   json j;
   j["kaleido_version"] = version();
   j["warnings"] = r.warnings;
-  j["design"] = {{"top", r.top}, {"rtl_files", r.rtl_files}};
+  j["design"] = {{"top", r.top}, {"rtl_files", r.rtl_files}, {"rtl_hash", r.rtl_hash}};
   j["library"] = {{"name", r.library_name},
                   {"sources", r.liberty_sources},
                   {"prepared_file", r.prepared_liberty},

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ppa/gatesim.hpp"
+#include "ppa/stimulus.hpp"
 #include "ppa/power_model.hpp"
 #include "ppa/sram_model.hpp"
 #include "ppa/sta_flow.hpp"
@@ -93,7 +93,8 @@ struct StepTime {
 
 struct PowerReport {
   PowerBreakdown logic;
-  double sram_w = 0;
+  double sram_w = 0;          // leakage included
+  double sram_leakage_w = 0;
   std::string sram_source;
 };
 
@@ -108,6 +109,7 @@ struct SynthResult {
   // Inputs, as used.
   std::string top;
   std::vector<std::string> rtl_files;
+  std::string rtl_hash;  // rtl_content_hash() of rtl_files
   std::vector<std::string> liberty_sources;
   std::string library_name;
   std::string prepared_liberty;   // merged/annotated file the tools read

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -47,6 +48,28 @@ std::vector<fs::path> rtl_files_in(const fs::path& dir) {
   std::sort(files.begin(), files.end());
   if (files.empty()) throw FileError(dir.string(), "contains no .v or .sv file");
   return files;
+}
+
+std::string rtl_content_hash(const std::vector<fs::path>& files) {
+  std::vector<std::pair<std::string, fs::path>> named;
+  for (const fs::path& f : files) named.emplace_back(f.filename().string(), f);
+  std::sort(named.begin(), named.end());
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](const std::string& bytes) {
+    for (unsigned char c : bytes) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+    h ^= 0xff;  // separator: ("ab", "c") and ("a", "bc") differ
+    h *= 0x100000001b3ull;
+  };
+  for (const auto& [name, path] : named) {
+    mix(name);
+    mix(read_file(path));
+  }
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 namespace {

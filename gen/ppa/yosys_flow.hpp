@@ -54,6 +54,12 @@ YosysResult run_yosys(const YosysJob& job);
 // Verilog/SystemVerilog files of a folder (*.v, *.sv), sorted by name.
 std::vector<std::filesystem::path> rtl_files_in(const std::filesystem::path& dir);
 
+// Content hash of a set of RTL files: FNV-1a 64 over each file's name (not
+// its folder) and bytes, in name order, as 16 hex digits. Two folders holding
+// the same files give the same hash; the flow compares the RTL it simulated
+// with the RTL it synthesised this way.
+std::string rtl_content_hash(const std::vector<std::filesystem::path>& files);
+
 // Replaces every {{KEY}}; throws Error if one is left unfilled.
 std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values,
                           const std::string& template_name);

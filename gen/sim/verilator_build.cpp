@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/version.hpp"
 
 namespace kaleido::sim {
 
@@ -48,12 +49,18 @@ std::string quote(const std::string& s) { return "'" + s + "'"; }
 
 fs::path build_dir() {
   if (const char* env = std::getenv("KALEIDO_BUILD_DIR")) return env;
-  return KALEIDO_BINARY_DIR;
+  // An installed kaleido keeps the testbench's static libraries under its data folder.
+  const std::string installed = installed_root();
+  return installed.empty() ? fs::path(KALEIDO_BINARY_DIR) : fs::path(installed);
 }
 
 fs::path default_cache_root() {
   if (const char* env = std::getenv("KALEIDO_CACHE_DIR")) return env;
-  return build_dir() / "verilator-cache";
+  if (installed_root().empty()) return build_dir() / "verilator-cache";
+  // The install prefix may be read-only: the user's cache folder.
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return fs::path(xdg) / "kaleido" / "verilator-cache";
+  if (const char* home = std::getenv("HOME")) return fs::path(home) / ".cache" / "kaleido" / "verilator-cache";
+  return fs::temp_directory_path() / "kaleido-verilator-cache";
 }
 
 int run_command(const std::string& cmd, const fs::path& log) {

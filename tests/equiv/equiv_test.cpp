@@ -14,7 +14,7 @@
 #include "common/error.hpp"
 #include "common/version.hpp"
 #include "equiv/aig.hpp"
-#include "equiv/cell_models.hpp"
+#include "ppa/cell_models.hpp"
 #include "equiv/equiv.hpp"
 #include "equiv/miter.hpp"
 #include "equiv/yosys_json.hpp"
@@ -232,7 +232,9 @@ TEST(Miter, LatchesAndLoopsAreRefused) {
 
 TEST(CellModels, FlipFlopsUseOneIfPerAsynchronousControl) {
   const ppa::Library lib = ppa::read_liberty(generic_liberty());
-  const CellModels m = yosys_cell_models(lib);
+  ppa::CellModelOptions opt;
+  opt.latches = false;
+  const ppa::CellModels m = ppa::cell_models(lib, opt);
   EXPECT_TRUE(m.unmodelled.empty());
   const size_t dffr = m.verilog.find("module DFFR_X1");
   ASSERT_NE(dffr, std::string::npos);

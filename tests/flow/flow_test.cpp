@@ -14,6 +14,8 @@
 #include "golden/quant.hpp"
 #include "golden/reuse.hpp"
 #include "golden/workload.hpp"
+#include "hw/generator.hpp"
+#include "ppa/yosys_flow.hpp"
 #include "support/test_dir.hpp"
 
 namespace kaleido {
@@ -142,6 +144,55 @@ TEST(Flow, TinyConfigurationEndToEnd) {
   const double plain_logic = plain.at("metrics").at("design__instance__area__stdcell").at("value").get<double>();
   EXPECT_GT(top_logic, plain_logic);
   EXPECT_NEAR(h.at("logic_area_overhead_vs_plain").get<double>(), top_logic / plain_logic - 1.0, 1e-9);
+
+  // The RTL simulated is the RTL synthesised, and the report says so.
+  const std::string generated = ppa::rtl_content_hash(ppa::rtl_files_in(t.opt.work_dir / "rtl"));
+  const json& hashes = j.at("rtl_hash");
+  EXPECT_EQ(hashes.at("simulated"), generated);
+  EXPECT_EQ(hashes.at("synthesised").at("kld_top"), generated);
+  EXPECT_EQ(hashes.at("synthesised").at("kld_plain_top"), generated);
+  EXPECT_EQ(top.at("design").at("rtl_hash"), generated);
+  EXPECT_NE(md.find("RTL content hash: simulated " + generated), std::string::npos);
+}
+
+TEST(Flow, RtlHashesCompareContentNotFolders) {
+  kaleido::testing::TestDir dir("hash");
+  hw::write_rtl(tiny_hw(), dir.path() / "a");
+  hw::write_rtl(tiny_hw(), dir.path() / "b");
+  const auto a = ppa::rtl_files_in(dir.path() / "a"), b = ppa::rtl_files_in(dir.path() / "b");
+  const std::string ha = ppa::rtl_content_hash(a), hb = ppa::rtl_content_hash(b);
+  EXPECT_EQ(ha, hb);
+  EXPECT_EQ(ha.size(), 16u);
+  EXPECT_NO_THROW(flow::check_same_rtl("kld_top", ha, dir.path() / "a", hb, dir.path() / "b"));
+  // One changed byte in one file: another design.
+  std::string text = read_file(b.front());
+  text.back() = text.back() == ' ' ? '\t' : ' ';
+  write_file_atomic(b.front(), text);
+  const std::string changed = ppa::rtl_content_hash(b);
+  EXPECT_NE(changed, ha);
+  try {
+    flow::check_same_rtl("kld_top", ha, dir.path() / "a", changed, dir.path() / "b");
+    FAIL() << "different RTL must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(ha), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(changed), std::string::npos) << e.what();
+  }
+}
+
+TEST(Flow, HardwareThatIsNotTheSimulatedDesignIsRefused) {
+  REQUIRE_TOOLS();
+  // The hardware's accumulator is wider than the algorithm's: the simulation
+  // would run another design than the one synthesised and reported.
+  const fs::path dir = temp_dir("widths");
+  flow::FlowOptions o = tiny_flow(dir, 0);
+  o.hw.acc_w = 32;
+  try {
+    flow::run_flow(o);
+    FAIL() << "a flow whose simulated RTL is not its synthesised RTL must fail";
+  } catch (const flow::StageError& e) {
+    EXPECT_EQ(e.stage(), "simulate") << e.what();
+  }
+  EXPECT_FALSE(fs::exists(o.report_dir / "flow.md")) << "no report for a design that was not simulated";
 }
 
 TEST(Flow, HighReuseSpendsLessEnergyPerUsefulMacThanDense) {
@@ -155,6 +206,34 @@ TEST(Flow, HighReuseSpendsLessEnergyPerUsefulMacThanDense) {
   EXPECT_LT(r.reuse.pj_per_useful_mac, r.dense.pj_per_useful_mac);
   // Per-issued energy is never below per-useful energy in reuse mode (issued <= useful).
   EXPECT_GE(r.reuse.pj_per_issued_mac, r.reuse.pj_per_useful_mac);
+
+  // Energy quoted with its clock: at the target and at Fmax, leakage apart.
+  const json& j = r.report;
+  const json& h = j.at("headline");
+  EXPECT_DOUBLE_EQ(h.at("energy_clock_ns").get<double>(), 5.0);
+  EXPECT_NEAR(h.at("energy_ratio_dense_over_reuse").get<double>(), r.dense.energy_j / r.reuse.energy_j, 1e-12);
+  const double fmax = h.at("fmax_mhz").get<double>();
+  for (const char* mode : {"reuse", "dense"}) {
+    const json& e = j.at("energy").at(mode);
+    const double replayed = e.at("gate_level_cycles_replayed").get<double>();
+    const double leak = e.at("leakage_power_w").get<double>(), dyn = e.at("dynamic_energy_j").get<double>();
+    EXPECT_GT(leak, 0.0) << mode;
+    EXPECT_GT(dyn, 0.0) << mode;
+    EXPECT_DOUBLE_EQ(e.at("clock_ns").get<double>(), 5.0);
+    // Average power x run time at 5 ns = dynamic energy + leakage x run time.
+    const double total_w = e.at("logic_power_w").get<double>() + e.at("sram_power_w").get<double>();
+    EXPECT_NEAR(e.at("energy_j").get<double>(), total_w * replayed * 5e-9, 1e-9 * total_w * replayed * 5e-9);
+    EXPECT_NEAR(e.at("energy_j").get<double>(), dyn + leak * replayed * 5e-9, 1e-9 * dyn);
+    const json& f = e.at("at_fmax");
+    EXPECT_NEAR(f.at("clock_ns").get<double>(), 1000.0 / fmax, 1e-9);
+    EXPECT_NEAR(f.at("energy_j").get<double>(), dyn + leak * replayed * 1e-6 / fmax, 1e-9 * dyn);
+    // Same dynamic energy; more leakage energy at the slower of the two clocks.
+    const bool fmax_slower = 1000.0 / fmax > 5.0;
+    EXPECT_EQ(f.at("energy_j").get<double>() > e.at("energy_j").get<double>(), fmax_slower) << mode;
+  }
+  const std::string md = read_file(r.markdown);
+  EXPECT_NE(md.find("energy per useful MAC at the 5.00 ns target clock"), std::string::npos);
+  EXPECT_NE(md.find("energy per useful MAC at Fmax ("), std::string::npos);
 }
 
 TEST(Flow, FailedStageIsNamedAndItsLogKept) {

@@ -1,0 +1,569 @@
+#include "ppa/gatelevel_sim.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "ppa/cell_models.hpp"
+#include "ppa/tools.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kaleido::ppa {
+
+namespace {
+
+constexpr const char* kTop = "kld_gl";
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool active_low_name(const std::string& n) {
+  const std::string l = lower(n);
+  auto ends = [&](const char* suf) {
+    const std::string s(suf);
+    return l.size() > s.size() && l.compare(l.size() - s.size(), s.size(), s) == 0;
+  };
+  return ends("_n") || ends("_ni") || ends("_b") || ends("_bi") || ends("n_i");
+}
+
+struct SramRead {
+  std::vector<int> addr, data;
+  int en = -1;
+  bool registered = false;
+};
+
+// The ports of one black-box SRAM as the simulation drives them.
+struct SramPorts {
+  std::string path;
+  int clk = -1;
+  std::vector<int> waddr, wdata;
+  int we = -1, en = -1;
+  bool we_low = false, en_low = false;
+  std::vector<SramRead> reads;
+  size_t words = 0, width = 0;
+  bool modelled = false;
+  std::string how;
+};
+
+SramPorts recognise_sram(const NetlistBlackBox& b, const std::vector<SramShape>& shapes) {
+  SramPorts s;
+  s.path = b.path;
+  auto single = [](const std::vector<int>& nets) { return nets.size() == 1 ? nets[0] : -1; };
+  auto find = [](const std::vector<std::pair<std::string, std::vector<int>>>& ports,
+                 const std::string& name) -> const std::vector<int>* {
+    for (const auto& [pn, nets] : ports)
+      if (pn == name) return &nets;
+    return nullptr;
+  };
+  // Clock and write port by name (clk, we, waddr/addr, wdata/din).
+  std::vector<int> addr;
+  for (const auto& [name, nets] : b.inputs) {
+    const std::string l = lower(name);
+    if (l.find("clk") != std::string::npos || l.find("clock") != std::string::npos) {
+      s.clk = single(nets);
+    } else if (l.find("waddr") != std::string::npos || l.find("wr_addr") != std::string::npos) {
+      s.waddr = nets;
+    } else if (l.find("raddr") != std::string::npos || l.find("rd_addr") != std::string::npos) {
+      // read addresses: below
+    } else if (l.find("addr") != std::string::npos || l.find("adr") != std::string::npos) {
+      addr = nets;
+    } else if (l.find("wdata") != std::string::npos || l.find("din") != std::string::npos ||
+               l.find("wr_data") != std::string::npos || l == "d_i" || l == "d") {
+      s.wdata = nets;
+    } else if (l.rfind("we", 0) == 0 || l.find("_we") != std::string::npos || l.find("wr_en") != std::string::npos ||
+               l.find("wen") != std::string::npos || l.find("write") != std::string::npos) {
+      s.we = single(nets);
+      s.we_low = active_low_name(name);
+    } else if (l == "en_i" || l == "ce_i" || l == "cs_i" || l == "en" || l == "ce" || l == "cs" || l == "req_i") {
+      s.en = single(nets);
+      s.en_low = active_low_name(name);
+    }
+  }
+  if (s.waddr.empty()) s.waddr = addr;
+  const SramShape* shape = nullptr;
+  for (const SramShape& sh : shapes)
+    if (sh.module == b.module) shape = &sh;
+  std::ostringstream how;
+  if (shape && !shape->read_ports.empty()) {
+    // Read ports as traced in the SRAM's RTL.
+    for (const SramReadPort& rp : shape->read_ports) {
+      SramRead r;
+      if (const auto* a = find(b.inputs, rp.addr_port)) r.addr = *a;
+      if (const auto* d = find(b.outputs, rp.data_port)) r.data = *d;
+      if (!rp.enable_port.empty())
+        if (const auto* e = find(b.inputs, rp.enable_port)) r.en = single(*e);
+      r.registered = rp.registered;
+      s.reads.push_back(r);
+      how << (how.tellp() > 0 ? "; " : "") << (rp.registered ? "registered" : "asynchronous") << " read "
+          << rp.addr_port << " -> " << rp.data_port;
+    }
+  } else {
+    // By name: raddrK -> rdataK pairs, else the shared address -> the read data output (registered).
+    for (const auto& [name, nets] : b.inputs) {
+      const std::string l = lower(name);
+      if (l.find("raddr") == std::string::npos && l.find("rd_addr") == std::string::npos) continue;
+      std::string want = name;
+      want.replace(lower(want).find("addr"), 4, "data");
+      const bool in_suffix = want.size() >= 2 && want.substr(want.size() - 2) == "_i";
+      const std::string out_name = want.substr(0, in_suffix ? want.size() - 2 : want.size()) + "_o";
+      SramRead r;
+      r.addr = nets;
+      if (const auto* d = find(b.outputs, out_name)) r.data = *d;
+      if (!r.data.empty()) {
+        s.reads.push_back(r);
+        how << (how.tellp() > 0 ? "; " : "") << "asynchronous read (by name) " << name << " -> " << out_name;
+      }
+    }
+    if (s.reads.empty() && !addr.empty()) {
+      SramRead r;
+      r.addr = addr;
+      r.registered = true;
+      for (const auto& [name, nets] : b.outputs) {
+        const std::string l = lower(name);
+        if (l.find("rdata") != std::string::npos || l.find("dout") != std::string::npos) r.data = nets;
+      }
+      if (r.data.empty())
+        for (const auto& [name, nets] : b.outputs)
+          if (nets.size() > r.data.size()) r.data = nets;
+      if (!r.data.empty()) {
+        s.reads.push_back(r);
+        how << "registered read (by name) on the shared address";
+      }
+    }
+  }
+  s.width = s.wdata.size();
+  for (const SramRead& r : s.reads) s.width = std::max(s.width, r.data.size());
+  size_t addr_bits = s.waddr.size();
+  for (const SramRead& r : s.reads) addr_bits = std::max(addr_bits, r.addr.size());
+  s.modelled = s.clk >= 0 && !s.reads.empty() && s.width > 0 && addr_bits < 24;
+  if (s.modelled) s.words = shape && shape->words > 0 ? static_cast<size_t>(shape->words) : (size_t{1} << addr_bits);
+  how << "; write " << (s.we >= 0 ? (s.we_low ? "enable active low" : "enable") : "never") << ", "
+      << s.waddr.size() << "-bit address, " << s.wdata.size() << "-bit data";
+  s.how = how.str();
+  return s;
+}
+
+bool on_path(const std::string& tool) {
+  try {
+    find_tool(tool, tool);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::string net_ref(int net) {
+  if (net == kNet0 || net < 0) return "1'b0";
+  if (net == kNet1) return "1'b1";
+  return "n_" + std::to_string(net);
+}
+
+// {MSB, ..., LSB} of nets, zero-extended to 64 bits by the assignment it is used in.
+std::string bus(const std::vector<int>& nets) {
+  if (nets.empty()) return "64'd0";
+  std::string s = "{";
+  for (size_t k = nets.size(); k-- > 0;) s += net_ref(nets[k]) + (k ? ", " : "}");
+  return s;
+}
+
+std::string level(int net, bool low) {
+  if (net < 0) return "1'b1";
+  return low ? "~" + net_ref(net) : net_ref(net);
+}
+
+// The SRAM as Verilog inside the flat module: memory, read and write ports,
+// access counters (64 bits, counting while kld_count_i is high).
+void write_sram(std::ostringstream& o, const SramPorts& s, size_t k, std::vector<uint8_t>& driven) {
+  const std::string K = std::to_string(k);
+  o << "  // SRAM " << s.path << ": " << s.how << "\n";
+  o << "  reg [63:0] kld_reads_" << K << " = 64'd0, kld_writes_" << K << " = 64'd0;\n";
+  o << "  assign kld_sram_reads_" << K << " = kld_reads_" << K << ";\n";
+  o << "  assign kld_sram_writes_" << K << " = kld_writes_" << K << ";\n";
+  if (!s.modelled) return;
+  const std::string W = std::to_string(s.width);
+  o << "  reg [" << W << "-1:0] kld_mem_" << K << " [0:" << s.words << "-1];\n";
+  o << "  wire kld_en_" << K << " = " << level(s.en, s.en_low) << ";\n";
+  o << "  wire kld_we_" << K << " = kld_en_" << K << " & " << (s.we < 0 ? "1'b0" : level(s.we, s.we_low)) << ";\n";
+  o << "  wire [63:0] kld_wa_" << K << " = " << bus(s.waddr) << ";\n";
+  o << "  wire [" << W << "-1:0] kld_wd_" << K << " = " << bus(s.wdata) << ";\n";
+  std::string inc = "64'd0";
+  for (size_t p = 0; p < s.reads.size(); ++p) {
+    const SramRead& r = s.reads[p];
+    const std::string P = K + "_" + std::to_string(p);
+    o << "  wire [63:0] kld_ra_" << P << " = " << bus(r.addr) << " % 64'd" << s.words << ";\n";
+    if (r.registered) {
+      o << "  wire kld_re_" << P << " = kld_en_" << K << " & " << level(r.en, false) << ";\n";
+      o << "  reg [" << W << "-1:0] kld_q_" << P << " = 0;\n";
+      o << "  always @(posedge " << net_ref(s.clk) << ") if (kld_re_" << P << ") kld_q_" << P << " <= kld_mem_" << K
+        << "[kld_ra_" << P << "];\n";
+      inc += " + {63'd0, kld_re_" + P + "}";
+    } else {
+      // One access per clock edge at which the address differs from the previous edge's.
+      o << "  reg [63:0] kld_last_" << P << " = 64'd0;\n  reg kld_seen_" << P << " = 1'b0;\n";
+      o << "  wire kld_re_" << P << " = ~kld_seen_" << P << " | (kld_ra_" << P << " != kld_last_" << P << ");\n";
+      o << "  always @(posedge " << net_ref(s.clk) << ") begin kld_last_" << P << " <= kld_ra_" << P
+        << "; kld_seen_" << P << " <= 1'b1; end\n";
+      o << "  wire [" << W << "-1:0] kld_q_" << P << " = kld_mem_" << K << "[kld_ra_" << P << "];\n";
+      inc += " + {63'd0, kld_re_" + P + "}";
+    }
+    for (size_t b = 0; b < r.data.size(); ++b) {
+      const int net = r.data[b];
+      if (net < 2) continue;
+      o << "  assign " << net_ref(net) << " = kld_q_" << P << "[" << b << "];\n";
+      driven[static_cast<size_t>(net)] = 1;
+    }
+  }
+  o << "  always @(posedge " << net_ref(s.clk) << ") begin\n";
+  o << "    if (kld_we_" << K << ") kld_mem_" << K << "[kld_wa_" << K << " % 64'd" << s.words << "] <= kld_wd_" << K
+    << ";\n";
+  o << "    if (kld_count_i) begin\n";
+  o << "      kld_reads_" << K << " <= kld_reads_" << K << " + " << inc << ";\n";
+  o << "      kld_writes_" << K << " <= kld_writes_" << K << " + {63'd0, kld_we_" << K << "};\n";
+  o << "    end\n  end\n";
+}
+
+struct InputBit {
+  int port = 0, bit = 0;
+};
+
+// The flat module. Ports: i_<k> per input bit, o_<k> per output bit,
+// kld_count_i, and the SRAM access counters.
+std::string flat_verilog(const FlatNetlist& n, const std::vector<SramPorts>& srams, std::vector<InputBit>& input_bits,
+                         std::vector<std::vector<std::string>>& outputs) {
+  std::ostringstream head, body;
+  std::vector<uint8_t> driven(static_cast<size_t>(n.num_nets), 0);
+  auto drive = [&](int net, const std::string& who) {
+    if (net < 2) return;
+    if (driven[static_cast<size_t>(net)])
+      throw Error("net " + n.net_names[static_cast<size_t>(net)] + " has more than one driver (" + who + ")");
+    driven[static_cast<size_t>(net)] = 1;
+  };
+  std::vector<std::string> ports;
+  std::ostringstream decl;
+  int in_port = 0;
+  for (const NetlistPort& p : n.ports) {
+    if (!p.input) outputs.emplace_back();
+    for (size_t b = 0; b < p.nets.size(); ++b) {
+      const int net = p.nets[b];
+      if (p.input) {
+        const std::string name = "i_" + std::to_string(input_bits.size());
+        input_bits.push_back({in_port, static_cast<int>(b)});
+        ports.push_back(name);
+        decl << "  input " << name << ";\n";
+        if (net >= 2) {
+          drive(net, "input port " + p.name);
+          body << "  assign " << net_ref(net) << " = " << name << ";\n";
+        }
+      } else {
+        const std::string name = "o_" + std::to_string(ports.size());
+        ports.push_back(name);
+        outputs.back().push_back(name);
+        decl << "  output " << name << ";\n";
+        body << "  assign " << name << " = " << net_ref(net) << ";\n";
+      }
+    }
+    if (p.input) ++in_port;
+  }
+  ports.push_back("kld_count_i");
+  decl << "  input kld_count_i;\n";
+  for (size_t k = 0; k < srams.size(); ++k) {
+    for (const char* what : {"reads", "writes"}) {
+      const std::string name = std::string("kld_sram_") + what + "_" + std::to_string(k);
+      ports.push_back(name);
+      decl << "  output [63:0] " << name << ";\n";
+    }
+  }
+  for (size_t ci = 0; ci < n.cells.size(); ++ci) {
+    const NetlistCell& c = n.cells[ci];
+    body << "  " << (std::isalpha(static_cast<unsigned char>(c.cell->name[0])) ? c.cell->name : "\\" + c.cell->name + " ")
+         << " c_" << ci << " (";
+    bool first = true;
+    for (size_t pi = 0; pi < c.cell->pins.size(); ++pi) {
+      const LibPin& pin = c.cell->pins[pi];
+      if (pin.direction == PinDirection::Internal) continue;
+      const int net = c.pin_net[pi];
+      body << (first ? "" : ", ") << "." << pin.name << "(";
+      if (pin.direction == PinDirection::Input) {
+        body << net_ref(net);
+      } else if (net >= 2) {
+        drive(net, c.path);
+        body << net_ref(net);
+      }
+      body << ")";
+      first = false;
+    }
+    body << ");\n";
+  }
+  std::ostringstream sram_text;
+  for (size_t k = 0; k < srams.size(); ++k) write_sram(sram_text, srams[k], k, driven);
+
+  std::ostringstream o;
+  o << "// Flattened gate-level netlist of " << n.top << " for activity counting, written by kaleido\n"
+    << "// (gen/ppa/gatelevel_sim.cpp): one wire per net (n_<net index>), toggle coverage on those only.\n";
+  o << "/* verilator lint_off UNUSED */\n/* verilator lint_off WIDTH */\n/* verilator lint_off DECLFILENAME */\n"
+    << "/* verilator lint_off PINCONNECTEMPTY */\n/* verilator lint_off MULTIDRIVEN */\n";
+  o << "module " << kTop << " (";
+  for (size_t k = 0; k < ports.size(); ++k) o << (k ? ", " : "") << ports[k];
+  o << ");\n/* verilator coverage_off */\n" << decl.str() << "/* verilator coverage_on */\n";
+  for (int net = 2; net < n.num_nets; ++net) o << "  wire n_" << net << ";\n";
+  o << "/* verilator coverage_off */\n";
+  for (int net = 2; net < n.num_nets; ++net)
+    if (!driven[static_cast<size_t>(net)]) body << "  assign n_" << net << " = 1'b0;\n";
+  o << body.str() << sram_text.str();
+  o << "/* verilator coverage_on */\nendmodule\n";
+  return o.str();
+}
+
+std::string harness_cpp(const std::vector<InputBit>& input_bits, size_t input_ports, int clock_bit, size_t srams,
+                        const std::vector<std::vector<std::string>>& outputs) {
+  std::ostringstream o;
+  o << R"(// Replays a vector file on the gate-level model and writes Verilator's toggle
+// counters at the start and the end of the counted window. Generated by kaleido
+// (gen/ppa/gatelevel_sim.cpp).
+// Usage: sim VECTORS WARMUP CYCLES COV_START COV_END SRAM_COUNTS [OUTPUT_TRACE]
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Vkld_gl.h"
+#include "verilated.h"
+#include "verilated_cov.h"
+
+namespace {
+int nibble(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 7 && argc != 8) {
+    std::cerr << "usage: " << argv[0] << " VECTORS WARMUP CYCLES COV_START COV_END SRAM_COUNTS [OUTPUT_TRACE]\n";
+    return 2;
+  }
+  const uint64_t warmup = std::stoull(argv[2]), cycles = std::stoull(argv[3]);
+  VerilatedContext ctx;
+  Vkld_gl m(&ctx);
+  struct Bit { CData* var; unsigned port, bit; };
+  const std::vector<Bit> bits = {
+)";
+  for (size_t k = 0; k < input_bits.size(); ++k)
+    o << "    {&m.i_" << k << ", " << input_bits[k].port << ", " << input_bits[k].bit << "},\n";
+  o << "  };\n  const unsigned ports = " << input_ports << ";\n";
+  // Output ports, LSB first, for the optional per-cycle trace.
+  o << "  const std::vector<std::vector<const CData*>> outputs = {\n";
+  for (const std::vector<std::string>& port : outputs) {
+    o << "    {";
+    for (size_t b = 0; b < port.size(); ++b) o << (b ? ", " : "") << "&m." << port[b];
+    o << "},\n";
+  }
+  o << "  };\n";
+  o << "  CData* const clock = " << (clock_bit >= 0 ? "&m.i_" + std::to_string(clock_bit) : std::string("nullptr"))
+    << ";\n";
+  o << R"(  std::ifstream in(argv[1]);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    std::cerr << argv[1] << ": cannot be read\n";
+    return 2;
+  }
+  std::vector<std::string> row(ports);
+  std::ofstream trace;
+  if (argc == 8) trace.open(argv[7]);
+  m.kld_count_i = 0;
+  m.eval();  // the initial settle (inputs 0), counted since time 0 like every change
+  for (uint64_t c = 0; c < warmup + cycles; ++c) {
+    if (c == warmup) {
+      ctx.coveragep()->write(argv[4]);
+      ctx.coveragep()->zero();
+      m.kld_count_i = 1;
+    }
+    if (!std::getline(in, line)) {
+      in.clear();
+      in.seekg(0);
+      std::getline(in, line);  // the header
+      if (!std::getline(in, line)) {
+        std::cerr << argv[1] << ": no vectors\n";
+        return 2;
+      }
+    }
+    std::istringstream ss(line);
+    for (unsigned p = 0; p < ports; ++p) ss >> row[p];
+    for (const Bit& b : bits) {
+      const std::string& h = row[b.port];
+      const size_t d = b.bit / 4;
+      *b.var = d < h.size() ? (nibble(h[h.size() - 1 - d]) >> (b.bit % 4)) & 1 : 0;
+    }
+    m.eval();
+    if (clock) {
+      *clock = 1;
+      m.eval();
+      *clock = 0;
+      m.eval();
+    }
+    if (trace.is_open()) {
+      for (size_t p = 0; p < outputs.size(); ++p) {
+        const std::vector<const CData*>& port = outputs[p];
+        std::string hex;
+        for (size_t d = (port.size() + 3) / 4; d-- > 0;) {
+          int nib = 0;
+          for (size_t k = 0; k < 4 && 4 * d + k < port.size(); ++k) nib |= (*port[4 * d + k] & 1) << k;
+          hex += "0123456789abcdef"[nib];
+        }
+        trace << (p ? " " : "") << hex;
+      }
+      trace << '\n';
+    }
+  }
+  ctx.coveragep()->write(argv[5]);
+  std::ofstream out(argv[6]);
+)";
+  for (size_t k = 0; k < srams; ++k)
+    o << "  out << m.kld_sram_reads_" << k << " << ' ' << m.kld_sram_writes_" << k << " << '\\n';\n";
+  o << "  m.final();\n  return out ? 0 : 1;\n}\n";
+  return o.str();
+}
+
+// Net index -> Verilator's toggle count, from a coverage data file.
+std::vector<uint64_t> read_toggle_counts(const fs::path& path, size_t nets) {
+  std::ifstream in(path);
+  if (!in) throw FileError(path.string(), "cannot be read (the gate-level run wrote no coverage)");
+  std::vector<uint64_t> counts(nets, 0);
+  const std::string key = std::string("\x01") + "o" + "\x02" + "n_";
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t at = line.find(key);
+    if (at == std::string::npos) continue;
+    size_t p = at + key.size();
+    size_t net = 0;
+    while (p < line.size() && std::isdigit(static_cast<unsigned char>(line[p]))) net = net * 10 + (line[p++] - '0');
+    if (p < line.size() && line[p] != '\x01' && line[p] != '\'') continue;  // not n_<digits>
+    const size_t q = line.rfind("' ");
+    if (q == std::string::npos || net >= nets) throw FileError(path.string(), "unexpected line: " + line);
+    counts[net] += std::stoull(line.substr(q + 2));
+  }
+  return counts;
+}
+
+}  // namespace
+
+struct GateLevelSim::Impl {
+  const FlatNetlist& n;
+  GateLevelOptions opt;
+  std::vector<SramPorts> srams;
+  fs::path exe;
+  double build_s = 0, run_s = 0;
+  int runs = 0;
+  Impl(const FlatNetlist& netlist, GateLevelOptions o) : n(netlist), opt(std::move(o)) {}
+};
+
+GateLevelSim::GateLevelSim(const FlatNetlist& netlist, const Library& lib, GateLevelOptions opt)
+    : impl_(std::make_unique<Impl>(netlist, std::move(opt))) {
+  Impl& s = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (s.opt.work_dir.empty()) throw Error("gate-level simulation: no work folder given");
+  fs::create_directories(s.opt.work_dir);
+  const NetlistPort* clk = netlist.port(s.opt.clock_port);
+  if (!clk || !clk->input || clk->nets.size() != 1)
+    throw Error("the netlist has no one-bit clock input `" + s.opt.clock_port + "` to simulate with");
+
+  std::vector<std::string> used;
+  for (const NetlistCell& c : netlist.cells) used.push_back(c.cell->name);
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  CellModelOptions mo;
+  mo.cells = used;
+  const CellModels models = cell_models(lib, mo);
+  for (const auto& [cell, why] : models.unmodelled) throw Error("cannot simulate cell " + cell + ": " + why);
+
+  for (const NetlistBlackBox& b : netlist.blackboxes) s.srams.push_back(recognise_sram(b, s.opt.srams));
+  std::vector<InputBit> input_bits;
+  std::vector<std::vector<std::string>> outputs;
+  const std::string flat = flat_verilog(netlist, s.srams, input_bits, outputs);
+  int clock_bit = -1, in_ports = 0;
+  for (size_t p = 0, bit = 0; p < netlist.ports.size(); ++p) {
+    if (!netlist.ports[p].input) continue;
+    ++in_ports;
+    if (netlist.ports[p].name == s.opt.clock_port) clock_bit = static_cast<int>(bit);
+    bit += netlist.ports[p].nets.size();
+  }
+  const fs::path dir = s.opt.work_dir;
+  write_file_atomic(dir / "cells.v", "/* verilator coverage_off */\n" + models.verilog);
+  write_file_atomic(dir / "kld_gl.v", flat);
+  write_file_atomic(dir / "harness.cpp",
+                    harness_cpp(input_bits, static_cast<size_t>(in_ports), clock_bit, s.srams.size(), outputs));
+  if (s.opt.progress)
+    s.opt.progress("building the gate-level model of " + netlist.top + " (" + std::to_string(netlist.cells.size()) +
+                   " cells, " + std::to_string(netlist.num_nets) + " nets) with Verilator ...");
+  const std::string verilator = find_tool("verilator", "verilator");
+  std::vector<std::string> argv = {verilator, "--cc", "--exe", "--build", "--coverage-toggle", "-Wno-fatal",
+                                   "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
+                                   "--top-module", kTop, "-Mdir", (dir / "obj").string(), "--build-jobs",
+                                   std::to_string(std::max(1, s.opt.build_jobs)), "-o", "kld_gl_sim"};
+  // Verilator's runtime library is compiled for every model: ccache, when present, makes that free.
+  if (on_path("ccache")) argv.insert(argv.end(), {"-MAKEFLAGS", "OBJCACHE=ccache"});
+  argv.insert(argv.end(), {(dir / "cells.v").string(), (dir / "kld_gl.v").string(), (dir / "harness.cpp").string()});
+  const ToolRun b = run_tool(argv, dir, dir / "verilator_build.log");
+  if (b.exit_code != 0)
+    throw Error("Verilator could not build the gate-level model (log " + b.log.string() + "):\n" +
+                tail_lines(b.output, 30));
+  s.exe = dir / "obj" / "kld_gl_sim";
+  s.build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+GateLevelSim::~GateLevelSim() = default;
+
+double GateLevelSim::build_seconds() const { return impl_->build_s; }
+double GateLevelSim::last_run_seconds() const { return impl_->run_s; }
+
+ToggleCounts GateLevelSim::run(Stimulus& stimulus, const SimOptions& so, const fs::path& output_trace) {
+  Impl& s = *impl_;
+  if (so.cycles == 0) throw ConfigError("simulation cycles", "0", "must be at least 1");
+  if (so.clock_port != s.opt.clock_port)
+    throw Error("gate-level model built for clock `" + s.opt.clock_port + "`, run asked for `" + so.clock_port + "`");
+  const fs::path dir = s.opt.work_dir / ("run" + std::to_string(s.runs++));
+  fs::create_directories(dir);
+  const fs::path vectors = dir / "vectors.txt", cov0 = dir / "start.dat", cov1 = dir / "end.dat",
+                 counts = dir / "srams.txt";
+  record_vectors(stimulus, s.n, so.warmup + so.cycles, vectors);
+  std::vector<std::string> argv = {s.exe.string(),  vectors.string(), std::to_string(so.warmup),
+                                   std::to_string(so.cycles), cov0.string(), cov1.string(), counts.string()};
+  if (!output_trace.empty()) argv.push_back(fs::absolute(output_trace).string());
+  const ToolRun r = run_tool(argv, dir, dir / "run.log");
+  if (r.exit_code != 0)
+    throw Error("the gate-level replay failed (exit " + std::to_string(r.exit_code) + ", log " + r.log.string() +
+                "):\n" + tail_lines(r.output, 20));
+  s.run_s = r.seconds;
+  const size_t nn = static_cast<size_t>(s.n.num_nets);
+  const std::vector<uint64_t> before = read_toggle_counts(cov0, nn);
+  ToggleCounts t;
+  t.cycles = so.cycles;
+  t.toggles = read_toggle_counts(cov1, nn);
+  t.rises.assign(nn, 0);
+  for (size_t net = 0; net < nn; ++net) {
+    // Every net is 0 at time 0, so the parity of its count since then is its value.
+    const uint64_t start = before[net] & 1u, tg = t.toggles[net];
+    const uint64_t end = start ^ (tg & 1u);
+    t.rises[net] = (tg + end - start) / 2;
+  }
+  t.stimulus = stimulus.describe();
+  std::ifstream in(counts);
+  for (const SramPorts& p : s.srams) {
+    SramAccessCount a;
+    a.path = p.path;
+    a.modelled = p.modelled;
+    a.ports = p.how;
+    if (!(in >> a.reads >> a.writes)) throw FileError(counts.string(), "SRAM access counts missing");
+    t.srams.push_back(a);
+  }
+  return t;
+}
+
+}  // namespace kaleido::ppa
