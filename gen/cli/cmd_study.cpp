@@ -9,7 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/workload_options.hpp"
 #include "common/error.hpp"
-#include "study/models.hpp"
+#include "workload/models.hpp"
 #include "study/study.hpp"
 
 namespace kaleido::cli {

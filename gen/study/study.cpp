@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "study/models.hpp"
-#include "study/qkv.hpp"
-#include "study/video.hpp"
+#include "workload/models.hpp"
+#include "workload/qkv.hpp"
+#include "workload/video.hpp"
 
 namespace kaleido::study {
 

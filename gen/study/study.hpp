@@ -12,11 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "study/blocks.hpp"
-#include "study/latent.hpp"
+#include "workload/latent.hpp"
 #include "study/methods.hpp"
 #include "study/progress.hpp"
 
 namespace kaleido::study {
+
+// Clips, the latent proxy and the model shapes live in gen/workload (shared with the simulator).
+using namespace kaleido::workload;
 
 // Every method the study knows, in report order.
 const std::vector<std::string>& all_methods();

@@ -7,9 +7,10 @@
 #include "common/atomic_file.hpp"
 #include "golden/random.hpp"
 #include "helpers.hpp"
-#include "study/npy.hpp"
+#include "workload/npy.hpp"
 
 namespace kaleido::study {
+using namespace kaleido::workload;  // the workload module holds the clips and the proxy
 namespace {
 
 namespace fs = std::filesystem;
