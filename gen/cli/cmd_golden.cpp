@@ -57,7 +57,7 @@ struct GoldenCommand {
                           {"counters", counters_json(c)},
                           {"window_depth", v.window_depth},
                           {"required_window_depth", v.required_window_depth},
-                          {"quality", {{"psnr_db", q.psnr_db}, {"cosine", q.cosine}, {"max_abs_err", q.max_abs_err}}},
+                          {"quality", quality_json(q)},
                           {"error_bound_violations", violations},
                           {"seconds", secs}};
       std::cout << j.dump(2) << "\n";
@@ -79,8 +79,7 @@ struct GoldenCommand {
     std::printf("  window        %lld tokens applied, %lld needed by the scan order, %lld references dropped\n",
                 static_cast<long long>(v.window_depth), static_cast<long long>(v.required_window_depth),
                 static_cast<long long>(c.refs_beyond_window));
-    std::printf("  quality       PSNR %.2f dB, cosine %.6f, max abs error %.0f (vs exact A.B)\n", q.psnr_db, q.cosine,
-                q.max_abs_err);
+    std::printf("  quality       %s, max abs error %.0f (vs exact A.B)\n", quality_line(q).c_str(), q.max_abs_err);
     std::printf("  error bound   %s (|Out - A.B| <= sum_g tau_g * sum|B|; %lld violations)\n",
                 violations == 0 ? "holds" : "VIOLATED", static_cast<long long>(violations));
     std::printf("  time          %.3f s\n", secs);

@@ -9,7 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/workload_options.hpp"
 #include "common/error.hpp"
-#include "study/models.hpp"
+#include "workload/models.hpp"
 #include "study/study.hpp"
 
 namespace kaleido::cli {
@@ -62,10 +62,10 @@ struct StudyCommand {
           }
         if (all == 0) continue;
         if (n == all)
-          std::printf("  PSNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: %+.2f dB (mean of %d)\n", 100 * t,
+          std::printf("  output SNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: %+.2f dB (mean of %d)\n", 100 * t,
                       basis.c_str(), s / n, n);
         else
-          std::printf("  PSNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: not reached in %d of %d\n", 100 * t,
+          std::printf("  output SNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: not reached in %d of %d\n", 100 * t,
                       basis.c_str(), all - n, all);
       }
     std::printf("  wrote %zu files to %s (summary.md, study.json, CSV, SVG)\n", files.size(), out.c_str());

@@ -1,9 +1,17 @@
 // Quality metrics of an approximate output against the exact one.
+//
+// SNR and cosine are the headline figures: SNR = 10 log10(sum exact^2 / sum
+// (approx - exact)^2), i.e. signal power over MSE, independent of the data's
+// range. PSNR depends on the peak it is taken against, so it is always
+// reported with that peak (here max |exact|).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "golden/types.hpp"
 
@@ -12,11 +20,16 @@ namespace kaleido {
 struct Quality {
   int64_t elements = 0;
   double mse = 0.0;
-  double psnr_db = 0.0;      // 10 log10(peak^2 / MSE), peak = max |exact|; +inf when identical
+  double snr_db = 0.0;       // 10 log10(mean exact^2 / MSE); +inf when identical
+  double rel_l2 = 0.0;       // |approx - exact|_2 / |exact|_2
   double cosine = 1.0;       // cosine similarity of the flattened outputs
+  double psnr_db = 0.0;      // 10 log10(peak^2 / MSE), peak below; +inf when identical
+  double peak = 0.0;         // max |exact|, the PSNR's peak
   double max_abs_err = 0.0;
 };
 
+// Fills every field but `elements` and `max_abs_err` from the sums over all
+// elements: squared error, peak, approx . exact, approx . approx, exact . exact.
 void finish_quality(Quality& q, double sum_sq_err, double peak, double dot, double norm_a, double norm_b);
 
 // Any two equally shaped matrices of arithmetic types.
@@ -42,5 +55,12 @@ Quality compare(const Matrix<A>& approx, const Matrix<B>& exact) {
 
 // PSNR in dB of a mean squared error against a peak value.
 double psnr_from_mse(double mse, double peak);
+// SNR in dB: signal energy over error energy (both sums, or both means).
+double snr_from_energy(double signal, double error);
+
+// Every field, for JSON reports (peak named beside PSNR).
+nlohmann::json quality_json(const Quality& q);
+// One line for reports: "SNR 31.20 dB, rel. L2 0.0275, cosine 0.999622, PSNR 45.10 dB (peak 812)".
+std::string quality_line(const Quality& q);
 
 }  // namespace kaleido

@@ -3,32 +3,32 @@
 #include "common/error.hpp"
 #include "golden/quant.hpp"
 #include "golden/workload.hpp"
-#include "study/latent.hpp"
-#include "study/video.hpp"
+#include "workload/latent.hpp"
+#include "workload/video.hpp"
 
 namespace kaleido::sim {
 
 ClipWorkload make_clip_workload(const ClipWorkloadSpec& s) {
   std::string path = s.clip;
   if (path == "cockatoo") {
-    path = study::find_cockatoo();
+    path = workload::find_cockatoo();
     if (path.empty()) throw Error("cockatoo.mp4 not found: install Debian's python3-imageio (scripts/setup.sh)");
   }
-  study::LatentSpec ls;
+  workload::LatentSpec ls;
   ls.channels = s.channels;
-  study::FrameSelection sel;
+  workload::FrameSelection sel;
   sel.start = s.start_frame;
-  sel.count = study::frames_for_latent(s.grid.t, ls.t_stride);
-  const study::Video video = study::read_video(path, sel);
-  const study::PixelClip pixels = study::to_pixels(video, s.grid.w * ls.s_stride, s.grid.h * ls.s_stride);
-  const study::Latent latent = study::encode_latent(pixels, ls);
-  study::FlowSchedule sched;
+  sel.count = workload::frames_for_latent(s.grid.t, ls.t_stride);
+  const workload::Video video = workload::read_video(path, sel);
+  const workload::PixelClip pixels = workload::to_pixels(video, s.grid.w * ls.s_stride, s.grid.h * ls.s_stride);
+  const workload::Latent latent = workload::encode_latent(pixels, ls);
+  workload::FlowSchedule sched;
   sched.steps = s.steps;
   sched.validate();
   if (s.step < 0 || s.step >= s.steps)
     throw ConfigError("step", std::to_string(s.step), "must be 0 to " + std::to_string(s.steps - 1));
   const double sigma = sched.sigma(s.step);
-  const FloatMatrix noisy = study::add_noise(latent.x, sigma, s.seed);
+  const FloatMatrix noisy = workload::add_noise(latent.x, sigma, s.seed);
   const Quantized q = quantize(noisy, s.data_w);
   ClipWorkload w;
   w.a = q.q;

@@ -15,9 +15,12 @@
 #include "golden/metrics.hpp"
 #include "golden/types.hpp"
 #include "study/blocks.hpp"
-#include "study/qkv.hpp"
+#include "workload/qkv.hpp"
 
 namespace kaleido::study {
+
+// Clips, the latent proxy and the model shapes live in gen/workload (shared with the simulator).
+using namespace kaleido::workload;
 
 // Runs fn(begin, end) over [0, n) in chunks on `threads` std::threads.
 void parallel_for(int64_t n, int threads, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn);

@@ -27,7 +27,7 @@
 #include "golden/reuse.hpp"
 #include "study/attention.hpp"
 #include "study/peers.hpp"
-#include "study/qkv.hpp"
+#include "workload/qkv.hpp"
 
 namespace kaleido::study {
 

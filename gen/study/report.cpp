@@ -49,45 +49,57 @@ double reuse_ratio_of(const PointRecord& p) {
   return p.detail.contains("reuse_ratio") ? p.detail["reuse_ratio"].get<double>() : std::nan("");
 }
 
+// CSV columns of a Quality, prefixed: SNR, relative L2, cosine, PSNR and its peak, max error.
+std::string quality_header(const std::string& x) {
+  return "snr_" + x + "_db,rel_l2_" + x + ",cos_" + x + ",psnr_" + x + "_db,peak_" + x + ",max_err_" + x;
+}
+std::string quality_cells(const Quality& q) {
+  return f(q.snr_db, 4) + "," + f(q.rel_l2, 8) + "," + f(q.cosine, 8) + "," + f(q.psnr_db, 4) + "," + f(q.peak, 6) + "," +
+         f(q.max_abs_err, 6);
+}
+
 std::string points_csv(const StudyResult& r) {
   std::ostringstream o;
   o << "clip,step,sigma,method,family,role,basis,target,knob_name,knob,savings,qk_savings,pv_savings,qk_macs,pv_macs,"
-       "dense_macs_per_product,overhead,overhead_kind,psnr_out_db,cos_out,max_err_out,psnr_scores_db,cos_scores,"
-       "max_err_scores,reuse_ratio\n";
+       "dense_macs_per_product,overhead,overhead_kind," << quality_header("out") << "," << quality_header("scores")
+    << ",reuse_ratio\n";
   for (const PointRecord& p : r.points) {
     o << slug(p.clip) << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.method << "," << p.family << ","
       << p.role << "," << p.basis << "," << (p.role == "target" ? f(p.target, 2) : "") << "," << p.knob_name << ","
       << f(p.knob, 6) << "," << f(p.exec.savings(), 6) << "," << f(p.exec.qk_savings(), 6) << ","
       << f(p.exec.pv_savings(), 6) << "," << p.exec.qk << "," << p.exec.pv << "," << p.exec.dense << ","
-      << p.exec.overhead << "," << p.exec.overhead_kind << "," << f(p.quality.out.psnr_db, 4) << ","
-      << f(p.quality.out.cosine, 8) << "," << f(p.quality.out.max_abs_err, 6) << "," << f(p.quality.scores.psnr_db, 4)
-      << "," << f(p.quality.scores.cosine, 8) << "," << f(p.quality.scores.max_abs_err, 6) << ","
-      << f(reuse_ratio_of(p), 6) << "\n";
+      << p.exec.overhead << "," << p.exec.overhead_kind << "," << quality_cells(p.quality.out) << ","
+      << quality_cells(p.quality.scores) << "," << f(reuse_ratio_of(p), 6) << "\n";
   }
   return o.str();
 }
 
 std::string targets_csv(const StudyResult& r) {
   std::ostringstream o;
-  o << "clip,step,sigma,basis,target,method,reached,interpolated,achieved,knob,psnr_out_db,cos_out,psnr_scores_db,"
-       "cos_scores\n";
-  for (const TargetRecord& t : r.targets)
+  o << "clip,step,sigma,basis,target,method,reached,interpolated,achieved,knob,snr_out_db,rel_l2_out,cos_out,psnr_out_db,"
+       "peak_out,snr_scores_db,cos_scores,psnr_scores_db,peak_scores\n";
+  for (const TargetRecord& t : r.targets) {
     o << slug(t.clip) << "," << step_label(t.step) << "," << f(t.sigma, 4) << "," << t.basis << "," << f(t.target, 2)
       << "," << t.method << "," << (t.reached ? 1 : 0) << "," << (t.interpolated ? 1 : 0) << "," << f(t.achieved, 6)
-      << "," << (t.reached ? f(t.knob, 6) : "") << "," << (t.reached ? f(t.psnr_out, 4) : "") << ","
-      << (t.reached ? f(t.cos_out, 8) : "") << "," << (t.reached ? f(t.psnr_scores, 4) : "") << ","
-      << (t.reached ? f(t.cos_scores, 8) : "") << "\n";
+      << "," << (t.reached ? f(t.knob, 6) : "");
+    for (double v : {t.snr_out, t.rel_l2_out, t.cos_out, t.psnr_out, t.out_peak, t.snr_scores, t.cos_scores,
+                     t.psnr_scores, t.scores_peak})
+      o << "," << (t.reached ? f(v, 6) : "");
+    o << "\n";
+  }
   return o.str();
 }
 
 std::string gaps_csv(const std::vector<GapRecord>& gaps) {
   std::ostringstream o;
-  o << "clip,step,sigma,basis,target,reuse_method,reuse_reached,reuse_psnr_db,best_peer,best_peer_psnr_db,gap_db\n";
+  o << "clip,step,sigma,basis,target,reuse_method,reuse_reached,reuse_snr_db,reuse_psnr_db,best_peer,best_peer_snr_db,"
+       "best_peer_psnr_db,gap_db\n";
   for (const GapRecord& g : gaps)
     o << slug(g.clip) << "," << step_label(g.step) << "," << f(g.sigma, 4) << "," << g.basis << "," << f(g.target, 2)
-      << "," << g.reuse_method << "," << (g.reuse_reached ? 1 : 0) << "," << (g.reuse_reached ? f(g.reuse_psnr, 4) : "")
-      << "," << g.best_peer << "," << (g.best_peer.empty() ? "" : f(g.best_peer_psnr, 4)) << ","
-      << (g.valid() ? f(g.gap_db, 4) : "") << "\n";
+      << "," << g.reuse_method << "," << (g.reuse_reached ? 1 : 0) << "," << (g.reuse_reached ? f(g.reuse_snr, 4) : "")
+      << "," << (g.reuse_reached ? f(g.reuse_psnr, 4) : "") << "," << g.best_peer << ","
+      << (g.best_peer.empty() ? "" : f(g.best_peer_snr, 4)) << "," << (g.best_peer.empty() ? "" : f(g.best_peer_psnr, 4))
+      << "," << (g.valid() ? f(g.gap_db, 4) : "") << "\n";
   return o.str();
 }
 
@@ -114,20 +126,17 @@ std::string groups_csv(const StudyResult& r) {
 
 std::string projection_csv(const StudyResult& r) {
   std::ostringstream o;
-  o << "clip,step,sigma,role,target,tau_over_rms,savings,ratio_t,ratio_h,ratio_w,psnr_v_db,cos_v,psnr_out_db,cos_out,"
-       "psnr_scores_db,cos_scores\n";
+  o << "clip,step,sigma,role,target,tau_over_rms,savings,ratio_t,ratio_h,ratio_w," << quality_header("v") << ","
+    << quality_header("out") << "," << quality_header("scores") << "\n";
   for (const ProjectionRecord& p : r.projection)
     o << slug(p.clip) << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.role << ","
       << (p.role == "target" ? f(p.target, 2) : "") << "," << f(p.knob, 6) << "," << f(p.savings, 6) << ","
-      << f(p.by_axis[0], 6) << "," << f(p.by_axis[1], 6) << "," << f(p.by_axis[2], 6) << "," << f(p.v_proj.psnr_db, 4)
-      << "," << f(p.v_proj.cosine, 8) << "," << f(p.attention.out.psnr_db, 4) << "," << f(p.attention.out.cosine, 8) << ","
-      << f(p.attention.scores.psnr_db, 4) << "," << f(p.attention.scores.cosine, 8) << "\n";
+      << f(p.by_axis[0], 6) << "," << f(p.by_axis[1], 6) << "," << f(p.by_axis[2], 6) << "," << quality_cells(p.v_proj)
+      << "," << quality_cells(p.attention.out) << "," << quality_cells(p.attention.scores) << "\n";
   return o.str();
 }
 
-nlohmann::json to_json(const Quality& q) {
-  return {{"psnr_db", q.psnr_db}, {"cosine", q.cosine}, {"max_abs_err", q.max_abs_err}, {"elements", q.elements}};
-}
+nlohmann::json to_json(const Quality& q) { return quality_json(q); }
 
 nlohmann::json options_json(const StudyOptions& o) {
   return {{"clips", o.clips},
@@ -221,10 +230,15 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                                   {"reached", t.reached},
                                   {"interpolated", t.interpolated},
                                   {"achieved", t.achieved},
-                                  {"psnr_out_db", t.psnr_out},
+                                  {"snr_out_db", t.snr_out},
+                                  {"rel_l2_out", t.rel_l2_out},
                                   {"cos_out", t.cos_out},
+                                  {"psnr_out_db", t.psnr_out},
+                                  {"psnr_out_peak", t.out_peak},
+                                  {"snr_scores_db", t.snr_scores},
+                                  {"cos_scores", t.cos_scores},
                                   {"psnr_scores_db", t.psnr_scores},
-                                  {"cos_scores", t.cos_scores}});
+                                  {"psnr_scores_peak", t.scores_peak}});
   for (const ProjectionRecord& p : r.projection)
     j["projection"].push_back({{"clip", p.clip},
                                {"step", p.step},
@@ -243,8 +257,10 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                          {"target", g.target},
                          {"reuse_method", g.reuse_method},
                          {"reuse_reached", g.reuse_reached},
+                         {"reuse_snr_db", g.reuse_snr},
                          {"reuse_psnr_db", g.reuse_psnr},
                          {"best_peer", g.best_peer},
+                         {"best_peer_snr_db", g.best_peer_snr},
                          {"best_peer_psnr_db", g.best_peer_psnr},
                          {"gap_db", g.valid() ? nlohmann::json(g.gap_db) : nlohmann::json()}});
   return j;
@@ -312,10 +328,11 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
       << " |\n";
   m << "\n" << kAccounting << "\n\n";
 
-  m << "## PSNR gap at equal MAC savings\n\n";
-  m << "Attention-output PSNR of channel-wise reuse minus that of the best of the five block-sparse peers, both at the "
-       "same savings (mean over clips and steps; the paper claims more than 17 dB; this is what we measure on the "
-       "proxy). n/r: not reached (see below).\n\n";
+  m << "## SNR gap at equal MAC savings\n\n";
+  m << "Attention-output SNR (10 log10 of signal power over MSE) of channel-wise reuse minus that of the best of the "
+       "five block-sparse peers, both at the same savings (mean over clips and steps; the paper claims more than 17 dB; "
+       "this is what we measure on the proxy). Both are measured against the same exact rows, so the PSNR gap is the "
+       "same number. n/r: not reached (see below).\n\n";
   m << "| basis | target | channel-reuse | channel-reuse-qk | channel-reuse-all-axes |\n|---|---|---|---|---|\n";
   for (const std::string basis : {"attention", "qk"})
     for (double t : o.targets) {
@@ -330,13 +347,17 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
       }
       m << "\n";
     }
-  m << "\nPer clip and step (attention-output PSNR in dB; best peer in brackets):\n\n";
-  m << "| clip | step | basis | target | channel-reuse | best peer | gap |\n|---|---|---|---|---|---|---|\n";
+  m << "\nPer clip and step (attention-output SNR in dB, PSNR with peak max |exact| in brackets; best peer named):"
+       "\n\n";
+  m << "| clip | step | basis | target | channel-reuse SNR (PSNR) | best peer SNR (PSNR) | gap |\n"
+       "|---|---|---|---|---|---|---|\n";
   for (const GapRecord& g : gaps) {
     if (g.reuse_method != "channel-reuse") continue;
     m << "| " << slug(g.clip) << " | " << step_label(g.step) << " | " << g.basis << " | " << pct(g.target, 0) << " | "
-      << (g.reuse_reached ? f(g.reuse_psnr, 2) : "n/r") << " | "
-      << (g.best_peer.empty() ? "n/r" : f(g.best_peer_psnr, 2) + " (" + g.best_peer + ")") << " | "
+      << (g.reuse_reached ? f(g.reuse_snr, 2) + " (" + f(g.reuse_psnr, 2) + ")" : "n/r") << " | "
+      << (g.best_peer.empty() ? "n/r"
+                              : f(g.best_peer_snr, 2) + " (" + f(g.best_peer_psnr, 2) + ") " + g.best_peer)
+      << " | "
       << (g.valid() ? f(g.gap_db, 2) : "-") << " |\n";
   }
 
@@ -345,7 +366,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   for (const StepRecord& s : r.steps) {
     m << "### " << slug(s.clip) << ", step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ")\n\n";
     m << "| method | basis |";
-    for (double t : o.targets) m << " " << pct(t, 0) << " PSNR / cos |";
+    for (double t : o.targets) m << " " << pct(t, 0) << " SNR / cos |";
     m << "\n|---|---|";
     for (size_t i = 0; i < o.targets.size(); ++i) m << "---|";
     m << "\n";
@@ -365,7 +386,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
           }
           any = true;
           if (hit->reached)
-            row << " " << f(hit->psnr_out, 2) << " / " << f(hit->cos_out, 5) << (hit->interpolated ? " (i)" : "") << " |";
+            row << " " << f(hit->snr_out, 2) << " / " << f(hit->cos_out, 5) << (hit->interpolated ? " (i)" : "") << " |";
           else
             row << " n/r (max " << pct(hit->achieved) << ") |";
         }
@@ -400,20 +421,21 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
     m << "## Reuse on the Q, K, V projections\n\n"
          "Channel-wise reuse on the projections' input (the token features, no RoPE: every axis allowed; B = [W_q W_k "
          "W_v]). Savings are of that GEMM's MACs, not of attention, so the block-sparse peers have no counterpart here. "
-         "Quality: PSNR of V = f W_v, and of the attention output computed from the reused Q, K and V.\n\n";
-    m << "| clip | step | target | tau/RMS | reuse by axis t / h / w | V PSNR (dB) | attention output PSNR / cos |\n"
+         "Quality: SNR of V = f W_v, and of the attention output computed from the reused Q, K and V.\n\n";
+    m << "| clip | step | target | tau/RMS | reuse by axis t / h / w | V SNR (dB) | attention output SNR / cos |\n"
          "|---|---|---|---|---|---|---|\n";
     for (const ProjectionRecord& p : r.projection)
       if (p.role == "target")
         m << "| " << slug(p.clip) << " | " << step_label(p.step) << " | " << pct(p.target, 0) << " | " << f(p.knob, 3)
           << " | " << pct(p.by_axis[0]) << " / " << pct(p.by_axis[1]) << " / " << pct(p.by_axis[2]) << " | "
-          << f(p.v_proj.psnr_db, 2) << " | " << f(p.attention.out.psnr_db, 2) << " / " << f(p.attention.out.cosine, 5)
+          << f(p.v_proj.snr_db, 2) << " | " << f(p.attention.out.snr_db, 2) << " / " << f(p.attention.out.cosine, 5)
           << " |\n";
     m << "\n";
   }
 
-  m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings, PSNR and cosine of the output "
-       "and of Q K^T)\n- `equal_savings.csv`: every method at each target\n- `gaps.csv`: the PSNR gaps\n"
+  m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings; SNR, relative L2, "
+       "cosine, PSNR with its peak of the output and of Q K^T)\n- `equal_savings.csv`: every method at each target\n"
+       "- `gaps.csv`: the SNR gaps\n"
        "- `reuse_groups.csv`: reuse ratio by group and axis\n- `projection.csv`: reuse on the projections' input\n- `study.json`: all of it, with the options\n";
   for (const std::string& p : plots) m << "- `" << p << "`\n";
   m << "\n## What is approximate\n\n"
@@ -443,7 +465,7 @@ std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
             if (tr.clip != clip || tr.step != step || tr.basis != basis || tr.target != t) continue;
             sigma = tr.sigma;
             if (tr.method == variant) reuse = &tr;
-            if (is_peer(tr.method) && tr.reached && (!best || tr.psnr_out > best->psnr_out)) best = &tr;
+            if (is_peer(tr.method) && tr.reached && (!best || tr.snr_out > best->snr_out)) best = &tr;
           }
           if (!reuse) continue;
           GapRecord g;
@@ -454,12 +476,14 @@ std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
           g.target = t;
           g.reuse_method = variant;
           g.reuse_reached = reuse->reached;
+          g.reuse_snr = reuse->snr_out;
           g.reuse_psnr = reuse->psnr_out;
           if (best) {
             g.best_peer = best->method;
+            g.best_peer_snr = best->snr_out;
             g.best_peer_psnr = best->psnr_out;
           }
-          g.gap_db = g.reuse_psnr - g.best_peer_psnr;
+          g.gap_db = g.reuse_snr - g.best_peer_snr;
           out.push_back(g);
         }
   return out;
@@ -485,10 +509,10 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
       spec.x_marks = r.options.targets;
       spec.y_cap = 80.0;
       const bool qk = kind == 1, scores = kind == 2;
-      spec.title = std::string(scores ? "Q K^T" : "Attention output") + " PSNR vs " + (qk ? "Q K^T" : "attention") +
+      spec.title = std::string(scores ? "Q K^T" : "Attention output") + " SNR vs " + (qk ? "Q K^T" : "attention") +
                    " MAC savings, " + slug(s.clip) + ", step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
       spec.x_label = qk ? "Q K^T MACs skipped" : "Q K^T + P V MACs skipped";
-      spec.y_label = scores ? "PSNR of Q K^T (dB)" : "PSNR of softmax(QK^T/sqrt d) V (dB)";
+      spec.y_label = scores ? "SNR of Q K^T (dB)" : "SNR of softmax(QK^T/sqrt d) V (dB)";
       std::vector<Series> series;
       for (const std::string& meth : r.options.methods) {
         if (meth == "dense") continue;
@@ -498,7 +522,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
         for (const PointRecord& p : r.points)
           if (p.clip == s.clip && p.step == s.step && p.method == meth)
             se.points.emplace_back(qk ? p.exec.qk_savings() : p.exec.savings(),
-                                   scores ? p.quality.scores.psnr_db : p.quality.out.psnr_db);
+                                   scores ? p.quality.scores.snr_db : p.quality.out.snr_db);
         series.push_back(se);
       }
       const std::string name = std::string(scores ? "scores_" : qk ? "quality_qk_" : "quality_") + tag + ".svg";

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "study/models.hpp"
-#include "study/qkv.hpp"
-#include "study/video.hpp"
+#include "workload/models.hpp"
+#include "workload/qkv.hpp"
+#include "workload/video.hpp"
 
 namespace kaleido::study {
 
@@ -161,6 +161,20 @@ PointRecord record(const std::string& clip, const StepRecord& st, const Method& 
   return p;
 }
 
+// The target's quality figures, linearly interpolated with weight w between a and b.
+void set_quality(TargetRecord& t, const AttentionQuality& a, const AttentionQuality& b, double w) {
+  auto lerp = [w](double x, double y) { return std::isfinite(x) && std::isfinite(y) ? x + w * (y - x) : (w < 0.5 ? x : y); };
+  t.snr_out = lerp(a.out.snr_db, b.out.snr_db);
+  t.rel_l2_out = lerp(a.out.rel_l2, b.out.rel_l2);
+  t.cos_out = lerp(a.out.cosine, b.out.cosine);
+  t.psnr_out = lerp(a.out.psnr_db, b.out.psnr_db);
+  t.out_peak = a.out.peak;
+  t.snr_scores = lerp(a.scores.snr_db, b.scores.snr_db);
+  t.cos_scores = lerp(a.scores.cosine, b.scores.cosine);
+  t.psnr_scores = lerp(a.scores.psnr_db, b.scores.psnr_db);
+  t.scores_peak = a.scores.peak;
+}
+
 TargetRecord target_from(const PointRecord& p, const std::string& basis, double target) {
   TargetRecord t;
   t.clip = p.clip;
@@ -172,10 +186,7 @@ TargetRecord target_from(const PointRecord& p, const std::string& basis, double 
   t.reached = true;
   t.achieved = basis == "qk" ? p.exec.qk_savings() : p.exec.savings();
   t.knob = p.knob;
-  t.psnr_out = p.quality.out.psnr_db;
-  t.cos_out = p.quality.out.cosine;
-  t.psnr_scores = p.quality.scores.psnr_db;
-  t.cos_scores = p.quality.scores.cosine;
+  set_quality(t, p.quality, p.quality, 0.0);
   return t;
 }
 
@@ -209,10 +220,7 @@ TargetRecord interpolate(const std::vector<const PointRecord*>& pts, const std::
   auto lerp = [w](double a, double b) { return std::isfinite(a) && std::isfinite(b) ? a + w * (b - a) : (w < 0.5 ? a : b); };
   t.interpolated = s1 > s0;
   t.knob = lerp(below->knob, above->knob);
-  t.psnr_out = lerp(below->quality.out.psnr_db, above->quality.out.psnr_db);
-  t.cos_out = lerp(below->quality.out.cosine, above->quality.out.cosine);
-  t.psnr_scores = lerp(below->quality.scores.psnr_db, above->quality.scores.psnr_db);
-  t.cos_scores = lerp(below->quality.scores.cosine, above->quality.scores.cosine);
+  set_quality(t, below->quality, above->quality, w);
   return t;
 }
 
@@ -331,7 +339,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       p.role = "sweep";
       local.push_back(std::move(p));
       progress.advance(where + ": " + name + " " + m->knob() + " " + fmt(k, 3) + ", savings " +
-                       fmt(100.0 * e.savings(), 1) + "%, PSNR " + fmt(local.back().quality.out.psnr_db, 2) + " dB");
+                       fmt(100.0 * e.savings(), 1) + "%, SNR " + fmt(local.back().quality.out.snr_db, 2) + " dB");
     }
     if (name != "dense") {
       const bool reuse = m->family() == "reuse";
@@ -346,8 +354,8 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
           p.basis = basis;
           p.target = target;
           local.push_back(std::move(p));
-          progress.advance(where + ": " + name + " at " + fmt(100.0 * target, 0) + "% " + basis + " savings, PSNR " +
-                           fmt(local.back().quality.out.psnr_db, 2) + " dB");
+          progress.advance(where + ": " + name + " at " + fmt(100.0 * target, 0) + "% " + basis + " savings, SNR " +
+                           fmt(local.back().quality.out.snr_db, 2) + " dB");
         }
       }
       for (const PointRecord& p : local) mine.push_back(&p);
@@ -379,7 +387,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       ProjectionRecord p = projection_point(pr, k, ev, clip, st);
       p.role = "sweep";
       progress.advance(where + ": projection reuse tau/rms " + fmt(k, 3) + ", savings " + fmt(100.0 * p.savings, 1) +
-                       "%, attention PSNR " + fmt(p.attention.out.psnr_db, 2) + " dB");
+                       "%, attention SNR " + fmt(p.attention.out.snr_db, 2) + " dB");
       res.projection.push_back(p);
     }
     for (double target : opt.targets) {
@@ -393,8 +401,8 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       ProjectionRecord p = projection_point(pr, best, ev, clip, st);
       p.role = "target";
       p.target = target;
-      progress.advance(where + ": projection reuse at " + fmt(100.0 * target, 0) + "% savings, attention PSNR " +
-                       fmt(p.attention.out.psnr_db, 2) + " dB");
+      progress.advance(where + ": projection reuse at " + fmt(100.0 * target, 0) + "% savings, attention SNR " +
+                       fmt(p.attention.out.snr_db, 2) + " dB");
       res.projection.push_back(p);
     }
   }

@@ -12,11 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "study/blocks.hpp"
-#include "study/latent.hpp"
+#include "workload/latent.hpp"
 #include "study/methods.hpp"
 #include "study/progress.hpp"
 
 namespace kaleido::study {
+
+// Clips, the latent proxy and the model shapes live in gen/workload (shared with the simulator).
+using namespace kaleido::workload;
 
 // Every method the study knows, in report order.
 const std::vector<std::string>& all_methods();
@@ -86,7 +89,9 @@ struct TargetRecord {
   bool interpolated = false;
   double achieved = 0.0;
   double knob = 0.0;
-  double psnr_out = 0.0, cos_out = 0.0, psnr_scores = 0.0, cos_scores = 0.0;
+  // Of the attention output and of Q K^T; PSNR's peak is max |exact| over the sampled rows (out_peak, scores_peak).
+  double snr_out = 0.0, rel_l2_out = 0.0, cos_out = 0.0, psnr_out = 0.0, out_peak = 0.0;
+  double snr_scores = 0.0, cos_scores = 0.0, psnr_scores = 0.0, scores_peak = 0.0;
 };
 
 struct StepRecord {
@@ -140,9 +145,10 @@ struct StudyResult {
 
 StudyResult run_study(const StudyOptions& opt, Progress& progress);
 
-// At each (clip, step, basis, target): a channel-wise reuse variant's PSNR of
+// At each (clip, step, basis, target): a channel-wise reuse variant's SNR of
 // the attention output minus the best peer's (the five block-sparse
-// "-style" methods), where both reach the target.
+// "-style" methods), where both reach the target. (Both are measured against
+// the same exact rows, so the PSNR gap is the same number.)
 struct GapRecord {
   std::string clip;
   int step = 0;
@@ -151,9 +157,9 @@ struct GapRecord {
   double target = 0.0;
   std::string reuse_method;
   bool reuse_reached = false;
-  double reuse_psnr = 0.0;
+  double reuse_snr = 0.0, reuse_psnr = 0.0;
   std::string best_peer;  // "" when no peer reaches the target
-  double best_peer_psnr = 0.0;
+  double best_peer_snr = 0.0, best_peer_psnr = 0.0;
   double gap_db = 0.0;  // meaningful when both reached
   bool valid() const { return reuse_reached && !best_peer.empty(); }
 };

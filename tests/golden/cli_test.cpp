@@ -41,6 +41,8 @@ TEST(Cli, GoldenWritesReadableVectorsAndASummary) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("reuse ratio"), std::string::npos);
   EXPECT_NE(r.output.find("error bound   holds"), std::string::npos);
+  EXPECT_NE(r.output.find("quality       SNR "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(peak "), std::string::npos) << r.output;
   const GoldenVectors v = read_vectors(out);
   EXPECT_EQ(v.config.grid.tokens(), 32);
   EXPECT_EQ(v.config.tau, (std::vector<uint32_t>{20, 20}));

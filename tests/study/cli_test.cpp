@@ -7,9 +7,10 @@
 #include "common/atomic_file.hpp"
 #include "golden/random.hpp"
 #include "helpers.hpp"
-#include "study/npy.hpp"
+#include "workload/npy.hpp"
 
 namespace kaleido::study {
+using namespace kaleido::workload;  // the workload module holds the clips and the proxy
 namespace {
 
 namespace fs = std::filesystem;
@@ -40,7 +41,16 @@ TEST(StudyCli, SmallStudyWritesEveryOutput) {
   EXPECT_NE(j["proxy_statement"].get<std::string>().find("No model weights"), std::string::npos);
   const std::string md = read_file(fs::path(out) / "summary.md");
   EXPECT_NE(md.find("**No model weights are available here"), std::string::npos);
-  EXPECT_NE(md.find("PSNR gap at equal MAC savings"), std::string::npos);
+  EXPECT_NE(md.find("SNR gap at equal MAC savings"), std::string::npos);
+  for (const auto& g : j["gaps"]) {  // the gap is on output SNR
+    if (!g["gap_db"].is_null()) {
+      EXPECT_NEAR(g["gap_db"].get<double>(), g["reuse_snr_db"].get<double>() - g["best_peer_snr_db"].get<double>(), 1e-9);
+    }
+  }
+  for (const auto& p : j["points"]) {  // every quality figure: SNR, relative L2, cosine, PSNR with its peak
+    EXPECT_TRUE(p["out"].contains("snr_db") && p["out"].contains("rel_l2") && p["out"].contains("psnr_peak"));
+    break;
+  }
   fs::remove_all(out);
   fs::remove(clip);
 }

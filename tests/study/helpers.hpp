@@ -11,7 +11,7 @@
 
 #include "common/atomic_file.hpp"
 #include "golden/random.hpp"
-#include "study/video.hpp"
+#include "workload/video.hpp"
 
 namespace kaleido::testing {
 
@@ -37,8 +37,8 @@ inline CliRun run_kaleido(const std::string& args) {
 inline bool have_ffmpeg() { return std::system("ffmpeg -version > /dev/null 2>&1") == 0; }
 
 // A clip of random 8-bit planes.
-inline study::Video random_video(int w, int h, int frames, study::Chroma chroma, const std::string& tag, uint64_t seed) {
-  study::Video v;
+inline workload::Video random_video(int w, int h, int frames, workload::Chroma chroma, const std::string& tag, uint64_t seed) {
+  workload::Video v;
   v.width = w;
   v.height = h;
   v.fps_num = 16;
@@ -47,7 +47,7 @@ inline study::Video random_video(int w, int h, int frames, study::Chroma chroma,
   v.chroma_tag = tag;
   Rng rng(seed);
   for (int f = 0; f < frames; ++f) {
-    study::VideoFrame fr;
+    workload::VideoFrame fr;
     fr.y.resize(v.luma_bytes());
     fr.u.resize(v.chroma_bytes());
     fr.v.resize(v.chroma_bytes());
@@ -60,11 +60,11 @@ inline study::Video random_video(int w, int h, int frames, study::Chroma chroma,
 
 // A textured clip whose left `static_w` pixel columns never change and whose
 // other columns show a texture sliding right by `speed` pixels per frame.
-inline study::Video static_background_video(int w, int h, int frames, int static_w, int speed, uint64_t seed) {
-  study::Video v;
+inline workload::Video static_background_video(int w, int h, int frames, int static_w, int speed, uint64_t seed) {
+  workload::Video v;
   v.width = w;
   v.height = h;
-  v.chroma = study::Chroma::C444;
+  v.chroma = workload::Chroma::C444;
   v.chroma_tag = "444";
   Rng rng(seed);
   const int tw = w + speed * frames;
@@ -75,7 +75,7 @@ inline study::Video static_background_video(int w, int h, int frames, int static
       texture[static_cast<size_t>(y * tw + x)] = static_cast<uint8_t>(
           128 + 60 * std::sin(0.21 * x + 0.5 * std::sin(0.13 * y)) + 30 * std::cos(0.17 * y) + static_cast<double>(rng.range(-10, 10)));
   for (int f = 0; f < frames; ++f) {
-    study::VideoFrame fr;
+    workload::VideoFrame fr;
     fr.y.resize(v.luma_bytes());
     fr.u.assign(v.luma_bytes(), 128);
     fr.v.assign(v.luma_bytes(), 128);

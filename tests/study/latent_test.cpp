@@ -6,10 +6,10 @@
 
 #include "common/error.hpp"
 #include "helpers.hpp"
-#include "study/latent.hpp"
-#include "study/models.hpp"
+#include "workload/latent.hpp"
+#include "workload/models.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 namespace {
 
 Video flat_video(int w, int h, int frames, uint8_t y, uint8_t u, uint8_t v) {
@@ -161,4 +161,4 @@ TEST(Models, TokenGridsOfTheDesignBrief) {
 }
 
 }  // namespace
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

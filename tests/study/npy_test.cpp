@@ -6,11 +6,11 @@
 
 #include "common/error.hpp"
 #include "helpers.hpp"
-#include "study/models.hpp"
-#include "study/npy.hpp"
-#include "study/qkv.hpp"
+#include "workload/models.hpp"
+#include "workload/npy.hpp"
+#include "workload/qkv.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 namespace {
 
 namespace fs = std::filesystem;
@@ -94,4 +94,4 @@ TEST(Npy, HeadActivationsLoadWithShapeChecks) {
 }
 
 }  // namespace
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

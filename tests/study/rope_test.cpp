@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "golden/random.hpp"
-#include "study/models.hpp"
-#include "study/qkv.hpp"
-#include "study/rope.hpp"
+#include "workload/models.hpp"
+#include "workload/qkv.hpp"
+#include "workload/rope.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 namespace {
 
 double dot(const std::vector<float>& a, const std::vector<float>& b) {
@@ -91,4 +91,4 @@ TEST(Rope, HunyuanUsesThetaTwoHundredFiftySix) {
 }
 
 }  // namespace
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

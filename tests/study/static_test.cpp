@@ -7,11 +7,11 @@
 
 #include "golden/reuse.hpp"
 #include "helpers.hpp"
-#include "study/latent.hpp"
-#include "study/models.hpp"
-#include "study/qkv.hpp"
+#include "workload/latent.hpp"
+#include "workload/models.hpp"
+#include "workload/qkv.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 namespace {
 
 struct RegionRatio {
@@ -87,4 +87,4 @@ TEST(StaticBackground, ChannelReuseFindsTheStaticRegion) {
 }
 
 }  // namespace
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

@@ -6,9 +6,9 @@
 
 #include "common/error.hpp"
 #include "helpers.hpp"
-#include "study/video.hpp"
+#include "workload/video.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 namespace {
 
 namespace fs = std::filesystem;
@@ -154,4 +154,4 @@ TEST(LowMotion, OnlyTheDriftingPatchAndNoiseChange) {
 }
 
 }  // namespace
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

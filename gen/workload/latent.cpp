@@ -1,4 +1,4 @@
-#include "study/latent.hpp"
+#include "workload/latent.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include "common/error.hpp"
 #include "golden/random.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 namespace {
 
@@ -231,4 +231,4 @@ Tokens patchify(const Grid& g, const FloatMatrix& x, int ph, int pw) {
   return tk;
 }
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

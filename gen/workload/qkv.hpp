@@ -2,7 +2,7 @@
 // grid), with Q and K rotated by the model's 3D RoPE.
 //
 // Proxy (no model weights are available offline): the DiT token features f
-// (4C values per token, study/latent.hpp) go through fixed seeded Gaussian
+// (4C values per token, workload/latent.hpp) go through fixed seeded Gaussian
 // projections, f -> f W (W has 4C x d entries of variance 1/(4C)). Q and K
 // are RMS-normalised per token, as Wan2.1, HunyuanVideo and CogVideoX
 // normalise q and k before RoPE, then rotated. W_k = a W_q + sqrt(1 - a^2) W'
@@ -24,11 +24,11 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "golden/types.hpp"
-#include "study/latent.hpp"
-#include "study/models.hpp"
-#include "study/rope.hpp"
+#include "workload/latent.hpp"
+#include "workload/models.hpp"
+#include "workload/rope.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 struct AttentionInputs {
   Grid grid;
@@ -57,4 +57,4 @@ AttentionInputs project_head(const Tokens& tokens, const ModelShape& m, const Pr
 AttentionInputs load_npy_head(const std::string& q_path, const std::string& k_path, const std::string& v_path,
                               const Grid& grid, const ModelShape& m, int head, bool rope_applied);
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

@@ -1,10 +1,10 @@
-#include "study/models.hpp"
+#include "workload/models.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 const std::vector<ModelShape>& model_shapes() {
   static const std::vector<ModelShape> shapes = [] {
@@ -129,4 +129,4 @@ nlohmann::json to_json(const ModelShape& m) {
           {"frames", m.frames},     {"resolutions", res},        {"notes", m.notes}};
 }
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 struct NpyArray {
   std::vector<int64_t> shape;
@@ -22,4 +22,4 @@ NpyArray read_npy(const std::string& path);
 // Writes float32, C order, atomically.
 void write_npy(const std::string& path, const std::vector<int64_t>& shape, const std::vector<float>& data);
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

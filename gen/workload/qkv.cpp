@@ -1,12 +1,12 @@
-#include "study/qkv.hpp"
+#include "workload/qkv.hpp"
 
 #include <cmath>
 
 #include "common/error.hpp"
 #include "golden/random.hpp"
-#include "study/npy.hpp"
+#include "workload/npy.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 void ProjectionSpec::validate() const {
   if (!(qk_align >= 0.0 && qk_align <= 1.0)) throw ConfigError("qk-align", std::to_string(qk_align), "must be in [0, 1]");
@@ -141,4 +141,4 @@ AttentionInputs load_npy_head(const std::string& q_path, const std::string& k_pa
   return in;
 }
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

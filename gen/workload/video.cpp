@@ -1,4 +1,4 @@
-#include "study/video.hpp"
+#include "workload/video.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +18,7 @@
 
 extern char** environ;
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 namespace fs = std::filesystem;
 
@@ -277,4 +277,4 @@ Video make_low_motion_clip(const Video& still, int frames, double speed, uint64_
   return out;
 }
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

@@ -13,7 +13,7 @@
 
 #include "golden/types.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 struct Resolution {
   std::string name;  // "480p"
@@ -55,4 +55,4 @@ Grid token_grid(const ModelShape& m, const Resolution& res, int frames);
 
 nlohmann::json to_json(const ModelShape& m);
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

@@ -1,11 +1,11 @@
-#include "study/rope.hpp"
+#include "workload/rope.hpp"
 
 #include <cmath>
 #include <vector>
 
 #include "common/error.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 void Rope3d::validate() const {
   for (int b : band)
@@ -43,4 +43,4 @@ void apply_rope(FloatMatrix& x, const Grid& grid, const Rope3d& rope) {
       for (int w = 0; w < grid.w; ++w) rope_rotate(x.row(grid.index(t, h, w)), rope, t, h, w);
 }
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

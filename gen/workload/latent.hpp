@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "golden/types.hpp"
-#include "study/video.hpp"
+#include "workload/video.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 // Frames as float planes Y, U, V in [-1, 1], all at width x height.
 struct PixelClip {
@@ -85,4 +85,4 @@ struct Tokens {
 };
 Tokens patchify(const Grid& latent_grid, const FloatMatrix& x, int ph = 2, int pw = 2);
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

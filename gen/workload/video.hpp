@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 enum class Chroma : uint8_t { C420, C422, C444, Mono };
 
@@ -67,4 +67,4 @@ std::string find_cockatoo();
 // such as opencv-doc's vtest.avi, which is not installed here.
 Video make_low_motion_clip(const Video& still, int frames, double speed, uint64_t seed);
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

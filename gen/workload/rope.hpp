@@ -9,7 +9,7 @@
 
 #include "golden/types.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 struct Rope3d {
   std::array<int, 3> band{44, 42, 42};
@@ -25,4 +25,4 @@ void rope_rotate(float* v, const Rope3d& rope, int t, int h, int w);
 // position; x has head_dim columns.
 void apply_rope(FloatMatrix& x, const Grid& grid, const Rope3d& rope);
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload

@@ -1,4 +1,4 @@
-#include "study/npy.hpp"
+#include "workload/npy.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
-namespace kaleido::study {
+namespace kaleido::workload {
 
 int64_t NpyArray::size() const {
   int64_t n = 1;
@@ -127,4 +127,4 @@ void write_npy(const std::string& path, const std::vector<int64_t>& shape, const
   f.commit();
 }
 
-}  // namespace kaleido::study
+}  // namespace kaleido::workload
