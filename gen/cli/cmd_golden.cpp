@@ -66,8 +66,10 @@ struct GoldenCommand {
     std::printf("kaleido golden: %s, %dx%dx%d tokens, K=%d, M=%d, DATA_W=%d, ACC_W=%d, Gw=%d, %s policy, %s mode\n",
                 out.c_str(), cfg.grid.t, cfg.grid.h, cfg.grid.w, cfg.channels, cfg.out_cols, cfg.data_w, cfg.acc_w,
                 cfg.group_w, policy_name(cfg.policy), mode_name(cfg.mode));
-    std::printf("  workload      synthetic seed %llu, rho_s %.2f, rho_t %.2f, noise %.2f; thresholds: %s\n",
+    std::printf("  workload      synthetic seed %llu, rho_s %.2f, rho_t %.2f, noise %.2f, static columns %d of %d; "
+                "thresholds: %s\n",
                 static_cast<unsigned long long>(spec.seed), spec.spatial_corr, spec.temporal_corr, spec.noise,
+                spec.static_w, spec.grid.w,
                 tau_source.c_str());
     std::printf("  reuse ratio   %.4f (%lld of %lld pairs; by axis t %lld, h %lld, w %lld)\n", c.reuse_ratio(),
                 static_cast<long long>(c.reused_pairs), static_cast<long long>(c.pairs),

@@ -1,5 +1,6 @@
 // `kaleido study`: quality of channel-wise reuse versus block-sparse peers on
 // real video (docs/study.md).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -26,6 +27,8 @@ struct StudyCommand {
   bool list_models = false;
   bool npy_pre_rope = false;
   bool no_projection = false;
+  std::string latent_scaling = "global";
+  std::vector<std::string> steps{"10", "30", "49"};
 
   void run() {
     if (list_models) {
@@ -41,6 +44,18 @@ struct StudyCommand {
     std::tie(o.tile_h, o.tile_w) = parse_pair(tile, "tile");
     o.block = study::parse_block_shape(block);
     o.npy_rope_applied = !npy_pre_rope;
+    o.latent_scaling = workload::parse_latent_scaling(latent_scaling);
+    o.steps.clear();
+    for (const std::string& s : steps) {
+      if (s == "all") {
+        for (int k = 0; k < o.schedule.steps; ++k) o.steps.push_back(k);
+        continue;
+      }
+      char* end = nullptr;
+      const long v = std::strtol(s.c_str(), &end, 10);
+      if (s.empty() || *end != '\0') throw ConfigError("steps", s, "must be step numbers or all");
+      o.steps.push_back(static_cast<int>(v));
+    }
     o.projection = !no_projection;
     o.progress = !quiet;
     study::Progress progress(!quiet);
@@ -51,22 +66,27 @@ struct StudyCommand {
                 r.steps.size(), static_cast<long long>(r.sampled_rows), r.seconds);
     std::printf("  no model weights are available: inputs are the documented proxy unless --q-npy was given\n");
     const auto gaps = study::equal_savings_gaps(r);
+    std::vector<std::string> proxies;
+    for (const auto& st : r.steps)
+      if (std::find(proxies.begin(), proxies.end(), st.proxy) == proxies.end()) proxies.push_back(st.proxy);
+    for (const std::string& proxy : proxies)
     for (const std::string basis : {"attention", "qk"})
       for (double t : o.targets) {
         double s = 0.0;
         int n = 0, all = 0;
         for (const auto& g : gaps)
-          if (g.basis == basis && g.target == t && g.reuse_method == "channel-reuse") {
+          if (g.step != study::kAllSteps && g.proxy == proxy && g.basis == basis && g.target == t &&
+              g.reuse_method == "channel-reuse") {
             ++all;
             if (g.valid()) s += g.gap_db, ++n;
           }
         if (all == 0) continue;
         if (n == all)
-          std::printf("  output SNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: %+.2f dB (mean of %d)\n", 100 * t,
-                      basis.c_str(), s / n, n);
+          std::printf("  %-8s output SNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: %+.2f dB (mean of %d)\n",
+                      proxy.c_str(), 100 * t, basis.c_str(), s / n, n);
         else
-          std::printf("  output SNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: not reached in %d of %d\n", 100 * t,
-                      basis.c_str(), all - n, all);
+          std::printf("  %-8s output SNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: not reached in %d of %d\n",
+                      proxy.c_str(), 100 * t, basis.c_str(), all - n, all);
       }
     std::printf("  wrote %zu files to %s (summary.md, study.json, CSV, SVG)\n", files.size(), out.c_str());
   }
@@ -89,7 +109,18 @@ void register_study(CLI::App& app) {
   sub->add_option("--frames", o.frames, "Pixel frames, 4k+1 (0 = the model's default)")->capture_default_str();
   sub->add_option("--frame-start", o.frame_start, "First frame of the clip used")->capture_default_str();
   sub->add_option("--frame-step", o.frame_step, "Use every n-th frame")->capture_default_str();
-  sub->add_option("--steps", o.steps, "Diffusion steps studied (0 = pure noise)")->delimiter(',')->capture_default_str();
+  sub->add_option("--steps", cmd->steps, "Diffusion steps studied (0 = pure noise), or all (every step of the schedule)")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--proxies", o.proxies,
+                  "Proxies side by side: raw (x_t as sampled), denoised (Wiener estimate of the clean latent)")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--spectrum-clip", o.spectrum_clip,
+                  "Clip whose spectrum the denoised proxy uses (default: cockatoo, frames after those evaluated)");
+  sub->add_option("--latent-scaling", cmd->latent_scaling,
+                  "Latent scaling: global (one factor, keeps the spectrum), per-channel (z-score, v1), none")
+      ->capture_default_str();
   sub->add_option("--num-steps", o.schedule.steps, "Sampling steps of the schedule")->capture_default_str();
   sub->add_option("--shift", o.schedule.shift, "Flow-matching sigma shift")->capture_default_str();
   sub->add_option("--noise-seed", o.noise_seed, "Seed of the diffusion noise")->capture_default_str();
@@ -106,6 +137,11 @@ void register_study(CLI::App& app) {
   sub->add_option("--group-w", o.group_w, "Reuse channel group width Gw")->capture_default_str();
   sub->add_option("--tile", cmd->tile, "Reuse scan-order tile HxW (0x0 = whole frame)")->capture_default_str();
   sub->add_option("--ref-tau", o.ref_tau, "Threshold (x group RMS) of the per-group reuse table")->capture_default_str();
+  sub->add_option("--schedule-snr", o.schedule_snr_db,
+                  "Output SNR (dB) the per-step threshold schedule (tau_schedule_*.csv) is calibrated for")
+      ->capture_default_str();
+  sub->add_option("--schedule-data-w", o.schedule_data_w, "DATA_W of the integer thresholds in the schedule")
+      ->capture_default_str();
   sub->add_option("--block", cmd->block, "Block shape TxHxW of the fixed-shape peers")->capture_default_str();
   sub->add_option("--spade-shortcut", o.spade_shortcut, "SPADE-style high-similarity shortcut threshold")
       ->capture_default_str();

@@ -1,5 +1,6 @@
 #include "cli/workload_options.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -22,6 +23,12 @@ std::vector<long> parse_list(const std::string& s, char sep, const char* what) {
     out.push_back(v);
   }
   return out;
+}
+
+std::string fmt_db(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
 }
 
 }  // namespace
@@ -57,17 +64,20 @@ void WorkloadOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--tile", tile, "Scan-order tile HxW (0x0 = whole frame)")->capture_default_str();
   cmd.add_option("--window", window, "Reference window depth in tokens (0 = what the scan order needs)")
       ->capture_default_str();
-  cmd.add_option("--tau", tau, "Threshold: one value for all groups, or one per group (comma-separated)")
-      ->capture_default_str();
+  cmd.add_option("--tau", tau,
+                 "Threshold: one value for all groups, or one per group (comma-separated); default: calibrated "
+                 "for output SNR " + std::to_string(static_cast<int>(kDefaultTargetSnrDb)) + " dB");
   cmd.add_option("--tau-schedule", tau_schedule, "Threshold table file (CSV or JSON), a row per diffusion step");
   cmd.add_option("--step", step, "Diffusion step: the row of --tau-schedule")->capture_default_str();
   cmd.add_option("--target-reuse", target_reuse, "Calibrate per-group thresholds for this reuse ratio (0..1)");
-  cmd.add_option("--target-psnr", target_psnr, "Calibrate one threshold for this output PSNR in dB");
+  cmd.add_option("--target-psnr", target_psnr, "Calibrate one threshold for this output PSNR (peak max |A.B|) in dB");
+  cmd.add_option("--target-snr", target_snr, "Calibrate one threshold for this output SNR (signal power / MSE) in dB");
   cmd.add_option("--seed", seed, "Workload seed")->capture_default_str();
   cmd.add_option("--spatial-corr", spatial_corr, "Synthetic spatial correlation in [0,1)")->capture_default_str();
   cmd.add_option("--temporal-corr", temporal_corr, "Synthetic temporal correlation in [0,1]")->capture_default_str();
   cmd.add_option("--noise", noise, "Synthetic diffusion noise level sigma in [0,1]")->capture_default_str();
-  cmd.add_option("--static-w", static_w, "Synthetic: columns of static background")->capture_default_str();
+  cmd.add_option("--static-w", static_w, "Synthetic: columns of static background (-1: half the grid width)")
+      ->capture_default_str();
 }
 
 ReuseConfig WorkloadOptions::config() const {
@@ -99,19 +109,29 @@ SyntheticSpec WorkloadOptions::synthetic() const {
   s.spatial_corr = spatial_corr;
   s.temporal_corr = temporal_corr;
   s.noise = noise;
-  s.static_w = static_w;
+  s.static_w = static_w < 0 ? s.grid.w / 2 : static_w;
   s.validate();
   return s;
 }
 
 std::string WorkloadOptions::apply_thresholds(ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b) const {
-  const int sources = (target_reuse >= 0.0) + (target_psnr >= 0.0) + !tau_schedule.empty();
-  if (sources > 1) throw ConfigError("thresholds", "several sources", "give only one of --tau-schedule, --target-reuse, --target-psnr");
+  const int sources = (target_reuse >= 0.0) + (target_psnr >= 0.0) + (target_snr >= 0.0) + !tau_schedule.empty() +
+                      !tau.empty();
+  if (sources > 1)
+    throw ConfigError("thresholds", "several sources",
+                      "give only one of --tau, --tau-schedule, --target-reuse, --target-psnr, --target-snr");
   const auto G = static_cast<size_t>(cfg.groups());
   if (target_reuse >= 0.0) {
     const Calibration c = calibrate_reuse_ratio(cfg, a, target_reuse);
     cfg.tau = c.tau;
     return "calibrated per group for reuse ratio " + std::to_string(target_reuse);
+  }
+  if (target_snr >= 0.0 || sources == 0) {
+    const double db = sources == 0 ? kDefaultTargetSnrDb : target_snr;
+    const Calibration c = calibrate_snr(cfg, a, b, db);
+    cfg.tau = c.tau;
+    return std::string(sources == 0 ? "default: " : "") + "calibrated for output SNR " + fmt_db(db) + " dB (tau " +
+           std::to_string(c.tau.front()) + ", reached " + fmt_db(c.achieved) + " dB)";
   }
   if (target_psnr >= 0.0) {
     const Calibration c = calibrate_psnr(cfg, a, b, target_psnr);

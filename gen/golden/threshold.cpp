@@ -96,27 +96,42 @@ Calibration calibrate_reuse_ratio(const ReuseConfig& cfg, const IntMatrix& a, do
   return c;
 }
 
-Calibration calibrate_psnr(const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b, double target_db) {
+namespace {
+
+// One threshold shared by all groups, the largest whose output quality figure `metric` stays >= target_db.
+Calibration calibrate_quality(const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b, double target_db,
+                              double Quality::*metric, const char* name) {
   const WideMatrix exact = gemm_exact(a, b);
   ReuseConfig probe = cfg;
-  auto psnr_at = [&](uint32_t tau) {
+  auto quality_at = [&](uint32_t tau) {
     probe.tau.assign(static_cast<size_t>(cfg.groups()), tau);
     const IntReuse r = run_reuse(probe, a);
-    return compare(gemm_exact(r.a_eff, b), exact).psnr_db;
+    return compare(gemm_exact(r.a_eff, b), exact).*metric;
   };
-  uint32_t lo = 0, hi = cfg.tau_max();  // largest tau with PSNR >= target, in [lo, hi]
-  if (psnr_at(0) < target_db) throw Error("target PSNR " + std::to_string(target_db) + " dB is not reachable even at tau = 0");
+  uint32_t lo = 0, hi = cfg.tau_max();  // largest tau with quality >= target, in [lo, hi]
+  if (quality_at(0) < target_db)
+    throw Error(std::string("target ") + name + " " + std::to_string(target_db) + " dB is not reachable even at tau = 0");
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo + 1) / 2;
-    if (psnr_at(mid) >= target_db)
+    if (quality_at(mid) >= target_db)
       lo = mid;
     else
       hi = mid - 1;
   }
   Calibration c;
   c.tau.assign(static_cast<size_t>(cfg.groups()), lo);
-  c.achieved = psnr_at(lo);
+  c.achieved = quality_at(lo);
   return c;
+}
+
+}  // namespace
+
+Calibration calibrate_psnr(const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b, double target_db) {
+  return calibrate_quality(cfg, a, b, target_db, &Quality::psnr_db, "PSNR");
+}
+
+Calibration calibrate_snr(const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b, double target_db) {
+  return calibrate_quality(cfg, a, b, target_db, &Quality::snr_db, "SNR");
 }
 
 }  // namespace kaleido

@@ -31,7 +31,7 @@ class ThresholdSchedule {
 
 struct Calibration {
   std::vector<uint32_t> tau;
-  double achieved = 0.0;  // reuse ratio or PSNR in dB reached
+  double achieved = 0.0;  // reuse ratio, or SNR / PSNR in dB reached
 };
 
 // Per group, the smallest threshold whose reuse ratio reaches `target`
@@ -41,5 +41,7 @@ Calibration calibrate_reuse_ratio(const ReuseConfig& cfg, const IntMatrix& a, do
 // One threshold shared by all groups, the largest whose output PSNR (on
 // Out = Ahat . B against A . B) stays at or above `target_db`.
 Calibration calibrate_psnr(const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b, double target_db);
+// The same against the output SNR (10 log10 of signal power over MSE).
+Calibration calibrate_snr(const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b, double target_db);
 
 }  // namespace kaleido

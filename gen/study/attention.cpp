@@ -234,6 +234,32 @@ AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const
   return evaluate(in_, v_eff ? *v_eff : in_.v, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
 }
 
+AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff, const FloatMatrix& p) const {
+  const int64_t N = in_.k.rows, d = in_.head_dim, R = static_cast<int64_t>(rows_.size());
+  if (p.rows != N || p.cols < N) throw Error("attention: probability rows have the wrong shape");
+  AttentionQuality q = with_inputs(q_eff);  // the scores' quality
+  QualitySums out_sum;
+  std::mutex m;
+  parallel_for(R, threads_, kTile, [&](int64_t b, int64_t e) {
+    const int nr = static_cast<int>(e - b);
+    std::vector<float> rows(static_cast<size_t>(nr * N)), o(static_cast<size_t>(nr * d));
+    for (int r = 0; r < nr; ++r) {
+      const float* src = p.row(rows_[static_cast<size_t>(b + r)]);
+      std::copy(src, src + N, rows.data() + r * N);
+    }
+    pv_tile(rows.data(), nr, in_.v, o.data());
+    QualitySums lo;
+    for (int r = 0; r < nr; ++r) {
+      const float* ex = o_exact_.row(b + r);
+      for (int64_t c = 0; c < d; ++c) lo.add(o[static_cast<size_t>(r * d + c)], ex[c]);
+    }
+    std::lock_guard<std::mutex> lock(m);
+    out_sum.merge(lo);
+  });
+  q.out = out_sum.finish();
+  return q;
+}
+
 AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const BlockMask& mask) const {
   if (layout.grid().tokens() != in_.grid.tokens() || mask.nq != layout.count() || mask.nk != layout.count())
     throw Error("attention: mask does not match the token grid");
@@ -287,6 +313,21 @@ std::vector<double> block_attention_mass(const AttentionInputs& in, const BlockL
   attention_probabilities(in, rows, threads, [&](size_t i, const float* p) {
     double* row = mass.data() + static_cast<size_t>(block_of_row[i]) * static_cast<size_t>(nb);
     for (int64_t j = 0; j < N; ++j) row[layout.block_of(static_cast<int32_t>(j))] += static_cast<double>(p[j]) / per_block;
+  });
+  return mass;
+}
+
+std::vector<double> exact_block_attention_mass(const AttentionInputs& in, const BlockLayout& layout, int threads) {
+  const int nb = layout.count();
+  const int64_t N = in.k.rows;
+  std::vector<int32_t> rows(static_cast<size_t>(N));
+  for (int64_t i = 0; i < N; ++i) rows[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  std::vector<double> mass(static_cast<size_t>(nb) * static_cast<size_t>(nb), 0.0);
+  attention_probabilities(in, rows, threads, [&](size_t i, const float* p) {  // called one row at a time
+    const int a = layout.block_of(static_cast<int32_t>(i));
+    double* row = mass.data() + static_cast<size_t>(a) * static_cast<size_t>(nb);
+    const double w = 1.0 / static_cast<double>(layout.size(a));
+    for (int64_t j = 0; j < N; ++j) row[layout.block_of(static_cast<int32_t>(j))] += static_cast<double>(p[j]) * w;
   });
   return mass;
 }

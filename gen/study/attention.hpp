@@ -55,6 +55,10 @@ class AttentionEvaluator {
   // Queries (and optionally keys and values) replaced, e.g. by reuse's effective inputs.
   AttentionQuality with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff = nullptr,
                                const FloatMatrix* v_eff = nullptr) const;
+  // Scores from q_eff; the output from given probabilities instead of their softmax: O_i = sum_j p(i, j) V_j,
+  // p with N rows (queries) and at least N columns (keys; columns past N are padding and ignored). For reuse
+  // on P V, where p holds the effective (reused) probability rows.
+  AttentionQuality with_probabilities(const FloatMatrix& q_eff, const FloatMatrix& p) const;
   // Only the kept (query block, key block) tiles computed.
   AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask) const;
 
@@ -74,5 +78,7 @@ void attention_probabilities(const AttentionInputs& in, const std::vector<int32_
 // sampled queries of block a of the probability they give to key block b.
 std::vector<double> block_attention_mass(const AttentionInputs& in, const BlockLayout& layout, int per_block,
                                          uint64_t seed, int threads);
+// The same over every query of every block (no sampling): the exact tile mass, mean over the queries of block a.
+std::vector<double> exact_block_attention_mass(const AttentionInputs& in, const BlockLayout& layout, int threads);
 
 }  // namespace kaleido::study

@@ -70,6 +70,11 @@ class ReuseMethod : public Method {
     cfg_.tile_h = spec.tile_h;
     cfg_.tile_w = spec.tile_w;
     cfg_.validate();
+    if (spec.reuse_p && in.grid.tokens() > kMaxPvReuseTokens)
+      throw ConfigError("methods", spec.name,
+                        "reuse on P V holds P of every query (N x N floats): at most " +
+                            std::to_string(kMaxPvReuseTokens) + " tokens, this grid has " +
+                            std::to_string(in.grid.tokens()) + " (use a smaller --resolution or --frames)");
     rms_q_ = group_rms(in.q, spec.group_w);
     if (spec.reuse_keys) rms_k_ = group_rms(in.k, spec.group_w);
   }
@@ -78,6 +83,7 @@ class ReuseMethod : public Method {
   std::string knob() const override { return "tau/rms"; }
   double knob_min() const override { return 0.0; }
   double knob_max() const override { return 4.0; }
+  double knob_tolerance() const override { return spec_.reuse_p ? 3e-3 : Method::knob_tolerance(); }
   bool savings_rise_with_knob() const override { return true; }
   std::vector<double> sweep(int points) const override {
     // Denser at small thresholds, where quality changes fastest.
@@ -129,11 +135,13 @@ class ReuseMethod : public Method {
     int64_t refs = 0;
     for (int g = 0; g < G; ++g) refs += static_cast<int64_t>(cfg_.allowed_axes(g).size());
     e.overhead = N * refs * cfg_.group_w * (spec_.reuse_keys ? 2 : 1);
+    if (spec_.reuse_p) execute_pv(knob, e);
     e.overhead_kind = "detector comparisons";
     return e;
   }
 
   AttentionQuality evaluate(const AttentionEvaluator& ev) const override {
+    if (spec_.reuse_p) return ev.with_probabilities(q_.a_eff, p_.a_eff);
     return ev.with_inputs(q_.a_eff, spec_.reuse_keys ? &k_.a_eff : nullptr);
   }
 
@@ -176,15 +184,52 @@ class ReuseMethod : public Method {
                         {"rows_identical", identical_rows_},
                         {"groups", groups}};
     if (spec_.reuse_keys) j["key_reuse_ratio"] = k_.counters.reuse_ratio();
+    if (spec_.reuse_p) j["p_reuse_ratio"] = p_.counters.reuse_ratio();
     return j;
   }
 
  private:
+  // P = softmax(Qhat K^T / sqrt d) of every query, then closed-loop reuse on P's key groups; P V MACs counted
+  // per computed (query, key group) pair over the group's real keys.
+  void execute_pv(double knob, Execution& e) {
+    const int64_t N = in_.grid.tokens(), d = in_.head_dim, gw = spec_.group_w;
+    const int64_t Np = (N + gw - 1) / gw * gw;
+    AttentionInputs hat = in_;
+    hat.q = q_.a_eff;
+    FloatMatrix p(N, Np);
+    std::vector<int32_t> all(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i) all[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    attention_probabilities(hat, all, spec_.threads, [&](size_t i, const float* row) {
+      std::copy(row, row + N, p.row(static_cast<int64_t>(i)));
+    });
+    ReuseConfig cp;
+    cp.grid = in_.grid;
+    cp.channels = static_cast<int>(Np);
+    cp.out_cols = static_cast<int>(d);  // B = V
+    cp.group_w = static_cast<int>(gw);
+    cp.band = parse_band_split("none");  // P has no RoPE: every axis allowed
+    cp.policy = spec_.policy;
+    cp.tile_h = spec_.tile_h;
+    cp.tile_w = spec_.tile_w;
+    cp.validate();
+    const std::vector<float> rms = group_rms(p, static_cast<int>(gw));
+    for (float r : rms) cp.tau_float.push_back(static_cast<float>(knob) * r);
+    p_ = run_reuse(cp, p);
+    e.pv = 0;
+    int64_t refs = 0;
+    for (int g = 0; g < cp.groups(); ++g) {
+      const int64_t keys = std::min<int64_t>(gw, N - g * gw);
+      e.pv += (N - p_.counters.reused_per_group[static_cast<size_t>(g)]) * keys * d;
+      refs += static_cast<int64_t>(cp.allowed_axes(g).size());
+    }
+    e.overhead += N * refs * gw;
+  }
+
   const AttentionInputs& in_;
   ReuseMethodSpec spec_;
   ReuseConfig cfg_;
   std::vector<float> rms_q_, rms_k_;
-  FloatReuse q_, k_;
+  FloatReuse q_, k_, p_;
   double knob_ = 0.0;
   int64_t identical_rows_ = 0;
 };
@@ -370,6 +415,11 @@ std::unique_ptr<Method> make_scaling_method(const AttentionInputs& in, const Pee
       block_attention_mass(*p.calibration, layout, p.calibration_rows_per_block, p.seed, p.threads);
   return std::make_unique<GreedyMethod>(in, "scalingattention-style", scaling_plan(layout, mass), 0);
 }
+std::unique_ptr<Method> make_oracle_block_method(const AttentionInputs& in, const PeerParams& p) {
+  BlockLayout layout(in.grid, p.block);
+  const std::vector<double> mass = exact_block_attention_mass(in, layout, p.threads);
+  return std::make_unique<GreedyMethod>(in, "oracle-block", scaling_plan(layout, mass), 0);
+}
 std::unique_ptr<Method> make_sliding_tile_method(const AttentionInputs& in, const PeerParams& p) {
   return std::make_unique<SlidingTileMethod>(in, p);
 }
@@ -395,7 +445,7 @@ KnobSearch find_knob(Method& m, double target, bool qk_basis, int sweep_points) 
       m.execute(best.knob);
       return best;
     }
-    for (int it = 0; it < 40 && best_err > 2e-4; ++it) {
+    for (int it = 0; it < 40 && best_err > m.knob_tolerance(); ++it) {
       const double mid = 0.5 * (lo + hi);
       const double s = consider(mid);
       if ((s < target) == rise)

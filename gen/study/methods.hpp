@@ -52,6 +52,9 @@ class Method {
   virtual double knob_max() const = 0;
   virtual bool savings_rise_with_knob() const = 0;
   virtual bool continuous() const { return true; }
+  // Savings tolerance of the knob search: methods whose every execution costs a full attention (reuse on P V)
+  // stop at 0.3 percentage points instead of 0.02.
+  virtual double knob_tolerance() const { return 2e-4; }
   // Knob values for a quality-versus-savings curve.
   virtual std::vector<double> sweep(int points) const;
   // Decisions or mask at this knob, and the work they execute.
@@ -68,8 +71,15 @@ struct ReuseMethodSpec {
   Policy policy = Policy::RopeOrthogonal;
   Mode mode = Mode::ChannelReuse;
   bool reuse_keys = false;  // reuse K too (S = Qhat Khat^T)
+  // Reuse on P V as well: Out = Phat V with A = P (rows: queries on the grid; groups: runs of Gw keys, keys
+  // padded with zeros to a multiple of Gw), P = softmax(Qhat K^T / sqrt d) of every query, thresholds
+  // knob x RMS of each P group. Needs N x N floats: at most kMaxPvReuseTokens tokens.
+  bool reuse_p = false;
   int tile_h = 0, tile_w = 0;
+  int threads = 1;  // for P of every query (reuse_p)
 };
+
+constexpr int64_t kMaxPvReuseTokens = 8192;
 
 // Channel-wise reuse (golden model, float path) on Q (and K), thresholds
 // tau_g = knob * rms_g with rms_g the RMS of group g's values over all tokens.
@@ -93,6 +103,10 @@ std::unique_ptr<Method> make_sparge_method(const AttentionInputs& in, const Peer
 std::unique_ptr<Method> make_veda_method(const AttentionInputs& in, const PeerParams& p);
 std::unique_ptr<Method> make_scaling_method(const AttentionInputs& in, const PeerParams& p);
 std::unique_ptr<Method> make_sliding_tile_method(const AttentionInputs& in, const PeerParams& p);
+// The oracle block mask: the exact tile mass of the inputs being run (every query), tiles kept greedily by mass
+// per MAC under the budget (diagonal always kept). No real method can know it before computing attention: it is
+// an upper bound for block-sparse masks of that tile shape, not a competitor with a cost.
+std::unique_ptr<Method> make_oracle_block_method(const AttentionInputs& in, const PeerParams& p);
 
 // The knob whose savings (attention, or Q K^T only when qk_basis) is closest
 // to `target`, by bisection for continuous methods and by scanning the sweep

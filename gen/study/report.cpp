@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "common/atomic_file.hpp"
@@ -22,7 +23,7 @@ using svg::bar_plot;
 
 namespace {
 
-const char* const kReuseVariants[] = {"channel-reuse", "channel-reuse-qk", "channel-reuse-all-axes"};
+const char* const kReuseVariants[] = {"channel-reuse", "channel-reuse-qk", "channel-reuse-all-axes", "channel-reuse-pv"};
 
 std::string f(double v, int prec) {
   if (std::isnan(v)) return "nan";
@@ -43,7 +44,10 @@ std::string slug(const std::string& s) {
   return b.empty() ? "clip" : b;
 }
 
-std::string step_label(int step) { return step < 0 ? "npy" : std::to_string(step); }
+std::string step_label(int step) {
+  return step == kAllSteps ? "all" : step < 0 ? "npy" : std::to_string(step);
+}
+nlohmann::json step_json(int step) { return step == kAllSteps ? nlohmann::json("all") : nlohmann::json(step); }
 
 double reuse_ratio_of(const PointRecord& p) {
   return p.detail.contains("reuse_ratio") ? p.detail["reuse_ratio"].get<double>() : std::nan("");
@@ -60,11 +64,11 @@ std::string quality_cells(const Quality& q) {
 
 std::string points_csv(const StudyResult& r) {
   std::ostringstream o;
-  o << "clip,step,sigma,method,family,role,basis,target,knob_name,knob,savings,qk_savings,pv_savings,qk_macs,pv_macs,"
+  o << "clip,proxy,step,sigma,method,family,role,basis,target,knob_name,knob,savings,qk_savings,pv_savings,qk_macs,pv_macs,"
        "dense_macs_per_product,overhead,overhead_kind," << quality_header("out") << "," << quality_header("scores")
     << ",reuse_ratio\n";
   for (const PointRecord& p : r.points) {
-    o << slug(p.clip) << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.method << "," << p.family << ","
+    o << slug(p.clip) << "," << p.proxy << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.method << "," << p.family << ","
       << p.role << "," << p.basis << "," << (p.role == "target" ? f(p.target, 2) : "") << "," << p.knob_name << ","
       << f(p.knob, 6) << "," << f(p.exec.savings(), 6) << "," << f(p.exec.qk_savings(), 6) << ","
       << f(p.exec.pv_savings(), 6) << "," << p.exec.qk << "," << p.exec.pv << "," << p.exec.dense << ","
@@ -76,10 +80,10 @@ std::string points_csv(const StudyResult& r) {
 
 std::string targets_csv(const StudyResult& r) {
   std::ostringstream o;
-  o << "clip,step,sigma,basis,target,method,reached,interpolated,achieved,knob,snr_out_db,rel_l2_out,cos_out,psnr_out_db,"
+  o << "clip,proxy,step,sigma,basis,target,method,reached,interpolated,achieved,knob,snr_out_db,rel_l2_out,cos_out,psnr_out_db,"
        "peak_out,snr_scores_db,cos_scores,psnr_scores_db,peak_scores\n";
   for (const TargetRecord& t : r.targets) {
-    o << slug(t.clip) << "," << step_label(t.step) << "," << f(t.sigma, 4) << "," << t.basis << "," << f(t.target, 2)
+    o << slug(t.clip) << "," << t.proxy << "," << step_label(t.step) << "," << f(t.sigma, 4) << "," << t.basis << "," << f(t.target, 2)
       << "," << t.method << "," << (t.reached ? 1 : 0) << "," << (t.interpolated ? 1 : 0) << "," << f(t.achieved, 6)
       << "," << (t.reached ? f(t.knob, 6) : "");
     for (double v : {t.snr_out, t.rel_l2_out, t.cos_out, t.psnr_out, t.out_peak, t.snr_scores, t.cos_scores,
@@ -92,10 +96,10 @@ std::string targets_csv(const StudyResult& r) {
 
 std::string gaps_csv(const std::vector<GapRecord>& gaps) {
   std::ostringstream o;
-  o << "clip,step,sigma,basis,target,reuse_method,reuse_reached,reuse_snr_db,reuse_psnr_db,best_peer,best_peer_snr_db,"
+  o << "clip,proxy,step,sigma,basis,target,reuse_method,reuse_reached,reuse_snr_db,reuse_psnr_db,best_peer,best_peer_snr_db,"
        "best_peer_psnr_db,gap_db\n";
   for (const GapRecord& g : gaps)
-    o << slug(g.clip) << "," << step_label(g.step) << "," << f(g.sigma, 4) << "," << g.basis << "," << f(g.target, 2)
+    o << slug(g.clip) << "," << g.proxy << "," << step_label(g.step) << "," << f(g.sigma, 4) << "," << g.basis << "," << f(g.target, 2)
       << "," << g.reuse_method << "," << (g.reuse_reached ? 1 : 0) << "," << (g.reuse_reached ? f(g.reuse_snr, 4) : "")
       << "," << (g.reuse_reached ? f(g.reuse_psnr, 4) : "") << "," << g.best_peer << ","
       << (g.best_peer.empty() ? "" : f(g.best_peer_snr, 4)) << "," << (g.best_peer.empty() ? "" : f(g.best_peer_psnr, 4))
@@ -105,31 +109,31 @@ std::string gaps_csv(const std::vector<GapRecord>& gaps) {
 
 std::string groups_csv(const StudyResult& r) {
   std::ostringstream o;
-  o << "clip,step,sigma,setting,tau_over_rms,qk_savings,group,channels,rope_axes,allowed_axes,reuse_ratio,ratio_t,ratio_h,"
+  o << "clip,proxy,step,sigma,setting,tau_over_rms,qk_savings,group,channels,rope_axes,allowed_axes,reuse_ratio,ratio_t,ratio_h,"
        "ratio_w\n";
-  auto rows = [&](const std::string& clip, int step, double sigma, const std::string& setting, double knob, double qk,
+  auto rows = [&](const std::string& clip, const std::string& proxy, int step, double sigma, const std::string& setting, double knob, double qk,
                   const nlohmann::json& d) {
     for (const auto& g : d["groups"])
-      o << slug(clip) << "," << step_label(step) << "," << f(sigma, 4) << "," << setting << "," << f(knob, 4) << ","
+      o << slug(clip) << "," << proxy << "," << step_label(step) << "," << f(sigma, 4) << "," << setting << "," << f(knob, 4) << ","
         << f(qk, 4) << "," << g["group"].get<int>() << "," << g["channels"].get<std::string>() << ","
         << g["rope_axes"].get<std::string>() << "," << g["allowed_axes"].get<std::string>() << ","
         << f(g["reuse_ratio"].get<double>(), 6) << "," << f(g["by_axis"]["t"].get<double>(), 6) << ","
         << f(g["by_axis"]["h"].get<double>(), 6) << "," << f(g["by_axis"]["w"].get<double>(), 6) << "\n";
   };
   for (const StepRecord& s : r.steps)
-    if (s.reuse_at_ref.contains("groups")) rows(s.clip, s.step, s.sigma, "fixed_tau", s.ref_tau, std::nan(""), s.reuse_at_ref);
+    if (s.reuse_at_ref.contains("groups")) rows(s.clip, s.proxy, s.step, s.sigma, "fixed_tau", s.ref_tau, std::nan(""), s.reuse_at_ref);
   for (const PointRecord& p : r.points)
     if (p.method == "channel-reuse" && p.role == "target" && p.basis == "qk")
-      rows(p.clip, p.step, p.sigma, "qk_savings_" + f(p.target, 2), p.knob, p.exec.qk_savings(), p.detail);
+      rows(p.clip, p.proxy, p.step, p.sigma, "qk_savings_" + f(p.target, 2), p.knob, p.exec.qk_savings(), p.detail);
   return o.str();
 }
 
 std::string projection_csv(const StudyResult& r) {
   std::ostringstream o;
-  o << "clip,step,sigma,role,target,tau_over_rms,savings,ratio_t,ratio_h,ratio_w," << quality_header("v") << ","
+  o << "clip,proxy,step,sigma,role,target,tau_over_rms,savings,ratio_t,ratio_h,ratio_w," << quality_header("v") << ","
     << quality_header("out") << "," << quality_header("scores") << "\n";
   for (const ProjectionRecord& p : r.projection)
-    o << slug(p.clip) << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.role << ","
+    o << slug(p.clip) << "," << p.proxy << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.role << ","
       << (p.role == "target" ? f(p.target, 2) : "") << "," << f(p.knob, 6) << "," << f(p.savings, 6) << ","
       << f(p.by_axis[0], 6) << "," << f(p.by_axis[1], 6) << "," << f(p.by_axis[2], 6) << "," << quality_cells(p.v_proj)
       << "," << quality_cells(p.attention.out) << "," << quality_cells(p.attention.scores) << "\n";
@@ -137,6 +141,39 @@ std::string projection_csv(const StudyResult& r) {
 }
 
 nlohmann::json to_json(const Quality& q) { return quality_json(q); }
+
+// The calibrated thresholds of one (clip, proxy) as a ThresholdSchedule CSV (golden/threshold.hpp): a row
+// per step of the schedule; steps not studied take the row of the nearest studied step (said in a comment).
+std::string schedule_csv(const StudyResult& r, const std::string& clip, const std::string& proxy) {
+  std::vector<const StepRecord*> mine;
+  for (const StepRecord& s : r.steps)
+    if (s.clip == clip && s.proxy == proxy && !s.calibrated.tau_int.empty()) mine.push_back(&s);
+  std::ostringstream o;
+  if (mine.empty()) return "";
+  o << "# Kaleido threshold schedule (kaleido study " << version() << "): channel-reuse on Q for S = Q K^T, "
+    << r.model["title"].get<std::string>() << " head " << r.options.head << ", clip " << slug(clip) << ", proxy "
+    << proxy << ".\n# Per step: the largest tau/RMS keeping the attention output's SNR >= "
+    << f(r.options.schedule_snr_db, 1) << " dB (float, sampled rows), in integer units of Q quantised to DATA_W = "
+    << r.options.schedule_data_w << " (tau_int = floor(tau / scale)). Groups of Gw = " << r.options.group_w
+    << " channels; use with -K " << r.model["head_dim"].get<int>() << " --group-w " << r.options.group_w
+    << " --data-w " << r.options.schedule_data_w << " --tau-schedule FILE --step S.\n";
+  const int rows = mine.front()->step < 0 ? 1 : r.options.schedule.steps;
+  for (int k = 0; k < rows; ++k) {
+    const StepRecord* near = mine.front();
+    for (const StepRecord* s : mine)
+      if (std::abs(s->step - k) < std::abs(near->step - k)) near = s;
+    o << "# step " << k;
+    if (near->step != k) o << ": not studied, row of step " << step_label(near->step);
+    else
+      o << ": sigma " << f(near->sigma, 3) << ", tau/RMS " << f(near->calibrated.knob, 4) << ", output SNR "
+        << f(near->calibrated.snr_out, 2) << " dB, Q K^T savings " << pct(near->calibrated.qk_savings) << ", Q scale "
+        << f(near->calibrated.q_scale, 6);
+    o << "\n";
+    for (size_t g = 0; g < near->calibrated.tau_int.size(); ++g) o << (g ? "," : "") << near->calibrated.tau_int[g];
+    o << "\n";
+  }
+  return o.str();
+}
 
 nlohmann::json options_json(const StudyOptions& o) {
   return {{"clips", o.clips},
@@ -146,6 +183,9 @@ nlohmann::json options_json(const StudyOptions& o) {
           {"frame_start", o.frame_start},
           {"frame_step", o.frame_step},
           {"steps", o.steps},
+          {"proxies", o.proxies},
+          {"spectrum_clip", o.spectrum_clip},
+          {"latent_scaling", scaling_name(o.latent_scaling)},
           {"num_steps", o.schedule.steps},
           {"shift", o.schedule.shift},
           {"noise_seed", o.noise_seed},
@@ -172,7 +212,9 @@ nlohmann::json options_json(const StudyOptions& o) {
           {"npy_grid", o.npy_grid},
           {"npy_head", o.npy_head},
           {"npy_rope_applied", o.npy_rope_applied},
-          {"projection", o.projection}};
+          {"projection", o.projection},
+          {"schedule_snr_db", o.schedule_snr_db},
+          {"schedule_data_w", o.schedule_data_w}};
 }
 
 const char* kAccounting =
@@ -180,7 +222,8 @@ const char* kAccounting =
     "execute, counted over all tokens. Reuse: a COMPUTE (token, group) pair costs Gw N MACs of Q K^T, a REUSE pair 0; "
     "with K reused too, a (query, key, group) partial costs Gw MACs only when both compute the group; a P V row (N d "
     "MACs) is skipped only when all groups of the query reuse the same reference token (its output row is then a "
-    "copy). Block-sparse: |a| |b| d MACs of Q K^T and the same of P V per kept tile. Estimation overheads (peers' "
+    "copy); channel-reuse-pv also reuses P (A = P, groups of Gw keys): a COMPUTE (query, key group) pair costs "
+    "(keys in the group) x d MACs of P V, a REUSE pair none. Block-sparse: |a| |b| d MACs of Q K^T and the same of P V per kept tile. Estimation overheads (peers' "
     "mask estimation MACs, reuse detector comparisons) are listed apart and not subtracted. 'qk' basis: the fraction "
     "of Q K^T MACs alone (equal to the attention basis for block-sparse methods).";
 
@@ -194,16 +237,32 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
   j["token_grid"] = {r.grid.t, r.grid.h, r.grid.w};
   j["tokens"] = r.grid.tokens();
   j["sampled_query_rows"] = r.sampled_rows;
+  j["trajectory"] = trajectory_json(r);
+  j["skipped"] = r.skipped;
+  j["spectrum_source"] = r.spectrum_source;
   j["seconds"] = r.seconds;
   for (const ClipRecord& c : r.clips)
     j["clips"].push_back({{"name", c.name}, {"source", c.source}, {"width", c.width}, {"height", c.height},
                           {"frames", c.frames}, {"fps", c.fps}});
   for (const StepRecord& s : r.steps)
-    j["steps"].push_back({{"clip", s.clip}, {"step", s.step}, {"sigma", s.sigma}, {"progress", s.progress},
+    j["steps"].push_back({{"clip", s.clip}, {"proxy", s.proxy}, {"step", s.step},
+                          {"latent_neighbour_correlation", {{"t", s.latent_corr[0]}, {"h", s.latent_corr[1]},
+                                                            {"w", s.latent_corr[2]}}}, {"sigma", s.sigma}, {"progress", s.progress},
                           {"inputs", s.inputs}, {"keys_for_90pct_attention", s.keys_for_90}, {"local_window_mass", s.local_mass}, {"seconds", s.seconds},
-                          {"ref_tau", s.ref_tau}, {"reuse_at_ref_tau", s.reuse_at_ref}});
+                          {"ref_tau", s.ref_tau}, {"reuse_at_ref_tau", s.reuse_at_ref},
+                          {"calibrated",
+                           {{"target_snr_db", r.options.schedule_snr_db},
+                            {"tau_over_rms", s.calibrated.knob},
+                            {"snr_out_db", s.calibrated.snr_out},
+                            {"cos_out", s.calibrated.cos_out},
+                            {"qk_savings", s.calibrated.qk_savings},
+                            {"tau", s.calibrated.tau},
+                            {"tau_int", s.calibrated.tau_int},
+                            {"data_w", r.options.schedule_data_w},
+                            {"q_scale", s.calibrated.q_scale}}}});
   for (const PointRecord& p : r.points)
     j["points"].push_back({{"clip", p.clip},
+                           {"proxy", p.proxy},
                            {"step", p.step},
                            {"sigma", p.sigma},
                            {"method", p.method},
@@ -223,6 +282,7 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                            {"detail", p.detail}});
   for (const TargetRecord& t : r.targets)
     j["equal_savings"].push_back({{"clip", t.clip},
+                           {"proxy", t.proxy},
                                   {"step", t.step},
                                   {"basis", t.basis},
                                   {"target", t.target},
@@ -241,6 +301,7 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                                   {"psnr_scores_peak", t.scores_peak}});
   for (const ProjectionRecord& p : r.projection)
     j["projection"].push_back({{"clip", p.clip},
+                           {"proxy", p.proxy},
                                {"step", p.step},
                                {"role", p.role},
                                {"target", p.target},
@@ -252,7 +313,8 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                                {"scores", to_json(p.attention.scores)}});
   for (const GapRecord& g : gaps)
     j["gaps"].push_back({{"clip", g.clip},
-                         {"step", g.step},
+                           {"proxy", g.proxy},
+                         {"step", step_json(g.step)},
                          {"basis", g.basis},
                          {"target", g.target},
                          {"reuse_method", g.reuse_method},
@@ -268,12 +330,12 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
 
 // Mean gap over clips and steps for one basis, target and reuse variant;
 // NaN unless every (clip, step) has a valid gap.
-double mean_gap(const std::vector<GapRecord>& gaps, const std::string& basis, double target, const std::string& variant,
-                int* count) {
+double mean_gap(const std::vector<GapRecord>& gaps, const std::string& proxy, const std::string& basis, double target,
+                const std::string& variant, int* count) {
   double s = 0.0;
   int n = 0, all = 0;
   for (const GapRecord& g : gaps)
-    if (g.basis == basis && g.target == target && g.reuse_method == variant) {
+    if (g.step != kAllSteps && g.proxy == proxy && g.basis == basis && g.target == target && g.reuse_method == variant) {
       ++all;
       if (g.valid()) {
         s += g.gap_db;
@@ -310,7 +372,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
     << f(o.pos_bias, 2) << ", q/k gain " << f(o.qk_gain, 2) << " |\n";
   m << "| diffusion steps | ";
   for (const StepRecord& s : r.steps)
-    if (s.clip == r.steps.front().clip)
+    if (s.clip == r.steps.front().clip && s.proxy == r.steps.front().proxy)
       m << "step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ") ";
   m << "of " << o.schedule.steps << ", shift " << f(o.schedule.shift, 1) << " |\n";
   m << "| quality sample | " << r.sampled_rows << " query rows (seed " << o.row_seed << ") of " << r.grid.tokens()
@@ -322,38 +384,47 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
        "shape per head |\n\n";
   m << "Shape of the exact attention (mean over the sampled rows): fraction of keys holding 90% of a row's mass, and "
        "mass inside a query-centred 3D window covering 15% of the grid (STA reports about 70% for HunyuanVideo):\n\n";
-  m << "| clip | step | keys for 90% | mass in 15% window |\n|---|---|---|---|\n";
+  m << "| clip | proxy | step | sigma | latent neighbour correlation t / h / w | keys for 90% | mass in 15% window |\n"
+       "|---|---|---|---|---|---|---|\n";
   for (const StepRecord& s : r.steps)
-    m << "| " << slug(s.clip) << " | " << step_label(s.step) << " | " << pct(s.keys_for_90, 2) << " | " << pct(s.local_mass)
-      << " |\n";
+    m << "| " << slug(s.clip) << " | " << s.proxy << " | " << step_label(s.step) << " | " << f(s.sigma, 3) << " | "
+      << f(s.latent_corr[0], 2) << " / " << f(s.latent_corr[1], 2) << " / " << f(s.latent_corr[2], 2) << " | "
+      << pct(s.keys_for_90, 2) << " | " << pct(s.local_mass) << " |\n";
   m << "\n" << kAccounting << "\n\n";
+  for (const std::string& why : r.skipped) m << "- **Not run:** " << why << "\n";
+  if (!r.skipped.empty()) m << "\n";
 
   m << "## SNR gap at equal MAC savings\n\n";
   m << "Attention-output SNR (10 log10 of signal power over MSE) of channel-wise reuse minus that of the best of the "
-       "five block-sparse peers, both at the same savings (mean over clips and steps; the paper claims more than 17 dB; "
+       "block-sparse peers (five re-implementations and the oracle-block upper bound), both at the same savings (mean over clips and steps; the paper claims more than 17 dB; "
        "this is what we measure on the proxy). Both are measured against the same exact rows, so the PSNR gap is the "
        "same number. n/r: not reached (see below).\n\n";
-  m << "| basis | target | channel-reuse | channel-reuse-qk | channel-reuse-all-axes |\n|---|---|---|---|---|\n";
+  std::vector<std::string> proxies;
+  for (const StepRecord& s : r.steps)
+    if (std::find(proxies.begin(), proxies.end(), s.proxy) == proxies.end()) proxies.push_back(s.proxy);
+  m << "| proxy | basis | target | channel-reuse | channel-reuse-qk | channel-reuse-all-axes | channel-reuse-pv |\n"
+       "|---|---|---|---|---|---|---|\n";
+  for (const std::string& proxy : proxies)
   for (const std::string basis : {"attention", "qk"})
     for (double t : o.targets) {
-      m << "| " << basis << " | " << pct(t, 0) << " |";
+      m << "| " << proxy << " | " << basis << " | " << pct(t, 0) << " |";
       for (const char* v : kReuseVariants) {
         if (std::find(o.methods.begin(), o.methods.end(), v) == o.methods.end()) {
           m << " - |";
           continue;
         }
-        const double g = mean_gap(gaps, basis, t, v, nullptr);
+        const double g = mean_gap(gaps, proxy, basis, t, v, nullptr);
         m << " " << (std::isnan(g) ? std::string("n/r") : (g >= 0 ? "+" : "") + f(g, 2) + " dB") << " |";
       }
       m << "\n";
     }
   m << "\nPer clip and step (attention-output SNR in dB, PSNR with peak max |exact| in brackets; best peer named):"
        "\n\n";
-  m << "| clip | step | basis | target | channel-reuse SNR (PSNR) | best peer SNR (PSNR) | gap |\n"
-       "|---|---|---|---|---|---|---|\n";
+  m << "| clip | proxy | step | basis | target | channel-reuse SNR (PSNR) | best peer SNR (PSNR) | gap |\n"
+       "|---|---|---|---|---|---|---|---|\n";
   for (const GapRecord& g : gaps) {
     if (g.reuse_method != "channel-reuse") continue;
-    m << "| " << slug(g.clip) << " | " << step_label(g.step) << " | " << g.basis << " | " << pct(g.target, 0) << " | "
+    m << "| " << slug(g.clip) << " | " << g.proxy << " | " << step_label(g.step) << " | " << g.basis << " | " << pct(g.target, 0) << " | "
       << (g.reuse_reached ? f(g.reuse_snr, 2) + " (" + f(g.reuse_psnr, 2) + ")" : "n/r") << " | "
       << (g.best_peer.empty() ? "n/r"
                               : f(g.best_peer_snr, 2) + " (" + f(g.best_peer_psnr, 2) + ") " + g.best_peer)
@@ -364,7 +435,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   m << "\n## All methods at the targets\n\n";
   std::set<std::pair<std::string, int>> seen;
   for (const StepRecord& s : r.steps) {
-    m << "### " << slug(s.clip) << ", step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ")\n\n";
+    m << "### " << slug(s.clip) << ", " << s.proxy << " proxy, step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ")\n\n";
     m << "| method | basis |";
     for (double t : o.targets) m << " " << pct(t, 0) << " SNR / cos |";
     m << "\n|---|---|";
@@ -379,7 +450,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
         for (double t : o.targets) {
           const TargetRecord* hit = nullptr;
           for (const TargetRecord& tr : r.targets)
-            if (tr.clip == s.clip && tr.step == s.step && tr.method == meth && tr.basis == basis && tr.target == t) hit = &tr;
+            if (tr.clip == s.clip && tr.proxy == s.proxy && tr.step == s.step && tr.method == meth && tr.basis == basis && tr.target == t) hit = &tr;
           if (!hit) {
             row << " - |";
             continue;
@@ -400,11 +471,12 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   m << "## Reuse ratio by channel group, axis and step\n\n";
   m << "Channel-wise reuse at a fixed threshold tau_g = " << f(o.ref_tau, 2)
     << " x RMS_g (rope-orthogonal policy: a group reuses only along the axes its RoPE band does not rotate).\n\n";
-  m << "| clip | step | sigma | overall | by axis t / h / w | per group (rope axis: ratio) |\n|---|---|---|---|---|---|\n";
+  m << "| clip | proxy | step | sigma | overall | by axis t / h / w | per group (rope axis: ratio) |\n"
+       "|---|---|---|---|---|---|---|\n";
   for (const StepRecord& s : r.steps) {
     if (!s.reuse_at_ref.contains("groups")) continue;
     const auto& d = s.reuse_at_ref;
-    m << "| " << slug(s.clip) << " | " << step_label(s.step) << " | " << f(s.sigma, 3) << " | "
+    m << "| " << slug(s.clip) << " | " << s.proxy << " | " << step_label(s.step) << " | " << f(s.sigma, 3) << " | "
       << pct(d["reuse_ratio"].get<double>()) << " | " << pct(d["by_axis"]["t"].get<double>()) << " / "
       << pct(d["by_axis"]["h"].get<double>()) << " / " << pct(d["by_axis"]["w"].get<double>()) << " | ";
     for (const auto& g : d["groups"])
@@ -414,7 +486,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   m << "\nThreshold needed for 50% Q K^T savings (channel-reuse), by step: ";
   for (const PointRecord& p : r.points)
     if (p.method == "channel-reuse" && p.role == "target" && p.basis == "qk" && std::fabs(p.target - 0.5) < 1e-9)
-      m << slug(p.clip) << " step " << step_label(p.step) << ": tau/RMS " << f(p.knob, 3) << "; ";
+      m << slug(p.clip) << " " << p.proxy << " step " << step_label(p.step) << ": tau/RMS " << f(p.knob, 3) << "; ";
   m << "\n\n";
 
   if (!r.projection.empty()) {
@@ -422,11 +494,11 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
          "Channel-wise reuse on the projections' input (the token features, no RoPE: every axis allowed; B = [W_q W_k "
          "W_v]). Savings are of that GEMM's MACs, not of attention, so the block-sparse peers have no counterpart here. "
          "Quality: SNR of V = f W_v, and of the attention output computed from the reused Q, K and V.\n\n";
-    m << "| clip | step | target | tau/RMS | reuse by axis t / h / w | V SNR (dB) | attention output SNR / cos |\n"
-         "|---|---|---|---|---|---|---|\n";
+    m << "| clip | proxy | step | target | tau/RMS | reuse by axis t / h / w | V SNR (dB) | attention output SNR / cos |\n"
+         "|---|---|---|---|---|---|---|---|\n";
     for (const ProjectionRecord& p : r.projection)
       if (p.role == "target")
-        m << "| " << slug(p.clip) << " | " << step_label(p.step) << " | " << pct(p.target, 0) << " | " << f(p.knob, 3)
+        m << "| " << slug(p.clip) << " | " << p.proxy << " | " << step_label(p.step) << " | " << pct(p.target, 0) << " | " << f(p.knob, 3)
           << " | " << pct(p.by_axis[0]) << " / " << pct(p.by_axis[1]) << " / " << pct(p.by_axis[2]) << " | "
           << f(p.v_proj.snr_db, 2) << " | " << f(p.attention.out.snr_db, 2) << " / " << f(p.attention.out.cosine, 5)
           << " |\n";
@@ -452,9 +524,9 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
 
 std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
   std::vector<GapRecord> out;
-  std::vector<std::pair<std::string, int>> steps;
-  for (const StepRecord& s : r.steps) steps.emplace_back(s.clip, s.step);
-  for (const auto& [clip, step] : steps)
+  std::vector<std::tuple<std::string, std::string, int>> steps;
+  for (const StepRecord& s : r.steps) steps.emplace_back(s.clip, s.proxy, s.step);
+  for (const auto& [clip, proxy, step] : steps)
     for (const std::string basis : {"attention", "qk"})
       for (double t : r.options.targets)
         for (const char* variant : kReuseVariants) {
@@ -462,7 +534,7 @@ std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
           const TargetRecord* best = nullptr;
           double sigma = 0.0;
           for (const TargetRecord& tr : r.targets) {
-            if (tr.clip != clip || tr.step != step || tr.basis != basis || tr.target != t) continue;
+            if (tr.clip != clip || tr.proxy != proxy || tr.step != step || tr.basis != basis || tr.target != t) continue;
             sigma = tr.sigma;
             if (tr.method == variant) reuse = &tr;
             if (is_peer(tr.method) && tr.reached && (!best || tr.snr_out > best->snr_out)) best = &tr;
@@ -470,6 +542,7 @@ std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
           if (!reuse) continue;
           GapRecord g;
           g.clip = clip;
+          g.proxy = proxy;
           g.step = step;
           g.sigma = sigma;
           g.basis = basis;
@@ -486,7 +559,87 @@ std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
           g.gap_db = g.reuse_snr - g.best_peer_snr;
           out.push_back(g);
         }
+  // Whole-run rows: means over the steps of each (clip, proxy).
+  std::vector<std::pair<std::string, std::string>> runs;
+  for (const auto& [clip, proxy, step] : steps)
+    if (std::find(runs.begin(), runs.end(), std::make_pair(clip, proxy)) == runs.end()) runs.emplace_back(clip, proxy);
+  for (const auto& [clip, proxy] : runs) {
+    int nsteps = 0;
+    for (const auto& st : steps) nsteps += std::get<0>(st) == clip && std::get<1>(st) == proxy;
+    if (nsteps < 2) continue;
+    for (const std::string basis : {"attention", "qk"})
+      for (double t : r.options.targets) {
+        // Mean SNR per method over the steps; NaN unless every step reached the target.
+        std::map<std::string, std::pair<double, int>> mean;
+        for (const TargetRecord& tr : r.targets)
+          if (tr.clip == clip && tr.proxy == proxy && tr.basis == basis && tr.target == t) {
+            auto& [sum, n] = mean[tr.method];
+            if (tr.reached) sum += tr.snr_out, ++n;
+          }
+        auto full = [&](const std::string& m) { return mean.count(m) && mean[m].second == nsteps; };
+        for (const char* variant : kReuseVariants) {
+          if (!mean.count(variant)) continue;
+          GapRecord g;
+          g.clip = clip;
+          g.proxy = proxy;
+          g.step = kAllSteps;
+          g.sigma = std::nan("");
+          g.basis = basis;
+          g.target = t;
+          g.reuse_method = variant;
+          g.reuse_reached = full(variant);
+          g.reuse_snr = g.reuse_reached ? mean[variant].first / nsteps : std::nan("");
+          g.reuse_psnr = std::nan("");
+          for (const auto& [m, v] : mean)
+            if (is_peer(m) && full(m) && (g.best_peer.empty() || v.first / nsteps > g.best_peer_snr)) {
+              g.best_peer = m;
+              g.best_peer_snr = v.first / nsteps;
+            }
+          g.best_peer_psnr = std::nan("");
+          g.gap_db = g.reuse_snr - g.best_peer_snr;
+          out.push_back(g);
+        }
+      }
+  }
   return out;
+}
+
+nlohmann::json trajectory_json(const StudyResult& r) {
+  struct Acc {
+    int steps = 0, reached = 0;
+    double savings = 0, snr_out = 0, cos_out = 0, snr_scores = 0, cos_scores = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::string, std::string, double>, Acc> acc;
+  for (const TargetRecord& t : r.targets) {
+    Acc& a = acc[{t.clip, t.proxy, t.method, t.basis, t.target}];
+    ++a.steps;
+    if (!t.reached) continue;
+    ++a.reached;
+    a.savings += t.achieved;
+    a.snr_out += t.snr_out;
+    a.cos_out += t.cos_out;
+    a.snr_scores += t.snr_scores;
+    a.cos_scores += t.cos_scores;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [key, a] : acc) {
+    const auto& [clip, proxy, method, basis, target] = key;
+    const double n = a.reached ? a.reached : std::nan("");
+    rows.push_back({{"clip", clip},
+                    {"proxy", proxy},
+                    {"method", method},
+                    {"basis", basis},
+                    {"target", target},
+                    {"steps", a.steps},
+                    {"steps_reached", a.reached},
+                    {"mean_savings", a.savings / n},
+                    {"mean_snr_out_db", a.snr_out / n},
+                    {"mean_cos_out", a.cos_out / n},
+                    {"mean_snr_scores_db", a.snr_scores / n},
+                    {"mean_cos_scores", a.cos_scores / n}});
+  }
+  return {{"what", "means over the steps studied of each method at each savings target (steps that reached it)"},
+          {"rows", rows}};
 }
 
 std::vector<std::string> write_study(const StudyResult& r, const std::string& dir) {
@@ -502,7 +655,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
 
   // Plots: quality against savings per clip and step, and reuse by group.
   for (const StepRecord& s : r.steps) {
-    const std::string tag = slug(s.clip) + "_step" + step_label(s.step);
+    const std::string tag = slug(s.clip) + "_" + s.proxy + "_step" + step_label(s.step);
     for (int kind = 0; kind < 3; ++kind) {
       PlotSpec spec;
       spec.x_percent = true;
@@ -510,7 +663,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
       spec.y_cap = 80.0;
       const bool qk = kind == 1, scores = kind == 2;
       spec.title = std::string(scores ? "Q K^T" : "Attention output") + " SNR vs " + (qk ? "Q K^T" : "attention") +
-                   " MAC savings, " + slug(s.clip) + ", step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
+                   " MAC savings, " + slug(s.clip) + " (" + s.proxy + "), step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
       spec.x_label = qk ? "Q K^T MACs skipped" : "Q K^T + P V MACs skipped";
       spec.y_label = scores ? "SNR of Q K^T (dB)" : "SNR of softmax(QK^T/sqrt d) V (dB)";
       std::vector<Series> series;
@@ -520,7 +673,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
         se.name = meth;
         se.dashed = meth.find("reuse") == std::string::npos;
         for (const PointRecord& p : r.points)
-          if (p.clip == s.clip && p.step == s.step && p.method == meth)
+          if (p.clip == s.clip && p.proxy == s.proxy && p.step == s.step && p.method == meth)
             se.points.emplace_back(qk ? p.exec.qk_savings() : p.exec.savings(),
                                    scores ? p.quality.scores.snr_db : p.quality.out.snr_db);
         series.push_back(se);
@@ -530,14 +683,14 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
       plots.push_back(name);
     }
   }
-  std::set<std::string> clips;
+  std::set<std::pair<std::string, std::string>> clips;
   for (const StepRecord& s : r.steps)
-    if (s.reuse_at_ref.contains("groups")) clips.insert(s.clip);
-  for (const std::string& clip : clips) {
+    if (s.reuse_at_ref.contains("groups")) clips.emplace(s.clip, s.proxy);
+  for (const auto& [clip, proxy] : clips) {
     std::vector<std::string> cats;
     std::vector<Series> series;
     for (const StepRecord& s : r.steps) {
-      if (s.clip != clip || !s.reuse_at_ref.contains("groups")) continue;
+      if (s.clip != clip || s.proxy != proxy || !s.reuse_at_ref.contains("groups")) continue;
       Series se;
       se.name = "step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
       cats.clear();
@@ -548,15 +701,23 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
       series.push_back(se);
     }
     PlotSpec spec;
-    spec.title = "Reuse ratio by channel group (RoPE axis) at tau = " + f(r.options.ref_tau, 2) + " x RMS, " + slug(clip);
+    spec.title = "Reuse ratio by channel group (RoPE axis) at tau = " + f(r.options.ref_tau, 2) + " x RMS, " + slug(clip) + " (" + proxy + ")";
     spec.x_label = "channel group : RoPE band axis";
     spec.y_label = "reuse ratio";
     spec.auto_y = false;
-    const std::string name = "reuse_groups_" + slug(clip) + ".svg";
+    const std::string name = "reuse_groups_" + slug(clip) + "_" + proxy + ".svg";
     put(name, bar_plot(spec, cats, series));
     plots.push_back(name);
   }
 
+  {
+    std::set<std::pair<std::string, std::string>> runs;
+    for (const StepRecord& s : r.steps) runs.emplace(s.clip, s.proxy);
+    for (const auto& [clip, proxy] : runs) {
+      const std::string text = schedule_csv(r, clip, proxy);
+      if (!text.empty()) put("tau_schedule_" + slug(clip) + "_" + proxy + ".csv", text);
+    }
+  }
   put("points.csv", points_csv(r));
   put("equal_savings.csv", targets_csv(r));
   put("gaps.csv", gaps_csv(gaps));

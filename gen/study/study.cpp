@@ -5,8 +5,10 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "golden/quant.hpp"
 #include "workload/models.hpp"
 #include "workload/qkv.hpp"
+#include "workload/denoise.hpp"
 #include "workload/video.hpp"
 
 namespace kaleido::study {
@@ -16,19 +18,23 @@ const std::vector<std::string>& all_methods() {
                                              "channel-reuse",
                                              "channel-reuse-qk",
                                              "channel-reuse-all-axes",
+                                             "channel-reuse-pv",
                                              "token-reuse",
                                              "spade-style",
                                              "spargeattn-style",
                                              "veda-style",
                                              "scalingattention-style",
-                                             "sliding-tile-style"};
+                                             "sliding-tile-style",
+                                             "oracle-block"};
   return m;
 }
 
 bool is_peer(const std::string& m) {
   return m == "spade-style" || m == "spargeattn-style" || m == "veda-style" || m == "scalingattention-style" ||
-         m == "sliding-tile-style";
+         m == "sliding-tile-style" || m == "oracle-block";
 }
+
+bool is_proxy(const std::string& name) { return name == "raw" || name == "denoised"; }
 
 void StudyOptions::validate() const {
   for (const std::string& m : methods)
@@ -49,27 +55,17 @@ void StudyOptions::validate() const {
     for (int s : steps)
       if (s < 0 || s > schedule.steps)
         throw ConfigError("steps", std::to_string(s), "must be 0 to num-steps = " + std::to_string(schedule.steps));
+  if (proxies.empty()) throw ConfigError("proxies", "none", "give raw, denoised or both");
+  for (const std::string& p : proxies)
+    if (!is_proxy(p)) throw ConfigError("proxies", p, "must be raw or denoised");
+  if (schedule_data_w < 4 || schedule_data_w > 16)
+    throw ConfigError("schedule-data-w", std::to_string(schedule_data_w), "must be 4 to 16");
   if (!(ref_tau >= 0.0)) throw ConfigError("ref-tau", std::to_string(ref_tau), "must be >= 0");
   if (!q_npy.empty() && (k_npy.empty() || v_npy.empty() || npy_grid.empty()))
     throw ConfigError("q-npy", q_npy, "real activations need --k-npy, --v-npy and --npy-grid too");
 }
 
 namespace {
-
-Video load_clip(const std::string& name, const FrameSelection& sel) {
-  if (name == "cockatoo" || name == "lowmotion") {
-    const std::string path = find_cockatoo();
-    if (path.empty())
-      throw FileError("cockatoo.mp4", "not found: install Debian package python3-imageio (it ships the clip), or give --clip PATH");
-    if (name == "cockatoo") return read_video(path, sel);
-    FrameSelection first;
-    first.start = sel.start;
-    first.count = 1;
-    Video still = read_video(path, first);
-    return make_low_motion_clip(still, sel.count, 2.0, 5);
-  }
-  return read_video(name, sel);
-}
 
 // Mean over rows of the smallest fraction of keys that holds 90% of the row's attention.
 double keys_for_90(const FloatMatrix& s, int head_dim) {
@@ -123,10 +119,15 @@ std::unique_ptr<Method> make_method(const std::string& name, const AttentionInpu
   r.group_w = opt.group_w;
   r.tile_h = opt.tile_h;
   r.tile_w = opt.tile_w;
+  r.threads = opt.threads;
   if (name == "dense") return make_dense_method(in);
   if (name == "channel-reuse") return make_reuse_method(in, r);
   if (name == "channel-reuse-qk") {
     r.reuse_keys = true;
+    return make_reuse_method(in, r);
+  }
+  if (name == "channel-reuse-pv") {
+    r.reuse_p = true;
     return make_reuse_method(in, r);
   }
   if (name == "channel-reuse-all-axes") {
@@ -142,6 +143,7 @@ std::unique_ptr<Method> make_method(const std::string& name, const AttentionInpu
   if (name == "veda-style") return make_veda_method(in, peer);
   if (name == "scalingattention-style") return make_scaling_method(in, peer);
   if (name == "sliding-tile-style") return make_sliding_tile_method(in, peer);
+  if (name == "oracle-block") return make_oracle_block_method(in, peer);
   throw ConfigError("methods", name, "unknown method");
 }
 
@@ -149,6 +151,7 @@ PointRecord record(const std::string& clip, const StepRecord& st, const Method& 
                    const AttentionQuality& q) {
   PointRecord p;
   p.clip = clip;
+  p.proxy = st.proxy;
   p.step = st.step;
   p.sigma = st.sigma;
   p.method = m.name();
@@ -178,6 +181,7 @@ void set_quality(TargetRecord& t, const AttentionQuality& a, const AttentionQual
 TargetRecord target_from(const PointRecord& p, const std::string& basis, double target) {
   TargetRecord t;
   t.clip = p.clip;
+  t.proxy = p.proxy;
   t.step = p.step;
   t.sigma = p.sigma;
   t.basis = basis;
@@ -196,6 +200,7 @@ TargetRecord interpolate(const std::vector<const PointRecord*>& pts, const std::
                          const std::string& clip, const StepRecord& st, const std::string& method) {
   TargetRecord t;
   t.clip = clip;
+  t.proxy = st.proxy;
   t.step = st.step;
   t.sigma = st.sigma;
   t.basis = basis;
@@ -277,6 +282,7 @@ ProjectionRecord projection_point(ProjectionReuse& pr, double knob, const Attent
                                   const StepRecord& st) {
   ProjectionRecord p;
   p.clip = clip;
+  p.proxy = st.proxy;
   p.step = st.step;
   p.sigma = st.sigma;
   p.knob = knob;
@@ -291,13 +297,47 @@ ProjectionRecord projection_point(ProjectionReuse& pr, double knob, const Attent
   return p;
 }
 
+// The largest knob of channel-reuse (Q reused on Q K^T) whose attention output keeps SNR >= the schedule
+// target (bisection; the SNR falls as the knob grows), and its thresholds per group.
+void calibrate_for_snr(Method& m, const AttentionEvaluator& ev, const AttentionInputs& in, const StudyOptions& opt,
+                       StepRecord::Calibrated& c) {
+  auto snr_at = [&](double knob) {
+    m.execute(knob);
+    return m.evaluate(ev).out.snr_db;
+  };
+  double lo = 0.0, hi = m.knob_max();
+  if (snr_at(hi) >= opt.schedule_snr_db) {
+    lo = hi;
+  } else {
+    for (int it = 0; it < 14; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (snr_at(mid) >= opt.schedule_snr_db ? lo : hi) = mid;
+    }
+  }
+  const Execution e = m.execute(lo);
+  const AttentionQuality q = m.evaluate(ev);
+  c.knob = lo;
+  c.snr_out = q.out.snr_db;
+  c.cos_out = q.out.cosine;
+  c.qk_savings = e.qk_savings();
+  c.q_scale = symmetric_scale(in.q, opt.schedule_data_w);
+  c.tau.clear();
+  c.tau_int.clear();
+  const nlohmann::json detail = m.detail();
+  for (const auto& g : detail["groups"]) {
+    const double tau = g["tau"].get<double>();
+    c.tau.push_back(tau);
+    c.tau_int.push_back(static_cast<uint32_t>(std::floor(tau / c.q_scale)));
+  }
+}
+
 void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, StepInputs& si, StudyResult& res,
               Progress& progress) {
   const double t0 = progress.elapsed();
   const AttentionInputs& in = si.in;
   const std::vector<int32_t> rows = sample_rows(in.grid.tokens(), opt.rows, opt.row_seed);
   res.sampled_rows = static_cast<int64_t>(rows.size());
-  const std::string where = clip + " step " + std::to_string(st.step) + " (sigma " + fmt(st.sigma, 3) + ")";
+  const std::string where = clip + " (" + st.proxy + ") step " + std::to_string(st.step) + " (sigma " + fmt(st.sigma, 3) + ")";
   progress.note(where + ": exact attention of " + std::to_string(rows.size()) + " sampled query rows over " +
                 std::to_string(in.grid.tokens()) + " keys");
   AttentionEvaluator ev(in, rows, opt.threads);
@@ -326,9 +366,20 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
     m->execute(opt.ref_tau);
     st.reuse_at_ref = m->detail();
     st.ref_tau = opt.ref_tau;
+    calibrate_for_snr(*m, ev, in, opt, st.calibrated);
+    progress.note(where + ": thresholds for output SNR >= " + fmt(opt.schedule_snr_db, 1) + " dB: tau/rms " +
+                  fmt(st.calibrated.knob, 3) + ", Q K^T savings " + fmt(100.0 * st.calibrated.qk_savings, 1) + "%");
   }
 
   for (const std::string& name : opt.methods) {
+    if (name == "channel-reuse-pv" && in.grid.tokens() > kMaxPvReuseTokens) {
+      const std::string why = name + " skipped at " + where + ": reuse on P V holds P of every query, at most " +
+                              std::to_string(kMaxPvReuseTokens) + " tokens (this grid: " +
+                              std::to_string(in.grid.tokens()) + ")";
+      progress.note(why);
+      if (std::find(res.skipped.begin(), res.skipped.end(), why) == res.skipped.end()) res.skipped.push_back(why);
+      continue;
+    }
     std::unique_ptr<Method> m = make_method(name, in, opt, peer);
     std::vector<const PointRecord*> mine;
     std::vector<PointRecord> local;
@@ -345,6 +396,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       const bool reuse = m->family() == "reuse";
       for (const std::string basis : {"attention", "qk"}) {
         if (!reuse && basis == std::string("qk")) continue;  // the same as attention for masks
+        if (name == "channel-reuse-pv" && basis == std::string("qk")) continue;  // Q K^T as channel-reuse
         for (double target : opt.targets) {
           if (!m->continuous()) continue;
           const KnobSearch ks = find_knob(*m, target, basis == std::string("qk"));
@@ -361,6 +413,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       for (const PointRecord& p : local) mine.push_back(&p);
       for (const std::string basis : {"attention", "qk"}) {
         if (!reuse && basis == std::string("qk")) continue;
+        if (name == "channel-reuse-pv" && basis == std::string("qk")) continue;
         for (double target : opt.targets) {
           const PointRecord* hit = nullptr;
           for (const PointRecord& p : local)
@@ -421,8 +474,9 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   res.proxy_statement =
       "No model weights are available here, and no real VAE. Unless real activations were loaded from .npy, "
       "Q, K and V are a proxy: real video frames through a fixed 3D-DCT patchify (4x8x8 -> " +
-      std::to_string(model.latent_channels) +
-      " channels), rectified-flow noise of the step, a 1x2x2 DiT patchify, fixed seeded projections to one head with "
+      std::to_string(model.latent_channels) + " channels, " + scaling_name(opt.latent_scaling) +
+      " scaling), rectified-flow noise of the step (proxy 'raw': x_t as sampled; 'denoised': its Wiener estimate of "
+      "the clean latent, spectrum from another clip), a 1x2x2 DiT patchify, fixed seeded projections to one head with "
       "RMS-normalised q and k, and the model's real 3D RoPE. Quality numbers describe this proxy, not " + model.title + ".";
   const double t0 = progress.elapsed();
 
@@ -452,6 +506,7 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
     res.clips.push_back(c);
     StepRecord st;
     st.clip = "npy";
+    st.proxy = "npy";
     st.step = -1;
     st.sigma = std::nan("");
     run_step(opt, "npy", st, si, res, progress);
@@ -462,9 +517,10 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   const Resolution resolution = parse_resolution(model, opt.resolution);
   const int frames = opt.frames > 0 ? opt.frames : model.frames;
   res.grid = token_grid(model, resolution, frames);
-  progress.set_total(per_step * static_cast<int64_t>(opt.clips.size() * opt.steps.size()) +
+  progress.set_total(per_step * static_cast<int64_t>(opt.clips.size() * opt.steps.size() * opt.proxies.size()) +
                      static_cast<int64_t>(opt.clips.size()));
-  const LatentSpec spec{model.latent_channels, model.vae_t_stride, model.vae_s_stride};
+  LatentSpec spec{model.latent_channels, model.vae_t_stride, model.vae_s_stride};
+  spec.scaling = opt.latent_scaling;
   FrameSelection sel;
   sel.start = opt.frame_start;
   sel.count = frames;
@@ -480,6 +536,23 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
     progress.note("calibration clip " + opt.calib_clip);
     calib_latent = encode_latent(to_pixels(load_clip(opt.calib_clip, sel), resolution.width, resolution.height), spec);
   }
+  // The denoised proxy's spectrum, from a clip other than the one evaluated (read once, when first needed,
+  // so that a broken evaluated clip is reported first).
+  LatentSpectrum spectrum;
+  auto need_spectrum = [&] {
+    if (!spectrum.power.empty()) return;
+    FrameSelection other = sel;
+    std::string name = opt.spectrum_clip;
+    if (name.empty()) {  // cockatoo, the frames right after the evaluated ones (280 frames hold 81 + 81 + ...)
+      name = "cockatoo";
+      other.start = opt.frame_start + frames * opt.frame_step;
+    }
+    progress.note("spectrum of the denoised proxy: " + name + " from frame " + std::to_string(other.start));
+    const Latent sl = encode_latent(to_pixels(load_clip(name, other), resolution.width, resolution.height), spec);
+    spectrum = estimate_spectrum(sl.grid, sl.x, 1);
+    res.spectrum_source = name + ", frames " + std::to_string(other.start) + " to " +
+                          std::to_string(other.start + (frames - 1) * other.step) + " (every " + std::to_string(other.step) + ")";
+  };
 
   for (const std::string& clip : opt.clips) {
     progress.note(clip + ": reading " + std::to_string(frames) + " frames, " + std::to_string(resolution.height) + "x" +
@@ -500,15 +573,23 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
     progress.advance(clip + ": latent " + std::to_string(lat.grid.t) + "x" + std::to_string(lat.grid.h) + "x" +
                      std::to_string(lat.grid.w) + "x" + std::to_string(lat.x.cols) + ", tokens " +
                      std::to_string(res.grid.t) + "x" + std::to_string(res.grid.h) + "x" + std::to_string(res.grid.w));
+    for (const std::string& proxy : opt.proxies)
     for (int step : opt.steps) {
       StepRecord st;
       st.clip = clip;
+      st.proxy = proxy;
       st.step = step;
       st.sigma = opt.schedule.sigma(step);
       st.progress = opt.schedule.progress(step);
       StepInputs si;
       // One noise sample eps for the whole trajectory, as in sampling.
-      si.tokens = patchify(lat.grid, add_noise(lat.x, st.sigma, opt.noise_seed), model.patch_h, model.patch_w);
+      FloatMatrix x = add_noise(lat.x, st.sigma, opt.noise_seed);
+      if (proxy == "denoised") {
+        need_spectrum();
+        x = wiener_denoise(lat.grid, x, st.sigma, spectrum);
+      }
+      for (int axis = 0; axis < 3; ++axis) st.latent_corr[static_cast<size_t>(axis)] = neighbour_correlation(lat.grid, x, axis);
+      si.tokens = patchify(lat.grid, x, model.patch_h, model.patch_w);
       si.model = &model;
       si.proj = proj;
       si.in = project_head(si.tokens, model, proj);
@@ -516,8 +597,9 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
           std::find(opt.methods.begin(), opt.methods.end(), "scalingattention-style") != opt.methods.end();
       if (want_calib) {
         const Latent& cl = opt.calib_clip.empty() ? lat : calib_latent;
-        si.calib = project_head(patchify(cl.grid, add_noise(cl.x, st.sigma, opt.noise_seed + 1000), model.patch_h, model.patch_w),
-                                model, proj);
+        FloatMatrix cx = add_noise(cl.x, st.sigma, opt.noise_seed + 1000);
+        if (proxy == "denoised") cx = wiener_denoise(cl.grid, cx, st.sigma, spectrum);
+        si.calib = project_head(patchify(cl.grid, cx, model.patch_h, model.patch_w), model, proj);
         si.has_calib = true;
       }
       run_step(opt, clip, st, si, res, progress);

@@ -34,6 +34,13 @@ struct StudyOptions {
   int frame_start = 0;
   int frame_step = 1;
   std::vector<int> steps{10, 30, 49};
+  // Proxies evaluated side by side: "raw" (x_t as sampled, pessimistic) and "denoised" (the Wiener estimate
+  // E[x0 | x_t], optimistic), see workload/denoise.hpp.
+  std::vector<std::string> proxies{"raw", "denoised"};
+  // Where the denoised proxy's spectrum comes from: "" = cockatoo frames after those evaluated (a clip other
+  // than the one evaluated), or a clip name/path.
+  std::string spectrum_clip;
+  LatentScaling latent_scaling = LatentScaling::Global;
   FlowSchedule schedule;
   uint64_t noise_seed = 7;
   int head = 0;  // seeds the head's projections
@@ -49,6 +56,11 @@ struct StudyOptions {
   int group_w = 8;
   int tile_h = 0, tile_w = 0;
   double ref_tau = 2.0;  // threshold (in group RMS) of the per-group reuse table
+  // The threshold schedule: per step, the largest channel-reuse threshold keeping the attention output's SNR
+  // at or above schedule_snr_db, written as integer thresholds for DATA_W = schedule_data_w (Q quantised
+  // symmetrically per step) in tau_schedule_<clip>_<proxy>.csv, a file `kaleido golden --tau-schedule` reads.
+  double schedule_snr_db = 30.0;
+  int schedule_data_w = 8;
   BlockShape block{4, 4, 4};
   double spade_shortcut = 0.95;
   double sparge_sim = 0.0;
@@ -66,6 +78,7 @@ struct StudyOptions {
 
 struct PointRecord {
   std::string clip;
+  std::string proxy;  // "raw", "denoised", or "npy" for real activations
   int step = 0;
   double sigma = 0.0;
   std::string method, family, knob_name;
@@ -79,7 +92,7 @@ struct PointRecord {
 };
 
 struct TargetRecord {
-  std::string clip;
+  std::string clip, proxy;
   int step = 0;
   double sigma = 0.0;
   std::string basis;  // "attention": Q K^T + P V MACs; "qk": Q K^T MACs only
@@ -95,23 +108,30 @@ struct TargetRecord {
 };
 
 struct StepRecord {
-  std::string clip;
+  std::string clip, proxy;
   int step = 0;
   double sigma = 0.0;
   double progress = 0.0;
   std::string inputs;       // how Q, K, V were made
   double keys_for_90 = 0.0;  // mean fraction of keys holding 90% of a row's attention (exact)
   double local_mass = 0.0;   // mean attention mass in a centred window of 15% of the grid
+  std::array<double, 3> latent_corr{};  // neighbour correlation t/h/w of the proxy's latent (pooled by energy)
   double seconds = 0.0;
   nlohmann::json reuse_at_ref;  // channel-reuse detail at ref_tau
   double ref_tau = 0.0;
+  // Calibrated for the output SNR target (StudyOptions::schedule_snr_db).
+  struct Calibrated {
+    double knob = 0.0, snr_out = 0.0, cos_out = 0.0, qk_savings = 0.0, q_scale = 0.0;
+    std::vector<double> tau;          // float thresholds per group
+    std::vector<uint32_t> tau_int;    // the same in Q's DATA_W integer units (floor)
+  } calibrated;
 };
 
 // Channel-wise reuse on the input of the Q, K, V projections (the token
 // features, no RoPE, so every axis is allowed): savings of that GEMM, quality
 // of its V output and of the attention output built from the reused projections.
 struct ProjectionRecord {
-  std::string clip;
+  std::string clip, proxy;
   int step = 0;
   double sigma = 0.0;
   std::string role;  // "sweep" or "target"
@@ -141,16 +161,21 @@ struct StudyResult {
   int64_t sampled_rows = 0;
   double seconds = 0.0;
   std::string proxy_statement;
+  std::string spectrum_source;  // the denoised proxy's spectrum clip and frames
+  std::vector<std::string> skipped;  // methods not run, and why
 };
+
+// The valid proxy names.
+bool is_proxy(const std::string& name);
 
 StudyResult run_study(const StudyOptions& opt, Progress& progress);
 
 // At each (clip, step, basis, target): a channel-wise reuse variant's SNR of
-// the attention output minus the best peer's (the five block-sparse
+// the attention output minus the best peer's (the five block-sparse and oracle-block
 // "-style" methods), where both reach the target. (Both are measured against
 // the same exact rows, so the PSNR gap is the same number.)
 struct GapRecord {
-  std::string clip;
+  std::string clip, proxy;
   int step = 0;
   double sigma = 0.0;
   std::string basis;
@@ -163,7 +188,16 @@ struct GapRecord {
   double gap_db = 0.0;  // meaningful when both reached
   bool valid() const { return reuse_reached && !best_peer.empty(); }
 };
+// Per (clip, proxy, step), and, when a clip and proxy have several steps, a
+// row with step kAllSteps: the mean SNR over the steps (reuse against the peer
+// with the best mean), valid only when every step reached the target.
+constexpr int kAllSteps = -2;
 std::vector<GapRecord> equal_savings_gaps(const StudyResult& r);
+
+// Whole-run averages per clip, proxy, method, basis and target over the steps studied (every step with
+// --steps all): mean achieved savings (MACs are equal at every step, so this is the MAC-weighted mean),
+// mean SNR and cosine of the attention output and of Q K^T, and how many steps reached the target.
+nlohmann::json trajectory_json(const StudyResult& r);
 
 // CSV, JSON, Markdown and SVG files into `dir` (created if missing).
 std::vector<std::string> write_study(const StudyResult& r, const std::string& dir);

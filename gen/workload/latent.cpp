@@ -173,20 +173,69 @@ Latent encode_latent(const PixelClip& clip, const LatentSpec& spec) {
         }
       }
   }
-  // Per-channel normalisation (a constant channel becomes zero).
-  for (int c = 0; c < C && spec.normalise; ++c) {
+  if (spec.scaling == LatentScaling::None) return lat;
+  // Means removed per channel; one global factor (Global) or one per channel (PerChannel; a constant channel
+  // becomes zero).
+  std::vector<double> mean(static_cast<size_t>(C)), var(static_cast<size_t>(C));
+  for (int c = 0; c < C; ++c) {
     double s = 0.0, s2 = 0.0;
     for (int64_t i = 0; i < lat.x.rows; ++i) {
       const double v = lat.x.at(i, c);
       s += v;
       s2 += v * v;
     }
-    const double n = static_cast<double>(lat.x.rows), mean = s / n;
-    const double var = std::max(0.0, s2 / n - mean * mean);
-    const double inv = var > 1e-12 ? 1.0 / std::sqrt(var) : 0.0;
-    for (int64_t i = 0; i < lat.x.rows; ++i) lat.x.at(i, c) = static_cast<float>((lat.x.at(i, c) - mean) * inv);
+    const double n = static_cast<double>(lat.x.rows);
+    mean[static_cast<size_t>(c)] = s / n;
+    var[static_cast<size_t>(c)] = std::max(0.0, s2 / n - (s / n) * (s / n));
+  }
+  double mean_var = 0.0;
+  for (double v : var) mean_var += v / C;
+  for (int c = 0; c < C; ++c) {
+    const double v = spec.scaling == LatentScaling::Global ? mean_var : var[static_cast<size_t>(c)];
+    const double inv = v > 1e-12 ? 1.0 / std::sqrt(v) : 0.0;
+    for (int64_t i = 0; i < lat.x.rows; ++i)
+      lat.x.at(i, c) = static_cast<float>((lat.x.at(i, c) - mean[static_cast<size_t>(c)]) * inv);
   }
   return lat;
+}
+
+LatentScaling parse_latent_scaling(const std::string& s) {
+  if (s == "none") return LatentScaling::None;
+  if (s == "global") return LatentScaling::Global;
+  if (s == "per-channel") return LatentScaling::PerChannel;
+  throw ConfigError("latent-scaling", s, "must be global, per-channel or none");
+}
+
+const char* scaling_name(LatentScaling s) {
+  switch (s) {
+    case LatentScaling::None: return "none";
+    case LatentScaling::Global: return "global";
+    case LatentScaling::PerChannel: return "per-channel";
+  }
+  return "?";
+}
+
+double neighbour_correlation(const Grid& g, const FloatMatrix& x, int axis) {
+  if (x.rows != g.tokens() || axis < 0 || axis > 2) throw Error("internal: neighbour_correlation: bad grid or axis");
+  const int64_t C = x.cols;
+  std::vector<double> mean(static_cast<size_t>(C), 0.0);
+  for (int64_t i = 0; i < x.rows; ++i)
+    for (int64_t c = 0; c < C; ++c) mean[static_cast<size_t>(c)] += x.at(i, c) / static_cast<double>(x.rows);
+  double cov = 0.0, var = 0.0;
+  for (int t = 0; t < g.t; ++t)
+    for (int h = 0; h < g.h; ++h)
+      for (int w = 0; w < g.w; ++w) {
+        const int nt = t + (axis == 0), nh = h + (axis == 1), nw = w + (axis == 2);
+        if (nt >= g.t || nh >= g.h || nw >= g.w) continue;
+        const float* a = x.row(g.index(t, h, w));
+        const float* b = x.row(g.index(nt, nh, nw));
+        for (int64_t c = 0; c < C; ++c) {
+          const double da = a[c] - mean[static_cast<size_t>(c)], db = b[c] - mean[static_cast<size_t>(c)];
+          cov += da * db;
+          var += 0.5 * (da * da + db * db);
+        }
+      }
+  return var > 0.0 ? cov / var : 0.0;
 }
 
 void FlowSchedule::validate() const {

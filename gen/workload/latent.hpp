@@ -13,8 +13,12 @@
 //     the order of the key (ft + fy + fx + [plane is U or V], plane, ft, fy, fx).
 //     For C = 16 that is Y: 12 coefficients of total frequency <= 2, U: DC and
 //     the three first AC, V: DC and the temporal first AC (latent_basis()).
-//  4. Each channel is normalised over the clip to zero mean and unit variance,
-//     as the VAEs' latents are by their published scale factors.
+//  4. Scaling (LatentScaling): by default each channel's mean over the clip is
+//     removed and ONE global factor brings the mean channel variance to 1, so
+//     the latent keeps the image's spectrum (low frequencies carry most
+//     energy) as a VAE latent does. Z-scoring each channel (PerChannel, the
+//     v1 proxy) whitens it: most AC channels become near-white high-pass
+//     signals and neighbouring tokens look far less alike than in a VAE latent.
 //  5. Diffusion noise of a step, rectified flow: x_s = (1 - sigma_s) x_0 + sigma_s eps.
 //  6. The DiT patchifies 1 x 2 x 2 latent cells into one token of 4C features
 //     (feature index = c * 4 + dy * 2 + dx).
@@ -22,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "golden/types.hpp"
@@ -39,11 +44,15 @@ struct PixelClip {
 // Centre crop to the target aspect ratio, then area resampling.
 PixelClip to_pixels(const Video& v, int width, int height);
 
+enum class LatentScaling { None, Global, PerChannel };
+LatentScaling parse_latent_scaling(const std::string& s);  // "none", "global", "per-channel"
+const char* scaling_name(LatentScaling s);
+
 struct LatentSpec {
   int channels = 16;  // C
   int t_stride = 4;   // pixel frames per latent frame (frame 0 alone)
   int s_stride = 8;   // pixels per latent cell along h and w
-  bool normalise = true;  // step 4 (off only to inspect raw coefficients)
+  LatentScaling scaling = LatentScaling::Global;  // step 4
 };
 
 struct DctCoefficient {
@@ -61,6 +70,12 @@ struct Latent {
 
 // Pixel frames needed for t latent frames.
 inline int frames_for_latent(int t_latent, int t_stride) { return t_stride * (t_latent - 1) + 1; }
+
+// Neighbour correlation along an axis (0 t, 1 h, 2 w), pooled over channels
+// by energy: sum_c cov_c(x_i, x_next(i)) / sum_c var_c, over all pairs of
+// adjacent cells, with each channel's mean removed. 1 for a constant field
+// along the axis, about 0 for white noise.
+double neighbour_correlation(const Grid& grid, const FloatMatrix& x, int axis);
 
 // Steps 2-4 above. Needs 4(T-1)+1 frames and sizes divisible by s_stride.
 Latent encode_latent(const PixelClip& clip, const LatentSpec& spec);

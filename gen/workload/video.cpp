@@ -277,4 +277,19 @@ Video make_low_motion_clip(const Video& still, int frames, double speed, uint64_
   return out;
 }
 
+Video load_clip(const std::string& name, const FrameSelection& sel) {
+  if (name == "cockatoo" || name == "lowmotion") {
+    const std::string path = find_cockatoo();
+    if (path.empty())
+      throw FileError("cockatoo.mp4", "not found: install Debian package python3-imageio (it ships the clip), or give --clip PATH");
+    if (name == "cockatoo") return read_video(path, sel);
+    FrameSelection first;
+    first.start = sel.start;
+    first.count = 1;
+    Video still = read_video(path, first);
+    return make_low_motion_clip(still, sel.count, 2.0, 5);
+  }
+  return read_video(name, sel);
+}
+
 }  // namespace kaleido::workload

@@ -67,4 +67,8 @@ std::string find_cockatoo();
 // such as opencv-doc's vtest.avi, which is not installed here.
 Video make_low_motion_clip(const Video& still, int frames, double speed, uint64_t seed);
 
+// A clip by name: "cockatoo" (Debian python3-imageio's cockatoo.mp4), "lowmotion" (made from cockatoo's frame
+// sel.start: a static background with a drifting patch), or a video path.
+Video load_clip(const std::string& name, const FrameSelection& sel);
+
 }  // namespace kaleido::workload

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include "common/atomic_file.hpp"
@@ -47,6 +48,27 @@ TEST(Cli, GoldenWritesReadableVectorsAndASummary) {
   EXPECT_EQ(v.config.grid.tokens(), 32);
   EXPECT_EQ(v.config.tau, (std::vector<uint32_t>{20, 20}));
   fs::remove(out);
+}
+
+TEST(Cli, DefaultsShowReuseAtWorkAtAGoodSnr) {
+  // No option at all: thresholds calibrated for 30 dB of output SNR on the default (static-background,
+  // late-step-like) synthetic workload; a new user sees about half the pairs reused.
+  const std::string out = temp_path("default.kvec");
+  const CliRun r = kaleido("golden --json -o " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_NE(j["workload"]["thresholds"].get<std::string>().find("default: calibrated for output SNR 30.0 dB"),
+            std::string::npos);
+  const auto& c = j["counters"];
+  const double ratio = c["reused_pairs"].get<double>() / c["pairs"].get<double>();
+  EXPECT_GE(ratio, 0.3);
+  EXPECT_GE(j["quality"]["snr_db"].get<double>(), 30.0);
+  EXPECT_EQ(j["error_bound_violations"].get<int>(), 0);
+  fs::remove(out);
+  // Two threshold sources are refused.
+  const CliRun two = kaleido("golden --tau 4 --target-snr 20 -o " + out);
+  EXPECT_NE(two.status, 0);
+  EXPECT_NE(two.output.find("give only one of"), std::string::npos) << two.output;
 }
 
 TEST(Cli, ConfigFileSetsOptionsAndTheCommandLineOverrides) {

@@ -1,6 +1,7 @@
 // Attention evaluation against a naive model, and the MAC accounting of the methods.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -159,6 +160,144 @@ TEST(Methods, KnobSearchHitsTheTargetAndBlockSparseSavesBothProducts) {
   const KnobSearch kr = find_knob(*reuse, 0.3, true);
   EXPECT_NEAR(kr.achieved, 0.3, 0.01);
   EXPECT_NEAR(kr.exec.qk_savings(), 0.3, 0.01);
+}
+
+TEST(Oracle, ExactTileMassAndTheHighestMassTilesAreKept) {
+  const Grid g{2, 4, 4};
+  const int d = 8;
+  AttentionInputs in = random_inputs(g, d, 21);
+  for (auto& x : in.q.data) x *= 3.0f;  // a sharper softmax: tile masses far apart
+  const BlockLayout L(g, BlockShape{1, 2, 2});  // 8 tiles of 4 tokens
+  const int nb = L.count(), N = static_cast<int>(g.tokens());
+  // Naive double-precision tile mass: mean over the queries of block a of the probability of block b.
+  std::vector<double> want(static_cast<size_t>(nb * nb), 0.0);
+  for (int i = 0; i < N; ++i) {
+    std::vector<double> s(static_cast<size_t>(N));
+    double mx = -1e300, z = 0;
+    for (int j = 0; j < N; ++j) {
+      double x = 0;
+      for (int c = 0; c < d; ++c) x += static_cast<double>(in.q.at(i, c)) * in.k.at(j, c);
+      s[static_cast<size_t>(j)] = x / std::sqrt(static_cast<double>(d));
+      mx = std::max(mx, s[static_cast<size_t>(j)]);
+    }
+    for (double& x : s) z += (x = std::exp(x - mx));
+    for (int j = 0; j < N; ++j)
+      want[static_cast<size_t>(L.block_of(i) * nb + L.block_of(j))] += s[static_cast<size_t>(j)] / z / 4.0;
+  }
+  const std::vector<double> mass = exact_block_attention_mass(in, L, 2);
+  for (size_t t = 0; t < want.size(); ++t) EXPECT_NEAR(mass[t], want[t], 1e-5) << t;
+  // Budget: the diagonal (8 x 16 pairs) and three more tiles of 16 pairs, of 32 x 32.
+  const double keep = (8 * 16 + 3 * 16) / 1024.0;
+  const BlockMask m = greedy_mask(scaling_plan(L, mass), keep);
+  std::vector<std::pair<double, int>> off;
+  for (int a = 0; a < nb; ++a)
+    for (int b = 0; b < nb; ++b)
+      if (a != b) off.emplace_back(want[static_cast<size_t>(a * nb + b)], a * nb + b);
+  std::sort(off.rbegin(), off.rend());
+  EXPECT_EQ(m.kept(), nb + 3);
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(m.at(off[static_cast<size_t>(k)].second / nb, off[static_cast<size_t>(k)].second % nb)) << k;
+  PeerParams p;
+  p.block = BlockShape{1, 2, 2};
+  auto oracle = make_oracle_block_method(in, p);
+  EXPECT_EQ(oracle->name(), "oracle-block");
+  const Execution e = oracle->execute(keep);
+  EXPECT_EQ(e.qk, (8 * 16 + 3 * 16) * d);
+  EXPECT_EQ(e.pv, e.qk);
+}
+
+TEST(Methods, ReuseOnPVCountsKeyGroupsAndCopiesIdenticalRows) {
+  // Five tokens along w with one and the same query: after the first token every Q group and every P group
+  // (key groups {0,1}, {2,3}, {4, pad}) reuses, so only token 0 computes: Q K^T d N MACs, P V (2 + 2 + 1) d.
+  const Grid g{1, 1, 5};
+  const int d = 4;
+  AttentionInputs in = random_inputs(g, d, 3);
+  for (int64_t i = 1; i < in.q.rows; ++i)
+    for (int c = 0; c < d; ++c) in.q.at(i, c) = in.q.at(0, c);
+  ReuseMethodSpec spec;
+  spec.name = "channel-reuse-pv";
+  spec.group_w = 2;
+  spec.reuse_p = true;
+  spec.policy = Policy::Fixed;  // every axis (Q here has no RoPE band split that matters: d = 4)
+  auto m = make_reuse_method(in, spec);
+  const Execution e = m->execute(0.0);
+  EXPECT_EQ(e.dense, 5 * 5 * d);
+  EXPECT_EQ(e.qk, d * 5);
+  EXPECT_EQ(e.pv, (2 + 2 + 1) * d);
+  EXPECT_DOUBLE_EQ(m->detail()["p_reuse_ratio"].get<double>(), 4.0 / 5.0);
+  AttentionEvaluator ev(in, {0, 1, 2, 3, 4}, 1);
+  const AttentionQuality q = m->evaluate(ev);
+  EXPECT_GT(q.out.snr_db, 100.0);  // identical rows: exact up to float rounding
+}
+
+TEST(Methods, ReuseOnPVMatchesADirectComputation) {
+  const Grid g{2, 2, 3};
+  const int d = 4, gw = 2;
+  AttentionInputs in = random_inputs(g, d, 8);
+  for (int64_t i = 0; i < in.q.rows; ++i)  // smooth queries: neighbours alike
+    for (int c = 0; c < d; ++c) in.q.at(i, c) = static_cast<float>(std::sin(0.3 * static_cast<double>(i) + c) * 0.5);
+  ReuseMethodSpec spec;
+  spec.group_w = gw;
+  spec.reuse_p = true;
+  spec.policy = Policy::Fixed;
+  auto m = make_reuse_method(in, spec);
+  const double knob = 0.8;
+  const Execution e = m->execute(knob);
+  // Direct: Q reuse as the golden model decides, naive double softmax of Qhat K^T, reuse on P, then Phat V.
+  ReuseConfig cq;
+  cq.grid = g;
+  cq.channels = d;
+  cq.out_cols = static_cast<int>(g.tokens());
+  cq.group_w = gw;
+  cq.band = BandSplit{"rope", {in.rope.band[0], in.rope.band[1], in.rope.band[2]}};
+  cq.policy = Policy::Fixed;
+  cq.validate();
+  for (int gr = 0; gr < cq.groups(); ++gr) {
+    double s2 = 0;
+    for (int64_t i = 0; i < in.q.rows; ++i)
+      for (int c = gr * gw; c < (gr + 1) * gw; ++c) s2 += static_cast<double>(in.q.at(i, c)) * in.q.at(i, c);
+    cq.tau_float.push_back(static_cast<float>(knob) *
+                           static_cast<float>(std::sqrt(s2 / (static_cast<double>(in.q.rows) * gw))));
+  }
+  const FloatReuse qr = run_reuse(cq, in.q);
+  const int64_t N = g.tokens();
+  // P of every query from Qhat (the study's softmax, so that decisions near a threshold see the same floats).
+  AttentionInputs hat = in;
+  hat.q = qr.a_eff;
+  FloatMatrix p(N, N);
+  std::vector<int32_t> all(static_cast<size_t>(N));
+  for (int64_t i = 0; i < N; ++i) all[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  attention_probabilities(hat, all, 1, [&](size_t i, const float* row) { std::copy(row, row + N, p.row(static_cast<int64_t>(i))); });
+  ReuseConfig cp;
+  cp.grid = g;
+  cp.channels = static_cast<int>(N);
+  cp.out_cols = d;
+  cp.group_w = gw;
+  cp.policy = Policy::Fixed;
+  cp.validate();
+  for (int gr = 0; gr < cp.groups(); ++gr) {
+    double s2 = 0;
+    for (int64_t i = 0; i < N; ++i)
+      for (int c = gr * gw; c < (gr + 1) * gw; ++c) s2 += static_cast<double>(p.at(i, c)) * p.at(i, c);
+    cp.tau_float.push_back(static_cast<float>(knob) * static_cast<float>(std::sqrt(s2 / (static_cast<double>(N) * gw))));
+  }
+  const FloatReuse pr = run_reuse(cp, p);
+  EXPECT_EQ(e.qk, qr.counters.macs_issued);
+  EXPECT_EQ(e.pv, (N * cp.groups() - pr.counters.reused_pairs) * gw * d);
+  EXPECT_GT(pr.counters.reused_pairs, 0);
+  EXPECT_LT(e.pv, N * N * d);
+  // Output rows against Phat V computed here.
+  AttentionEvaluator ev(in, all, 1);
+  const AttentionQuality q = m->evaluate(ev);
+  double se = 0, sig = 0;
+  for (int64_t i = 0; i < N; ++i)
+    for (int c = 0; c < d; ++c) {
+      double o = 0;
+      for (int64_t j = 0; j < N; ++j) o += static_cast<double>(pr.a_eff.at(i, j)) * in.v.at(j, c);
+      const double ex = ev.exact_out().at(i, c);
+      se += (o - ex) * (o - ex);
+      sig += ex * ex;
+    }
+  EXPECT_NEAR(q.out.snr_db, 10 * std::log10(sig / se), 1e-3);
 }
 
 }  // namespace

@@ -18,9 +18,11 @@ using testing::run_kaleido;
 using testing::temp_path;
 
 TEST(StudyCli, SmallStudyWritesEveryOutput) {
-  const std::string clip = temp_path("clip.y4m"), out = temp_path("out");
+  const std::string clip = temp_path("clip.y4m"), other = temp_path("other.y4m"), out = temp_path("out");
   write_y4m(clip, testing::static_background_video(128, 128, 17, 32, 2, 3));
-  const auto r = run_kaleido("study --clip " + clip + " --resolution 128x128 --frames 17 --steps 20,45 --rows 64 "
+  write_y4m(other, testing::static_background_video(128, 128, 17, 64, 1, 4));
+  const auto r = run_kaleido("study --clip " + clip + " --spectrum-clip " + other +
+                             " --resolution 128x128 --frames 17 --steps 20,45 --rows 64 "
                              "--points 3 --targets 0.5 --methods channel-reuse,token-reuse,spade-style,sliding-tile-style,"
                              "scalingattention-style --threads 2 -o " + out);
   ASSERT_EQ(r.status, 0) << r.output;
@@ -30,15 +32,26 @@ TEST(StudyCli, SmallStudyWritesEveryOutput) {
   for (const std::string& f : {std::string("summary.md"), std::string("study.json"), std::string("points.csv"),
                               std::string("equal_savings.csv"), std::string("gaps.csv"), std::string("reuse_groups.csv"),
                               std::string("projection.csv"),
-                              "quality_" + tag + "_step20.svg", "quality_qk_" + tag + "_step45.svg",
-                              "scores_" + tag + "_step20.svg", "reuse_groups_" + tag + ".svg"})
+                              "quality_" + tag + "_raw_step20.svg", "quality_qk_" + tag + "_denoised_step45.svg",
+                              "scores_" + tag + "_raw_step20.svg", "reuse_groups_" + tag + "_denoised.svg"})
     EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
   const auto j = nlohmann::json::parse(read_file(fs::path(out) / "study.json"));
   EXPECT_EQ(j["tokens"].get<int>(), 5 * 8 * 8);
-  EXPECT_EQ(j["steps"].size(), 2u);
+  EXPECT_EQ(j["steps"].size(), 4u);  // two steps, two proxies
+  EXPECT_EQ(j["options"]["proxies"], nlohmann::json({"raw", "denoised"}));
+  EXPECT_NE(j["spectrum_source"].get<std::string>().find("other"), std::string::npos);
   EXPECT_FALSE(j["gaps"].empty());
   EXPECT_FALSE(j["projection"].empty());
   EXPECT_NE(j["proxy_statement"].get<std::string>().find("No model weights"), std::string::npos);
+  // The calibrated threshold schedule is a file the golden model reads (Wan2.1 head: K = 128, 16 groups of 8).
+  const fs::path schedule = fs::path(out) / ("tau_schedule_" + tag + "_denoised.csv");
+  ASSERT_TRUE(fs::exists(schedule));
+  const auto golden = run_kaleido("golden --grid 2x4x4 -K 128 -M 8 --tau-schedule " + schedule.string() +
+                                  " --step 45 -o " + (fs::path(out) / "g.kvec").string());
+  EXPECT_EQ(golden.status, 0) << golden.output;
+  EXPECT_NE(golden.output.find("schedule"), std::string::npos) << golden.output;
+  const auto& snr = j["steps"][0]["calibrated"]["snr_out_db"];  // null when infinite (nothing reused)
+  EXPECT_TRUE(snr.is_null() || snr.get<double>() >= 30.0) << snr;
   const std::string md = read_file(fs::path(out) / "summary.md");
   EXPECT_NE(md.find("**No model weights are available here"), std::string::npos);
   EXPECT_NE(md.find("SNR gap at equal MAC savings"), std::string::npos);
@@ -53,6 +66,7 @@ TEST(StudyCli, SmallStudyWritesEveryOutput) {
   }
   fs::remove_all(out);
   fs::remove(clip);
+  fs::remove(other);
 }
 
 TEST(StudyCli, BrokenInputsGiveAClearErrorAndNonZeroExit) {

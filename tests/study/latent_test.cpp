@@ -69,7 +69,7 @@ TEST(Latent, FlatClipHasOnlyDcEnergyAndCausalFrameCount) {
   // Orthonormal DCT: the DC of 4 x 8 x 8 equal values v is 16 v.
   const double yv = 200 / 127.5 - 1, uv = 90 / 127.5 - 1;
   LatentSpec spec;
-  spec.normalise = false;
+  spec.scaling = LatentScaling::None;
   const Latent lat = encode_latent(to_pixels(flat_video(32, 16, 9, 200, 90, 128), 32, 16), spec);
   EXPECT_EQ(lat.grid.t, 3);  // frames 0 | 1-4 | 5-8
   EXPECT_EQ(lat.grid.h, 2);
@@ -84,9 +84,40 @@ TEST(Latent, FlatClipHasOnlyDcEnergyAndCausalFrameCount) {
   EXPECT_THROW(encode_latent(to_pixels(flat_video(36, 16, 9, 1, 1, 1), 36, 16), spec), ConfigError);  // not 8n
 }
 
-TEST(Latent, NormalisedChannelsHaveZeroMeanAndUnitVariance) {
+TEST(Latent, GlobalScalingKeepsChannelRatiosAndGivesUnitMeanVariance) {
   const Video v = testing::random_video(64, 32, 9, Chroma::C420, "420jpeg", 3);
+  LatentSpec raw_spec;
+  raw_spec.scaling = LatentScaling::None;
+  const Latent raw = encode_latent(to_pixels(v, 64, 32), raw_spec);
   const Latent lat = encode_latent(to_pixels(v, 64, 32), LatentSpec{});
+  const double n = static_cast<double>(lat.x.rows);
+  std::vector<double> var_raw(16), var(16);
+  double mean_var = 0.0;
+  for (int c = 0; c < 16; ++c) {
+    double s = 0, s2 = 0, r = 0, r2 = 0;
+    for (int64_t i = 0; i < lat.x.rows; ++i) {
+      s += lat.x.at(i, c);
+      s2 += lat.x.at(i, c) * lat.x.at(i, c);
+      r += raw.x.at(i, c);
+      r2 += raw.x.at(i, c) * raw.x.at(i, c);
+    }
+    EXPECT_NEAR(s / n, 0.0, 1e-4);
+    var[static_cast<size_t>(c)] = s2 / n;
+    var_raw[static_cast<size_t>(c)] = r2 / n - (r / n) * (r / n);
+    mean_var += var[static_cast<size_t>(c)] / 16;
+  }
+  EXPECT_NEAR(mean_var, 1.0, 1e-3);
+  for (int c = 1; c < 16; ++c)  // one factor for all channels: variance ratios unchanged
+    EXPECT_NEAR(var[static_cast<size_t>(c)] / var[0], var_raw[static_cast<size_t>(c)] / var_raw[0], 1e-3);
+  EXPECT_EQ(parse_latent_scaling("per-channel"), LatentScaling::PerChannel);
+  EXPECT_THROW(parse_latent_scaling("z"), ConfigError);
+}
+
+TEST(Latent, PerChannelScalingGivesZeroMeanAndUnitVariance) {
+  const Video v = testing::random_video(64, 32, 9, Chroma::C420, "420jpeg", 3);
+  LatentSpec spec;
+  spec.scaling = LatentScaling::PerChannel;
+  const Latent lat = encode_latent(to_pixels(v, 64, 32), spec);
   for (int c = 0; c < 16; ++c) {
     double s = 0, s2 = 0;
     for (int64_t i = 0; i < lat.x.rows; ++i) {
