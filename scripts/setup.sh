@@ -16,6 +16,7 @@ packages=(
   opensta                      # static timing and vectorless power (binary: sta)
   ffmpeg                       # decoding .mp4/.avi clips for real-video workloads
   python3-imageio              # ships cockatoo.mp4, the default real clip (BSD-2-Clause)
+  slurm-wlm munge              # Slurm backend of sweep/soak; its test starts a one-node cluster (scripts/slurm)
 )
 
 missing=()

@@ -14,6 +14,7 @@ namespace kaleido::cli {
 namespace {
 
 struct FlowCommand {
+  CLI::App* sub = nullptr;
   HwOptions hw;
   WorkloadOptions w;
   std::string clip = "cockatoo";
@@ -37,9 +38,11 @@ struct FlowCommand {
   void run() {
     flow::FlowOptions o;
     o.hw = hw.config();
+    derive_algorithm_widths(*sub, o.hw, w.data_w, w.acc_w, w.group_w);
     if (w.target_reuse >= 0 && (w.target_psnr >= 0 || !w.tau_schedule.empty() || !w.tau.empty()))
       w.target_reuse = -1.0;  // another threshold source given: it replaces the default calibration
     if (w.tau.empty() && w.target_reuse < 0 && w.target_psnr < 0 && w.tau_schedule.empty()) w.tau = "8";
+    hw::check_algorithm_widths(o.hw, w.data_w, w.acc_w, w.group_w);  // before any stage runs
     PreparedWorkload pw = prepare_workload(w, clip, diffusion_step);
     o.cfg = pw.cfg;
     o.a = std::move(pw.a);
@@ -72,6 +75,7 @@ void register_flow(CLI::App& app) {
   auto cmd = std::make_shared<FlowCommand>();
   CLI::App* sub = app.add_subcommand(
       "flow", "The main job: generate, lint, simulate a real clip bit-exact, synthesise, time, power, report");
+  cmd->sub = sub;
   cmd->hw.add_to(*sub);
   cmd->w.add_to(*sub);
   sub->add_option("--clip", cmd->clip, "Real clip (any ffmpeg-readable file, .y4m natively, 'cockatoo'); '' = synthetic")

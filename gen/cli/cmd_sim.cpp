@@ -15,6 +15,7 @@ namespace kaleido::cli {
 namespace {
 
 struct SimCommand {
+  CLI::App* sub = nullptr;
   HwOptions hw;
   WorkloadOptions w;
   std::string clip;
@@ -29,7 +30,10 @@ struct SimCommand {
     const auto t0 = std::chrono::steady_clock::now();
     sim::SimRequest req;
     req.hw = hw.config();
-    PreparedWorkload pw = prepare_workload(w, clip, diffusion_step);
+    WorkloadOptions wo = w;
+    derive_algorithm_widths(*sub, req.hw, wo.data_w, wo.acc_w, wo.group_w);
+    hw::check_algorithm_widths(req.hw, wo.data_w, wo.acc_w, wo.group_w);  // before the workload is prepared
+    PreparedWorkload pw = prepare_workload(wo, clip, diffusion_step);
     req.cfg = pw.cfg;
     req.a = std::move(pw.a);
     req.b = std::move(pw.b);
@@ -75,6 +79,7 @@ struct SimCommand {
 void register_sim(CLI::App& app) {
   auto cmd = std::make_shared<SimCommand>();
   CLI::App* sub = app.add_subcommand("sim", "Run a workload on the generated RTL (Verilator), reuse and dense mode");
+  cmd->sub = sub;
   cmd->hw.add_to(*sub);
   cmd->w.add_to(*sub);
   sub->add_option("--clip", cmd->clip, "Real clip (any ffmpeg-readable file, .y4m natively, or 'cockatoo')");

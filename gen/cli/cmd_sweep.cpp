@@ -8,6 +8,7 @@
 #include "sweep/aggregate.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/sweep_spec.hpp"
+#include "common/slurm.hpp"
 
 namespace kaleido::cli {
 
@@ -22,6 +23,10 @@ struct SweepCommand {
   int max_pes = 0;
   bool list = false;
   bool report_only = false;
+  std::string backend = "local";
+  slurm::Options slurm;
+  std::string shared;
+  int point = -1;
 
   void run() const {
     const sweep::SweepSpec spec = sweep::load_sweep(file);
@@ -43,9 +48,24 @@ struct SweepCommand {
       o.force = force;
       o.max_pes = max_pes;
       o.progress = &std::cerr;
-      sum = sweep::run_sweep(spec, o);
+      o.only_point = point;
+      if (backend == "slurm") {
+        if (point >= 0)
+          throw ConfigError("--point", std::to_string(point), "is what each Slurm task runs; not with --backend slurm");
+        sum = sweep::run_sweep_slurm(spec, file, o, slurm, shared);
+      } else {
+        sum = sweep::run_sweep(spec, o);
+      }
     }
-    sweep::write_reports(spec, out_dir, sweep::collect_rows(spec, out_dir), sum.seconds);
+    if (point >= 0) {  // one task of a Slurm array: the coordinator writes the reports
+      if (sum.points.at(static_cast<size_t>(point)).status == sweep::PointStatus::Failed)
+        throw Error("sweep " + spec.name + ": point " + spec.points[static_cast<size_t>(point)].id + " failed: " +
+                    sum.points[static_cast<size_t>(point)].message);
+      return;
+    }
+    // A report-only rebuild keeps the wall time of the last real run.
+    const double run_seconds = report_only ? sweep::last_run_seconds(out_dir) : sum.seconds;
+    sweep::write_reports(spec, out_dir, sweep::collect_rows(spec, out_dir), run_seconds);
     if (report_only) {
       std::cout << "kaleido sweep: reports rebuilt in " << out_dir.string() << "\n";
       return;
@@ -81,6 +101,17 @@ void register_sweep(CLI::App& app) {
                   "Run only arrays of at most this many PEs now (the cheap part); the rest are reported as not run");
   sub->add_flag("--list", cmd->list, "List the points and exit");
   sub->add_flag("--report-only", cmd->report_only, "Only rebuild the reports from the finished points");
+  sub->add_option("--backend", cmd->backend, "Where the points run: local (-j threads) or slurm (a job array)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  sub->add_option("--partition", cmd->slurm.partition, "Slurm partition (default: the cluster's)");
+  sub->add_option("--account", cmd->slurm.account, "Slurm account");
+  sub->add_option("--time", cmd->slurm.time, "Slurm time limit per point, e.g. 01:00:00");
+  sub->add_option("--mem", cmd->slurm.mem, "Slurm memory per point, e.g. 4G");
+  sub->add_option("--max-parallel", cmd->slurm.max_parallel, "Slurm: at most this many points at once (0 = no limit)");
+  sub->add_option("--shared-dir", cmd->shared,
+                  "Slurm: a folder every node sees, for task logs and work files (default: the --out folder)");
+  sub->add_option("--point", cmd->point, "Run only the point with this index (what each Slurm task does)");
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -15,5 +15,6 @@ void register_synth(CLI::App& app);
 void register_equiv(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_flow(CLI::App& app);
+void register_soak(CLI::App& app);
 
 }  // namespace kaleido::cli

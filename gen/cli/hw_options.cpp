@@ -5,29 +5,18 @@
 namespace kaleido::cli {
 
 void HwOptions::add_to(CLI::App& cmd) {
-  hw::HwConfig& c = cfg;
+  const hw::HwConfig defaults;
+  const auto& fields = hw::hw_fields();
+  values.clear();
+  for (const hw::HwField& f : fields) values.push_back(static_cast<int>(f.get(defaults)));
   cmd.add_option("--preset", preset, "Start from a default configuration: 8x8 or 16x16");
-  cmd.add_option("--rows", c.rows, "ROWS of the PE array")->capture_default_str();
-  cmd.add_option("--cols", c.cols, "COLS of the PE array")->capture_default_str();
-  cmd.add_option("--hw-data-w", c.data_w, "DATA_W of the hardware")->capture_default_str();
-  cmd.add_option("--hw-acc-w", c.acc_w, "ACC_W of the hardware")->capture_default_str();
-  cmd.add_option("--hw-group-w", c.group_w, "GROUP_W: channel group width (power of two dividing ROWS)")
-      ->capture_default_str();
-  cmd.add_option("--max-t", c.max_t, "largest T")->capture_default_str();
-  cmd.add_option("--max-h", c.max_h, "largest H")->capture_default_str();
-  cmd.add_option("--max-w", c.max_w, "largest W")->capture_default_str();
-  cmd.add_option("--max-k", c.max_k, "largest K")->capture_default_str();
-  cmd.add_option("--max-m", c.max_m, "largest M")->capture_default_str();
-  cmd.add_option("--lanes", c.lanes, "detector lanes (0 = one per group)")->capture_default_str();
-  cmd.add_option("--win-cap", c.win_cap, "reference window capacity, power of two (0 = MAX_H*MAX_W rounded up)")
-      ->capture_default_str();
-  cmd.add_option("--policies", c.policies, "policies built in: bit 0 fixed, 1 rope-orthogonal, 2 adaptive")
-      ->capture_default_str();
-  cmd.add_option("--mul-pipe", c.mul_pipe, "pipeline register after each PE multiplier (0 or 1)")->capture_default_str();
+  for (size_t i = 0; i < fields.size(); ++i) cmd.add_option(fields[i].option, values[i], fields[i].help)->capture_default_str();
 }
 
 hw::HwConfig HwOptions::config() const {
-  hw::HwConfig c = cfg;
+  hw::HwConfig c;
+  const auto& fields = hw::hw_fields();
+  for (size_t i = 0; i < fields.size() && i < values.size(); ++i) fields[i].set(c, values[i]);
   if (!preset.empty()) {
     const hw::HwConfig d = preset == "8x8" ? hw::default_config_8x8()
                            : preset == "16x16" ? hw::default_config_16x16()
@@ -38,6 +27,16 @@ hw::HwConfig HwOptions::config() const {
   }
   c.validate();
   return c;
+}
+
+void derive_algorithm_widths(const CLI::App& cmd, const hw::HwConfig& hw, int& data_w, int& acc_w, int& group_w) {
+  auto given = [&](const char* option) {
+    const CLI::Option* o = cmd.get_option_no_throw(option);
+    return o != nullptr && o->count() > 0;
+  };
+  if (!given("--data-w")) data_w = hw.data_w;
+  if (!given("--acc-w")) acc_w = hw.acc_w;
+  if (!given("--group-w")) group_w = hw.group_w;
 }
 
 }  // namespace kaleido::cli

@@ -1,7 +1,9 @@
-// Generator parameters on the command line (shared by gen, sim, synth, flow).
+// Generator parameters on the command line (shared by gen, sim, synth, flow):
+// one option per row of hw::hw_fields().
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -11,10 +13,15 @@ namespace kaleido::cli {
 
 struct HwOptions {
   std::string preset;  // "8x8" or "16x16": the checked-in defaults
-  hw::HwConfig cfg;
+  std::vector<int> values;  // one per hw::hw_fields() row, as given (defaults: HwConfig{})
 
   void add_to(CLI::App& cmd);
   hw::HwConfig config() const;  // validated
 };
+
+// One configuration: the algorithm's widths follow the hardware's unless the
+// command received --data-w, --acc-w or --group-w (on the command line or in a
+// config file); then sim/flow check that both agree (a ConfigError otherwise).
+void derive_algorithm_widths(const CLI::App& cmd, const hw::HwConfig& hw, int& data_w, int& acc_w, int& group_w);
 
 }  // namespace kaleido::cli

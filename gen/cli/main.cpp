@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   kaleido::cli::register_equiv(app);
   kaleido::cli::register_sweep(app);
   kaleido::cli::register_flow(app);
+  kaleido::cli::register_soak(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

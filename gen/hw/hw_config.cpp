@@ -1,18 +1,77 @@
 #include "hw/hw_config.hpp"
 
+#include <cstdio>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 #include "golden/intmath.hpp"
 
 namespace kaleido::hw {
 
 namespace {
+
 void require(bool ok, const char* param, int64_t value, const std::string& rule) {
   if (!ok) throw ConfigError(param, std::to_string(value), rule);
 }
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+constexpr int64_t kNoMax = std::numeric_limits<int32_t>::max();
+
+// Accessors of a plain int member: the table's get/resolved/set.
+#define KALEIDO_HW_INT(member)                                            \
+  [](const HwConfig& c) -> int64_t { return c.member; },                  \
+      [](const HwConfig& c) -> int64_t { return c.member; },              \
+      [](HwConfig& c, int64_t v) { c.member = static_cast<int>(v); }
+
 }  // namespace
+
+const std::vector<HwField>& hw_fields() {
+  static const std::vector<HwField> fields = {
+      {"rows", "ROWS", "--rows", "ROWS of the PE array", 1, 64, nullptr, "r", KALEIDO_HW_INT(rows)},
+      {"cols", "COLS", "--cols", "COLS of the PE array", 1, 64, nullptr, "c", KALEIDO_HW_INT(cols)},
+      {"data_w", "DATA_W", "--hw-data-w", "DATA_W of the hardware", 4, 16, nullptr, "_d", KALEIDO_HW_INT(data_w)},
+      {"acc_w", "ACC_W", "--hw-acc-w", "ACC_W of the hardware", 8, 64, "must be 2*DATA_W to 64", "a",
+       KALEIDO_HW_INT(acc_w)},
+      {"group_w", "GROUP_W", "--hw-group-w", "GROUP_W: channel group width (power of two dividing ROWS)", 1, 64,
+       "must be a power of two", "_g", KALEIDO_HW_INT(group_w)},
+      {"max_t", "MAX_T", "--max-t", "largest T", 1, kNoMax, nullptr, nullptr, KALEIDO_HW_INT(max_t)},
+      {"max_h", "MAX_H", "--max-h", "largest H", 1, kNoMax, nullptr, nullptr, KALEIDO_HW_INT(max_h)},
+      {"max_w", "MAX_W", "--max-w", "largest W", 1, kNoMax, nullptr, nullptr, KALEIDO_HW_INT(max_w)},
+      {"max_k", "MAX_K", "--max-k", "largest K", 1, kNoMax, nullptr, nullptr, KALEIDO_HW_INT(max_k)},
+      {"max_m", "MAX_M", "--max-m", "largest M", 1, kNoMax, nullptr, nullptr, KALEIDO_HW_INT(max_m)},
+      {"lanes", "LANES", "--lanes", "detector lanes (0 = one per group)", 0, kNoMax, nullptr, nullptr,
+       [](const HwConfig& c) -> int64_t { return c.lanes; }, [](const HwConfig& c) -> int64_t { return c.det_lanes(); },
+       [](HwConfig& c, int64_t v) { c.lanes = static_cast<int>(v); }},
+      {"win_cap", "WIN_CAP", "--win-cap", "reference window capacity, power of two (0 = MAX_H*MAX_W rounded up)", 0,
+       kNoMax, "must be 0 (auto) or a power of two", nullptr, [](const HwConfig& c) -> int64_t { return c.win_cap; },
+       [](const HwConfig& c) -> int64_t { return c.window_cap(); },
+       [](HwConfig& c, int64_t v) { c.win_cap = static_cast<int>(v); }},
+      {"policies", "POLICIES", "--policies", "policies built in: bit 0 fixed, 1 rope-orthogonal, 2 adaptive", 1, 7,
+       "must be a non-empty subset of bits 0..2", nullptr, [](const HwConfig& c) -> int64_t { return c.policies; },
+       [](const HwConfig& c) -> int64_t { return c.policies; },
+       [](HwConfig& c, int64_t v) { c.policies = static_cast<uint32_t>(v); }},
+      {"mul_pipe", "MUL_PIPE", "--mul-pipe", "pipeline register after each PE multiplier (0 or 1)", 0, 1,
+       "must be 0 or 1", nullptr, KALEIDO_HW_INT(mul_pipe)},
+  };
+  return fields;
+}
+
+#undef KALEIDO_HW_INT
+
+const HwField* find_hw_field(const std::string& key) {
+  for (const HwField& f : hw_fields())
+    if (key == f.key) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> hw_field_keys() {
+  std::vector<std::string> keys;
+  for (const HwField& f : hw_fields()) keys.push_back(f.key);
+  return keys;
+}
 
 int HwConfig::window_cap() const {
   if (win_cap > 0) return win_cap;
@@ -24,71 +83,77 @@ int HwConfig::window_cap() const {
 int HwConfig::token_w() const { return clog2(static_cast<uint64_t>(max_tokens())); }
 
 void HwConfig::validate() const {
-  require(rows >= 1 && rows <= 64, "ROWS", rows, "must be 1 to 64");
-  require(cols >= 1 && cols <= 64, "COLS", cols, "must be 1 to 64");
-  require(data_w >= 4 && data_w <= 16, "DATA_W", data_w, "must be 4 to 16");
-  require(acc_w >= 2 * data_w && acc_w <= 64, "ACC_W", acc_w, "must be 2*DATA_W to 64");
+  for (const HwField& f : hw_fields()) {
+    const int64_t v = f.get(*this);
+    const std::string rule = f.range_rule ? f.range_rule
+                             : f.max == kNoMax ? "must be at least " + std::to_string(f.min)
+                                               : "must be " + std::to_string(f.min) + " to " + std::to_string(f.max);
+    require(v >= f.min && v <= f.max, f.param, v, rule);
+  }
+  // Rules that tie parameters together.
+  require(acc_w >= 2 * data_w, "ACC_W", acc_w, "must be 2*DATA_W to 64");
   require(is_pow2(group_w), "GROUP_W", group_w, "must be a power of two");
   require(rows % group_w == 0, "ROWS", rows, "must be a multiple of the group width GROUP_W = " + std::to_string(group_w));
-  require(max_t >= 1, "MAX_T", max_t, "must be at least 1");
-  require(max_h >= 1, "MAX_H", max_h, "must be at least 1");
-  require(max_w >= 1, "MAX_W", max_w, "must be at least 1");
   require(max_tokens() <= (1 << 20), "MAX_T*MAX_H*MAX_W", max_tokens(), "must be at most 2^20 tokens");
   require(max_k >= group_w && max_k % group_w == 0, "MAX_K", max_k,
           "must be a positive multiple of GROUP_W = " + std::to_string(group_w));
-  require(max_m >= 1, "MAX_M", max_m, "must be at least 1");
-  require(lanes >= 0 && lanes <= max_groups(), "LANES", lanes,
+  require(lanes <= max_groups(), "LANES", lanes,
           "must be 0 (one per group) to MAX_K/GROUP_W = " + std::to_string(max_groups()));
   require(win_cap == 0 || is_pow2(win_cap), "WIN_CAP", win_cap, "must be 0 (auto) or a power of two");
-  require(policies >= 1 && policies <= 7, "POLICIES", policies, "must be a non-empty subset of bits 0..2");
-  require(mul_pipe == 0 || mul_pipe == 1, "MUL_PIPE", mul_pipe, "must be 0 or 1");
 }
 
 std::string HwConfig::name() const {
-  return "r" + std::to_string(rows) + "c" + std::to_string(cols) + "_d" + std::to_string(data_w) + "a" +
-         std::to_string(acc_w) + "_g" + std::to_string(group_w);
+  std::string prefix;
+  // FNV-1a over "PARAM=value;" of every parameter (resolved), in table order.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const HwField& f : hw_fields()) {
+    if (f.name_tag) prefix += f.name_tag + std::to_string(f.get(*this));
+    for (unsigned char ch : std::string(f.param) + "=" + std::to_string(f.resolved(*this)) + ";") {
+      h ^= ch;
+      h *= 0x100000001b3ull;
+    }
+  }
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "%08llx", static_cast<unsigned long long>((h ^ (h >> 32)) & 0xffffffffull));
+  return prefix + "_" + hash;
 }
 
 std::vector<std::pair<std::string, std::string>> HwConfig::parameter_list() const {
-  return {{"ROWS", std::to_string(rows)},
-          {"COLS", std::to_string(cols)},
-          {"DATA_W", std::to_string(data_w)},
-          {"ACC_W", std::to_string(acc_w)},
-          {"GROUP_W", std::to_string(group_w)},
-          {"MAX_T", std::to_string(max_t)},
-          {"MAX_H", std::to_string(max_h)},
-          {"MAX_W", std::to_string(max_w)},
-          {"MAX_K", std::to_string(max_k)},
-          {"MAX_M", std::to_string(max_m)},
-          {"LANES", std::to_string(det_lanes())},
-          {"WIN_CAP", std::to_string(window_cap())},
-          {"POLICIES", std::to_string(policies)},
-          {"MUL_PIPE", std::to_string(mul_pipe)}};
+  std::vector<std::pair<std::string, std::string>> list;
+  for (const HwField& f : hw_fields()) list.emplace_back(f.param, std::to_string(f.resolved(*this)));
+  return list;
 }
 
 void to_json(nlohmann::json& j, const HwConfig& c) {
-  j = nlohmann::json{{"rows", c.rows},       {"cols", c.cols},       {"data_w", c.data_w},   {"acc_w", c.acc_w},
-                     {"group_w", c.group_w}, {"max_t", c.max_t},     {"max_h", c.max_h},     {"max_w", c.max_w},
-                     {"max_k", c.max_k},     {"max_m", c.max_m},     {"lanes", c.det_lanes()}, {"win_cap", c.window_cap()},
-                     {"policies", c.policies}, {"mul_pipe", c.mul_pipe}};
+  j = nlohmann::json::object();
+  for (const HwField& f : hw_fields()) j[f.key] = f.resolved(c);
 }
 
 void from_json(const nlohmann::json& j, HwConfig& c) {
-  HwConfig d;
-  c.rows = j.value("rows", d.rows);
-  c.cols = j.value("cols", d.cols);
-  c.data_w = j.value("data_w", d.data_w);
-  c.acc_w = j.value("acc_w", d.acc_w);
-  c.group_w = j.value("group_w", d.group_w);
-  c.max_t = j.value("max_t", d.max_t);
-  c.max_h = j.value("max_h", d.max_h);
-  c.max_w = j.value("max_w", d.max_w);
-  c.max_k = j.value("max_k", d.max_k);
-  c.max_m = j.value("max_m", d.max_m);
-  c.lanes = j.value("lanes", d.lanes);
-  c.win_cap = j.value("win_cap", d.win_cap);
-  c.policies = j.value("policies", d.policies);
-  c.mul_pipe = j.value("mul_pipe", d.mul_pipe);
+  if (!j.is_object()) throw ConfigError("hardware configuration", j.dump(), "must be a JSON object of parameters");
+  c = HwConfig{};
+  for (const auto& [key, value] : j.items()) {
+    const HwField* f = find_hw_field(key);
+    if (!f) throw ConfigError(key, value.dump(), "unknown hardware parameter" + suggestion(key, hw_field_keys()));
+    if (!value.is_number_integer())
+      throw ConfigError(key, value.dump(), std::string("must be an integer (") + f->param + ")");
+    f->set(c, value.get<int64_t>());
+  }
+}
+
+void check_algorithm_widths(const HwConfig& hw, int data_w, int acc_w, int group_w) {
+  const struct {
+    const char* param;
+    int hardware, algorithm;
+    const char* options;
+  } widths[] = {{"DATA_W", hw.data_w, data_w, "--hw-data-w / --data-w"},
+                {"ACC_W", hw.acc_w, acc_w, "--hw-acc-w / --acc-w"},
+                {"GROUP_W", hw.group_w, group_w, "--hw-group-w / --group-w"}};
+  for (const auto& w : widths)
+    if (w.hardware != w.algorithm)
+      throw ConfigError(w.param, std::to_string(w.hardware) + " in the hardware",
+                        "the algorithm's value is " + std::to_string(w.algorithm) + " (" + w.options +
+                            "); they must be equal");
 }
 
 HwConfig default_config_8x8() { return HwConfig{}; }

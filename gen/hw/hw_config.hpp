@@ -1,4 +1,7 @@
 // Generator parameters of one accelerator configuration (docs/hardware.md).
+// Every parameter is one row of hw_fields(): validation, parameter_list(),
+// JSON, the command line (cli/hw_options), sweep axes (sweep/sweep_spec) and
+// name() all walk that table, so a new parameter is added in one place.
 #pragma once
 
 #include <cstdint>
@@ -38,14 +41,46 @@ struct HwConfig {
 
   // Throws ConfigError naming the parameter and the rule.
   void validate() const;
-  // A short name of the configuration for folders and reports, e.g. "r8c8_d8a32_g8".
+  // The name of the configuration for folders and reports: a readable prefix
+  // of the array and widths and a short hash of every parameter (as resolved
+  // by parameter_list(), so lanes = 0 and lanes = MAX_K/GROUP_W name the same
+  // hardware), e.g. "r8c8_d8a32_g8_bf85e4e8". Deterministic across runs.
   std::string name() const;
-  // All parameters as (name, value) in a fixed order, for file headers.
+  // All parameters as (NAME, value) in table order, with lanes and the window
+  // capacity resolved, for file headers and reports.
   std::vector<std::pair<std::string, std::string>> parameter_list() const;
 };
 
+// One parameter of HwConfig.
+struct HwField {
+  const char* key;     // JSON and sweep key: "data_w"
+  const char* param;   // RTL parameter name: "DATA_W"
+  const char* option;  // command-line option: "--hw-data-w"
+  const char* help;
+  int64_t min, max;    // plain range, checked by validate(); cross-parameter rules live there too
+  const char* range_rule;  // the rule in words when the range alone is not clear, else nullptr
+  const char* name_tag;    // prefix of the value in name() ("r", "c", "_d", ...), or nullptr
+  int64_t (*get)(const HwConfig&);       // the value as set (0 = auto where that applies)
+  int64_t (*resolved)(const HwConfig&);  // the value the hardware has (auto resolved)
+  void (*set)(HwConfig&, int64_t);
+};
+
+const std::vector<HwField>& hw_fields();
+// The field with this JSON/sweep key, or nullptr.
+const HwField* find_hw_field(const std::string& key);
+// The JSON/sweep keys in table order.
+std::vector<std::string> hw_field_keys();
+
+// JSON with every key of hw_fields() (resolved values). from_json is strict:
+// an unknown key (with the nearest valid one) or a non-integer value is a
+// ConfigError; missing keys keep their defaults.
 void to_json(nlohmann::json& j, const HwConfig& c);
 void from_json(const nlohmann::json& j, HwConfig& c);
+
+// One configuration: the golden model must compute with the widths of the
+// hardware it is compared with and reported as. Throws ConfigError naming
+// both values when DATA_W, ACC_W or GROUP_W differ.
+void check_algorithm_widths(const HwConfig& hw, int data_w, int acc_w, int group_w);
 
 // The two default configurations whose RTL is checked in under rtl/.
 HwConfig default_config_8x8();

@@ -97,9 +97,8 @@ SimResult run_sim(SimRequest req, const Log& log) {
     throw ConfigError("mode", "token", "token-level reuse is a golden-model baseline, not a hardware mode");
   SimResult res;
   hw::HwConfig hw = req.hw;
-  hw.data_w = c.data_w;
-  hw.acc_w = c.acc_w;
-  hw.group_w = c.group_w;
+  // One configuration: never simulate with widths silently copied over the hardware's.
+  hw::check_algorithm_widths(hw, c.data_w, c.acc_w, c.group_w);
   const GoldenVectors v = make_vectors(c, req.a, req.b, req.workload);
   if (req.fit_hw) {
     hw.max_t = c.grid.t;

@@ -92,18 +92,38 @@ std::string files_text(const LibrarySpec& l) {
 
 json num_json(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-// A series of the plots: everything of a row but the array size.
-std::string variant(const Row& r) {
-  const SweepPoint& p = *r.point;
-  std::string v = p.id.substr(p.id.find('_') + 1);  // drop "r4c4"
-  const std::string tail = "_" + p.library.label + "_" + clock_text(p.clock_ns) + "ns";
-  v.resize(v.size() - tail.size());
-  return v;
+// A series of the plots: every parameter but the array size, readably: the
+// widths as in HwConfig::name() ("d8a32_g2") and each other parameter that
+// takes more than one value in the sweep (`varying`), e.g. "d8a32_g2_maxk16".
+std::string variant(const Row& r, const std::set<std::string>& varying) {
+  std::string v;
+  for (const hw::HwField& f : hw::hw_fields()) {
+    const std::string key = f.key;
+    if (key == "rows" || key == "cols") continue;
+    if (f.name_tag) {
+      v += f.name_tag + std::to_string(f.get(r.point->config));
+    } else if (varying.count(key)) {
+      std::string k = key;
+      k.erase(std::remove(k.begin(), k.end(), '_'), k.end());
+      v += "_" + k + std::to_string(f.get(r.point->config));
+    }
+  }
+  return v.empty() || v[0] != '_' ? v : v.substr(1);
 }
 
-std::string series_name(const Row& r, bool with_variant) {
+// The hardware parameters (other than the array size) that differ between rows.
+std::set<std::string> varying_parameters(const std::vector<Row>& rows) {
+  std::set<std::string> keys;
+  for (const hw::HwField& f : hw::hw_fields())
+    for (const Row& r : rows)
+      if (f.get(r.point->config) != f.get(rows.front().point->config)) keys.insert(f.key);
+  return keys;
+}
+
+// "kld_top generic 2ns" and, when given, the variant.
+std::string series_name(const Row& r, const std::string& variant_text) {
   return r.top + " " + r.point->library.label + " " + clock_text(r.point->clock_ns) + "ns" +
-         (with_variant ? " " + variant(r) : "");
+         (variant_text.empty() ? "" : " " + variant_text);
 }
 
 std::string array_text(const SweepPoint& p) { return std::to_string(p.config.rows) + "x" + std::to_string(p.config.cols); }
@@ -116,8 +136,9 @@ class Reports {
  public:
   Reports(const SweepSpec& spec, const fs::path& out, const std::vector<Row>& rows, double run_seconds)
       : spec_(spec), out_(out), rows_(rows), run_seconds_(run_seconds) {
+    varying_ = varying_parameters(rows_);
     std::set<std::string> variants;
-    for (const Row& r : rows_) variants.insert(variant(r));
+    for (const Row& r : rows_) variants.insert(variant(r, varying_));
     many_variants_ = variants.size() > 1;
   }
 
@@ -226,7 +247,7 @@ class Reports {
       std::vector<svg::Series> part;
       for (const Row& r : rows_) {
         if (r.status != "done" || !std::isfinite(r.*(fields[f].second))) continue;
-        const std::string name = series_name(r, many_variants_) + fields[f].first;
+        const std::string name = series_name(r, many_variants_ ? variant(r, varying_) : "") + fields[f].first;
         auto it = std::find_if(part.begin(), part.end(), [&](const svg::Series& s) { return s.name == name; });
         if (it == part.end()) it = part.insert(part.end(), svg::Series{name, {}, f > 0});
         const double x = std::log2(static_cast<double>(r.point->pes()));
@@ -265,14 +286,15 @@ class Reports {
   // Bars: one group per array size, one bar per block, for each series.
   void block_plots() {
     std::vector<std::string> names;
-    for (const Row& r : rows_)
-      if (r.status == "done" && std::find(names.begin(), names.end(), series_name(r, true)) == names.end())
-        names.push_back(series_name(r, true));
+    for (const Row& r : rows_) {
+      const std::string name = series_name(r, variant(r, varying_));
+      if (r.status == "done" && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
     for (size_t n = 0; n < names.size(); ++n) {
       std::vector<std::string> categories;
       std::vector<svg::Series> blocks;
       for (const Row& r : rows_) {
-        if (r.status != "done" || series_name(r, true) != names[n]) continue;
+        if (r.status != "done" || series_name(r, variant(r, varying_)) != names[n]) continue;
         categories.push_back(array_text(*r.point));
         for (const auto& [block, area] : r.blocks) {
           auto it = std::find_if(blocks.begin(), blocks.end(), [&](const svg::Series& s) { return s.name == block; });
@@ -300,6 +322,7 @@ class Reports {
   std::vector<Row> rows_;
   double run_seconds_;
   bool many_variants_ = false;
+  std::set<std::string> varying_;  // see varying_parameters()
   std::vector<fs::path> written_;
   std::vector<std::string> plots_;
 };
@@ -452,6 +475,16 @@ std::vector<Row> collect_rows(const SweepSpec& spec, const fs::path& out) {
 std::vector<fs::path> write_reports(const SweepSpec& spec, const fs::path& out, const std::vector<Row>& rows,
                                     double run_seconds) {
   return Reports(spec, out, rows, run_seconds).write();
+}
+
+double last_run_seconds(const fs::path& out) {
+  const fs::path file = out / "sweep.json";
+  if (!fs::exists(file)) return 0;
+  try {
+    return json::parse(read_file(file)).value("run_seconds", 0.0);
+  } catch (const json::exception&) {
+    return 0;  // an unreadable old report only loses the time
+  }
 }
 
 }  // namespace kaleido::sweep

@@ -47,4 +47,7 @@ double energy_per_mac_pj(double power_w, double clock_ns, int pes);
 std::vector<std::filesystem::path> write_reports(const SweepSpec& spec, const std::filesystem::path& out,
                                                  const std::vector<Row>& rows, double run_seconds);
 
+// The wall time of the last run recorded in <out>/sweep.json (0 when none).
+double last_run_seconds(const std::filesystem::path& out);
+
 }  // namespace kaleido::sweep

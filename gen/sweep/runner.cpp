@@ -7,11 +7,13 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 #include "common/version.hpp"
 #include "hw/generator.hpp"
 #include "ppa/synth.hpp"
@@ -197,15 +199,119 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt) {
   Progress progress(opt.progress, static_cast<int>(spec.points.size() * spec.tops.size()));
   std::atomic<size_t> next{0};
   // Each worker takes the next point; the external tools run as child processes.
+  if (opt.only_point >= static_cast<int>(spec.points.size()))
+    throw ConfigError("--point", std::to_string(opt.only_point),
+                      "the sweep has " + std::to_string(spec.points.size()) + " points (0 to " +
+                          std::to_string(spec.points.size() - 1) + ")");
   auto worker = [&] {
-    for (size_t i = next++; i < spec.points.size(); i = next++)
+    for (size_t i = next++; i < spec.points.size(); i = next++) {
+      if (opt.only_point >= 0 && i != static_cast<size_t>(opt.only_point)) {
+        sum.points[i].status = PointStatus::SkippedDone;  // not this task's point
+        continue;
+      }
       sum.points[i] = run_point(spec, spec.points[i], opt, work_root, progress);
+    }
   };
   const size_t n = std::min<size_t>(static_cast<size_t>(opt.jobs), std::max<size_t>(1, spec.points.size()));
   std::vector<std::thread> threads;
   for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
   worker();
   for (std::thread& t : threads) t.join();
+  sum.seconds = seconds_since(t0);
+  return sum;
+}
+
+RunSummary run_sweep_slurm(const SweepSpec& spec, const fs::path& spec_file, const RunOptions& opt,
+                           const slurm::Options& slurm_opt, const fs::path& shared) {
+  if (opt.out.empty()) throw ConfigError("--out", "(empty)", "name an output folder");
+  if (!slurm::available())
+    throw Error("--backend slurm needs sbatch and squeue on PATH (Debian package slurm-client; docs/slurm.md)");
+  const auto t0 = std::chrono::steady_clock::now();
+  const fs::path out = fs::absolute(opt.out);
+  const fs::path base = shared.empty() ? out : fs::absolute(shared);
+  const fs::path work_root = opt.work.empty() ? base / "work" : fs::absolute(opt.work);
+  fs::create_directories(out / "points");
+  RunSummary sum;
+  sum.points.resize(spec.points.size());
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < spec.points.size(); ++i) {
+    const SweepPoint& p = spec.points[i];
+    PointOutcome& o = sum.points[i];
+    if (!p.library.unavailable.empty()) {
+      o.status = PointStatus::SkippedUnavailable;
+      o.message = p.library.unavailable;
+    } else if (opt.max_pes > 0 && p.pes() > opt.max_pes) {
+      o.status = PointStatus::SkippedLimit;
+    } else if (!opt.force && finished(spec, result_file(out, p))) {
+      o.status = PointStatus::SkippedDone;
+    } else {
+      todo.push_back(i);
+    }
+  }
+  auto say = [&](const std::string& s) {
+    if (opt.progress) *opt.progress << s << std::endl;
+  };
+  if (todo.empty()) {
+    say("slurm: every point is finished or skipped; nothing to submit");
+    sum.seconds = seconds_since(t0);
+    return sum;
+  }
+  // A rerun must not read a previous attempt's outcome as this one's.
+  for (size_t i : todo) {
+    fs::remove(failure_file(out, spec.points[i]));
+    if (opt.force) fs::remove(result_file(out, spec.points[i]));
+  }
+  char exe_buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe_buf, sizeof exe_buf - 1);
+  if (n <= 0) throw Error("cannot find the kaleido executable (/proc/self/exe) to run on the nodes");
+  std::vector<std::string> task = {std::string(exe_buf, static_cast<size_t>(n)), "sweep", fs::absolute(spec_file).string(),
+                                   "--out", out.string(), "--work-dir", work_root.string()};
+  if (opt.force) task.push_back("--force");
+  const std::string command = command_text(task) + " --point \"$SLURM_ARRAY_TASK_ID\"";
+  const fs::path logs = base / "slurm";
+  const std::string job = slurm::submit_array(slurm_opt, "kaleido_sweep_" + spec.name, todo, command, logs);
+  say("slurm: job " + job + ", " + std::to_string(todo.size()) + " of " + std::to_string(spec.points.size()) +
+      " points submitted; task logs in " + logs.string());
+  size_t reported = 0;
+  auto settled = [&] {
+    size_t k = 0;
+    for (size_t i : todo)
+      k += fs::exists(result_file(out, spec.points[i])) || fs::exists(failure_file(out, spec.points[i]));
+    return k;
+  };
+  slurm::wait_for(job, slurm_opt, [&](int in_queue) {
+    const size_t k = settled();
+    if (k != reported) {
+      reported = k;
+      say("slurm: [" + std::to_string(k) + "/" + std::to_string(todo.size()) + "] points finished, " +
+          std::to_string(in_queue) + " tasks in the queue (" + seconds_text(seconds_since(t0)) + ")");
+    }
+  });
+  for (size_t i : todo) {
+    const SweepPoint& p = spec.points[i];
+    PointOutcome& o = sum.points[i];
+    if (finished(spec, result_file(out, p))) {
+      o.status = PointStatus::Done;
+      continue;
+    }
+    o.status = PointStatus::Failed;
+    const fs::path log = logs / (job + "_" + std::to_string(i) + ".log");
+    if (fs::exists(failure_file(out, p))) {
+      try {
+        o.message = json::parse(read_file(failure_file(out, p))).value("error", std::string("failed"));
+      } catch (const std::exception&) {
+        o.message = "failed (unreadable failed.json)";
+      }
+    } else {
+      // Killed (time or memory limit, node failure) before it could record anything.
+      o.message = "the Slurm task ended without a result; log: " + log.string();
+      const json failed = {{"point", point_json(spec, p)}, {"error", o.message}, {"log", log.string()}};
+      fs::create_directories(point_dir(out, p));
+      write_file_atomic(failure_file(out, p), failed.dump(1) + "\n");
+      write_file_atomic(point_dir(out, p) / "error.log", o.message + "\n");
+    }
+    say("slurm: " + p.id + " FAILED: " + o.message);
+  }
   sum.seconds = seconds_since(t0);
   return sum;
 }

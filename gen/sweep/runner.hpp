@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/slurm.hpp"
 #include "sweep/sweep_spec.hpp"
 
 namespace kaleido::sweep {
@@ -24,6 +25,7 @@ struct RunOptions {
   int jobs = 1;
   bool force = false;               // redo finished points
   int max_pes = 0;                  // > 0: leave larger arrays for a later run (reported "not run")
+  int only_point = -1;              // >= 0: run this point (index in the spec) alone, e.g. as a Slurm task
   std::ostream* progress = nullptr;  // progress lines; null = quiet
 };
 
@@ -50,5 +52,14 @@ std::filesystem::path failure_file(const std::filesystem::path& out, const Sweep
 std::filesystem::path default_work_root(const SweepSpec& spec, const std::filesystem::path& out);
 
 RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt);
+
+// The same points as a Slurm job array: one task per point that is not
+// finished (or every point with force), each running
+// `<kaleido> sweep <spec_file> --point I` on a node; then the outcomes are read
+// back from <out>/points. Task logs: <shared>/slurm/<job>_<I>.log; work files
+// under <shared>/work (the nodes must see <out> and <shared>; empty shared =
+// <out>). A task that leaves no result is recorded as a failed point.
+RunSummary run_sweep_slurm(const SweepSpec& spec, const std::filesystem::path& spec_file, const RunOptions& opt,
+                           const slurm::Options& slurm_opt, const std::filesystem::path& shared);
 
 }  // namespace kaleido::sweep

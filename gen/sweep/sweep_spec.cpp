@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 #include "common/version.hpp"
 
 namespace kaleido::sweep {
@@ -16,38 +17,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;  // keeps the file's order of axes and keys
 
 namespace {
-
-// The HwConfig parameters a sweep may set, in HwConfig::parameter_list() order.
-struct HwKey {
-  const char* key;
-  int hw::HwConfig::*field;
-  bool in_name;  // part of HwConfig::name()
-};
-
-const std::vector<HwKey>& hw_keys() {
-  static const std::vector<HwKey> keys = {
-      {"rows", &hw::HwConfig::rows, true},
-      {"cols", &hw::HwConfig::cols, true},
-      {"data_w", &hw::HwConfig::data_w, true},
-      {"acc_w", &hw::HwConfig::acc_w, true},
-      {"group_w", &hw::HwConfig::group_w, true},
-      {"max_t", &hw::HwConfig::max_t, false},
-      {"max_h", &hw::HwConfig::max_h, false},
-      {"max_w", &hw::HwConfig::max_w, false},
-      {"max_k", &hw::HwConfig::max_k, false},
-      {"max_m", &hw::HwConfig::max_m, false},
-      {"lanes", &hw::HwConfig::lanes, false},
-      {"win_cap", &hw::HwConfig::win_cap, false},
-      {"mul_pipe", &hw::HwConfig::mul_pipe, false},
-  };
-  return keys;
-}
-
-const HwKey* find_hw_key(const std::string& k) {
-  for (const HwKey& h : hw_keys())
-    if (k == h.key) return &h;
-  return nullptr;
-}
 
 struct Alias {
   const char* name;
@@ -67,20 +36,21 @@ const std::vector<Alias>& aliases() {
 }
 
 const char* const kTopKeys[] = {"name", "description", "base", "axes", "tops", "activity"};
-const char* const kExtraKeys[] = {"clock_ns", "liberty", "policies"};
+const char* const kExtraKeys[] = {"clock_ns", "liberty"};
 
-std::string allowed_point_keys(bool with_rows_cols) {
-  std::string s;
-  for (const HwKey& h : hw_keys()) s += std::string(s.empty() ? "" : ", ") + h.key;
-  for (const char* k : kExtraKeys) s += std::string(", ") + k;
-  if (with_rows_cols) s += ", rows_cols";
-  return s;
+// Keys of a point: every hardware parameter (hw::hw_fields()), the clock and
+// the library, and on axes the rows_cols shorthand.
+std::vector<std::string> point_keys(bool with_rows_cols) {
+  std::vector<std::string> keys = hw::hw_field_keys();
+  keys.insert(keys.end(), std::begin(kExtraKeys), std::end(kExtraKeys));
+  if (with_rows_cols) keys.push_back("rows_cols");
+  return keys;
 }
 
 // One partly-built point: HwConfig plus clock and library.
 struct Draft {
   hw::HwConfig config;
-  double clock_ns = 2.0;  // the default clock of constraints/r8c8_d8a32_g8.sdc
+  double clock_ns = 2.0;  // the default clock of constraints/r8c8_d8a32_g8_bf85e4e8.sdc
   LibrarySpec library{"generic", {}, ""};
 };
 
@@ -127,12 +97,8 @@ class Parser {
   // Sets one key of a point (from `base` or an axis value).
   void set(Draft& d, const std::string& where, const std::string& key, const json& v) const {
     const std::string param = where + "." + key;
-    if (const HwKey* h = find_hw_key(key)) {
-      d.config.*(h->field) = integer(param, v);
-    } else if (key == "policies") {
-      const int p = integer(param, v);
-      if (p < 0) fail(param, v, "must be >= 0");
-      d.config.policies = static_cast<uint32_t>(p);
+    if (const hw::HwField* f = hw::find_hw_field(key)) {
+      f->set(d.config, integer(param, v));
     } else if (key == "clock_ns") {
       d.clock_ns = clock(param, v);
     } else if (key == "liberty") {
@@ -147,7 +113,7 @@ class Parser {
         fail(param, v, "must be N (an N x N array) or [ROWS, COLS]");
       }
     } else {
-      throw ConfigError(origin_ + ": " + where, key, "unknown key; allowed: " + allowed_point_keys(where != "base"));
+      throw ConfigError(origin_ + ": " + where, key, "unknown key" + suggestion(key, point_keys(where != "base")));
     }
   }
 
@@ -200,21 +166,9 @@ bool valid_name(const std::string& s) {
   });
 }
 
-// Parameters outside HwConfig::name() that differ from the base make the id
-// unique, e.g. "_maxk32": the same configuration always gets the same id.
-std::string point_id(const Draft& d, const hw::HwConfig& base) {
-  std::string id = d.config.name();
-  const hw::HwConfig& c = d.config;
-  const hw::HwConfig& b = base;
-  for (const HwKey& h : hw_keys()) {
-    if (h.in_name || c.*(h.field) == b.*(h.field)) continue;
-    std::string k = h.key;
-    k.erase(std::remove(k.begin(), k.end(), '_'), k.end());
-    id += "_" + k + std::to_string(c.*(h.field));
-  }
-  if (c.policies != b.policies) id += "_pol" + std::to_string(c.policies);
-  return id + "_" + d.library.label + "_" + clock_text(d.clock_ns) + "ns";
-}
+// The configuration's name (which identifies every parameter), the library
+// and the clock: the same point always gets the same id.
+std::string point_id(const Draft& d) { return d.config.name() + "_" + d.library.label + "_" + clock_text(d.clock_ns) + "ns"; }
 
 std::string describe(const hw::HwConfig& c) {
   std::string s;
@@ -243,7 +197,8 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
   if (!j.is_object()) p.fail("(file)", json("..."), "a sweep is a JSON object");
   for (const auto& [k, v] : j.items()) {
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), k) == std::end(kTopKeys))
-      throw ConfigError(origin + ": key", k, "unknown; allowed: name, description, base, axes, tops, activity");
+      throw ConfigError(origin + ": key", k,
+                        "unknown" + suggestion(k, std::vector<std::string>(std::begin(kTopKeys), std::end(kTopKeys))));
   }
   SweepSpec s;
   s.source = j;
@@ -274,12 +229,10 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
   }
 
   Draft base;
-  hw::HwConfig base_cfg;
   if (j.contains("base")) {
     if (!j["base"].is_object()) p.fail("base", j["base"], "must be an object of parameters");
     for (const auto& [k, v] : j["base"].items()) p.set(base, "base", k, v);
   }
-  base_cfg = base.config;
 
   // "axes": one object (one cartesian product) or a list of them (their union).
   std::vector<json> products;
@@ -324,7 +277,7 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
       pt.config = d.config;
       pt.clock_ns = d.clock_ns;
       pt.library = d.library;
-      pt.id = point_id(d, base_cfg);
+      pt.id = point_id(d);
       try {
         pt.config.validate();
       } catch (const ConfigError& e) {

@@ -395,7 +395,7 @@ TEST(EquivErrors, MissingToolNamesTheDebianPackage) {
   const fs::path empty = temp_dir("nopath");
   setenv("PATH", empty.c_str(), 1);
   EquivOptions o;
-  o.rtl_dir = fs::path(source_dir()) / "rtl/r8c8_d8a32_g8";
+  o.rtl_dir = fs::path(source_dir()) / "rtl" / hw::default_config_8x8().name();
   o.top = "kld_pe";
   o.out_dir = empty / "out";
   try {
@@ -411,7 +411,7 @@ TEST(EquivErrors, MissingToolNamesTheDebianPackage) {
 TEST(EquivErrors, MalformedNetlistAndMissingTop) {
   REQUIRE_TOOLS();
   const fs::path dir = temp_dir("bad");
-  const fs::path rtl = fs::path(source_dir()) / "rtl/r8c8_d8a32_g8/kld_pe.v";
+  const fs::path rtl = fs::path(source_dir()) / "rtl" / hw::default_config_8x8().name() / "kld_pe.v";
   EquivOptions o;
   o.rtl_files = {rtl};
   o.top = "kld_pe";
@@ -451,7 +451,7 @@ TEST(EquivErrors, MalformedNetlistAndMissingTop) {
 TEST(EquivCli, ExitCodeFollowsTheResultAndTimeoutIsNoPass) {
   REQUIRE_TOOLS();
   const fs::path dir = temp_dir("cli");
-  const std::string rtl = (fs::path(source_dir()) / "rtl/r8c8_d8a32_g8").string();
+  const std::string rtl = (fs::path(source_dir()) / "rtl" / hw::default_config_8x8().name()).string();
   const std::string base = std::string(KALEIDO_TEST_KALEIDO_BIN) + " equiv --rtl " + rtl + " --top kld_pe";
   EXPECT_EQ(std::system((base + " --out " + (dir / "ok").string() + " > /dev/null 2>&1").c_str()), 0);
   EXPECT_TRUE(fs::exists(dir / "ok/equiv.json"));

@@ -15,6 +15,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/version.hpp"
+#include "hw/hw_config.hpp"
 
 namespace {
 
@@ -76,6 +77,21 @@ int count_of(const std::string& text, const std::string& what) {
 const char* const kTinyBase =
     R"("base": {"data_w": 4, "acc_w": 8, "group_w": 1, "max_t": 1, "max_h": 2, "max_w": 2, "max_k": 2, "max_m": 2})";
 
+// HwConfig::name() of the tiny configuration with an n x n array (kTinyBase).
+std::string tiny(int n) {
+  kaleido::hw::HwConfig c;
+  c.rows = c.cols = n;
+  c.data_w = 4;
+  c.acc_w = 8;
+  c.group_w = 1;
+  c.max_t = 1;
+  c.max_h = 2;
+  c.max_w = 2;
+  c.max_k = 2;
+  c.max_m = 2;
+  return c.name();
+}
+
 // Each test runs its own sweeps (CTest runs every test in a process of its own,
 // so a shared suite set-up would run once per test).
 class SweepRun : public ::testing::Test {
@@ -102,7 +118,7 @@ TEST_F(SweepRun, ReportsParseWithPositiveNumbersAndLargerArraysLarger) {
   const CliRun first = kaleido_sweep(two_points(R"(["kld_top", "kld_plain_top"])"), dir() / "two", "-j 1");
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_EQ(count_of(first.err, "] r"), 4) << first.err;  // one progress line per point x top
-  EXPECT_NE(first.err.find("[4/4] r2c2_d4a8_g1 generic 2ns kld_plain_top ... "), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("[4/4] " + tiny(2) + " generic 2ns kld_plain_top ... "), std::string::npos) << first.err;
 
   const auto rows = read_csv(dir() / "two/sweep.csv");
   ASSERT_EQ(rows.size(), 4u);
@@ -152,7 +168,7 @@ TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingOnes) {
   const fs::path spec = two_points(R"(["kld_plain_top"])");
   const CliRun first = kaleido_sweep(spec, dir() / "two");
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  const fs::path result = dir() / "two/points/r1c1_d4a8_g1_generic_2ns/result.json";
+  const fs::path result = dir() / ("two/points/" + tiny(1) + "_generic_2ns/result.json");
   const auto before = fs::last_write_time(result);
   const CliRun again = kaleido_sweep(spec, dir() / "two");
   EXPECT_EQ(again.exit_code, 0) << again.err;
@@ -161,7 +177,7 @@ TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingOnes) {
   EXPECT_EQ(read_csv(dir() / "two/sweep.csv").size(), 2u);  // the reports are rebuilt from the finished points
 
   // A result file removed (an interrupted point) is redone, the other skipped.
-  const fs::path other = dir() / "two/points/r2c2_d4a8_g1_generic_2ns/result.json";
+  const fs::path other = dir() / ("two/points/" + tiny(2) + "_generic_2ns/result.json");
   fs::remove(other);
   const CliRun resumed = kaleido_sweep(spec, dir() / "two");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
@@ -177,9 +193,9 @@ TEST_F(SweepRun, FailingPointIsReportedAndTheOthersRunForceRedoes) {
                                                R"(", "generic"]}, "tops": ["kld_plain_top"]})");
   const CliRun r = kaleido_sweep(spec, dir() / "fail");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("r1c1_d4a8_g1 broken 2ns kld_plain_top ... FAILED (see "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("points failed: r1c1_d4a8_g1_broken_2ns"), std::string::npos) << r.err;
-  const fs::path failed = dir() / "fail/points/r1c1_d4a8_g1_broken_2ns";
+  EXPECT_NE(r.err.find(tiny(1) + " broken 2ns kld_plain_top ... FAILED (see "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("points failed: " + tiny(1) + "_broken_2ns"), std::string::npos) << r.err;
+  const fs::path failed = dir() / ("fail/points/" + tiny(1) + "_broken_2ns");
   EXPECT_TRUE(fs::exists(failed / "failed.json"));
   EXPECT_TRUE(fs::exists(failed / "error.log"));
   EXPECT_FALSE(fs::exists(failed / "result.json"));
@@ -191,7 +207,7 @@ TEST_F(SweepRun, FailingPointIsReportedAndTheOthersRunForceRedoes) {
   EXPECT_NE(kaleido::read_file(dir() / "fail/summary.md").find("failed"), std::string::npos);
 
   // --force redoes the finished point (no skip), the broken one fails again.
-  const fs::path done = dir() / "fail/points/r1c1_d4a8_g1_generic_2ns/result.json";
+  const fs::path done = dir() / ("fail/points/" + tiny(1) + "_generic_2ns/result.json");
   const auto before = fs::last_write_time(done);
   const CliRun forced = kaleido_sweep(spec, dir() / "fail", "--force");
   EXPECT_NE(forced.exit_code, 0);
