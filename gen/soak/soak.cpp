@@ -7,6 +7,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "common/stopwatch.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -22,10 +23,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 hw::HwConfig small(int rows, int cols, int group_w, int data_w, int acc_w, int max_k, int max_m, int mul_pipe) {
   hw::HwConfig c;

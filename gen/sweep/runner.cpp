@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/stopwatch.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -24,10 +25,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Serialises progress lines from the worker threads and numbers them.
 class Progress {
