@@ -1,15 +1,15 @@
 // Gate-level activity on Verilator: the flattened mapped netlist is written as
-// one Verilog module (one wire per net, named n_<index>), with the cells'
-// models from their Liberty functions (cell_models.hpp) and behavioural models
-// of the black-box SRAMs, compiled once by Verilator with toggle coverage, and
-// replayed from a vector file. Verilator's toggle counters (one per net, a
-// count per value change between evaluations) give each net's transitions;
-// the model is evaluated after the inputs change (clock low), after the rising
-// edge and after the falling edge, so a net changes at most once per
-// evaluation and no glitch is counted: zero delay, the same assumption as a
-// vectorless or RTL-activity estimate. Rising transitions follow from the
-// count and the net's value when the window opens (the parity of its count
-// since time 0, when every net is 0).
+// one Verilog module (one wire per net, named n_<index>, kept readable with
+// public_flat_rd), with the cells' models from their Liberty functions
+// (cell_models.hpp) and behavioural models of the black-box SRAMs, compiled
+// once by Verilator, and replayed from a vector file by a generated harness
+// that reads every net after each evaluation and counts its changes and its
+// rising transitions in the counted window. The model is evaluated after the
+// inputs change (clock low), after the rising edge and after the falling edge,
+// so a net changes at most once per evaluation and no glitch is counted: zero
+// delay, the same assumption as a vectorless or RTL-activity estimate.
+// (Verilator's own --coverage-toggle counted the same, but its per-net atomic
+// counters tripled the generated code: 22 minutes of C++ build for an 8x8.)
 //
 // SRAMs: the write port by name (clock, write enable, write address, write
 // data), the read ports as Yosys traced them in the SRAM's RTL (asynchronous,
