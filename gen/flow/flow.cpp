@@ -498,7 +498,7 @@ FlowResult run_flow(const FlowOptions& opt) {
       if (res.reuse.measured) {
         md << "## Power and energy (kaleido power model on the mapped netlist)\n\n";
         md << "Activity: the testbench's per-cycle inputs of each mode replayed on the gate netlist (Verilator, "
-              "toggle coverage per net: gen/ppa/gatelevel_sim.hpp), "
+              "every net read after each evaluation: gen/ppa/gatelevel_sim.hpp), "
               "toggles counted per net after a "
            << 16 << "-cycle warm-up; SRAM accesses counted in the same replay and costed by the SRAM model; "
            << "power at the " << fmt(opt.clock_ns, 2) << " ns clock target. Energy = average power x replayed "

@@ -1,6 +1,7 @@
 #include "ppa/cell_models.hpp"
 
 #include <cctype>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -59,57 +60,71 @@ void write_ports(std::ostringstream& o, const LibCell& c, bool blackbox) {
   }
 }
 
-void write_cell(std::ostringstream& o, const LibCell& c) {
-  write_ports(o, c, false);
+// The cell's behaviour: a reg and its always block for a flip-flop or latch,
+// an assign per output. `pin` names what drives or receives a pin (the pin
+// itself in a module, a net in an inlined instance; empty for an unconnected
+// output, which is then not written); `sfx` keeps internal names unique.
+void write_behaviour(std::ostringstream& o, const LibCell& c, const std::function<std::string(const LibPin&)>& pin,
+                     const std::string& sfx) {
   std::string q, qn;
   if (!c.sequentials.empty()) {
     q = c.sequentials.front().q_var;
     qn = c.sequentials.front().qn_var;
   }
+  const std::string iq = "kld_iq" + sfx, clk = "kld_clk" + sfx, d = "kld_d" + sfx, clr = "kld_clr" + sfx,
+                    pre = "kld_pre" + sfx;
   auto rename = [&](const std::string& v) -> std::string {
-    if (!q.empty() && v == q) return "kld_iq";
-    if (!qn.empty() && v == qn) return "(~kld_iq)";
-    if (c.pin(v)) return vname(v);
+    if (!q.empty() && v == q) return iq;
+    if (!qn.empty() && v == qn) return "(~" + iq + ")";
+    if (const LibPin* p = c.pin(v)) return pin(*p);
     throw Error("cell " + c.name + ": function uses `" + v + "`, which is no pin of the cell");
   };
   auto expr = [&](const std::string& f) { return BoolFunction::parse(f).to_verilog(rename); };
   if (!c.sequentials.empty()) {
     const SequentialGroup& s = c.sequentials.front();
-    o << "  reg kld_iq;\n";
-    o << "  wire kld_clk = " << expr(s.clocked_on) << ";\n";
-    o << "  wire kld_d = " << expr(s.next_state) << ";\n";
+    o << "  reg " << iq << ";\n";
+    o << "  wire " << clk << " = " << expr(s.clocked_on) << ";\n";
+    o << "  wire " << d << " = " << expr(s.next_state) << ";\n";
     // Yosys's proc recognises an asynchronous control only as a plain `if` on
     // a signal of the sensitivity list; the first `if` wins when both are
     // active, which is what clear_preset_var1 (L or H) says.
     std::vector<std::pair<std::string, std::string>> controls;  // (wire, value)
-    if (!s.clear.empty()) controls.emplace_back("kld_clr", "1'b0");
-    if (!s.preset.empty()) controls.emplace_back("kld_pre", "1'b1");
+    if (!s.clear.empty()) controls.emplace_back(clr, "1'b0");
+    if (!s.preset.empty()) controls.emplace_back(pre, "1'b1");
     if (controls.size() == 2 && s.clear_preset_var1 == "H") std::swap(controls[0], controls[1]);
-    if (!s.clear.empty()) o << "  wire kld_clr = " << expr(s.clear) << ";\n";
-    if (!s.preset.empty()) o << "  wire kld_pre = " << expr(s.preset) << ";\n";
+    if (!s.clear.empty()) o << "  wire " << clr << " = " << expr(s.clear) << ";\n";
+    if (!s.preset.empty()) o << "  wire " << pre << " = " << expr(s.preset) << ";\n";
     if (s.latch) {
       o << "  /* verilator lint_off LATCH */\n  always @*\n";
       std::string els;
       for (const auto& ctl : controls) {
-        o << "    " << els << "if (" << ctl.first << ") kld_iq = " << ctl.second << ";\n";
+        o << "    " << els << "if (" << ctl.first << ") " << iq << " = " << ctl.second << ";\n";
         els = "else ";
       }
-      o << "    " << els << "if (kld_clk) kld_iq = kld_d;\n";
+      o << "    " << els << "if (" << clk << ") " << iq << " = " << d << ";\n";
       o << "  /* verilator lint_on LATCH */\n";
     } else {
-      o << "  always @(posedge kld_clk";
+      o << "  always @(posedge " << clk;
       for (const auto& ctl : controls) o << " or posedge " << ctl.first;
       o << ")\n";
       std::string els;
       for (const auto& ctl : controls) {
-        o << "    " << els << "if (" << ctl.first << ") kld_iq <= " << ctl.second << ";\n";
+        o << "    " << els << "if (" << ctl.first << ") " << iq << " <= " << ctl.second << ";\n";
         els = "else ";
       }
-      o << "    " << els << "kld_iq <= kld_d;\n";
+      o << "    " << els << iq << " <= " << d << ";\n";
     }
   }
-  for (const LibPin& p : c.pins)
-    if (p.direction == PinDirection::Output) o << "  assign " << vname(p.name) << " = " << expr(p.function) << ";\n";
+  for (const LibPin& p : c.pins) {
+    if (p.direction != PinDirection::Output) continue;
+    const std::string target = pin(p);
+    if (!target.empty()) o << "  assign " << target << " = " << expr(p.function) << ";\n";
+  }
+}
+
+void write_cell(std::ostringstream& o, const LibCell& c) {
+  write_ports(o, c, false);
+  write_behaviour(o, c, [](const LibPin& p) { return vname(p.name); }, "");
   o << "endmodule\n\n";
 }
 
@@ -157,6 +172,17 @@ std::string cell_models_verilog(const Library& lib, const std::vector<std::strin
 
 void write_cell_models(const Library& lib, const std::filesystem::path& path, const std::vector<std::string>& cells) {
   write_file_atomic(path, cell_models_verilog(lib, cells));
+}
+
+std::string cell_inline_verilog(const LibCell& c, const std::vector<std::string>& pin_exprs, const std::string& id) {
+  if (pin_exprs.size() != c.pins.size())
+    throw InternalError("cell " + c.name + ": " + std::to_string(pin_exprs.size()) + " pin connections for " +
+                        std::to_string(c.pins.size()) + " pins");
+  const std::string why = why_unmodelled(c, CellModelOptions{});
+  if (!why.empty()) throw Error("cannot model cell " + c.name + ": " + why);
+  std::ostringstream o;
+  write_behaviour(o, c, [&](const LibPin& p) { return pin_exprs[static_cast<size_t>(&p - c.pins.data())]; }, "_" + id);
+  return o.str();
 }
 
 }  // namespace kaleido::ppa

@@ -36,4 +36,10 @@ CellModels cell_models(const Library& lib, const CellModelOptions& opt = {});
 std::string cell_models_verilog(const Library& lib, const std::vector<std::string>& cells = {});
 void write_cell_models(const Library& lib, const std::filesystem::path& path, const std::vector<std::string>& cells = {});
 
+// One instance of cell `c` written inline, as the statements of its model with
+// every pin replaced by `pin_exprs[k]` (pin k of c.pins: the net expression an
+// input reads; the net an output drives, or "" when unconnected). Internal
+// names end in `_<id>`. Throws Error for a cell cell_models() cannot model.
+std::string cell_inline_verilog(const LibCell& c, const std::vector<std::string>& pin_exprs, const std::string& id);
+
 }  // namespace kaleido::ppa

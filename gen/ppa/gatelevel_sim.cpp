@@ -281,26 +281,22 @@ std::string flat_verilog(const FlatNetlist& n, const std::vector<SramPorts>& sra
       decl << "  output [63:0] " << name << ";\n";
     }
   }
+  // Cells inline (their models' statements on the nets), not as instances: Verilator would
+  // otherwise spend minutes inlining a hundred thousand module instances.
   for (size_t ci = 0; ci < n.cells.size(); ++ci) {
     const NetlistCell& c = n.cells[ci];
-    body << "  " << (std::isalpha(static_cast<unsigned char>(c.cell->name[0])) ? c.cell->name : "\\" + c.cell->name + " ")
-         << " c_" << ci << " (";
-    bool first = true;
+    std::vector<std::string> pins(c.cell->pins.size());
     for (size_t pi = 0; pi < c.cell->pins.size(); ++pi) {
-      const LibPin& pin = c.cell->pins[pi];
-      if (pin.direction == PinDirection::Internal) continue;
       const int net = c.pin_net[pi];
-      body << (first ? "" : ", ") << "." << pin.name << "(";
-      if (pin.direction == PinDirection::Input) {
-        body << net_ref(net);
-      } else if (net >= 2) {
+      const PinDirection dir = c.cell->pins[pi].direction;
+      if (dir == PinDirection::Input) {
+        pins[pi] = net_ref(net);
+      } else if (dir == PinDirection::Output && net >= 2) {
         drive(net, c.path);
-        body << net_ref(net);
+        pins[pi] = net_ref(net);
       }
-      body << ")";
-      first = false;
     }
-    body << ");\n";
+    body << cell_inline_verilog(*c.cell, pins, std::to_string(ci));
   }
   std::ostringstream sram_text;
   for (size_t k = 0; k < srams.size(); ++k) write_sram(sram_text, srams[k], k, driven);
@@ -488,7 +484,7 @@ struct GateLevelSim::Impl {
   Impl(const FlatNetlist& netlist, GateLevelOptions o) : n(netlist), opt(std::move(o)) {}
 };
 
-GateLevelSim::GateLevelSim(const FlatNetlist& netlist, const Library& lib, GateLevelOptions opt)
+GateLevelSim::GateLevelSim(const FlatNetlist& netlist, GateLevelOptions opt)
     : impl_(std::make_unique<Impl>(netlist, std::move(opt))) {
   Impl& s = *impl_;
   const auto t0 = std::chrono::steady_clock::now();
@@ -497,15 +493,6 @@ GateLevelSim::GateLevelSim(const FlatNetlist& netlist, const Library& lib, GateL
   const NetlistPort* clk = netlist.port(s.opt.clock_port);
   if (!clk || !clk->input || clk->nets.size() != 1)
     throw Error("the netlist has no one-bit clock input `" + s.opt.clock_port + "` to simulate with");
-
-  std::vector<std::string> used;
-  for (const NetlistCell& c : netlist.cells) used.push_back(c.cell->name);
-  std::sort(used.begin(), used.end());
-  used.erase(std::unique(used.begin(), used.end()), used.end());
-  CellModelOptions mo;
-  mo.cells = used;
-  const CellModels models = cell_models(lib, mo);
-  for (const auto& [cell, why] : models.unmodelled) throw Error("cannot simulate cell " + cell + ": " + why);
 
   for (const NetlistBlackBox& b : netlist.blackboxes) s.srams.push_back(recognise_sram(b, s.opt.srams));
   std::vector<InputBit> input_bits;
@@ -519,10 +506,10 @@ GateLevelSim::GateLevelSim(const FlatNetlist& netlist, const Library& lib, GateL
     bit += netlist.ports[p].nets.size();
   }
   const fs::path dir = s.opt.work_dir;
-  write_file_atomic(dir / "cells.v", models.verilog);
   write_file_atomic(dir / "kld_gl.v", flat);
   write_file_atomic(dir / "harness.cpp",
-                    harness_cpp(input_bits, static_cast<size_t>(in_ports), clock_bit, s.srams.size(), outputs, netlist.num_nets));
+                    harness_cpp(input_bits, static_cast<size_t>(in_ports), clock_bit, s.srams.size(), outputs,
+                                netlist.num_nets));
   if (s.opt.progress)
     s.opt.progress("building the gate-level model of " + netlist.top + " (" + std::to_string(netlist.cells.size()) +
                    " cells, " + std::to_string(netlist.num_nets) + " nets) with Verilator ...");
@@ -536,7 +523,7 @@ GateLevelSim::GateLevelSim(const FlatNetlist& netlist, const Library& lib, GateL
   // The model is megabytes of straight-line code: -O1 compiles it in about half of -Os's time and runs
   // about as fast; the once-only (slow) code is not optimised at all.
   argv.insert(argv.end(), {"-MAKEFLAGS", "OPT_FAST=-O1", "-MAKEFLAGS", "OPT_SLOW=-O0"});
-  argv.insert(argv.end(), {(dir / "cells.v").string(), (dir / "kld_gl.v").string(), (dir / "harness.cpp").string()});
+  argv.insert(argv.end(), {(dir / "kld_gl.v").string(), (dir / "harness.cpp").string()});
   const ToolRun b = run_tool(argv, dir, dir / "verilator_build.log");
   if (b.exit_code != 0)
     throw Error("Verilator could not build the gate-level model (log " + b.log.string() + "):\n" +

@@ -1,8 +1,8 @@
 // Gate-level activity on Verilator: the flattened mapped netlist is written as
 // one Verilog module (one wire per net, named n_<index>, kept readable with
-// public_flat_rd), with the cells' models from their Liberty functions
-// (cell_models.hpp) and behavioural models of the black-box SRAMs, compiled
-// once by Verilator, and replayed from a vector file by a generated harness
+// public_flat_rd), every cell written inline as its model's statements on the
+// nets (cell_models.hpp, from the Liberty functions), behavioural models of the
+// black-box SRAMs; compiled once by Verilator, and replayed from a vector file by a generated harness
 // that reads every net after each evaluation and counts its changes and its
 // rising transitions in the counted window. The model is evaluated after the
 // inputs change (clock low), after the rising edge and after the falling edge,
@@ -46,7 +46,7 @@ class GateLevelSim {
   // Writes the model and builds it with Verilator (the slow part: seconds to
   // minutes). Throws Error for cells without a model, a missing clock port,
   // several drivers on a net, or a failed build (with the log's tail).
-  GateLevelSim(const FlatNetlist& netlist, const Library& lib, GateLevelOptions opt);
+  GateLevelSim(const FlatNetlist& netlist, GateLevelOptions opt);
   ~GateLevelSim();
   GateLevelSim(const GateLevelSim&) = delete;
   GateLevelSim& operator=(const GateLevelSim&) = delete;

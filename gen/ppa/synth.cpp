@@ -342,7 +342,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
       go.srams = yr.srams;
       go.work_dir = work / "gatelevel";
       go.progress = opt.progress;
-      gate_level = std::make_unique<GateLevelSim>(net, lib, go);
+      gate_level = std::make_unique<GateLevelSim>(net, go);
       step_done("gate-level model build (Verilator)", gate_level->build_seconds());
       step.lap();
     }

@@ -53,7 +53,7 @@ struct Mapped {
     GateLevelOptions go;
     go.srams = result.sram_shapes;
     go.work_dir = tmp.path() / "gl";
-    sim = std::make_unique<GateLevelSim>(net, lib, go);
+    sim = std::make_unique<GateLevelSim>(net, go);
   }
   PowerSetup setup() const {
     PowerSetup s;
