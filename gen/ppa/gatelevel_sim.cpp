@@ -472,6 +472,52 @@ void read_net_counts(const fs::path& path, ToggleCounts& t, size_t nets) {
       throw FileError(path.string(), "net counts end at net " + std::to_string(net) + " of " + std::to_string(nets));
 }
 
+// The names listed under `var += \` in a Verilator class-list makefile.
+std::vector<std::string> make_list(const std::string& mk, const std::string& var) {
+  std::vector<std::string> names;
+  const std::string head = var + " += \\\n";
+  const size_t at = mk.find(head);
+  if (at == std::string::npos) return names;
+  std::istringstream in(mk.substr(at + head.size()));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w)
+      if (w != "\\") names.push_back(w);
+    if (line.empty() || line.back() != '\\') break;
+  }
+  return names;
+}
+
+// Verilator's make compiles every generated file on its own, and every one of
+// them parses the model's header: one member per net, 8 s a file for an 8x8 and
+// over a hundred files. Instead the files of one optimisation class are
+// compiled as `groups` unity files (#include lists, balanced by size); returns
+// their names for the makefile's class lists.
+std::string unity_files(const fs::path& obj, const std::vector<std::string>& classes, int groups,
+                        const std::string& tag) {
+  std::vector<std::pair<uintmax_t, std::string>> by_size;
+  for (const std::string& c : classes) by_size.emplace_back(fs::file_size(obj / (c + ".cpp")), c);
+  std::sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  const size_t n = std::min(by_size.size(), static_cast<size_t>(std::max(1, groups)));
+  std::vector<uintmax_t> bytes(n, 0);
+  std::vector<std::string> text(n);
+  for (const auto& [size, name] : by_size) {
+    const size_t g = static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
+    bytes[g] += size;
+    text[g] += "#include \"" + name + ".cpp\"\n";
+  }
+  std::string names;
+  for (size_t g = 0; g < n; ++g) {
+    const std::string name = "kld_unity_" + tag + "_" + std::to_string(g);
+    write_file_atomic(obj / (name + ".cpp"), text[g]);
+    names += (g ? " " : "") + name;
+  }
+  return names;
+}
+
 }  // namespace
 
 struct GateLevelSim::Impl {
@@ -514,20 +560,37 @@ GateLevelSim::GateLevelSim(const FlatNetlist& netlist, GateLevelOptions opt)
     s.opt.progress("building the gate-level model of " + netlist.top + " (" + std::to_string(netlist.cells.size()) +
                    " cells, " + std::to_string(netlist.num_nets) + " nets) with Verilator ...");
   const std::string verilator = find_tool("verilator", "verilator");
-  std::vector<std::string> argv = {verilator, "--cc", "--exe", "--build", "-Wno-fatal",
-                                   "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
-                                   "--top-module", kTop, "-Mdir", (dir / "obj").string(), "--build-jobs",
-                                   std::to_string(std::max(1, s.opt.build_jobs)), "-o", "kld_gl_sim"};
+  const fs::path obj = dir / "obj";
+  const int jobs = std::max(1, s.opt.build_jobs);
+  // Functions of at most 1,000 statements: g++ -O1 on Verilator's default
+  // (one function per file) takes 8x longer than on the split ones.
+  const std::vector<std::string> verilate = {
+      verilator, "--cc", "--exe", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
+      "--output-split-cfuncs", "1000", "--top-module", kTop, "-Mdir", obj.string(), "-o", "kld_gl_sim",
+      (dir / "kld_gl.v").string(), (dir / "harness.cpp").string()};
+  const ToolRun v = run_tool(verilate, dir, dir / "verilator.log");
+  if (v.exit_code != 0)
+    throw Error("Verilator could not translate the gate-level model (log " + v.log.string() + "):\n" +
+                tail_lines(v.output, 30));
+  const std::string classes = read_file(obj / (std::string("V") + kTop + "_classes.mk"));
+  std::vector<std::string> fast = make_list(classes, "VM_CLASSES_FAST"), slow = make_list(classes, "VM_CLASSES_SLOW");
+  for (const std::string& c : make_list(classes, "VM_SUPPORT_FAST")) fast.push_back(c);
+  for (const std::string& c : make_list(classes, "VM_SUPPORT_SLOW")) slow.push_back(c);
+  if (fast.empty() || slow.empty())
+    throw Error("cannot read Verilator's class lists in " + (obj / (std::string("V") + kTop + "_classes.mk")).string());
+  // The model's straight-line code compiles at -O1 in about the time of -O0 once its functions are
+  // split, and runs several times faster; the once-only (slow) code is not optimised.
+  std::vector<std::string> make = {find_tool("make", "make"), "-C", obj.string(), "-f", std::string("V") + kTop + ".mk",
+                                   "-j", std::to_string(jobs), "OPT_FAST=-O1", "OPT_SLOW=-O0",
+                                   "VM_CLASSES_FAST=" + unity_files(obj, fast, jobs, "fast"),
+                                   "VM_CLASSES_SLOW=" + unity_files(obj, slow, jobs, "slow"), "VM_SUPPORT_FAST=",
+                                   "VM_SUPPORT_SLOW="};
   // Verilator's runtime library is compiled for every model: ccache, when present, makes that free.
-  if (on_path("ccache")) argv.insert(argv.end(), {"-MAKEFLAGS", "OBJCACHE=ccache"});
-  // The model is megabytes of straight-line code: -O1 compiles it in about half of -Os's time and runs
-  // about as fast; the once-only (slow) code is not optimised at all.
-  argv.insert(argv.end(), {"-MAKEFLAGS", "OPT_FAST=-O1", "-MAKEFLAGS", "OPT_SLOW=-O0"});
-  argv.insert(argv.end(), {(dir / "kld_gl.v").string(), (dir / "harness.cpp").string()});
-  const ToolRun b = run_tool(argv, dir, dir / "verilator_build.log");
+  if (on_path("ccache")) make.push_back("OBJCACHE=ccache");
+  make.push_back("kld_gl_sim");
+  const ToolRun b = run_tool(make, dir, dir / "verilator_build.log");
   if (b.exit_code != 0)
-    throw Error("Verilator could not build the gate-level model (log " + b.log.string() + "):\n" +
-                tail_lines(b.output, 30));
+    throw Error("the gate-level model did not compile (log " + b.log.string() + "):\n" + tail_lines(b.output, 30));
   s.exe = dir / "obj" / "kld_gl_sim";
   s.build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
