@@ -39,9 +39,11 @@ struct FlowCommand {
     flow::FlowOptions o;
     o.hw = hw.config();
     derive_algorithm_widths(*sub, o.hw, w.data_w, w.acc_w, w.group_w);
-    if (w.target_reuse >= 0 && (w.target_psnr >= 0 || !w.tau_schedule.empty() || !w.tau.empty()))
+    if (w.target_reuse >= 0 &&
+        (w.target_psnr >= 0 || w.target_snr >= 0 || !w.tau_schedule.empty() || !w.tau.empty()))
       w.target_reuse = -1.0;  // another threshold source given: it replaces the default calibration
-    if (w.tau.empty() && w.target_reuse < 0 && w.target_psnr < 0 && w.tau_schedule.empty()) w.tau = "8";
+    if (w.tau.empty() && w.target_reuse < 0 && w.target_psnr < 0 && w.target_snr < 0 && w.tau_schedule.empty())
+      w.tau = "8";
     hw::check_algorithm_widths(o.hw, w.data_w, w.acc_w, w.group_w);  // before any stage runs
     PreparedWorkload pw = prepare_workload(w, clip, diffusion_step);
     o.cfg = pw.cfg;

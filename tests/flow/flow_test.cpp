@@ -3,6 +3,9 @@
 // own results, and a failing stage is named with its log kept.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -11,6 +14,7 @@
 
 #include "common/atomic_file.hpp"
 #include "flow/flow.hpp"
+#include "golden/gemm.hpp"
 #include "golden/quant.hpp"
 #include "golden/reuse.hpp"
 #include "golden/workload.hpp"
@@ -136,6 +140,31 @@ TEST(Flow, TinyConfigurationEndToEnd) {
   const IntReuse g = run_reuse(t.opt.cfg, t.opt.a);
   EXPECT_DOUBLE_EQ(h.at("reuse_ratio").get<double>(), g.counters.reuse_ratio());
   EXPECT_GT(g.counters.reuse_ratio(), 0.5) << "the workload should reuse most pairs";
+
+  // Quality: SNR first, cosine, and PSNR with its peak, as computed here from the golden
+  // model's reuse output against the exact product (a plain triple loop).
+  const WideMatrix approx = reuse_output(t.opt.cfg, t.opt.a, t.opt.b, g);
+  double signal = 0, error = 0, dot = 0, norm_approx = 0, peak = 0;
+  for (int64_t n = 0; n < t.opt.a.rows; ++n)
+    for (int64_t m = 0; m < t.opt.b.cols; ++m) {
+      double exact = 0;
+      for (int64_t k = 0; k < t.opt.a.cols; ++k)
+        exact += static_cast<double>(t.opt.a.at(n, k)) * static_cast<double>(t.opt.b.at(k, m));
+      const double x = static_cast<double>(approx.at(n, m));
+      signal += exact * exact;
+      error += (x - exact) * (x - exact);
+      dot += x * exact;
+      norm_approx += x * x;
+      peak = std::max(peak, std::abs(exact));
+    }
+  const json& golden = j.at("golden");
+  ASSERT_GT(error, 0.0) << "the workload should have some reuse error";
+  EXPECT_NEAR(h.at("snr_db").get<double>(), 10 * std::log10(signal / error), 1e-6);
+  EXPECT_NEAR(h.at("cosine").get<double>(), dot / std::sqrt(signal * norm_approx), 1e-9);
+  EXPECT_DOUBLE_EQ(h.at("psnr_peak").get<double>(), peak);
+  EXPECT_NEAR(golden.at("psnr_db").get<double>(),
+              10 * std::log10(peak * peak * static_cast<double>(approx.data.size()) / error), 1e-6);
+  EXPECT_NE(md.find("SNR vs exact (dB)"), std::string::npos);
 
   // Area: kld_top = sum of its blocks; it is larger than the dense baseline.
   const json& top = j.at("synthesis").at("kld_top");
