@@ -38,7 +38,7 @@ struct SoakCommand {
                "simulated with Verilator in reuse and dense mode with random stalls, bit-exact against the golden "
                "model; wall time includes building the testbenches that are not cached";
     nlohmann::json configs = nlohmann::json::array();
-    for (const hw::HwConfig& c : soak::soak_configs()) configs.push_back(c.name());
+    for (const hw::HwConfig& c : soak::drawn_configs(opt)) configs.push_back(c.name());
     j["configs"] = configs;
     write_file_atomic(std::filesystem::path(out) / "soak.json", j.dump(1) + "\n");
     std::printf("kaleido soak: %d runs, %d failures, %d not run, %.1f s (%.2f runs/s, backend %s, -j %d); %s/soak.json\n",
@@ -58,6 +58,9 @@ void register_soak(CLI::App& app) {
       "soak", "Random regression: RTL against the golden model on random configurations, workloads, seeds and stalls");
   sub->add_option("--runs", cmd->opt.runs, "Number of runs")->capture_default_str();
   sub->add_option("--seed", cmd->opt.seed, "Seed of the whole soak (run k is a function of seed and k)")
+      ->capture_default_str();
+  sub->add_option("--configs", cmd->opt.configs,
+                  "Draw from the first N soak configurations only (0: all; fewer testbenches to build)")
       ->capture_default_str();
   sub->add_option("-j,--jobs", cmd->opt.jobs, "Local threads, or Slurm tasks with --backend slurm")->capture_default_str();
   sub->add_option("--out", cmd->out, "Folder for soak.json and the files of failed runs")->capture_default_str();

@@ -49,7 +49,7 @@ struct Case {
 
 Case make_case(const Options& opt, int k) {
   Rng rng(opt.seed * 0x100000001b3ull + static_cast<uint64_t>(k));
-  const std::vector<hw::HwConfig> configs = soak_configs();
+  const std::vector<hw::HwConfig> configs = drawn_configs(opt);
   Case cs;
   cs.config = static_cast<size_t>(rng.range(0, static_cast<int64_t>(configs.size()) - 1));
   const hw::HwConfig& hw = configs[cs.config];
@@ -132,8 +132,17 @@ json Summary::to_json() const {
           {"seconds", seconds}, {"runs_per_second", seconds > 0 ? runs / seconds : 0.0}, {"failed", f}};
 }
 
+std::vector<hw::HwConfig> drawn_configs(const Options& opt) {
+  std::vector<hw::HwConfig> all = soak_configs();
+  if (opt.configs < 0 || opt.configs > static_cast<int>(all.size()))
+    throw ConfigError("--configs", std::to_string(opt.configs), "must be 1 to " + std::to_string(all.size()) +
+                                                                     " (0: all)");
+  if (opt.configs > 0) all.resize(static_cast<size_t>(opt.configs));
+  return all;
+}
+
 void warm_up(const Options& opt) {
-  const std::vector<hw::HwConfig> configs = soak_configs();
+  const std::vector<hw::HwConfig> configs = drawn_configs(opt);
   std::vector<bool> built(configs.size(), false);
   // The first run of every configuration, serially: it generates and builds.
   for (int k = 0; k < opt.runs && std::find(built.begin(), built.end(), false) != built.end(); ++k) {
@@ -183,7 +192,10 @@ Summary run_local(const Options& opt) {
   sum.runs = static_cast<int>(mine.size());
   std::sort(sum.failed.begin(), sum.failed.end(), [](const Failure& a, const Failure& b) { return a.run < b.run; });
   sum.seconds = seconds_since(t0);
-  if (opt.task >= 0) write_file_atomic(opt.out / "tasks" / (std::to_string(opt.task) + ".json"), sum.to_json().dump(1));
+  if (opt.task >= 0) {
+    fs::create_directories(opt.out / "tasks");
+    write_file_atomic(opt.out / "tasks" / (std::to_string(opt.task) + ".json"), sum.to_json().dump(1));
+  }
   return sum;
 }
 
@@ -200,7 +212,8 @@ Summary run_slurm(const Options& opt, int tasks, const slurm::Options& slurm_opt
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) throw Error("cannot find the kaleido executable (/proc/self/exe) to run on the nodes");
   const std::vector<std::string> task = {std::string(exe, static_cast<size_t>(n)), "soak", "--runs",
-                                         std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--out",
+                                         std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--configs",
+                                         std::to_string(opt.configs), "--out",
                                          out.string(), "--tasks", std::to_string(tasks)};
   std::vector<size_t> indices;
   for (int t = 0; t < tasks; ++t) indices.push_back(static_cast<size_t>(t));

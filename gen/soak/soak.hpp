@@ -24,6 +24,7 @@ std::vector<hw::HwConfig> soak_configs();
 struct Options {
   int runs = 100;
   uint64_t seed = 1;
+  int configs = 0;              // > 0: draw from the first `configs` of soak_configs() only (a quick soak builds fewer)
   int jobs = 1;                 // local threads
   std::filesystem::path out;    // soak.json; failed runs keep their files in <out>/failed/<k>
   int task = -1, tasks = 1;     // >= 0: run only k with k % tasks == task (one Slurm task), write <out>/tasks/<task>.json
@@ -45,6 +46,9 @@ struct Summary {
   std::vector<Failure> failed;
   nlohmann::json to_json() const;
 };
+
+// The configurations this soak draws from: soak_configs(), or its first opt.configs.
+std::vector<hw::HwConfig> drawn_configs(const Options& opt);
 
 // Builds the testbench of every soak configuration (serially: builds are not
 // safe to run twice at once for the same configuration).
