@@ -41,6 +41,8 @@ hw::HwConfig small(int rows, int cols, int group_w, int data_w, int acc_w, int m
   return c;
 }
 
+constexpr double kResetShare = 0.25;
+
 // One run: a workload that fits configuration `hw`, drawn from `rng`.
 struct Case {
   size_t config = 0;
@@ -81,27 +83,38 @@ Case make_case(const Options& opt, int k) {
   cs.req.workload = {{"kind", "synthetic"}, {"seed", s.seed}, {"soak_run", k}};
   cs.req.seed = rng.next() % 1000000;
   cs.req.stall = 0.5 * rng.uniform();  // random backpressure
+  // A quarter of the runs are cut by a reset somewhere in their first run (of each mode) and run again.
+  if (rng.uniform() < kResetShare) cs.req.reset_fraction = 0.05 + 0.85 * rng.uniform();
   return cs;
 }
 
 json case_json(const Case& cs) {
   return {{"reuse_config", cs.req.cfg}, {"workload", cs.req.workload}, {"tb_seed", cs.req.seed},
-          {"stall", cs.req.stall}};
+          {"stall", cs.req.stall}, {"reset_fraction", cs.req.reset_fraction}};
 }
 
-// Runs k; a failure keeps its folder, a pass removes it.
-bool run_one(const Options& opt, int k, Failure& failure) {
+// True when the testbench of every mode that ran reports the requested reset as applied.
+bool reset_applied(const sim::SimResult& r) {
+  for (const sim::ModeRun* m : {&r.reuse, &r.dense})
+    if (m->ran && !m->tb.value("reset", json()).value("happened", false)) return false;
+  return true;
+}
+
+// Runs k; a failure keeps its folder, a pass removes it. `reset` tells whether the run had a mid-run reset.
+bool run_one(const Options& opt, int k, Failure& failure, bool& reset) {
   Case cs = make_case(opt, k);
   const fs::path dir = opt.out / "runs" / std::to_string(k);
   cs.req.work_dir = dir;
+  reset = cs.req.reset_fraction >= 0;
   std::string error;
   try {
     const sim::SimResult r = sim::run_sim(cs.req);
-    if (r.bit_exact()) {
+    if (r.bit_exact() && (!reset || reset_applied(r))) {
       fs::remove_all(dir);
       return true;
     }
-    error = "not bit-exact (testbench reports in " + (opt.out / "failed" / std::to_string(k)).string() + ")";
+    error = std::string(r.bit_exact() ? "the reset asked for was not applied" : "not bit-exact") +
+            " (testbench reports in " + (opt.out / "failed" / std::to_string(k)).string() + ")";
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -128,8 +141,13 @@ std::vector<hw::HwConfig> soak_configs() {
 json Summary::to_json() const {
   json f = json::array();
   for (const Failure& x : failed) f.push_back(failure_json(x));
-  return {{"runs", runs},       {"failures", failures}, {"not_run", not_run},
-          {"seconds", seconds}, {"runs_per_second", seconds > 0 ? runs / seconds : 0.0}, {"failed", f}};
+  return {{"runs", runs},
+          {"failures", failures},
+          {"not_run", not_run},
+          {"runs_with_reset", runs_with_reset},
+          {"seconds", seconds},
+          {"runs_per_second", seconds > 0 ? runs / seconds : 0.0},
+          {"failed", f}};
 }
 
 std::vector<hw::HwConfig> drawn_configs(const Options& opt) {
@@ -151,7 +169,8 @@ void warm_up(const Options& opt) {
     if (opt.progress) *opt.progress << "soak: building the testbench of " << configs[c].name() << std::endl;
     sim::cached_rtl(configs[c]);
     Failure ignored;
-    run_one(opt, k, ignored);  // counted again by the real pass
+    bool reset = false;
+    run_one(opt, k, ignored, reset);  // counted again by the real pass
     built[c] = true;
   }
 }
@@ -172,9 +191,11 @@ Summary run_local(const Options& opt) {
   auto worker = [&] {
     for (size_t i = next++; i < mine.size(); i = next++) {
       Failure f;
-      const bool ok = run_one(opt, mine[i], f);
+      bool reset = false;
+      const bool ok = run_one(opt, mine[i], f, reset);
       std::lock_guard<std::mutex> lock(mu);
       ++done;
+      sum.runs_with_reset += reset ? 1 : 0;
       if (!ok) {
         ++sum.failures;
         sum.failed.push_back(f);
@@ -182,6 +203,7 @@ Summary run_local(const Options& opt) {
       }
       if (opt.progress && (done % 100 == 0 || done == static_cast<int>(mine.size())))
         *opt.progress << "soak: [" << done << "/" << mine.size() << "] " << sum.failures << " failures, "
+                      << sum.runs_with_reset << " with a mid-run reset, "
                       << static_cast<int>(seconds_since(t0)) << " s" << std::endl;
     }
   };
@@ -238,6 +260,7 @@ Summary run_slurm(const Options& opt, int tasks, const slurm::Options& slurm_opt
     const json j = json::parse(read_file(file));
     sum.runs += j.at("runs").get<int>();
     sum.failures += j.at("failures").get<int>();
+    sum.runs_with_reset += j.at("runs_with_reset").get<int>();
     for (const json& f : j.at("failed"))
       sum.failed.push_back({f.at("run").get<int>(), f.at("config").get<std::string>(), f.at("error").get<std::string>(),
                             f.at("case")});
