@@ -242,8 +242,10 @@ Summary run_slurm(const Options& opt, int tasks, const slurm::Options& slurm_opt
   const std::string job = slurm::submit_array(slurm_opt, "kaleido_soak", indices,
                                               command_text(task) + " --task \"$SLURM_ARRAY_TASK_ID\"", out / "slurm");
   if (opt.progress) *opt.progress << "soak: Slurm job " << job << ", " << tasks << " tasks" << std::endl;
-  slurm::wait_for(job, slurm_opt, [&](int in_queue) {
-    if (opt.progress) *opt.progress << "soak: " << in_queue << " tasks in the queue" << std::endl;
+  slurm::wait_for(job, slurm_opt, [&](const slurm::QueueState& q) {
+    if (opt.progress)
+      *opt.progress << "soak: Slurm tasks: " << q.text() << " (" << static_cast<int>(seconds_since(t0)) << " s)"
+                    << std::endl;
   });
   Summary sum;
   for (int t = 0; t < tasks; ++t) {

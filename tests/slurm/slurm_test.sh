@@ -54,6 +54,8 @@ t1=$(date +%s.%N)
 t2=$(date +%s.%N)
 echo "4-point sweep: local -j 2 $(python3 -c "print(round($t1 - $t0, 1))") s, slurm $(python3 -c "print(round($t2 - $t1, 1))") s"
 grep -q "4 of 4 points submitted" "$work/slurm.err" || { echo "FAIL: expected 4 submitted points"; cat "$work/slurm.err"; exit 1; }
+grep -Eq "points finished; [0-9]+ pending, [0-9]+ running" "$work/slurm.err" ||
+  { echo "FAIL: no progress lines while waiting for the job"; cat "$work/slurm.err"; exit 1; }
 if ! diff <(csv_without_times "$work/local/sweep.csv") <(csv_without_times "$work/slurm/sweep.csv"); then
   echo "FAIL: sweep.csv differs between --backend local and --backend slurm"
   exit 1
