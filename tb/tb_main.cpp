@@ -5,8 +5,12 @@
 // on every valid/ready interface, and compares every output element, every
 // (token, group) decision with its reference and root, and every work counter
 // with the golden model; cycle counters are checked against the documented
-// schedule. Prints a report (and JSON with --json); exit 0 only when
-// everything compared equal and something was compared.
+// schedule. With --reset-at (or --reset-at-fraction) the first run is cut by
+// a reset in its middle, then everything is programmed, loaded and run again
+// and must compare as if nothing had happened; the report says where the
+// reset hit and what the counters read before and after it. Prints a report
+// (and JSON with --json); exit 0 only when everything compared equal and
+// something was compared.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,18 +54,36 @@ struct Options {
   std::string json_out;
   std::string trace_file;
   uint64_t trace_from = 0, trace_to = 0;
-  int64_t reset_at = -1;       // assert reset in the middle of the run at this cycle, then rerun
+  int64_t reset_at = -1;       // assert reset in the middle of the first run at this cycle, then rerun
+  double reset_fraction = -1;  // the same at this fraction (0..1) of that run's free-running schedule
   bool corrupt_expected = false;  // negative test: flip one expected output bit
   int runs = 1;                // back-to-back runs without reset
   std::string dump_inputs;     // write every cycle's input values (for gate-level replay)
   std::string repro;
 };
 
-constexpr int bits_for(uint64_t n) {
-  int b = 0;
-  while ((uint64_t{1} << b) < n) ++b;
-  return b == 0 ? 1 : b;
-}
+// Work and cycle counters as the register map shows them.
+struct Counters {
+  uint64_t cycles = 0, busy = 0, stall = 0, issued = 0, skipped = 0;
+  bool all_zero() const { return cycles == 0 && busy == 0 && stall == 0 && issued == 0 && skipped == 0; }
+  nlohmann::json to_json() const {
+    return {{"cycles", cycles}, {"busy_cycles", busy}, {"stall_cycles", stall}, {"macs_issued", issued},
+            {"macs_skipped", skipped}};
+  }
+};
+
+// What a reset in the middle of a run did: where it hit, and the counters
+// just before it (counting) and just after it (restarted from zero).
+struct ResetReport {
+  int64_t requested_at = -1;  // cycles after START
+  bool happened = false;      // false: the run was done before that cycle
+  uint64_t run_cycles = 0;    // cycles of the run when it was cut (or when it finished)
+  Counters before, after;
+  nlohmann::json to_json() const {
+    return {{"requested_at", requested_at}, {"happened", happened}, {"run_cycles", run_cycles},
+            {"counters_before", before.to_json()}, {"counters_after", after.to_json()}};
+  }
+};
 
 class Harness {
  public:
@@ -161,6 +183,10 @@ class Harness {
     return d;
   }
   uint64_t read_reg64(uint32_t lo) { return read_reg(lo) | (uint64_t{read_reg(lo + 1)} << 32); }
+  Counters read_counters() {
+    return {read_reg64(kld::CYCLES_LO), read_reg64(kld::BUSY_LO), read_reg64(kld::STALL_LO),
+            read_reg64(kld::MACS_ISSUED_LO), read_reg64(kld::MACS_SKIPPED_LO)};
+  }
 
   void program() {
     const auto& c = v_.config;
@@ -239,9 +265,9 @@ class Harness {
     int64_t root;
   };
 
-  // Runs one GEMM; returns false if the cycle limit hit. `abort_at` (>= 0)
-  // asserts reset after that many cycles of the run and returns.
-  bool run(bool dense, int64_t abort_at = -1) {
+  // Runs one GEMM; returns false if the cycle limit hit. With `reset`, asserts
+  // reset once the run is reset->requested_at cycles old and returns.
+  bool run(bool dense, ResetReport* reset = nullptr) {
     const auto& c = v_.config;
     const int G = c.groups();
     outputs_.clear();
@@ -261,11 +287,16 @@ class Harness {
     const uint64_t start = cycle_;
     while (!top_->done_o) {
       if (cycle_ - start > opt_.max_cycles) return false;
-      if (abort_at >= 0 && static_cast<int64_t>(cycle_ - start) >= abort_at) {
+      if (reset && static_cast<int64_t>(cycle_ - start) >= reset->requested_at) {
+        reset->happened = true;
+        reset->run_cycles = cycle_ - start;
+        reset->before = read_counters();
+        idle_inputs();
         top_->rst_ni = 0;
         tick();
         top_->rst_ni = 1;
         tick();
+        reset->after = read_counters();
         return true;
       }
       top_->out_ready_i = chance();
@@ -307,6 +338,7 @@ class Harness {
     top_->out_ready_i = 0;
     top_->dec_ready_i = 0;
     run_end_ = cycle_;
+    if (reset) reset->run_cycles = cycle_ - start;
     return true;
   }
   uint64_t run_start() const { return run_start_; }
@@ -394,6 +426,12 @@ struct RunReport {
   }
 };
 
+// The documented schedule of one run, moved by the back-pressure `st`.
+kaleido::hw::ScheduleCycles schedule_of(const GoldenVectors& v, bool dense, const kaleido::hw::StreamStalls& st) {
+  const auto hw = hw_from_header();
+  return dense ? kaleido::hw::dense_cycles(hw, v.config, st) : kaleido::hw::reuse_cycles(hw, v.config, v.decisions, st);
+}
+
 // One START..done run in `dense` or reuse mode, compared with the golden model.
 RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v, bool dense) {
   const auto& c = v.config;
@@ -406,11 +444,7 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   if (opt.corrupt_expected) expect_out.data[expect_out.data.size() / 2] ^= 1;
   const int64_t expect_issued = dense ? N * c.channels * c.out_cols : v.counters.macs_issued;
   const int64_t expect_skipped = dense ? 0 : v.counters.macs_skipped;
-  const auto hw = hw_from_header();
-  auto schedule = [&](const kaleido::hw::StreamStalls& st) {
-    return dense ? kaleido::hw::dense_cycles(hw, c, st)
-                 : kaleido::hw::reuse_cycles(hw, c, v.decisions, st);
-  };
+  auto schedule = [&](const kaleido::hw::StreamStalls& st) { return schedule_of(v, dense, st); };
   rep.schedule_free = schedule({}).total;
   auto mismatch = [&](const std::string& what) {
     if (rep.errors.size() < 20) rep.errors.push_back(what);
@@ -422,11 +456,12 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
     mismatch("no done after " + std::to_string(opt.max_cycles) + " cycles (limit)");
     return rep;
   }
-  rep.cycles = h.read_reg64(kld::CYCLES_LO);
-  rep.busy = h.read_reg64(kld::BUSY_LO);
-  rep.stall = h.read_reg64(kld::STALL_LO);
-  rep.issued = h.read_reg64(kld::MACS_ISSUED_LO);
-  rep.skipped = h.read_reg64(kld::MACS_SKIPPED_LO);
+  const Counters counters = h.read_counters();
+  rep.cycles = counters.cycles;
+  rep.busy = counters.busy;
+  rep.stall = counters.stall;
+  rep.issued = counters.issued;
+  rep.skipped = counters.skipped;
   rep.stall_out = h.read_reg(kld::STALL_OUT);
   rep.stall_trace = h.read_reg(kld::STALL_TRACE);
   rep.wait_gather = h.read_reg(kld::WAIT_GATHER);
@@ -523,8 +558,19 @@ int run_main(const Options& opt) {
   h.reset();
   h.program();
   h.load();
-  if (opt.reset_at >= 0) {
-    h.run(modes.front(), opt.reset_at);  // interrupted run; the next one must be clean
+  std::optional<ResetReport> reset;
+  std::vector<std::string> reset_errors;
+  if (opt.reset_at >= 0 || opt.reset_fraction >= 0) {
+    reset.emplace();
+    const auto free_running = static_cast<double>(schedule_of(v, modes.front(), {}).total);
+    reset->requested_at =
+        opt.reset_at >= 0 ? opt.reset_at : static_cast<int64_t>(opt.reset_fraction * free_running);
+    h.run(modes.front(), &*reset);  // the interrupted run; everything after it must be as if it never was
+    if (!reset->happened)
+      reset_errors.push_back("reset not applied: the run was done after " + std::to_string(reset->run_cycles) +
+                             " cycles, before cycle " + std::to_string(reset->requested_at));
+    else if (!reset->after.all_zero())
+      reset_errors.push_back("counters not cleared by the reset: " + reset->after.to_json().dump());
     h.program();
     h.load();
   }
@@ -535,6 +581,7 @@ int run_main(const Options& opt) {
     const RunReport& r = reports.back();
     ok = ok && r.done && r.errors.empty() && r.compared_outputs > 0;
   }
+  ok = ok && reset_errors.empty();
   const RunReport& first = reports.front();
   nlohmann::json j = first.to_json();
   j["vectors"] = opt.vectors;
@@ -542,9 +589,19 @@ int run_main(const Options& opt) {
   j["stall_probability"] = opt.stall;
   j["bit_exact"] = ok;
   j["sim_cycles_total"] = h.cycle();
+  j["reset"] = reset ? reset->to_json() : nlohmann::json();
+  if (reset) j["reset"]["errors"] = reset_errors;
   j["runs"] = nlohmann::json::array();
   for (const RunReport& r : reports) j["runs"].push_back(r.to_json());
   if (!opt.json_out.empty()) kaleido::write_file_atomic(opt.json_out, j.dump(2) + "\n");
+  if (reset && reset->happened)
+    std::printf("RESET after %llu cycles of the first run (CYCLES read %llu, MACS_ISSUED %llu; after the reset: %s)\n",
+                static_cast<unsigned long long>(reset->run_cycles),
+                static_cast<unsigned long long>(reset->before.cycles),
+                static_cast<unsigned long long>(reset->before.issued),
+                reset->after.all_zero() ? "all counters 0" : reset->after.to_json().dump().c_str());
+  for (const std::string& e : reset_errors)
+    std::printf("FAIL reset: %s\n  reproduce: %s\n", e.c_str(), opt.repro.c_str());
   for (size_t k = 0; k < reports.size(); ++k) {
     const RunReport& r = reports[k];
     const bool run_ok = r.done && r.errors.empty() && r.compared_outputs > 0;
@@ -593,6 +650,7 @@ int main(int argc, char** argv) {
       o.trace_from = std::stoull(w.substr(0, colon));
       o.trace_to = colon == std::string::npos ? o.trace_from + 1000 : std::stoull(w.substr(colon + 1));
     } else if (a == "--reset-at") o.reset_at = std::stoll(next());
+    else if (a == "--reset-at-fraction") o.reset_fraction = std::stod(next());
     else if (a == "--corrupt-expected") o.corrupt_expected = true;
     else if (a == "--runs") o.runs = std::stoi(next());
     else if (a == "--dump-inputs") o.dump_inputs = next();
@@ -604,7 +662,12 @@ int main(int argc, char** argv) {
   }
   if (o.vectors.empty()) {
     std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense|both] [--runs N] [--seed S] [--stall P] [--json OUT]\n"
-                         "              [--trace FILE.fst --trace-window FROM:TO] [--reset-at CYCLE]\n");
+                         "              [--trace FILE.fst --trace-window FROM:TO]"
+                         " [--reset-at CYCLE | --reset-at-fraction F]\n");
+    return 2;
+  }
+  if (o.reset_fraction >= 1) {
+    std::fprintf(stderr, "kld_tb: --reset-at-fraction must be below 1 (a reset inside the run)\n");
     return 2;
   }
   if (o.trace_to == 0 && !o.trace_file.empty()) o.trace_to = 2000;

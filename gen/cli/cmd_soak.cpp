@@ -36,13 +36,15 @@ struct SoakCommand {
     j["seed"] = opt.seed;
     j["how"] = "each run: a random workload on a random configuration of soak_configs() (gen/soak/soak.cpp), "
                "simulated with Verilator in reuse and dense mode with random stalls, bit-exact against the golden "
-               "model; wall time includes building the testbenches that are not cached";
+               "model; in about 1 run in 4 the first run of each mode is cut by a reset at a random fraction of "
+               "its schedule, then everything is rerun and compared; wall time includes building the testbenches that are not cached";
     nlohmann::json configs = nlohmann::json::array();
-    for (const hw::HwConfig& c : soak::soak_configs()) configs.push_back(c.name());
+    for (const hw::HwConfig& c : soak::drawn_configs(opt)) configs.push_back(c.name());
     j["configs"] = configs;
     write_file_atomic(std::filesystem::path(out) / "soak.json", j.dump(1) + "\n");
-    std::printf("kaleido soak: %d runs, %d failures, %d not run, %.1f s (%.2f runs/s, backend %s, -j %d); %s/soak.json\n",
-                s.runs, s.failures, s.not_run, s.seconds, s.seconds > 0 ? s.runs / s.seconds : 0.0, backend.c_str(),
+    std::printf("kaleido soak: %d runs (%d with a mid-run reset), %d failures, %d not run, %.1f s (%.2f runs/s, "
+                "backend %s, -j %d); %s/soak.json\n",
+                s.runs, s.runs_with_reset, s.failures, s.not_run, s.seconds, s.seconds > 0 ? s.runs / s.seconds : 0.0, backend.c_str(),
                 opt.jobs, out.c_str());
     if (s.failures > 0 || s.not_run > 0)
       throw Error("soak: " + std::to_string(s.failures) + " failures, " + std::to_string(s.not_run) +
@@ -58,6 +60,9 @@ void register_soak(CLI::App& app) {
       "soak", "Random regression: RTL against the golden model on random configurations, workloads, seeds and stalls");
   sub->add_option("--runs", cmd->opt.runs, "Number of runs")->capture_default_str();
   sub->add_option("--seed", cmd->opt.seed, "Seed of the whole soak (run k is a function of seed and k)")
+      ->capture_default_str();
+  sub->add_option("--configs", cmd->opt.configs,
+                  "Draw from the first N soak configurations only (0: all; fewer testbenches to build)")
       ->capture_default_str();
   sub->add_option("-j,--jobs", cmd->opt.jobs, "Local threads, or Slurm tasks with --backend slurm")->capture_default_str();
   sub->add_option("--out", cmd->out, "Folder for soak.json and the files of failed runs")->capture_default_str();

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "common/stopwatch.hpp"
 
 namespace kaleido::slurm {
 
@@ -51,29 +53,45 @@ std::string submit_array(const Options& opt, const std::string& job_name, const 
   return id;
 }
 
-void wait_for(const std::string& job_id, const Options& opt, const std::function<void(int)>& tick) {
+std::string QueueState::text() const {
+  std::string s = std::to_string(pending) + " pending, " + std::to_string(running) + " running";
+  return other > 0 ? s + ", " + std::to_string(other) + " other" : s;
+}
+
+void wait_for(const std::string& job_id, const Options& opt, const std::function<void(const QueueState&)>& tick) {
   const std::string squeue = find_program("squeue", "slurm-client");
   ProcessOptions po;
   po.timeout_s = 60;
   int failures = 0;
+  std::optional<QueueState> reported;
+  auto last_report = std::chrono::steady_clock::now();
   for (;;) {
     // -r: one line per array task; finished tasks leave the queue.
     const ProcessResult r = run_process({squeue, "-h", "-r", "-j", job_id, "-o", "%i %T"}, po);
-    int in_queue = 0;
+    QueueState q;
+    bool known = true;
     if (r.ok()) {
       failures = 0;
       std::istringstream lines(r.output);
-      for (std::string l; std::getline(lines, l);) in_queue += l.empty() ? 0 : 1;
+      for (std::string id, state; lines >> id >> state;) {
+        if (state == "PENDING") ++q.pending;
+        else if (state == "RUNNING") ++q.running;
+        else ++q.other;
+      }
     } else if (r.output.find("Invalid job id") != std::string::npos) {
-      in_queue = 0;  // the controller has already forgotten the finished job
+      // the controller has already forgotten the finished job: nothing in the queue
     } else if (++failures >= 5) {
       throw Error("`squeue -j " + job_id + "` failed five times in a row (" + exit_text(r) + "): " +
                   tail_lines(r.output, 5));
     } else {
-      in_queue = -1;  // unknown this time; ask again
+      known = false;  // unknown this time; ask again
     }
-    if (tick && in_queue >= 0) tick(in_queue);
-    if (in_queue == 0) return;
+    if (known && (!reported || !(*reported == q) || seconds_since(last_report) >= opt.heartbeat_seconds)) {
+      if (tick) tick(q);
+      reported = q;
+      last_report = std::chrono::steady_clock::now();
+    }
+    if (known && q.in_queue() == 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(opt.poll_seconds * 1000)));
   }
 }

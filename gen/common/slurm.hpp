@@ -19,6 +19,7 @@ struct Options {
   std::string mem;        // --mem, e.g. "4G"
   int max_parallel = 0;   // > 0: at most this many tasks at once (--array=...%N)
   double poll_seconds = 2;
+  double heartbeat_seconds = 30;  // wait_for reports at least this often, even when nothing changed
 };
 
 // True when sbatch and squeue are on PATH.
@@ -31,9 +32,18 @@ bool available();
 std::string submit_array(const Options& opt, const std::string& job_name, const std::vector<size_t>& indices,
                          const std::string& command, const std::filesystem::path& log_dir);
 
-// Waits until no task of `job_id` is pending or running; `tick` is called
-// after every poll (for progress lines). Throws Error when squeue fails.
-void wait_for(const std::string& job_id, const Options& opt, const std::function<void(int in_queue)>& tick = {});
+// The tasks of a job still in the queue, by state.
+struct QueueState {
+  int pending = 0, running = 0, other = 0;  // other: completing, suspended, ...
+  int in_queue() const { return pending + running + other; }
+  bool operator==(const QueueState& o) const { return pending == o.pending && running == o.running && other == o.other; }
+  std::string text() const;  // "3 pending, 2 running"
+};
+
+// Waits until no task of `job_id` is pending or running. `tick` (for progress
+// lines) is called after the first poll, whenever the queue changed, every
+// heartbeat_seconds, and once the queue is empty. Throws Error when squeue fails.
+void wait_for(const std::string& job_id, const Options& opt, const std::function<void(const QueueState&)>& tick = {});
 
 // "0-3,7,9-10": indices in Slurm's --array syntax (sorted, ranges merged).
 std::string array_spec(std::vector<size_t> indices);

@@ -42,6 +42,7 @@ ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string
     r.inputs = dir / ("inputs_" + mode + ".txt");
     cmd += " --dump-inputs '" + r.inputs.string() + "'";
   }
+  if (req.reset_fraction >= 0) cmd += " --reset-at-fraction " + std::to_string(req.reset_fraction);
   if (mode == "reuse" && !req.trace.empty())
     cmd += " --trace '" + req.trace + "'" + (req.trace_window.empty() ? "" : " --trace-window " + req.trace_window);
   const auto t0 = std::chrono::steady_clock::now();

@@ -27,6 +27,8 @@ struct SimRequest {
   std::string trace_window;    // FROM:TO cycles
   std::filesystem::path work_dir;  // vectors and testbench JSON go here
   bool dump_inputs = false;        // write each mode's per-cycle inputs (inputs_<mode>.txt) for gate-level replay
+  double reset_fraction = -1;      // 0..1: each mode's first run is cut by a reset at this fraction of its
+                                   // free-running schedule, then rerun and compared (tb --reset-at-fraction)
 };
 
 struct ModeRun {

@@ -41,6 +41,8 @@ hw::HwConfig small(int rows, int cols, int group_w, int data_w, int acc_w, int m
   return c;
 }
 
+constexpr double kResetShare = 0.25;
+
 // One run: a workload that fits configuration `hw`, drawn from `rng`.
 struct Case {
   size_t config = 0;
@@ -49,7 +51,7 @@ struct Case {
 
 Case make_case(const Options& opt, int k) {
   Rng rng(opt.seed * 0x100000001b3ull + static_cast<uint64_t>(k));
-  const std::vector<hw::HwConfig> configs = soak_configs();
+  const std::vector<hw::HwConfig> configs = drawn_configs(opt);
   Case cs;
   cs.config = static_cast<size_t>(rng.range(0, static_cast<int64_t>(configs.size()) - 1));
   const hw::HwConfig& hw = configs[cs.config];
@@ -81,27 +83,38 @@ Case make_case(const Options& opt, int k) {
   cs.req.workload = {{"kind", "synthetic"}, {"seed", s.seed}, {"soak_run", k}};
   cs.req.seed = rng.next() % 1000000;
   cs.req.stall = 0.5 * rng.uniform();  // random backpressure
+  // A quarter of the runs are cut by a reset somewhere in their first run (of each mode) and run again.
+  if (rng.uniform() < kResetShare) cs.req.reset_fraction = 0.05 + 0.85 * rng.uniform();
   return cs;
 }
 
 json case_json(const Case& cs) {
   return {{"reuse_config", cs.req.cfg}, {"workload", cs.req.workload}, {"tb_seed", cs.req.seed},
-          {"stall", cs.req.stall}};
+          {"stall", cs.req.stall}, {"reset_fraction", cs.req.reset_fraction}};
 }
 
-// Runs k; a failure keeps its folder, a pass removes it.
-bool run_one(const Options& opt, int k, Failure& failure) {
+// True when the testbench of every mode that ran reports the requested reset as applied.
+bool reset_applied(const sim::SimResult& r) {
+  for (const sim::ModeRun* m : {&r.reuse, &r.dense})
+    if (m->ran && !m->tb.value("reset", json()).value("happened", false)) return false;
+  return true;
+}
+
+// Runs k; a failure keeps its folder, a pass removes it. `reset` tells whether the run had a mid-run reset.
+bool run_one(const Options& opt, int k, Failure& failure, bool& reset) {
   Case cs = make_case(opt, k);
   const fs::path dir = opt.out / "runs" / std::to_string(k);
   cs.req.work_dir = dir;
+  reset = cs.req.reset_fraction >= 0;
   std::string error;
   try {
     const sim::SimResult r = sim::run_sim(cs.req);
-    if (r.bit_exact()) {
+    if (r.bit_exact() && (!reset || reset_applied(r))) {
       fs::remove_all(dir);
       return true;
     }
-    error = "not bit-exact (testbench reports in " + (opt.out / "failed" / std::to_string(k)).string() + ")";
+    error = std::string(r.bit_exact() ? "the reset asked for was not applied" : "not bit-exact") +
+            " (testbench reports in " + (opt.out / "failed" / std::to_string(k)).string() + ")";
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -128,12 +141,26 @@ std::vector<hw::HwConfig> soak_configs() {
 json Summary::to_json() const {
   json f = json::array();
   for (const Failure& x : failed) f.push_back(failure_json(x));
-  return {{"runs", runs},       {"failures", failures}, {"not_run", not_run},
-          {"seconds", seconds}, {"runs_per_second", seconds > 0 ? runs / seconds : 0.0}, {"failed", f}};
+  return {{"runs", runs},
+          {"failures", failures},
+          {"not_run", not_run},
+          {"runs_with_reset", runs_with_reset},
+          {"seconds", seconds},
+          {"runs_per_second", seconds > 0 ? runs / seconds : 0.0},
+          {"failed", f}};
+}
+
+std::vector<hw::HwConfig> drawn_configs(const Options& opt) {
+  std::vector<hw::HwConfig> all = soak_configs();
+  if (opt.configs < 0 || opt.configs > static_cast<int>(all.size()))
+    throw ConfigError("--configs", std::to_string(opt.configs), "must be 1 to " + std::to_string(all.size()) +
+                                                                     " (0: all)");
+  if (opt.configs > 0) all.resize(static_cast<size_t>(opt.configs));
+  return all;
 }
 
 void warm_up(const Options& opt) {
-  const std::vector<hw::HwConfig> configs = soak_configs();
+  const std::vector<hw::HwConfig> configs = drawn_configs(opt);
   std::vector<bool> built(configs.size(), false);
   // The first run of every configuration, serially: it generates and builds.
   for (int k = 0; k < opt.runs && std::find(built.begin(), built.end(), false) != built.end(); ++k) {
@@ -142,7 +169,8 @@ void warm_up(const Options& opt) {
     if (opt.progress) *opt.progress << "soak: building the testbench of " << configs[c].name() << std::endl;
     sim::cached_rtl(configs[c]);
     Failure ignored;
-    run_one(opt, k, ignored);  // counted again by the real pass
+    bool reset = false;
+    run_one(opt, k, ignored, reset);  // counted again by the real pass
     built[c] = true;
   }
 }
@@ -163,9 +191,11 @@ Summary run_local(const Options& opt) {
   auto worker = [&] {
     for (size_t i = next++; i < mine.size(); i = next++) {
       Failure f;
-      const bool ok = run_one(opt, mine[i], f);
+      bool reset = false;
+      const bool ok = run_one(opt, mine[i], f, reset);
       std::lock_guard<std::mutex> lock(mu);
       ++done;
+      sum.runs_with_reset += reset ? 1 : 0;
       if (!ok) {
         ++sum.failures;
         sum.failed.push_back(f);
@@ -173,6 +203,7 @@ Summary run_local(const Options& opt) {
       }
       if (opt.progress && (done % 100 == 0 || done == static_cast<int>(mine.size())))
         *opt.progress << "soak: [" << done << "/" << mine.size() << "] " << sum.failures << " failures, "
+                      << sum.runs_with_reset << " with a mid-run reset, "
                       << static_cast<int>(seconds_since(t0)) << " s" << std::endl;
     }
   };
@@ -183,7 +214,10 @@ Summary run_local(const Options& opt) {
   sum.runs = static_cast<int>(mine.size());
   std::sort(sum.failed.begin(), sum.failed.end(), [](const Failure& a, const Failure& b) { return a.run < b.run; });
   sum.seconds = seconds_since(t0);
-  if (opt.task >= 0) write_file_atomic(opt.out / "tasks" / (std::to_string(opt.task) + ".json"), sum.to_json().dump(1));
+  if (opt.task >= 0) {
+    fs::create_directories(opt.out / "tasks");
+    write_file_atomic(opt.out / "tasks" / (std::to_string(opt.task) + ".json"), sum.to_json().dump(1));
+  }
   return sum;
 }
 
@@ -200,15 +234,18 @@ Summary run_slurm(const Options& opt, int tasks, const slurm::Options& slurm_opt
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) throw Error("cannot find the kaleido executable (/proc/self/exe) to run on the nodes");
   const std::vector<std::string> task = {std::string(exe, static_cast<size_t>(n)), "soak", "--runs",
-                                         std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--out",
+                                         std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--configs",
+                                         std::to_string(opt.configs), "--out",
                                          out.string(), "--tasks", std::to_string(tasks)};
   std::vector<size_t> indices;
   for (int t = 0; t < tasks; ++t) indices.push_back(static_cast<size_t>(t));
   const std::string job = slurm::submit_array(slurm_opt, "kaleido_soak", indices,
                                               command_text(task) + " --task \"$SLURM_ARRAY_TASK_ID\"", out / "slurm");
   if (opt.progress) *opt.progress << "soak: Slurm job " << job << ", " << tasks << " tasks" << std::endl;
-  slurm::wait_for(job, slurm_opt, [&](int in_queue) {
-    if (opt.progress) *opt.progress << "soak: " << in_queue << " tasks in the queue" << std::endl;
+  slurm::wait_for(job, slurm_opt, [&](const slurm::QueueState& q) {
+    if (opt.progress)
+      *opt.progress << "soak: Slurm tasks: " << q.text() << " (" << static_cast<int>(seconds_since(t0)) << " s)"
+                    << std::endl;
   });
   Summary sum;
   for (int t = 0; t < tasks; ++t) {
@@ -225,6 +262,7 @@ Summary run_slurm(const Options& opt, int tasks, const slurm::Options& slurm_opt
     const json j = json::parse(read_file(file));
     sum.runs += j.at("runs").get<int>();
     sum.failures += j.at("failures").get<int>();
+    sum.runs_with_reset += j.at("runs_with_reset").get<int>();
     for (const json& f : j.at("failed"))
       sum.failed.push_back({f.at("run").get<int>(), f.at("config").get<std::string>(), f.at("error").get<std::string>(),
                             f.at("case")});

@@ -269,20 +269,15 @@ RunSummary run_sweep_slurm(const SweepSpec& spec, const fs::path& spec_file, con
   const std::string job = slurm::submit_array(slurm_opt, "kaleido_sweep_" + spec.name, todo, command, logs);
   say("slurm: job " + job + ", " + std::to_string(todo.size()) + " of " + std::to_string(spec.points.size()) +
       " points submitted; task logs in " + logs.string());
-  size_t reported = 0;
   auto settled = [&] {
     size_t k = 0;
     for (size_t i : todo)
       k += fs::exists(result_file(out, spec.points[i])) || fs::exists(failure_file(out, spec.points[i]));
     return k;
   };
-  slurm::wait_for(job, slurm_opt, [&](int in_queue) {
-    const size_t k = settled();
-    if (k != reported) {
-      reported = k;
-      say("slurm: [" + std::to_string(k) + "/" + std::to_string(todo.size()) + "] points finished, " +
-          std::to_string(in_queue) + " tasks in the queue (" + seconds_text(seconds_since(t0)) + ")");
-    }
+  slurm::wait_for(job, slurm_opt, [&](const slurm::QueueState& q) {
+    say("slurm: [" + std::to_string(settled()) + "/" + std::to_string(todo.size()) + "] points finished; " +
+        q.text() + " (" + seconds_text(seconds_since(t0)) + ")");
   });
   for (size_t i : todo) {
     const SweepPoint& p = spec.points[i];

@@ -16,15 +16,23 @@ usage() { echo "usage: $0 start|stop DIR" >&2; exit 1; }
 action=$1
 dir=$(realpath -m "$2")
 
+pid_files=("$dir/run/watchdog.pid" "$dir/run/slurmd.pid" "$dir/run/slurmctld.pid" "$dir/munge/munged.pid")
+# TERM to every daemon at once, then wait (each takes about a second to go), KILL what is left after 5 s.
 stop() {
-  for pid_file in "$dir/run/slurmd.pid" "$dir/run/slurmctld.pid" "$dir/munge/munged.pid"; do
+  local pids=() pid_file pid
+  for pid_file in "${pid_files[@]}"; do
     [ -s "$pid_file" ] || continue
     pid=$(cat "$pid_file")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null && pids+=("$pid")
     rm -f "$pid_file"
   done
+  for _ in $(seq 50); do
+    local alive=()
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    [ ${#alive[@]} -eq 0 ] && return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
 }
 
 case $action in
@@ -43,6 +51,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 mkdir -p "$dir"/{munge,state,spool,log,run}
+# A failed start leaves nothing running.
+trap 'rc=$?; [ $rc -eq 0 ] || stop; exit $rc' EXIT
 chmod 700 "$dir/munge"
 if [ ! -s "$dir/munge/munge.key" ]; then
   head -c 1024 /dev/urandom > "$dir/munge/munge.key"
@@ -50,7 +60,9 @@ if [ ! -s "$dir/munge/munge.key" ]; then
 fi
 chmod 755 "$dir/run"
 socket="$dir/run/munge.socket"
-munged --key-file="$dir/munge/munge.key" --socket="$socket" --pid-file="$dir/munge/munged.pid" \
+# --force: munged refuses a socket below a folder that is not world-searchable (mktemp -d makes 0700 folders);
+# the socket only has to be reachable by this user's daemons and clients.
+munged --force --key-file="$dir/munge/munge.key" --socket="$socket" --pid-file="$dir/munge/munged.pid" \
   --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munge.seed"
 
 # Two free ports (other clusters may run beside this one).
@@ -93,6 +105,18 @@ CONF
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
+# KALEIDO_CLUSTER_OWNER=PID: stop the cluster when that process ends, even when it is killed without running
+# its own cleanup (a test killed by CTest's timeout), so no daemons outlive it.
+if [ -n "${KALEIDO_CLUSTER_OWNER:-}" ]; then
+  owner=$KALEIDO_CLUSTER_OWNER
+  (
+    trap - EXIT
+    exec >/dev/null 2>&1 </dev/null
+    while kill -0 "$owner" 2>/dev/null && [ -s "$dir/run/slurmctld.pid" ]; do sleep 1; done
+    [ -s "$dir/run/slurmctld.pid" ] && { rm -f "$dir/run/watchdog.pid"; stop; }
+  ) &
+  echo $! > "$dir/run/watchdog.pid"
+fi
 for _ in $(seq 150); do
   if sinfo -h -o %T 2>/dev/null | grep -qx idle; then
     echo "export SLURM_CONF=$SLURM_CONF"
@@ -101,5 +125,4 @@ for _ in $(seq 150); do
   sleep 0.2
 done
 echo "cluster.sh: the node did not come up within 30 s; logs in $dir/log" >&2
-stop
 exit 1

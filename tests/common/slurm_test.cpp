@@ -13,5 +13,15 @@ TEST(Slurm, ArraySpecMergesRangesInOrder) {
   EXPECT_EQ(array_spec({4, 4, 6}), "4,6");
 }
 
+TEST(Slurm, QueueStateSaysWhatIsPendingAndRunning) {
+  QueueState q;
+  q.pending = 3;
+  q.running = 2;
+  EXPECT_EQ(q.in_queue(), 5);
+  EXPECT_EQ(q.text(), "3 pending, 2 running");
+  q.other = 1;
+  EXPECT_EQ(q.text(), "3 pending, 2 running, 1 other");
+}
+
 }  // namespace
 }  // namespace kaleido::slurm

@@ -242,6 +242,41 @@ TEST(Testbench, BackToBackRunsAndResetInTheMiddleOfARun) {
   }
 }
 
+TEST(Testbench, AResetInTheMiddleOfARunRestartsTheCountersAndTheRerunIsBitExact) {
+  Rng r(78);
+  const ReuseConfig c = random_config(0, r);
+  const IntMatrix a = correlated_a(c, 8);
+  const IntMatrix b = make_int_uniform(c.channels, c.out_cols, c.data_w, 9);
+  for (const std::string mode : {"reuse", "dense"}) {
+    const TbRun rs = run_tb(0, c, a, b, "--mode " + mode + " --reset-at 17 --stall 0.2 --seed 5", "reset_" + mode);
+    expect_pass(rs, "reset at cycle 17, " + mode + " mode");
+    ASSERT_FALSE(rs.report.is_null());
+    const nlohmann::json& reset = rs.report.at("reset");
+    // The reset hit the run 17 cycles after START, while the counters were counting...
+    EXPECT_TRUE(reset.at("happened").get<bool>()) << rs.output;
+    EXPECT_EQ(reset.at("run_cycles").get<int64_t>(), 17);
+    EXPECT_GT(reset.at("counters_before").at("cycles").get<int64_t>(), 0);
+    EXPECT_LE(reset.at("counters_before").at("cycles").get<int64_t>(), 17);
+    // ...and cleared every one of them.
+    for (const auto& [name, value] : reset.at("counters_after").items()) EXPECT_EQ(value.get<int64_t>(), 0) << name;
+    // The rerun started after the cut and counted only itself: its CYCLES equal the schedule of that run alone.
+    const nlohmann::json& run = rs.report.at("runs").at(0);
+    EXPECT_GT(run.at("start_cycle").get<int64_t>(), 17);
+    EXPECT_EQ(run.at("cycles").get<int64_t>(), run.at("schedule_cycles").get<int64_t>());
+    EXPECT_NE(rs.output.find("RESET after 17 cycles"), std::string::npos) << rs.output;
+  }
+  // As a fraction of the free-running schedule: the cut lands at floor(0.5 x schedule).
+  const TbRun half = run_tb(0, c, a, b, "--reset-at-fraction 0.5 --stall 0.3", "reset_half");
+  expect_pass(half, "reset at half the schedule");
+  const int64_t free_running = half.report.at("runs").at(0).at("schedule_cycles_free_running").get<int64_t>();
+  EXPECT_EQ(half.report.at("reset").at("requested_at").get<int64_t>(), free_running / 2);
+  EXPECT_TRUE(half.report.at("reset").at("happened").get<bool>());
+  // A reset asked for after the run is over did not happen: the testbench says so and fails.
+  const TbRun late = run_tb(0, c, a, b, "--reset-at 100000000 --stall 0", "reset_late");
+  EXPECT_NE(late.status, 0);
+  EXPECT_NE(late.output.find("reset not applied"), std::string::npos) << late.output;
+}
+
 TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
   // The testbench checks CYCLES against the schedule moved by the back-pressure
   // it applied; here, with none, the dense count is the closed formula of
