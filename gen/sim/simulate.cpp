@@ -115,15 +115,14 @@ SimResult run_sim(SimRequest req, const Log& log) {
   say("generate RTL for " + hw.name());
   res.rtl_dir = cached_rtl(hw);
 
-  const fs::path src = source_dir(), bld = build_dir();
+  const fs::path src = source_dir();
   BuildSpec spec;
   spec.name = "kld_tb_" + hw.name();
   spec.rtl_dir = res.rtl_dir;
   spec.top = "kld_top";
   spec.sources = {src / "tb/tb_main.cpp"};
   spec.include_dirs = {src / "gen", src / "tb", res.rtl_dir};
-  spec.libs = {(bld / "gen/libkaleido_hw.a").string(), (bld / "gen/libkaleido_golden.a").string(),
-               (bld / "gen/libkaleido_common.a").string(), "-lz"};
+  spec.libs = testbench_libs();
   spec.trace = !req.trace.empty();
   say("build the Verilator testbench (cached by content)");
   const BuildResult b = build_model(spec);

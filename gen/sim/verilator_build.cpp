@@ -54,6 +54,14 @@ fs::path build_dir() {
   return installed.empty() ? fs::path(KALEIDO_BINARY_DIR) : fs::path(installed);
 }
 
+std::vector<std::string> testbench_libs() {
+  std::vector<std::string> libs;
+  std::istringstream names(KALEIDO_TB_LIBS);
+  for (std::string name; std::getline(names, name, ',');) libs.push_back((build_dir() / "gen" / name).string());
+  libs.push_back("-lz");
+  return libs;
+}
+
 fs::path default_cache_root() {
   if (const char* env = std::getenv("KALEIDO_CACHE_DIR")) return env;
   if (installed_root().empty()) return build_dir() / "verilator-cache";

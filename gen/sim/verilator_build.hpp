@@ -34,6 +34,9 @@ BuildResult build_model(const BuildSpec& spec);
 // The build folder of this kaleido (static libraries live there) and the
 // default cache root.
 std::filesystem::path build_dir();
+// What the testbench (tb/tb_main.cpp) links: the static libraries CMake lists
+// (KALEIDO_TB_LIBS in gen/CMakeLists.txt) under build_dir()/gen, then zlib.
+std::vector<std::string> testbench_libs();
 std::filesystem::path default_cache_root();
 
 // Runs a shell command, returns its exit status; output goes to `log`.

@@ -68,11 +68,10 @@ const Built& testbench(int which) {
   spec.name = "kld_tb_test_" + hw.name();
   spec.rtl_dir = rtl;
   spec.top = "kld_top";
-  const fs::path src = source_dir(), bld = sim::build_dir();
+  const fs::path src = source_dir();
   spec.sources = {src / "tb/tb_main.cpp"};
   spec.include_dirs = {src / "gen", src / "tb", rtl};
-  spec.libs = {(bld / "gen/libkaleido_hw.a").string(), (bld / "gen/libkaleido_golden.a").string(),
-               (bld / "gen/libkaleido_common.a").string(), "-lz"};
+  spec.libs = sim::testbench_libs();
   return built[which] = Built{sim::build_model(spec).exe};
 }
 
