@@ -12,15 +12,14 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 #include "common/version.hpp"
 #include "equiv/miter.hpp"
-#include "equiv/process.hpp"
 #include "equiv/yosys_json.hpp"
 #include "ppa/cell_models.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/sdc.hpp"
 #include "ppa/synth.hpp"
-#include "ppa/tools.hpp"
 #include "ppa/yosys_flow.hpp"
 
 namespace kaleido::equiv {
@@ -99,8 +98,8 @@ fs::path choose_work_dir(const fs::path& out) {
 // Runs a Yosys script; throws Error with the log's ERROR lines on failure or timeout.
 double run_yosys_script(const std::string& yosys, const fs::path& script, const fs::path& log, const fs::path& work,
                         double timeout_s, const std::string& what) {
-  const ProcessRun run = run_with_timeout({yosys, "-q", "-l", log.string(), script.string()}, work,
-                                          work / (script.stem().string() + ".stdout"), timeout_s);
+  const ProcessResult run = run_process({yosys, "-q", "-l", log.string(), script.string()},
+                                        {work, work / (script.stem().string() + ".stdout"), timeout_s, {}});
   if (run.timed_out)
     throw Error("yosys did not finish " + what + " within " + std::to_string(static_cast<long long>(timeout_s)) +
                 " s (log " + log.string() + "); no result");
@@ -111,7 +110,7 @@ double run_yosys_script(const std::string& yosys, const fs::path& script, const 
     for (std::string line; std::getline(in, line);)
       if (line.find("ERROR") != std::string::npos) errors += "  " + line + "\n";
     throw Error("yosys failed " + what + " (exit code " + std::to_string(run.exit_code) + "; log " + log.string() +
-                ")\n" + (errors.empty() ? ppa::tail_lines(text, 15) : errors));
+                ")\n" + (errors.empty() ? tail_lines(text, 15) : errors));
   }
   return run.seconds;
 }
@@ -298,7 +297,7 @@ ProofResult prove_module(const JsonDesign& gold, const JsonDesign& gate, const s
   const std::string script = "read_aiger " + yosys_path(p.aig) + "; " + opt.abc_command + "; write_cex " + yosys_path(cex);
   p.command = "yosys-abc -c \"" + script + "\"";
   p.method += ", yosys-abc " + opt.abc_command;
-  const ProcessRun run = run_with_timeout({abc, "-c", script}, work, p.log, opt.proof_timeout_s);
+  const ProcessResult run = run_process({abc, "-c", script}, {work, p.log, opt.proof_timeout_s, {}});
   if (run.timed_out)
     return finish(Status::Unknown, "yosys-abc did not decide within the time limit of " +
                                        std::to_string(static_cast<long long>(opt.proof_timeout_s)) + " s");
@@ -338,8 +337,8 @@ ProofResult prove_module(const JsonDesign& gold, const JsonDesign& gate, const s
   }
   if (run.exit_code != 0)
     return finish(Status::Unknown, "yosys-abc failed (exit code " + std::to_string(run.exit_code) + "): " +
-                                       ppa::tail_lines(out, 3));
-  return finish(Status::Unknown, "yosys-abc gave no answer (undecided): " + ppa::tail_lines(out, 2));
+                                       tail_lines(out, 3));
+  return finish(Status::Unknown, "yosys-abc gave no answer (undecided): " + tail_lines(out, 2));
 }
 
 }  // namespace
@@ -353,8 +352,8 @@ EquivResult run_equivalence(const EquivOptions& opt) {
   r.top = opt.top;
   if (opt.top.empty()) throw ConfigError("--top", "(empty)", "name the top module");
   if (!(opt.proof_timeout_s > 0)) throw ConfigError("--timeout", std::to_string(opt.proof_timeout_s), "must be positive");
-  const std::string yosys = ppa::find_tool("yosys", "yosys");
-  const std::string abc = ppa::find_tool("yosys-abc", "yosys");
+  const std::string yosys = find_program("yosys", "yosys");
+  const std::string abc = find_program("yosys-abc", "yosys");
 
   std::vector<fs::path> rtl = opt.rtl_files;
   if (!opt.rtl_dir.empty()) {

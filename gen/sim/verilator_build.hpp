@@ -36,10 +36,4 @@ BuildResult build_model(const BuildSpec& spec);
 std::filesystem::path build_dir();
 std::filesystem::path default_cache_root();
 
-// Runs a shell command, returns its exit status; output goes to `log`.
-int run_command(const std::string& cmd, const std::filesystem::path& log);
-
-// Throws kaleido::Error naming the Debian package when `tool` is not on PATH.
-void require_tool(const std::string& tool, const std::string& package);
-
 }  // namespace kaleido::sim
