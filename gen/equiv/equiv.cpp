@@ -12,6 +12,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
+#include "common/markdown.hpp"
 #include "common/process.hpp"
 #include "common/version.hpp"
 #include "equiv/miter.hpp"
@@ -503,10 +505,8 @@ EquivResult run_equivalence(const EquivOptions& opt) {
   for (const std::string& name : order) {
     progress("proving " + name + " ...");
     ProofResult p = prove_module(gold, gate, name, models.unmodelled, opt, abc, work);
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-20s %-15s %7.1f s  (%zu compared, %d/%d registers matched)", name.c_str(),
-                  status_text(p.status).c_str(), p.seconds, p.compared, p.matched_registers, p.gold_registers);
-    progress(line);
+    progress(fmt::format("  {:<20} {:<15} {:7.1f} s  ({} compared, {}/{} registers matched)", name,
+                         status_text(p.status), p.seconds, p.compared, p.matched_registers, p.gold_registers));
     if (p.status != Status::Equivalent) progress("    " + p.reason);
     r.proofs.push_back(std::move(p));
   }
@@ -596,20 +596,15 @@ std::string result_markdown(const EquivResult& r) {
   o << "**" << (r.all_equivalent() ? "All modules equivalent." : "NOT all modules proven equivalent.") << "** "
     << r.count(Status::Equivalent) << " equivalent, " << r.count(Status::NotEquivalent) << " not equivalent, "
     << r.count(Status::Unknown) << " unknown.\n\n";
-  o << "| module | kind | status | time (s) | compared | registers matched | miter ANDs | method |\n";
-  o << "|---|---|---|---|---|---|---|---|\n";
-  for (const ProofResult& p : r.proofs) {
-    char t[32];
-    std::snprintf(t, sizeof t, "%.2f", p.seconds);
-    o << "| " << p.module << " | " << p.kind << " | " << status_text(p.status) << " | " << t << " | " << p.compared
-      << " | " << p.matched_registers << " of " << p.gold_registers << " / " << p.gate_registers << " | "
-      << p.miter_ands << " | " << p.method << " |\n";
-  }
-  o << "\n";
-  char t[160];
-  std::snprintf(t, sizeof t, "Yosys: synthesis %.1f s, reference %.1f s, netlist %.1f s; total %.1f s.\n\n",
-                r.yosys_synthesis_s, r.yosys_reference_s, r.yosys_netlist_s, r.total_s);
-  o << t;
+  markdown::Table table(
+      {"module", "kind", "status", "time (s)", "compared", "registers matched", "miter ANDs", "method"});
+  for (const ProofResult& p : r.proofs)
+    table.add_row({p.module, p.kind, status_text(p.status), fixed(p.seconds, 2), std::to_string(p.compared),
+                   fmt::format("{} of {} / {}", p.matched_registers, p.gold_registers, p.gate_registers),
+                   std::to_string(p.miter_ands), p.method});
+  o << table.render() << "\n";
+  o << fmt::format("Yosys: synthesis {:.1f} s, reference {:.1f} s, netlist {:.1f} s; total {:.1f} s.\n\n",
+                   r.yosys_synthesis_s, r.yosys_reference_s, r.yosys_netlist_s, r.total_s);
   for (const ProofResult& p : r.proofs) {
     if (p.status == Status::Equivalent && p.unmatched_gold.empty() && p.unmatched_gate.empty()) continue;
     o << "## " << p.module << ": " << status_text(p.status) << "\n\n" << p.reason << "\n\n";

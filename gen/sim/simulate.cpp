@@ -1,6 +1,6 @@
 #include "sim/simulate.hpp"
 
-#include <cstdio>
+#include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -82,9 +82,7 @@ fs::path cached_rtl(const hw::HwConfig& hw) {
   const auto files = hw::generate_files(hw);
   uint64_t h = 0xcbf29ce484222325ull;
   for (const auto& f : files) h = fnv1a(fnv1a(h, f.name), f.text);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  const fs::path dir = default_cache_root() / ("rtl-" + hw.name() + "-" + buf);
+  const fs::path dir = default_cache_root() / ("rtl-" + hw.name() + "-" + fmt::format("{:016x}", h));
   if (!fs::exists(dir / "manifest.json")) {
     fs::create_directories(dir.parent_path());
     hw::write_rtl(hw, dir);
@@ -127,7 +125,7 @@ SimResult run_sim(SimRequest req, const Log& log) {
   spec.sources = {src / "tb/tb_main.cpp"};
   spec.include_dirs = {src / "gen", src / "tb", res.rtl_dir};
   spec.libs = {(bld / "gen/libkaleido_hw.a").string(), (bld / "gen/libkaleido_golden.a").string(),
-               (bld / "gen/libkaleido_common.a").string(), "-lz"};
+               (bld / "gen/libkaleido_common.a").string(), "-lz", "-lfmt"};
   spec.trace = !req.trace.empty();
   say("build the Verilator testbench (cached by content)");
   const BuildResult b = build_model(spec);

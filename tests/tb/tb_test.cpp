@@ -74,7 +74,7 @@ const Built& testbench(int which) {
   spec.sources = {src / "tb/tb_main.cpp"};
   spec.include_dirs = {src / "gen", src / "tb", rtl};
   spec.libs = {(bld / "gen/libkaleido_hw.a").string(), (bld / "gen/libkaleido_golden.a").string(),
-               (bld / "gen/libkaleido_common.a").string(), "-lz"};
+               (bld / "gen/libkaleido_common.a").string(), "-lz", "-lfmt"};
   return built[which] = Built{sim::build_model(spec).exe};
 }
 
