@@ -11,6 +11,7 @@ packages=(
   libgtest-dev                 # unit tests (GoogleTest)
   libbenchmark-dev             # benchmarks of the golden model (Google Benchmark)
   zlib1g-dev                   # checksums of golden vectors, reading .lib.gz
+  libfmt-dev                   # number formatting in reports ({fmt})
   verilator                    # lint and simulation of generated RTL
   yosys                        # synthesis and equivalence checks
   opensta                      # static timing and vectorless power (binary: sta)

@@ -6,6 +6,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
+#include "common/markdown.hpp"
 #include "common/process.hpp"
 #include "common/version.hpp"
 #include "hw/generator.hpp"
@@ -122,9 +124,11 @@ std::string lint_report_markdown(const std::vector<LintResult>& results) {
   }
   o << "# Lint report\n\n`verilator --lint-only -Wall` (Verilator 5.006, no blanket waivers), kaleido "
     << version() << ": " << clean << " of " << results.size() << " clean; " << waived
-    << " per-line waivers in all.\n\n| configuration | top | result | seconds |\n|---|---|---|---|\n";
+    << " per-line waivers in all.\n\n";
+  markdown::Table table({"configuration", "top", "result", "seconds"});
   for (const LintResult& r : results)
-    o << "| " << r.name << " | " << r.top << " | " << (r.clean ? "clean" : "**warnings**") << " | " << r.seconds << " |\n";
+    table.add_row({r.name, r.top, r.clean ? "clean" : "**warnings**", sig(r.seconds, 6)});
+  o << table.render();
   for (const LintResult& r : results) {
     for (const auto& w : r.waivers)
       o << "\n- waiver in " << r.name << ": " << w.value("module", "") << " " << w.value("target", "") << " "

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "golden/quant.hpp"
 #include "golden/threshold.hpp"
 #include "sim/clip_workload.hpp"
@@ -23,12 +24,6 @@ std::vector<long> parse_list(const std::string& s, char sep, const char* what) {
     out.push_back(v);
   }
   return out;
-}
-
-std::string fmt_db(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
 }
 
 }  // namespace
@@ -130,8 +125,8 @@ std::string WorkloadOptions::apply_thresholds(ReuseConfig& cfg, const IntMatrix&
     const double db = sources == 0 ? kDefaultTargetSnrDb : target_snr;
     const Calibration c = calibrate_snr(cfg, a, b, db);
     cfg.tau = c.tau;
-    return std::string(sources == 0 ? "default: " : "") + "calibrated for output SNR " + fmt_db(db) + " dB (tau " +
-           std::to_string(c.tau.front()) + ", reached " + fmt_db(c.achieved) + " dB)";
+    return std::string(sources == 0 ? "default: " : "") + "calibrated for output SNR " + fixed(db, 1) + " dB (tau " +
+           std::to_string(c.tau.front()) + ", reached " + fixed(c.achieved, 1) + " dB)";
   }
   if (target_psnr >= 0.0) {
     const Calibration c = calibrate_psnr(cfg, a, b, target_psnr);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 
 extern char** environ;
 
@@ -94,11 +95,7 @@ std::string command_text(const std::vector<std::string>& argv) {
 }
 
 std::string exit_text(const ProcessResult& r) {
-  if (r.timed_out) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "timed out after %.1f s", r.seconds);
-    return buf;
-  }
+  if (r.timed_out) return "timed out after " + fixed(r.seconds, 1) + " s";
   if (r.exit_code > 128) return "killed by signal " + std::to_string(r.exit_code - 128);
   return "exit " + std::to_string(r.exit_code);
 }

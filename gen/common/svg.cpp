@@ -1,3 +1,4 @@
+#include "common/format.hpp"
 #include "common/svg.hpp"
 
 #include <algorithm>
@@ -27,12 +28,7 @@ std::string esc(const std::string& s) {
   return o;
 }
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(4);
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return sig(v, 4); }
 
 // "Nice" tick step for a range.
 double tick_step(double range, int target) {

@@ -115,7 +115,7 @@ std::string Aig::to_aiger() const {
     const uint32_t lhs = var[n] << 1;
     uint32_t r0 = map(nodes_[n].a), r1 = map(nodes_[n].b);
     if (r0 < r1) std::swap(r0, r1);
-    if (!(lhs > r0)) throw Error("internal: AIG not in topological order");
+    if (!(lhs > r0)) throw InternalError("AIG not in topological order");
     put_varint(out, lhs - r0);
     put_varint(out, r0 - r1);
   }
@@ -126,7 +126,7 @@ std::string Aig::to_aiger() const {
 }
 
 std::vector<uint64_t> Aig::simulate_nodes(const std::vector<uint64_t>& inputs) const {
-  if (inputs.size() != inputs_.size()) throw Error("internal: simulation needs one word per AIG input");
+  if (inputs.size() != inputs_.size()) throw InternalError("simulation needs one word per AIG input");
   std::vector<uint64_t> v(nodes_.size(), 0);
   for (size_t i = 0; i < inputs_.size(); ++i) v[inputs_[i]] = inputs[i];
   auto val = [&](Lit l) { return lit_complemented(l) ? ~v[lit_node(l)] : v[lit_node(l)]; };

@@ -12,15 +12,16 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
+#include "common/markdown.hpp"
+#include "common/process.hpp"
 #include "common/version.hpp"
 #include "equiv/miter.hpp"
-#include "equiv/process.hpp"
 #include "equiv/yosys_json.hpp"
 #include "ppa/cell_models.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/sdc.hpp"
 #include "ppa/synth.hpp"
-#include "ppa/tools.hpp"
 #include "ppa/yosys_flow.hpp"
 
 namespace kaleido::equiv {
@@ -99,8 +100,8 @@ fs::path choose_work_dir(const fs::path& out) {
 // Runs a Yosys script; throws Error with the log's ERROR lines on failure or timeout.
 double run_yosys_script(const std::string& yosys, const fs::path& script, const fs::path& log, const fs::path& work,
                         double timeout_s, const std::string& what) {
-  const ProcessRun run = run_with_timeout({yosys, "-q", "-l", log.string(), script.string()}, work,
-                                          work / (script.stem().string() + ".stdout"), timeout_s);
+  const ProcessResult run = run_process({yosys, "-q", "-l", log.string(), script.string()},
+                                        {work, work / (script.stem().string() + ".stdout"), timeout_s, {}});
   if (run.timed_out)
     throw Error("yosys did not finish " + what + " within " + std::to_string(static_cast<long long>(timeout_s)) +
                 " s (log " + log.string() + "); no result");
@@ -111,7 +112,7 @@ double run_yosys_script(const std::string& yosys, const fs::path& script, const 
     for (std::string line; std::getline(in, line);)
       if (line.find("ERROR") != std::string::npos) errors += "  " + line + "\n";
     throw Error("yosys failed " + what + " (exit code " + std::to_string(run.exit_code) + "; log " + log.string() +
-                ")\n" + (errors.empty() ? ppa::tail_lines(text, 15) : errors));
+                ")\n" + (errors.empty() ? tail_lines(text, 15) : errors));
   }
   return run.seconds;
 }
@@ -298,7 +299,7 @@ ProofResult prove_module(const JsonDesign& gold, const JsonDesign& gate, const s
   const std::string script = "read_aiger " + yosys_path(p.aig) + "; " + opt.abc_command + "; write_cex " + yosys_path(cex);
   p.command = "yosys-abc -c \"" + script + "\"";
   p.method += ", yosys-abc " + opt.abc_command;
-  const ProcessRun run = run_with_timeout({abc, "-c", script}, work, p.log, opt.proof_timeout_s);
+  const ProcessResult run = run_process({abc, "-c", script}, {work, p.log, opt.proof_timeout_s, {}});
   if (run.timed_out)
     return finish(Status::Unknown, "yosys-abc did not decide within the time limit of " +
                                        std::to_string(static_cast<long long>(opt.proof_timeout_s)) + " s");
@@ -338,8 +339,8 @@ ProofResult prove_module(const JsonDesign& gold, const JsonDesign& gate, const s
   }
   if (run.exit_code != 0)
     return finish(Status::Unknown, "yosys-abc failed (exit code " + std::to_string(run.exit_code) + "): " +
-                                       ppa::tail_lines(out, 3));
-  return finish(Status::Unknown, "yosys-abc gave no answer (undecided): " + ppa::tail_lines(out, 2));
+                                       tail_lines(out, 3));
+  return finish(Status::Unknown, "yosys-abc gave no answer (undecided): " + tail_lines(out, 2));
 }
 
 }  // namespace
@@ -353,8 +354,8 @@ EquivResult run_equivalence(const EquivOptions& opt) {
   r.top = opt.top;
   if (opt.top.empty()) throw ConfigError("--top", "(empty)", "name the top module");
   if (!(opt.proof_timeout_s > 0)) throw ConfigError("--timeout", std::to_string(opt.proof_timeout_s), "must be positive");
-  const std::string yosys = ppa::find_tool("yosys", "yosys");
-  const std::string abc = ppa::find_tool("yosys-abc", "yosys");
+  const std::string yosys = find_program("yosys", "yosys");
+  const std::string abc = find_program("yosys-abc", "yosys");
 
   std::vector<fs::path> rtl = opt.rtl_files;
   if (!opt.rtl_dir.empty()) {
@@ -504,10 +505,8 @@ EquivResult run_equivalence(const EquivOptions& opt) {
   for (const std::string& name : order) {
     progress("proving " + name + " ...");
     ProofResult p = prove_module(gold, gate, name, models.unmodelled, opt, abc, work);
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-20s %-15s %7.1f s  (%zu compared, %d/%d registers matched)", name.c_str(),
-                  status_text(p.status).c_str(), p.seconds, p.compared, p.matched_registers, p.gold_registers);
-    progress(line);
+    progress(fmt::format("  {:<20} {:<15} {:7.1f} s  ({} compared, {}/{} registers matched)", name,
+                         status_text(p.status), p.seconds, p.compared, p.matched_registers, p.gold_registers));
     if (p.status != Status::Equivalent) progress("    " + p.reason);
     r.proofs.push_back(std::move(p));
   }
@@ -597,20 +596,15 @@ std::string result_markdown(const EquivResult& r) {
   o << "**" << (r.all_equivalent() ? "All modules equivalent." : "NOT all modules proven equivalent.") << "** "
     << r.count(Status::Equivalent) << " equivalent, " << r.count(Status::NotEquivalent) << " not equivalent, "
     << r.count(Status::Unknown) << " unknown.\n\n";
-  o << "| module | kind | status | time (s) | compared | registers matched | miter ANDs | method |\n";
-  o << "|---|---|---|---|---|---|---|---|\n";
-  for (const ProofResult& p : r.proofs) {
-    char t[32];
-    std::snprintf(t, sizeof t, "%.2f", p.seconds);
-    o << "| " << p.module << " | " << p.kind << " | " << status_text(p.status) << " | " << t << " | " << p.compared
-      << " | " << p.matched_registers << " of " << p.gold_registers << " / " << p.gate_registers << " | "
-      << p.miter_ands << " | " << p.method << " |\n";
-  }
-  o << "\n";
-  char t[160];
-  std::snprintf(t, sizeof t, "Yosys: synthesis %.1f s, reference %.1f s, netlist %.1f s; total %.1f s.\n\n",
-                r.yosys_synthesis_s, r.yosys_reference_s, r.yosys_netlist_s, r.total_s);
-  o << t;
+  markdown::Table table(
+      {"module", "kind", "status", "time (s)", "compared", "registers matched", "miter ANDs", "method"});
+  for (const ProofResult& p : r.proofs)
+    table.add_row({p.module, p.kind, status_text(p.status), fixed(p.seconds, 2), std::to_string(p.compared),
+                   fmt::format("{} of {} / {}", p.matched_registers, p.gold_registers, p.gate_registers),
+                   std::to_string(p.miter_ands), p.method});
+  o << table.render() << "\n";
+  o << fmt::format("Yosys: synthesis {:.1f} s, reference {:.1f} s, netlist {:.1f} s; total {:.1f} s.\n\n",
+                   r.yosys_synthesis_s, r.yosys_reference_s, r.yosys_netlist_s, r.total_s);
   for (const ProofResult& p : r.proofs) {
     if (p.status == Status::Equivalent && p.unmatched_gold.empty() && p.unmatched_gate.empty()) continue;
     o << "## " << p.module << ": " << status_text(p.status) << "\n\n" << p.reason << "\n\n";

@@ -296,11 +296,11 @@ class Side {
     if (d->second.second != kNotFf) {
       const size_t ff = d->second.second;
       auto st = state_.find(ff);
-      if (st == state_.end()) throw Error("internal: flip-flop " + c.name + " has no state variable");
+      if (st == state_.end()) throw InternalError("flip-flop " + c.name + " has no state variable");
       return async_value(aig, ffs_[ff], st->second);
     }
     if (!gate_types().count(c.type))
-      throw Error("internal: output of instance " + c.name + " (" + c.type + ") in " + mod_.name + " is not bound");
+      throw InternalError("output of instance " + c.name + " (" + c.type + ") in " + mod_.name + " is not bound");
     auto in = [&](const char* p) -> Lit {
       const auto* b = c.connection(p);
       if (!b || b->size() != 1) throw Error(label_ + " module " + mod_.name + ": cell " + c.name + " lacks pin " + p);
@@ -324,7 +324,7 @@ class Side {
     if (t == "$_OAI3_") return lit_not(aig.make_and(aig.make_or(in("A"), in("B")), in("C")));
     if (t == "$_AOI4_") return lit_not(aig.make_or(aig.make_and(in("A"), in("B")), aig.make_and(in("C"), in("D"))));
     if (t == "$_OAI4_") return lit_not(aig.make_and(aig.make_or(in("A"), in("B")), aig.make_or(in("C"), in("D"))));
-    throw Error("internal: gate type " + t);
+    throw InternalError("gate type " + t);
   }
 };
 

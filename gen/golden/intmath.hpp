@@ -19,11 +19,13 @@ inline int64_t signed_min(int bits) { return -(int64_t{1} << (bits - 1)); }
 inline int64_t signed_max(int bits) { return (int64_t{1} << (bits - 1)) - 1; }
 inline bool fits_signed(int64_t v, int bits) { return v >= signed_min(bits) && v <= signed_max(bits); }
 
-// Bits needed to hold values 0..n-1 (at least 1).
-inline int clog2(uint64_t n) {
-  int b = 0;
-  while ((uint64_t{1} << b) < n) ++b;
-  return b == 0 ? 1 : b;
+// Bits needed to hold values 0..n-1, at least 1 (n <= 2 gives 1): the width
+// of an index or address of n items. The one clog2 of the project: the
+// generators (vlog, hw), the golden model and the testbench use it.
+constexpr int clog2(int64_t n) {
+  int b = 1;
+  while (b < 63 && (int64_t{1} << b) < n) ++b;
+  return b;
 }
 
 }  // namespace kaleido

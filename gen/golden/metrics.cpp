@@ -1,9 +1,10 @@
 #include "golden/metrics.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <string>
+
+#include <fmt/format.h>
 
 namespace kaleido {
 
@@ -42,10 +43,8 @@ nlohmann::json quality_json(const Quality& q) {
 }
 
 std::string quality_line(const Quality& q) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "SNR %.2f dB, rel. L2 %.4g, cosine %.6f, PSNR %.2f dB (peak %.6g)", q.snr_db, q.rel_l2,
-                q.cosine, q.psnr_db, q.peak);
-  return buf;
+  return fmt::format("SNR {:.2f} dB, rel. L2 {:.4g}, cosine {:.6f}, PSNR {:.2f} dB (peak {:.6g})", q.snr_db, q.rel_l2,
+                     q.cosine, q.psnr_db, q.peak);
 }
 
 }  // namespace kaleido

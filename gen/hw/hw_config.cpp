@@ -1,8 +1,8 @@
 #include "hw/hw_config.hpp"
 
-#include <cstdio>
 #include <limits>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
@@ -115,9 +115,7 @@ std::string HwConfig::name() const {
       h *= 0x100000001b3ull;
     }
   }
-  char hash[16];
-  std::snprintf(hash, sizeof hash, "%08llx", static_cast<unsigned long long>((h ^ (h >> 32)) & 0xffffffffull));
-  return prefix + "_" + hash;
+  return prefix + "_" + fmt::format("{:08x}", (h ^ (h >> 32)) & 0xffffffffull);
 }
 
 std::vector<std::pair<std::string, std::string>> HwConfig::parameter_list() const {

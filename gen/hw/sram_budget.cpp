@@ -17,7 +17,7 @@ std::vector<SramRole> sram_roles(const HwConfig& c, const std::string& top) {
                    b_memory_depth(c), static_cast<int64_t>(c.cols) * c.data_w};
   if (top == "kld_plain_top")
     return {a, b, {"output accumulators (one per column)", "COLS x MAX_N x ACC_W", c.cols, n, c.acc_w}};
-  if (top != "kld_top") throw Error("internal: no memory budget for top " + top);
+  if (top != "kld_top") throw InternalError("no memory budget for top " + top);
   const bool banked = partials_banked(c);
   return {a,
           b,

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "common/error.hpp"
 #include "hw/blocks.hpp"
 #include "hw/regmap.hpp"
 
@@ -17,7 +18,7 @@ constexpr const char* kStateNames[] = {"StIdle", "StLoadW", "StIssue", "StDrain"
 const Module& find(const std::vector<const Module*>& parts, const std::string& name) {
   for (const Module* p : parts)
     if (p->name() == name) return *p;
-  throw Error("internal: block " + name + " was not generated before kld_top");
+  throw InternalError("block " + name + " was not generated before kld_top");
 }
 
 int coord_w(const HwConfig& c) { return clog2(2 * std::max({c.max_t, c.max_h, c.max_w}) + 1); }

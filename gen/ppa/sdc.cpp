@@ -6,18 +6,14 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/version.hpp"
 
 namespace kaleido::ppa {
 
 namespace {
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return sig(v, 6); }
 
 bool name_has(const std::string& name, const char* what) {
   std::string lower;

@@ -6,18 +6,14 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/version.hpp"
 
 namespace kaleido::ppa {
 
 namespace {
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return sig(v, 6); }
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <iomanip>
 #include <limits>
 #include <regex>
 #include <sstream>
@@ -12,6 +11,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
+#include "common/markdown.hpp"
 #include "common/version.hpp"
 #include "ppa/gatelevel_sim.hpp"
 #include "ppa/liberty.hpp"
@@ -53,12 +54,6 @@ class Stopwatch {
   std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
 };
 
-std::string fmt(double v, int prec = 4) {
-  std::ostringstream s;
-  s << std::setprecision(prec) << v;
-  return s.str();
-}
-
 std::string lib_label(const SynthResult& r) {
   std::string files;
   for (const std::string& s : r.liberty_sources) files += (files.empty() ? "" : ", ") + fs::path(s).filename().string();
@@ -83,14 +78,12 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   // Records a step's time and reports it (synthesis of a large array takes minutes).
   const auto step_done = [&](const std::string& name, double seconds) {
     r.times.push_back({name, seconds});
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f", seconds);
-    if (opt.progress && name != "total") opt.progress(name + " done (" + secs + " s)");
+    if (opt.progress && name != "total") opt.progress(name + " done (" + fixed(seconds, 1) + " s)");
   };
   check_period(opt.clock_period_ns);
   if (opt.top.empty()) throw ConfigError("--top", "(empty)", "name the top module");
   if (opt.out_dir.empty()) throw ConfigError("--out", "(empty)", "name an output folder");
-  if (!(opt.vectorless_activity >= 0)) throw ConfigError("activity", fmt(opt.vectorless_activity), "must be >= 0");
+  if (!(opt.vectorless_activity >= 0)) throw ConfigError("activity", sig(opt.vectorless_activity, 4), "must be >= 0");
   // Missing tools fail before any work.
   if (!opt.sdc_only) find_tool("yosys", "yosys");
   if (opt.run_sta && !opt.sdc_only) find_tool("sta", "opensta");
@@ -326,7 +319,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   // rate would be arbitrary; the vectorless figure assumes `activity` accesses per cycle.
   for (SramReport& s : r.srams)
     r.vectorless.sram_w += s.cost.leakage_w + s.cost.access_energy_j() * opt.vectorless_activity * f;
-  r.vectorless.sram_source = "kaleido SRAM model, " + fmt(opt.vectorless_activity) +
+  r.vectorless.sram_source = "kaleido SRAM model, " + sig(opt.vectorless_activity, 4) +
                              " accesses per cycle assumed (the vectorless activity)";
   step_done("power model", step.lap());
 
@@ -425,7 +418,7 @@ json breakdown_json(const PowerBreakdown& b) {
 
 json result_json(const SynthResult& r) {
   const std::string lib = lib_label(r);
-  const std::string clock = "clock " + fmt(r.clock_period_ns) + " ns";
+  const std::string clock = "clock " + sig(r.clock_period_ns, 4) + " ns";
   const std::string area_src = "Yosys 0.23 hierarchical synthesis, cell areas from " + lib;
   json metrics;
   metrics["design__instance__area"] = metric(r.total_area_um2(), "um^2", area_src + " + SRAM model (macros)");
@@ -448,7 +441,7 @@ json result_json(const SynthResult& r) {
   }
   if (r.has_opensta_power) {
     const std::string src = "OpenSTA report_power, vectorless: set_power_activity -global -activity " +
-                            fmt(r.vectorless_activity) + " -duty 0.5, " + lib + ", " + clock;
+                            sig(r.vectorless_activity, 4) + " -duty 0.5, " + lib + ", " + clock;
     metrics["power__internal__total"] = metric(r.opensta_power.internal_w, "W", src);
     metrics["power__switching__total"] = metric(r.opensta_power.switching_w, "W", src);
     metrics["power__leakage__total"] = metric(r.opensta_power.leakage_w, "W", src);
@@ -518,7 +511,7 @@ json result_json(const SynthResult& r) {
                                    {"leakage_w", r.opensta_power.leakage_w},
                                    {"total_w", r.opensta_power.total_w},
                                    {"activity_source", "set_power_activity -global -activity " +
-                                                           fmt(r.vectorless_activity) + " -duty 0.5 (OpenSTA)"}};
+                                                           sig(r.vectorless_activity, 4) + " -duty 0.5 (OpenSTA)"}};
   power["kaleido_vectorless"] = breakdown_json(r.vectorless.logic);
   power["kaleido_vectorless_opensta_convention"] = breakdown_json(r.vectorless_opensta_convention);
   if (r.has_activity_power) power["kaleido_activity"] = breakdown_json(r.activity.logic);
@@ -567,53 +560,59 @@ json result_json(const SynthResult& r) {
 std::string result_markdown(const SynthResult& r) {
   std::ostringstream o;
   o << "# Synthesis report: " << r.top << "\n\n";
-  o << "kaleido " << version() << "; library " << lib_label(r) << ", " << fmt(r.voltage_v) << " V; clock "
-    << fmt(r.clock_period_ns) << " ns on the clock port; SDC `" << fs::path(r.sdc).filename().string() << "`.\n";
+  o << "kaleido " << version() << "; library " << lib_label(r) << ", " << sig(r.voltage_v, 4) << " V; clock "
+    << sig(r.clock_period_ns, 4) << " ns on the clock port; SDC `" << fs::path(r.sdc).filename().string() << "`.\n";
   o << "Values are for relative studies (no placement, no clock tree, wire-load model only).\n\n";
   for (const std::string& w : r.warnings) o << "**Warning:** " << w << "\n\n";
   o << "## Area\n\n";
-  o << "| quantity | value | how |\n|---|---:|---|\n";
-  o << "| total | " << fmt(r.total_area_um2(), 6) << " um^2 | logic + SRAM model |\n";
-  o << "| logic (standard cells) | " << fmt(r.logic_area_um2, 6) << " um^2 | Yosys mapped netlist, Liberty cell areas |\n";
-  o << "| SRAM macros | " << fmt(r.sram_area_um2, 6) << " um^2 | kaleido SRAM model |\n";
-  o << "| cells | " << r.cells << " (" << r.sequential_cells << " sequential) | |\n\n";
-  o << "| module | instances | area per instance (um^2) | own cells area (um^2) |\n|---|---:|---:|---:|\n";
+  const auto right = markdown::Align::Right;
+  markdown::Table area({"quantity", {"value", right}, "how"});
+  area.add_row({"total", sig(r.total_area_um2(), 6) + " um^2", "logic + SRAM model"});
+  area.add_row(
+      {"logic (standard cells)", sig(r.logic_area_um2, 6) + " um^2", "Yosys mapped netlist, Liberty cell areas"});
+  area.add_row({"SRAM macros", sig(r.sram_area_um2, 6) + " um^2", "kaleido SRAM model"});
+  area.add_row({"cells", fmt::format("{} ({} sequential)", r.cells, r.sequential_cells), ""});
+  o << area.render() << "\n";
+  markdown::Table modules(
+      {"module", {"instances", right}, {"area per instance (um^2)", right}, {"own cells area (um^2)", right}});
   for (const ModuleAreaRow& m : r.modules)
-    o << "| " << m.module << " | " << m.instances << " | " << fmt(m.area_per_instance, 6) << " | "
-      << fmt(m.own_area, 6) << " |\n";
-  o << "\n| instance | module | area (um^2) |\n|---|---|---:|\n";
+    modules.add_row({m.module, std::to_string(m.instances), sig(m.area_per_instance, 6), sig(m.own_area, 6)});
+  o << modules.render();
+  markdown::Table instances({"instance", "module", {"area (um^2)", right}});
   for (const InstanceArea& i : r.instances)
-    o << "| " << std::string(static_cast<size_t>(i.depth) * 2, ' ') << (i.path.empty() ? "(top)" : i.path) << " | "
-      << i.module << " | " << fmt(i.area_um2, 6) << " |\n";
+    instances.add_row({std::string(static_cast<size_t>(i.depth) * 2, ' ') + (i.path.empty() ? "(top)" : i.path),
+                       i.module, sig(i.area_um2, 6)});
+  o << "\n" << instances.render();
   if (!r.srams.empty()) {
-    o << "\n| SRAM instance | words x bits, ports | area (um^2) | read / write energy (pJ) | leakage (uW) |\n"
-         "|---|---|---:|---:|---:|\n";
+    markdown::Table srams({"SRAM instance", "words x bits, ports", {"area (um^2)", right},
+                           {"read / write energy (pJ)", right}, {"leakage (uW)", right}});
     for (const SramReport& s : r.srams)
-      o << "| " << s.instance << " | " << s.cost.words << " x " << s.cost.bits << ", " << s.cost.ports << " | "
-        << fmt(s.cost.area_um2, 6)
-        << " | " << fmt(s.cost.read_energy_j * 1e12) << " / " << fmt(s.cost.write_energy_j * 1e12) << " | "
-        << fmt(s.cost.leakage_w * 1e6) << " |\n";
+      srams.add_row({s.instance, fmt::format("{} x {}, {}", s.cost.words, s.cost.bits, s.cost.ports),
+                     sig(s.cost.area_um2, 6),
+                     sig(s.cost.read_energy_j * 1e12, 4) + " / " + sig(s.cost.write_energy_j * 1e12, 4),
+                     sig(s.cost.leakage_w * 1e6, 4)});
+    o << "\n" << srams.render();
     o << "\nSRAM model: " << sram_model_description() << "\n";
   }
   if (r.timed) {
     o << "\n## Timing (OpenSTA)\n\n";
-    o << "| quantity | value |\n|---|---:|\n";
-    o << "| worst setup slack | " << fmt(r.sta.worst_slack_ns) << " ns |\n";
-    o << "| WNS / TNS | " << fmt(r.sta.wns_ns) << " / " << fmt(r.sta.tns_ns) << " ns |\n";
-    o << "| Fmax = 1 / (T - slack) | " << fmt(r.fmax_mhz) << " MHz |\n";
-    o << "| critical path | " << r.sta.path.startpoint << " -> " << r.sta.path.endpoint << ", arrival "
-      << fmt(r.sta.path.arrival_ns) << " ns |\n";
+    markdown::Table timing({"quantity", {"value", right}});
+    timing.add_row({"worst setup slack", sig(r.sta.worst_slack_ns, 4) + " ns"});
+    timing.add_row({"WNS / TNS", sig(r.sta.wns_ns, 4) + " / " + sig(r.sta.tns_ns, 4) + " ns"});
+    timing.add_row({"Fmax = 1 / (T - slack)", sig(r.fmax_mhz, 4) + " MHz"});
+    timing.add_row({"critical path", r.sta.path.startpoint + " -> " + r.sta.path.endpoint + ", arrival " +
+                                         sig(r.sta.path.arrival_ns, 4) + " ns"});
+    o << timing.render();
   }
   o << "\n## Power\n\n";
-  o << "| estimate | internal (mW) | switching (mW) | leakage (mW) | total (mW) | activity source |\n"
-       "|---|---:|---:|---:|---:|---|\n";
+  markdown::Table power({"estimate", {"internal (mW)", right}, {"switching (mW)", right}, {"leakage (mW)", right},
+                         {"total (mW)", right}, "activity source"});
   auto row = [&](const std::string& name, double in, double sw, double lk, double tot, const std::string& src) {
-    o << "| " << name << " | " << fmt(in * 1e3) << " | " << fmt(sw * 1e3) << " | " << fmt(lk * 1e3) << " | "
-      << fmt(tot * 1e3) << " | " << src << " |\n";
+    power.add_row({name, sig(in * 1e3, 4), sig(sw * 1e3, 4), sig(lk * 1e3, 4), sig(tot * 1e3, 4), src});
   };
   if (r.has_opensta_power)
     row("OpenSTA vectorless", r.opensta_power.internal_w, r.opensta_power.switching_w, r.opensta_power.leakage_w,
-        r.opensta_power.total_w, "-global -activity " + fmt(r.vectorless_activity));
+        r.opensta_power.total_w, "-global -activity " + sig(r.vectorless_activity, 4));
   const PowerBreakdown& v = r.vectorless.logic;
   row("kaleido, uniform activity", v.internal_w, v.switching_w, v.leakage_w, v.total_w(), v.activity_source);
   const PowerBreakdown& vo = r.vectorless_opensta_convention;
@@ -623,47 +622,48 @@ std::string result_markdown(const SynthResult& r) {
     const PowerBreakdown& a = r.activity.logic;
     row("kaleido, simulated activity", a.internal_w, a.switching_w, a.leakage_w, a.total_w(), a.activity_source);
   }
+  o << power.render();
   if (!r.srams.empty()) {
-    o << "\nSRAM power: " << fmt(r.vectorless.sram_w * 1e3) << " mW (" << r.vectorless.sram_source << ")";
-    if (r.has_activity_power) o << "; " << fmt(r.activity.sram_w * 1e3) << " mW (" << r.activity.sram_source << ")";
+    o << "\nSRAM power: " << sig(r.vectorless.sram_w * 1e3, 4) << " mW (" << r.vectorless.sram_source << ")";
+    if (r.has_activity_power) o << "; " << sig(r.activity.sram_w * 1e3, 4) << " mW (" << r.activity.sram_source << ")";
     o << ".\n";
   }
   o << "\nThe OpenSTA-2019 convention row reproduces how this OpenSTA adds internal power (both edges' energy "
        "per transition, arcs summed); the per-transition rows count one edge's energy per transition. See "
        "gen/ppa/power_model.hpp.\n";
-  o << "\n## Run times\n\n| step | seconds |\n|---|---:|\n";
-  for (const StepTime& t : r.times) o << "| " << t.step << " | " << fmt(t.seconds, 3) << " |\n";
+  markdown::Table times({"step", {"seconds", right}});
+  for (const StepTime& t : r.times) times.add_row({t.step, sig(t.seconds, 3)});
+  o << "\n## Run times\n\n" << times.render();
   return o.str();
 }
 
 std::string result_summary(const SynthResult& r) {
   std::ostringstream o;
-  o << "kaleido synth: " << r.top << " on " << r.library_name << ", clock " << fmt(r.clock_period_ns) << " ns\n";
+  o << "kaleido synth: " << r.top << " on " << r.library_name << ", clock " << sig(r.clock_period_ns, 4) << " ns\n";
   for (const std::string& w : r.warnings) o << "  warning     " << w << "\n";
-  o << "  area        " << fmt(r.total_area_um2(), 6) << " um^2 (logic " << fmt(r.logic_area_um2, 6) << ", SRAM "
-    << fmt(r.sram_area_um2, 6) << "), " << r.cells << " cells (" << r.sequential_cells << " sequential)\n";
+  o << "  area        " << sig(r.total_area_um2(), 6) << " um^2 (logic " << sig(r.logic_area_um2, 6) << ", SRAM "
+    << sig(r.sram_area_um2, 6) << "), " << r.cells << " cells (" << r.sequential_cells << " sequential)\n";
   for (const ModuleAreaRow& m : r.modules)
-    o << "    " << std::left << std::setw(24) << m.module << std::right << std::setw(4) << m.instances << " x "
-      << fmt(m.area_per_instance, 6) << " um^2\n";
+    o << fmt::format("    {:<24}{:>4} x {} um^2\n", m.module, m.instances, sig(m.area_per_instance, 6));
   if (r.timed)
-    o << "  timing      worst slack " << fmt(r.sta.worst_slack_ns) << " ns, TNS " << fmt(r.sta.tns_ns)
-      << " ns, Fmax " << fmt(r.fmax_mhz) << " MHz; critical path " << r.sta.path.startpoint << " -> "
-      << r.sta.path.endpoint << " (" << fmt(r.sta.path.arrival_ns) << " ns)\n";
+    o << "  timing      worst slack " << sig(r.sta.worst_slack_ns, 4) << " ns, TNS " << sig(r.sta.tns_ns, 4)
+      << " ns, Fmax " << sig(r.fmax_mhz, 4) << " MHz; critical path " << r.sta.path.startpoint << " -> "
+      << r.sta.path.endpoint << " (" << sig(r.sta.path.arrival_ns, 4) << " ns)\n";
   if (r.has_opensta_power)
-    o << "  power       OpenSTA vectorless (activity " << fmt(r.vectorless_activity) << "): "
-      << fmt(r.opensta_power.total_w * 1e3) << " mW (internal " << fmt(r.opensta_power.internal_w * 1e3)
-      << ", switching " << fmt(r.opensta_power.switching_w * 1e3) << ", leakage "
-      << fmt(r.opensta_power.leakage_w * 1e3) << ")\n";
-  o << "              kaleido uniform activity: " << fmt(r.vectorless.logic.total_w() * 1e3) << " mW (OpenSTA-2019 "
-    << "convention " << fmt(r.vectorless_opensta_convention.total_w() * 1e3) << " mW)\n";
+    o << "  power       OpenSTA vectorless (activity " << sig(r.vectorless_activity, 4) << "): "
+      << sig(r.opensta_power.total_w * 1e3, 4) << " mW (internal " << sig(r.opensta_power.internal_w * 1e3, 4)
+      << ", switching " << sig(r.opensta_power.switching_w * 1e3, 4) << ", leakage "
+      << sig(r.opensta_power.leakage_w * 1e3, 4) << ")\n";
+  o << "              kaleido uniform activity: " << sig(r.vectorless.logic.total_w() * 1e3, 4) << " mW (OpenSTA-2019 "
+    << "convention " << sig(r.vectorless_opensta_convention.total_w() * 1e3, 4) << " mW)\n";
   if (r.has_activity_power)
-    o << "              kaleido simulated activity: " << fmt(r.activity.logic.total_w() * 1e3) << " mW ("
+    o << "              kaleido simulated activity: " << sig(r.activity.logic.total_w() * 1e3, 4) << " mW ("
       << r.activity.logic.activity_source << ")\n";
-  if (!r.srams.empty()) o << "  SRAM        " << r.srams.size() << " macro(s), " << fmt(r.sram_area_um2, 6) << " um^2\n";
+  if (!r.srams.empty()) o << "  SRAM        " << r.srams.size() << " macro(s), " << sig(r.sram_area_um2, 6) << " um^2\n";
   double tot = 0;
   for (const StepTime& t : r.times)
     if (t.step == "total") tot = t.seconds;
-  o << "  time        " << fmt(tot, 3) << " s; reports " << r.json_report.string() << ", " << r.md_report.string()
+  o << "  time        " << sig(tot, 3) << " s; reports " << r.json_report.string() << ", " << r.md_report.string()
     << "\n";
   return o.str();
 }

@@ -1,11 +1,13 @@
-// Running the external EDA tools (yosys, sta, verilator): finding them on
-// PATH with an error that names the Debian package, capturing their output
-// to a log file, timing them.
+// The EDA tools (yosys, sta, verilator) as the PPA code runs them: found on
+// PATH with an error that names the Debian package, output captured to a log
+// file, timed. A thin layer over the one process runner (common/process.hpp).
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "common/process.hpp"
 
 namespace kaleido::ppa {
 
@@ -18,7 +20,9 @@ struct ToolRun {
 
 // Absolute path of `name` found on PATH. Throws kaleido::Error naming the
 // Debian package to install when it is missing.
-std::string find_tool(const std::string& name, const std::string& debian_package);
+inline std::string find_tool(const std::string& name, const std::string& debian_package) {
+  return find_program(name, debian_package);
+}
 
 // Runs argv[0] (resolved with find_tool beforehand by the caller) in `workdir`
 // with stdout+stderr to `log`. Never throws for a non-zero exit: the caller
@@ -27,6 +31,6 @@ ToolRun run_tool(const std::vector<std::string>& argv, const std::filesystem::pa
                  const std::filesystem::path& log);
 
 // Last `lines` lines of a tool's output, for error messages.
-std::string tail_lines(const std::string& text, size_t lines);
+using kaleido::tail_lines;
 
 }  // namespace kaleido::ppa

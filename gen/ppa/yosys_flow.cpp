@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
@@ -67,9 +67,7 @@ std::string rtl_content_hash(const std::vector<fs::path>& files) {
     mix(name);
     mix(read_file(path));
   }
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return fmt::format("{:016x}", h);
 }
 
 namespace {

@@ -1,10 +1,10 @@
 #include "sim/simulate.hpp"
 
-#include <chrono>
-#include <cstdio>
+#include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 #include "common/version.hpp"
 #include "golden/vectors.hpp"
 #include "hw/generator.hpp"
@@ -36,21 +36,26 @@ ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string
   r.ran = true;
   const fs::path json = dir / ("tb_" + mode + ".json");
   const fs::path log = dir / ("tb_" + mode + ".log");
-  std::string cmd = "'" + exe.string() + "' --vectors '" + vectors.string() + "' --mode " + mode + " --seed " +
-                    std::to_string(req.seed) + " --stall " + std::to_string(req.stall) + " --json '" + json.string() + "'";
+  std::vector<std::string> argv = {exe.string(), "--vectors", vectors.string(), "--mode", mode, "--seed",
+                                   std::to_string(req.seed), "--stall", std::to_string(req.stall), "--json",
+                                   json.string()};
   if (req.dump_inputs) {
     r.inputs = dir / ("inputs_" + mode + ".txt");
-    cmd += " --dump-inputs '" + r.inputs.string() + "'";
+    argv.insert(argv.end(), {"--dump-inputs", r.inputs.string()});
   }
-  if (req.reset_fraction >= 0) cmd += " --reset-at-fraction " + std::to_string(req.reset_fraction);
-  if (mode == "reuse" && !req.trace.empty())
-    cmd += " --trace '" + req.trace + "'" + (req.trace_window.empty() ? "" : " --trace-window " + req.trace_window);
-  const auto t0 = std::chrono::steady_clock::now();
-  const int rc = run_command(cmd, log);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!fs::exists(json)) throw Error("testbench (" + mode + " mode) failed to run; log: " + log.string() + "\n" + read_file(log));
+  if (req.reset_fraction >= 0) argv.insert(argv.end(), {"--reset-at-fraction", std::to_string(req.reset_fraction)});
+  if (mode == "reuse" && !req.trace.empty()) {
+    argv.insert(argv.end(), {"--trace", req.trace});
+    if (!req.trace_window.empty()) argv.insert(argv.end(), {"--trace-window", req.trace_window});
+  }
+  ProcessOptions po;
+  po.log = log;
+  const ProcessResult run = run_process(argv, po);
+  r.seconds = run.seconds;
+  if (!fs::exists(json))
+    throw Error("testbench (" + mode + " mode) failed to run; log: " + log.string() + "\n" + run.output);
   r.tb = nlohmann::json::parse(read_file(json));
-  r.bit_exact = rc == 0 && r.tb.at("bit_exact").get<bool>();
+  r.bit_exact = run.ok() && r.tb.at("bit_exact").get<bool>();
   r.cycles = r.tb.at("cycles").get<int64_t>();
   r.busy = r.tb.at("busy_cycles").get<int64_t>();
   r.stall = r.tb.at("stall_cycles").get<int64_t>();
@@ -78,9 +83,7 @@ fs::path cached_rtl(const hw::HwConfig& hw) {
   const auto files = hw::generate_files(hw);
   uint64_t h = 0xcbf29ce484222325ull;
   for (const auto& f : files) h = fnv1a(fnv1a(h, f.name), f.text);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  const fs::path dir = default_cache_root() / ("rtl-" + hw.name() + "-" + buf);
+  const fs::path dir = default_cache_root() / ("rtl-" + hw.name() + "-" + fmt::format("{:016x}", h));
   if (!fs::exists(dir / "manifest.json")) {
     fs::create_directories(dir.parent_path());
     hw::write_rtl(hw, dir);

@@ -4,11 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 #include "common/version.hpp"
 
 namespace kaleido::sim {
@@ -31,20 +31,6 @@ std::string hex(uint64_t v) {
   return o.str();
 }
 
-std::string tail(const fs::path& log, size_t lines) {
-  std::string text;
-  try {
-    text = read_file(log);
-  } catch (const Error&) {
-    return "";
-  }
-  size_t pos = text.size();
-  for (size_t n = 0; n <= lines && pos > 0; ++n) pos = text.rfind('\n', pos - 1);
-  return text.substr(pos == std::string::npos ? 0 : pos);
-}
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
 }  // namespace
 
 fs::path build_dir() {
@@ -58,7 +44,7 @@ std::vector<std::string> testbench_libs() {
   std::vector<std::string> libs;
   std::istringstream names(KALEIDO_TB_LIBS);
   for (std::string name; std::getline(names, name, ',');) libs.push_back((build_dir() / "gen" / name).string());
-  libs.push_back("-lz");
+  libs.insert(libs.end(), {"-lz", "-lfmt"});
   return libs;
 }
 
@@ -71,20 +57,8 @@ fs::path default_cache_root() {
   return fs::temp_directory_path() / "kaleido-verilator-cache";
 }
 
-int run_command(const std::string& cmd, const fs::path& log) {
-  const std::string full = "(" + cmd + ") > " + quote(log.string()) + " 2>&1";
-  const int rc = std::system(full.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-void require_tool(const std::string& tool, const std::string& package) {
-  const std::string cmd = "command -v " + tool + " >/dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0)
-    throw Error(tool + " is not installed (Debian package " + package + "; run scripts/setup.sh)");
-}
-
 BuildResult build_model(const BuildSpec& spec) {
-  require_tool("verilator", "verilator");
+  const std::string verilator = find_program("verilator", "verilator");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<fs::path> rtl;
   for (const auto& e : fs::directory_iterator(spec.rtl_dir))
@@ -116,21 +90,26 @@ BuildResult build_model(const BuildSpec& spec) {
   const fs::path stage = root / (spec.name + "-" + hex(h) + ".tmp" + std::to_string(::getpid()));
   fs::remove_all(stage);
   fs::create_directories(stage);
-  std::string cmd = "verilator --cc --exe --build -j 2 -O2 --x-assign fast --x-initial fast -Wno-fatal";
-  cmd += " --top-module " + spec.top + " --Mdir " + quote(stage.string());
-  if (spec.trace) cmd += " --trace-fst";
+  std::vector<std::string> argv = {verilator, "--cc", "--exe", "--build", "-j", "2", "-O2", "--x-assign", "fast",
+                                   "--x-initial", "fast", "-Wno-fatal", "--top-module", spec.top, "--Mdir",
+                                   stage.string()};
+  if (spec.trace) argv.push_back("--trace-fst");
+  // -CFLAGS and -LDFLAGS are one argument each: Verilator hands them to make.
   std::string cflags = "-std=c++17 -O2";
   for (const auto& d : spec.include_dirs) cflags += " -I" + fs::absolute(d).string();
-  cmd += " -CFLAGS " + quote(cflags);
+  argv.insert(argv.end(), {"-CFLAGS", cflags});
   std::string ldflags;
   for (const auto& l : spec.libs) ldflags += " " + l;
-  if (!ldflags.empty()) cmd += " -LDFLAGS " + quote(ldflags);
-  for (const auto& f : rtl) cmd += " " + quote(f.string());
-  for (const auto& f : spec.sources) cmd += " " + quote(fs::absolute(f).string());
-  const fs::path log = root / (spec.name + "-" + hex(h) + ".log");
-  if (run_command(cmd, log) != 0 || !fs::exists(stage / ("V" + spec.top))) {
+  if (!ldflags.empty()) argv.insert(argv.end(), {"-LDFLAGS", ldflags});
+  for (const auto& f : rtl) argv.push_back(f.string());
+  for (const auto& f : spec.sources) argv.push_back(fs::absolute(f).string());
+  ProcessOptions po;
+  po.log = root / (spec.name + "-" + hex(h) + ".log");
+  const ProcessResult run = run_process(argv, po);
+  if (!run.ok() || !fs::exists(stage / ("V" + spec.top))) {
     fs::remove_all(stage);
-    throw Error("Verilator build of " + spec.top + " failed; log: " + log.string() + "\n" + tail(log, 15));
+    throw Error("Verilator build of " + spec.top + " failed (" + exit_text(run) + "); log: " + po.log.string() +
+                "\n" + tail_lines(run.output, 15));
   }
   std::error_code ec;
   fs::rename(stage, dir, ec);

@@ -35,14 +35,8 @@ BuildResult build_model(const BuildSpec& spec);
 // default cache root.
 std::filesystem::path build_dir();
 // What the testbench (tb/tb_main.cpp) links: the static libraries CMake lists
-// (KALEIDO_TB_LIBS in gen/CMakeLists.txt) under build_dir()/gen, then zlib.
+// (KALEIDO_TB_LIBS in gen/CMakeLists.txt) under build_dir()/gen, then zlib and {fmt}.
 std::vector<std::string> testbench_libs();
 std::filesystem::path default_cache_root();
-
-// Runs a shell command, returns its exit status; output goes to `log`.
-int run_command(const std::string& cmd, const std::filesystem::path& log);
-
-// Throws kaleido::Error naming the Debian package when `tool` is not on PATH.
-void require_tool(const std::string& tool, const std::string& package);
 
 }  // namespace kaleido::sim

@@ -224,7 +224,7 @@ AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const
                                                  const FloatMatrix* v_eff) const {
   auto same = [](const FloatMatrix* a, const FloatMatrix& b) { return !a || (a->rows == b.rows && a->cols == b.cols); };
   if (!same(&q_eff, in_.q) || !same(k_eff, in_.k) || !same(v_eff, in_.v))
-    throw Error("attention: effective inputs have the wrong shape");
+    throw InternalError("attention: effective inputs have the wrong shape");
   const FloatMatrix& keys = k_eff ? *k_eff : in_.k;
   auto fill = [&](int64_t b, int nr, float* s) {
     const float* q[kTile];
@@ -236,7 +236,7 @@ AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const
 
 AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff, const FloatMatrix& p) const {
   const int64_t N = in_.k.rows, d = in_.head_dim, R = static_cast<int64_t>(rows_.size());
-  if (p.rows != N || p.cols < N) throw Error("attention: probability rows have the wrong shape");
+  if (p.rows != N || p.cols < N) throw InternalError("attention: probability rows have the wrong shape");
   AttentionQuality q = with_inputs(q_eff);  // the scores' quality
   QualitySums out_sum;
   std::mutex m;
@@ -262,7 +262,7 @@ AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff
 
 AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const BlockMask& mask) const {
   if (layout.grid().tokens() != in_.grid.tokens() || mask.nq != layout.count() || mask.nk != layout.count())
-    throw Error("attention: mask does not match the token grid");
+    throw InternalError("attention: mask does not match the token grid");
   const int64_t N = in_.k.rows;
   auto fill = [&](int64_t b, int nr, float* s) {
     for (int r = 0; r < nr; ++r) {

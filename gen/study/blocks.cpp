@@ -46,7 +46,8 @@ int BlockMask::kept_in_row(int a) const {
 }
 
 int64_t mask_macs(const BlockLayout& layout, const BlockMask& mask, int head_dim) {
-  if (mask.nq != layout.count() || mask.nk != layout.count()) throw Error("mask_macs: mask does not match the layout");
+  if (mask.nq != layout.count() || mask.nk != layout.count())
+    throw InternalError("mask_macs: mask does not match the layout");
   int64_t macs = 0;
   for (int a = 0; a < mask.nq; ++a) {
     int64_t keys = 0;

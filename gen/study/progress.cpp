@@ -4,15 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/format.hpp"
+
 namespace kaleido::study {
 
 std::string format_seconds(double s) {
-  char buf[32];
-  if (s < 60.0)
-    std::snprintf(buf, sizeof buf, "%.1fs", s);
-  else
-    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s / 60.0), static_cast<int>(std::fmod(s, 60.0)));
-  return buf;
+  if (s < 60.0) return fixed(s, 1) + "s";
+  return fmt::format("{}m{:02}s", static_cast<int>(s / 60.0), static_cast<int>(std::fmod(s, 60.0)));
 }
 
 double Progress::elapsed() const {

@@ -9,6 +9,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
+#include "common/markdown.hpp"
 #include "common/version.hpp"
 #include "study/study.hpp"
 #include "common/svg.hpp"
@@ -25,17 +27,7 @@ namespace {
 
 const char* const kReuseVariants[] = {"channel-reuse", "channel-reuse-qk", "channel-reuse-all-axes", "channel-reuse-pv"};
 
-std::string f(double v, int prec) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(prec);
-  s << v;
-  return s.str();
-}
-
-std::string pct(double v, int prec = 1) { return f(100.0 * v, prec) + "%"; }
+std::string pct(double v, int decimals = 1) { return fixed(100.0 * v, decimals) + "%"; }
 
 std::string slug(const std::string& s) {
   std::string b = fs::path(s).stem().string();
@@ -58,8 +50,8 @@ std::string quality_header(const std::string& x) {
   return "snr_" + x + "_db,rel_l2_" + x + ",cos_" + x + ",psnr_" + x + "_db,peak_" + x + ",max_err_" + x;
 }
 std::string quality_cells(const Quality& q) {
-  return f(q.snr_db, 4) + "," + f(q.rel_l2, 8) + "," + f(q.cosine, 8) + "," + f(q.psnr_db, 4) + "," + f(q.peak, 6) + "," +
-         f(q.max_abs_err, 6);
+  return fixed(q.snr_db, 4) + "," + fixed(q.rel_l2, 8) + "," + fixed(q.cosine, 8) + "," + fixed(q.psnr_db, 4) + "," + fixed(q.peak, 6) + "," +
+         fixed(q.max_abs_err, 6);
 }
 
 std::string points_csv(const StudyResult& r) {
@@ -68,12 +60,12 @@ std::string points_csv(const StudyResult& r) {
        "dense_macs_per_product,overhead,overhead_kind," << quality_header("out") << "," << quality_header("scores")
     << ",reuse_ratio\n";
   for (const PointRecord& p : r.points) {
-    o << slug(p.clip) << "," << p.proxy << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.method << "," << p.family << ","
-      << p.role << "," << p.basis << "," << (p.role == "target" ? f(p.target, 2) : "") << "," << p.knob_name << ","
-      << f(p.knob, 6) << "," << f(p.exec.savings(), 6) << "," << f(p.exec.qk_savings(), 6) << ","
-      << f(p.exec.pv_savings(), 6) << "," << p.exec.qk << "," << p.exec.pv << "," << p.exec.dense << ","
+    o << slug(p.clip) << "," << p.proxy << "," << step_label(p.step) << "," << fixed(p.sigma, 4) << "," << p.method << "," << p.family << ","
+      << p.role << "," << p.basis << "," << (p.role == "target" ? fixed(p.target, 2) : "") << "," << p.knob_name << ","
+      << fixed(p.knob, 6) << "," << fixed(p.exec.savings(), 6) << "," << fixed(p.exec.qk_savings(), 6) << ","
+      << fixed(p.exec.pv_savings(), 6) << "," << p.exec.qk << "," << p.exec.pv << "," << p.exec.dense << ","
       << p.exec.overhead << "," << p.exec.overhead_kind << "," << quality_cells(p.quality.out) << ","
-      << quality_cells(p.quality.scores) << "," << f(reuse_ratio_of(p), 6) << "\n";
+      << quality_cells(p.quality.scores) << "," << fixed(reuse_ratio_of(p), 6) << "\n";
   }
   return o.str();
 }
@@ -83,12 +75,12 @@ std::string targets_csv(const StudyResult& r) {
   o << "clip,proxy,step,sigma,basis,target,method,reached,interpolated,achieved,knob,snr_out_db,rel_l2_out,cos_out,psnr_out_db,"
        "peak_out,snr_scores_db,cos_scores,psnr_scores_db,peak_scores\n";
   for (const TargetRecord& t : r.targets) {
-    o << slug(t.clip) << "," << t.proxy << "," << step_label(t.step) << "," << f(t.sigma, 4) << "," << t.basis << "," << f(t.target, 2)
-      << "," << t.method << "," << (t.reached ? 1 : 0) << "," << (t.interpolated ? 1 : 0) << "," << f(t.achieved, 6)
-      << "," << (t.reached ? f(t.knob, 6) : "");
+    o << slug(t.clip) << "," << t.proxy << "," << step_label(t.step) << "," << fixed(t.sigma, 4) << "," << t.basis << "," << fixed(t.target, 2)
+      << "," << t.method << "," << (t.reached ? 1 : 0) << "," << (t.interpolated ? 1 : 0) << "," << fixed(t.achieved, 6)
+      << "," << (t.reached ? fixed(t.knob, 6) : "");
     for (double v : {t.snr_out, t.rel_l2_out, t.cos_out, t.psnr_out, t.out_peak, t.snr_scores, t.cos_scores,
                      t.psnr_scores, t.scores_peak})
-      o << "," << (t.reached ? f(v, 6) : "");
+      o << "," << (t.reached ? fixed(v, 6) : "");
     o << "\n";
   }
   return o.str();
@@ -99,11 +91,11 @@ std::string gaps_csv(const std::vector<GapRecord>& gaps) {
   o << "clip,proxy,step,sigma,basis,target,reuse_method,reuse_reached,reuse_snr_db,reuse_psnr_db,best_peer,best_peer_snr_db,"
        "best_peer_psnr_db,gap_db\n";
   for (const GapRecord& g : gaps)
-    o << slug(g.clip) << "," << g.proxy << "," << step_label(g.step) << "," << f(g.sigma, 4) << "," << g.basis << "," << f(g.target, 2)
-      << "," << g.reuse_method << "," << (g.reuse_reached ? 1 : 0) << "," << (g.reuse_reached ? f(g.reuse_snr, 4) : "")
-      << "," << (g.reuse_reached ? f(g.reuse_psnr, 4) : "") << "," << g.best_peer << ","
-      << (g.best_peer.empty() ? "" : f(g.best_peer_snr, 4)) << "," << (g.best_peer.empty() ? "" : f(g.best_peer_psnr, 4))
-      << "," << (g.valid() ? f(g.gap_db, 4) : "") << "\n";
+    o << slug(g.clip) << "," << g.proxy << "," << step_label(g.step) << "," << fixed(g.sigma, 4) << "," << g.basis << "," << fixed(g.target, 2)
+      << "," << g.reuse_method << "," << (g.reuse_reached ? 1 : 0) << "," << (g.reuse_reached ? fixed(g.reuse_snr, 4) : "")
+      << "," << (g.reuse_reached ? fixed(g.reuse_psnr, 4) : "") << "," << g.best_peer << ","
+      << (g.best_peer.empty() ? "" : fixed(g.best_peer_snr, 4)) << "," << (g.best_peer.empty() ? "" : fixed(g.best_peer_psnr, 4))
+      << "," << (g.valid() ? fixed(g.gap_db, 4) : "") << "\n";
   return o.str();
 }
 
@@ -114,17 +106,17 @@ std::string groups_csv(const StudyResult& r) {
   auto rows = [&](const std::string& clip, const std::string& proxy, int step, double sigma, const std::string& setting, double knob, double qk,
                   const nlohmann::json& d) {
     for (const auto& g : d["groups"])
-      o << slug(clip) << "," << proxy << "," << step_label(step) << "," << f(sigma, 4) << "," << setting << "," << f(knob, 4) << ","
-        << f(qk, 4) << "," << g["group"].get<int>() << "," << g["channels"].get<std::string>() << ","
+      o << slug(clip) << "," << proxy << "," << step_label(step) << "," << fixed(sigma, 4) << "," << setting << "," << fixed(knob, 4) << ","
+        << fixed(qk, 4) << "," << g["group"].get<int>() << "," << g["channels"].get<std::string>() << ","
         << g["rope_axes"].get<std::string>() << "," << g["allowed_axes"].get<std::string>() << ","
-        << f(g["reuse_ratio"].get<double>(), 6) << "," << f(g["by_axis"]["t"].get<double>(), 6) << ","
-        << f(g["by_axis"]["h"].get<double>(), 6) << "," << f(g["by_axis"]["w"].get<double>(), 6) << "\n";
+        << fixed(g["reuse_ratio"].get<double>(), 6) << "," << fixed(g["by_axis"]["t"].get<double>(), 6) << ","
+        << fixed(g["by_axis"]["h"].get<double>(), 6) << "," << fixed(g["by_axis"]["w"].get<double>(), 6) << "\n";
   };
   for (const StepRecord& s : r.steps)
     if (s.reuse_at_ref.contains("groups")) rows(s.clip, s.proxy, s.step, s.sigma, "fixed_tau", s.ref_tau, std::nan(""), s.reuse_at_ref);
   for (const PointRecord& p : r.points)
     if (p.method == "channel-reuse" && p.role == "target" && p.basis == "qk")
-      rows(p.clip, p.proxy, p.step, p.sigma, "qk_savings_" + f(p.target, 2), p.knob, p.exec.qk_savings(), p.detail);
+      rows(p.clip, p.proxy, p.step, p.sigma, "qk_savings_" + fixed(p.target, 2), p.knob, p.exec.qk_savings(), p.detail);
   return o.str();
 }
 
@@ -133,9 +125,9 @@ std::string projection_csv(const StudyResult& r) {
   o << "clip,proxy,step,sigma,role,target,tau_over_rms,savings,ratio_t,ratio_h,ratio_w," << quality_header("v") << ","
     << quality_header("out") << "," << quality_header("scores") << "\n";
   for (const ProjectionRecord& p : r.projection)
-    o << slug(p.clip) << "," << p.proxy << "," << step_label(p.step) << "," << f(p.sigma, 4) << "," << p.role << ","
-      << (p.role == "target" ? f(p.target, 2) : "") << "," << f(p.knob, 6) << "," << f(p.savings, 6) << ","
-      << f(p.by_axis[0], 6) << "," << f(p.by_axis[1], 6) << "," << f(p.by_axis[2], 6) << "," << quality_cells(p.v_proj)
+    o << slug(p.clip) << "," << p.proxy << "," << step_label(p.step) << "," << fixed(p.sigma, 4) << "," << p.role << ","
+      << (p.role == "target" ? fixed(p.target, 2) : "") << "," << fixed(p.knob, 6) << "," << fixed(p.savings, 6) << ","
+      << fixed(p.by_axis[0], 6) << "," << fixed(p.by_axis[1], 6) << "," << fixed(p.by_axis[2], 6) << "," << quality_cells(p.v_proj)
       << "," << quality_cells(p.attention.out) << "," << quality_cells(p.attention.scores) << "\n";
   return o.str();
 }
@@ -153,7 +145,7 @@ std::string schedule_csv(const StudyResult& r, const std::string& clip, const st
   o << "# Kaleido threshold schedule (kaleido study " << version() << "): channel-reuse on Q for S = Q K^T, "
     << r.model["title"].get<std::string>() << " head " << r.options.head << ", clip " << slug(clip) << ", proxy "
     << proxy << ".\n# Per step: the largest tau/RMS keeping the attention output's SNR >= "
-    << f(r.options.schedule_snr_db, 1) << " dB (float, sampled rows), in integer units of Q quantised to DATA_W = "
+    << fixed(r.options.schedule_snr_db, 1) << " dB (float, sampled rows), in integer units of Q quantised to DATA_W = "
     << r.options.schedule_data_w << " (tau_int = floor(tau / scale)). Groups of Gw = " << r.options.group_w
     << " channels; use with -K " << r.model["head_dim"].get<int>() << " --group-w " << r.options.group_w
     << " --data-w " << r.options.schedule_data_w << " --tau-schedule FILE --step S.\n";
@@ -165,9 +157,9 @@ std::string schedule_csv(const StudyResult& r, const std::string& clip, const st
     o << "# step " << k;
     if (near->step != k) o << ": not studied, row of step " << step_label(near->step);
     else
-      o << ": sigma " << f(near->sigma, 3) << ", tau/RMS " << f(near->calibrated.knob, 4) << ", output SNR "
-        << f(near->calibrated.snr_out, 2) << " dB, Q K^T savings " << pct(near->calibrated.qk_savings) << ", Q scale "
-        << f(near->calibrated.q_scale, 6);
+      o << ": sigma " << fixed(near->sigma, 3) << ", tau/RMS " << fixed(near->calibrated.knob, 4) << ", output SNR "
+        << fixed(near->calibrated.snr_out, 2) << " dB, Q K^T savings " << pct(near->calibrated.qk_savings) << ", Q scale "
+        << fixed(near->calibrated.q_scale, 6);
     o << "\n";
     for (size_t g = 0; g < near->calibrated.tau_int.size(); ++g) o << (g ? "," : "") << near->calibrated.tau_int[g];
     o << "\n";
@@ -350,46 +342,56 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   const StudyOptions& o = r.options;
   std::ostringstream m;
   m << "# Kaleido quality study: channel-wise reuse versus block-sparse peers\n\n";
-  m << "Generated by `kaleido study` (kaleido " << version() << ") in " << f(r.seconds, 1) << " s with " << o.threads
+  m << "Generated by `kaleido study` (kaleido " << version() << ") in " << fixed(r.seconds, 1) << " s with " << o.threads
     << " threads.\n\n";
   m << "**" << r.proxy_statement << "**\n\n";
   m << "## Setup\n\n";
-  m << "| item | value |\n|---|---|\n";
-  m << "| model shape | " << r.model["title"].get<std::string>() << " (hidden " << r.model["hidden"].get<int>() << ", "
+  markdown::Table setup({"item", "value"});
+  std::ostringstream v;  // the value cell being written
+  auto cell = [&v] {
+    std::string text = v.str();
+    v.str("");
+    return text;
+  };
+  v << r.model["title"].get<std::string>() << " (hidden " << r.model["hidden"].get<int>() << ", "
     << r.model["heads"].get<int>() << " heads of " << r.model["head_dim"].get<int>() << ", RoPE bands "
     << r.model["rope_band"][0].get<int>() << "/" << r.model["rope_band"][1].get<int>() << "/"
-    << r.model["rope_band"][2].get<int>() << ", theta " << r.model["rope_theta"].get<double>() << ") |\n";
-  m << "| token grid | " << r.grid.t << " x " << r.grid.h << " x " << r.grid.w << " = " << r.grid.tokens()
-    << " tokens (resolution " << o.resolution << ") |\n";
+    << r.model["rope_band"][2].get<int>() << ", theta " << r.model["rope_theta"].get<double>() << ")";
+  setup.add_row({"model shape", cell()});
+  v << r.grid.t << " x " << r.grid.h << " x " << r.grid.w << " = " << r.grid.tokens()
+    << " tokens (resolution " << o.resolution << ")";
+  setup.add_row({"token grid", cell()});
   for (const ClipRecord& c : r.clips)
-    m << "| clip `" << c.name << "` | " << c.source
-      << (c.width ? " (" + std::to_string(c.width) + "x" + std::to_string(c.height) + ", " + std::to_string(c.frames) +
-                        " frames used, start " + std::to_string(o.frame_start) + ", every " +
-                        std::to_string(o.frame_step) + ")"
-                  : std::string())
-      << " |\n";
-  m << "| head | projection seed " << o.head + 1 << ", q-k alignment " << f(o.qk_align, 2) << ", positional bias "
-    << f(o.pos_bias, 2) << ", q/k gain " << f(o.qk_gain, 2) << " |\n";
-  m << "| diffusion steps | ";
+    setup.add_row({"clip `" + c.name + "`",
+                   c.source + (c.width ? fmt::format(" ({}x{}, {} frames used, start {}, every {})", c.width, c.height,
+                                                     c.frames, o.frame_start, o.frame_step)
+                                       : std::string())});
+  v << "projection seed " << o.head + 1 << ", q-k alignment " << fixed(o.qk_align, 2) << ", positional bias "
+    << fixed(o.pos_bias, 2) << ", q/k gain " << fixed(o.qk_gain, 2);
+  setup.add_row({"head", cell()});
   for (const StepRecord& s : r.steps)
     if (s.clip == r.steps.front().clip && s.proxy == r.steps.front().proxy)
-      m << "step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ") ";
-  m << "of " << o.schedule.steps << ", shift " << f(o.schedule.shift, 1) << " |\n";
-  m << "| quality sample | " << r.sampled_rows << " query rows (seed " << o.row_seed << ") of " << r.grid.tokens()
-    << ", against all " << r.grid.tokens() << " keys; float32 |\n";
-  m << "| reuse | golden model float path, Gw = " << o.group_w
-    << ", thresholds tau_g = knob x RMS of group g, scan tile " << o.tile_h << "x" << o.tile_w << " (0 = whole frame) |\n";
-  m << "| blocks | " << o.block.name()
-    << " tokens for SpargeAttn-, ScalingAttention- and sliding-tile-style; SPADE- and Veda-style pick a 64-token "
-       "shape per head |\n\n";
+      v << "step " << step_label(s.step) << " (sigma " << fixed(s.sigma, 3) << ") ";
+  v << "of " << o.schedule.steps << ", shift " << fixed(o.schedule.shift, 1);
+  setup.add_row({"diffusion steps", cell()});
+  v << r.sampled_rows << " query rows (seed " << o.row_seed << ") of " << r.grid.tokens()
+    << ", against all " << r.grid.tokens() << " keys; float32";
+  setup.add_row({"quality sample", cell()});
+  v << "golden model float path, Gw = " << o.group_w
+    << ", thresholds tau_g = knob x RMS of group g, scan tile " << o.tile_h << "x" << o.tile_w << " (0 = whole frame)";
+  setup.add_row({"reuse", cell()});
+  setup.add_row({"blocks", o.block.name() + " tokens for SpargeAttn-, ScalingAttention- and sliding-tile-style; "
+                                             "SPADE- and Veda-style pick a 64-token shape per head"});
+  m << setup.render() << "\n";
   m << "Shape of the exact attention (mean over the sampled rows): fraction of keys holding 90% of a row's mass, and "
        "mass inside a query-centred 3D window covering 15% of the grid (STA reports about 70% for HunyuanVideo):\n\n";
-  m << "| clip | proxy | step | sigma | latent neighbour correlation t / h / w | keys for 90% | mass in 15% window |\n"
-       "|---|---|---|---|---|---|---|\n";
+  markdown::Table shape({"clip", "proxy", "step", "sigma", "latent neighbour correlation t / h / w", "keys for 90%",
+                         "mass in 15% window"});
   for (const StepRecord& s : r.steps)
-    m << "| " << slug(s.clip) << " | " << s.proxy << " | " << step_label(s.step) << " | " << f(s.sigma, 3) << " | "
-      << f(s.latent_corr[0], 2) << " / " << f(s.latent_corr[1], 2) << " / " << f(s.latent_corr[2], 2) << " | "
-      << pct(s.keys_for_90, 2) << " | " << pct(s.local_mass) << " |\n";
+    shape.add_row({slug(s.clip), s.proxy, step_label(s.step), fixed(s.sigma, 3),
+                   fixed(s.latent_corr[0], 2) + " / " + fixed(s.latent_corr[1], 2) + " / " + fixed(s.latent_corr[2], 2),
+                   pct(s.keys_for_90, 2), pct(s.local_mass)});
+  m << shape.render();
   m << "\n" << kAccounting << "\n\n";
   for (const std::string& why : r.skipped) m << "- **Not run:** " << why << "\n";
   if (!r.skipped.empty()) m << "\n";
@@ -402,91 +404,93 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   std::vector<std::string> proxies;
   for (const StepRecord& s : r.steps)
     if (std::find(proxies.begin(), proxies.end(), s.proxy) == proxies.end()) proxies.push_back(s.proxy);
-  m << "| proxy | basis | target | channel-reuse | channel-reuse-qk | channel-reuse-all-axes | channel-reuse-pv |\n"
-       "|---|---|---|---|---|---|---|\n";
+  std::vector<markdown::Column> gap_columns = {"proxy", "basis", "target"};
+  for (const char* variant : kReuseVariants) gap_columns.emplace_back(variant);
+  markdown::Table gap_table(gap_columns);
   for (const std::string& proxy : proxies)
-  for (const std::string basis : {"attention", "qk"})
-    for (double t : o.targets) {
-      m << "| " << proxy << " | " << basis << " | " << pct(t, 0) << " |";
-      for (const char* v : kReuseVariants) {
-        if (std::find(o.methods.begin(), o.methods.end(), v) == o.methods.end()) {
-          m << " - |";
-          continue;
+    for (const std::string basis : {"attention", "qk"})
+      for (double t : o.targets) {
+        std::vector<std::string> cells = {proxy, basis, pct(t, 0)};
+        for (const char* variant : kReuseVariants) {
+          if (std::find(o.methods.begin(), o.methods.end(), variant) == o.methods.end()) {
+            cells.push_back("-");
+            continue;
+          }
+          const double g = mean_gap(gaps, proxy, basis, t, variant, nullptr);
+          cells.push_back(std::isnan(g) ? std::string("n/r") : (g >= 0 ? "+" : "") + fixed(g, 2) + " dB");
         }
-        const double g = mean_gap(gaps, proxy, basis, t, v, nullptr);
-        m << " " << (std::isnan(g) ? std::string("n/r") : (g >= 0 ? "+" : "") + f(g, 2) + " dB") << " |";
+        gap_table.add_row(std::move(cells));
       }
-      m << "\n";
-    }
+  m << gap_table.render();
   m << "\nPer clip and step (attention-output SNR in dB, PSNR with peak max |exact| in brackets; best peer named):"
        "\n\n";
-  m << "| clip | proxy | step | basis | target | channel-reuse SNR (PSNR) | best peer SNR (PSNR) | gap |\n"
-       "|---|---|---|---|---|---|---|---|\n";
+  markdown::Table per_step({"clip", "proxy", "step", "basis", "target", "channel-reuse SNR (PSNR)",
+                            "best peer SNR (PSNR)", "gap"});
   for (const GapRecord& g : gaps) {
     if (g.reuse_method != "channel-reuse") continue;
-    m << "| " << slug(g.clip) << " | " << g.proxy << " | " << step_label(g.step) << " | " << g.basis << " | " << pct(g.target, 0) << " | "
-      << (g.reuse_reached ? f(g.reuse_snr, 2) + " (" + f(g.reuse_psnr, 2) + ")" : "n/r") << " | "
-      << (g.best_peer.empty() ? "n/r"
-                              : f(g.best_peer_snr, 2) + " (" + f(g.best_peer_psnr, 2) + ") " + g.best_peer)
-      << " | "
-      << (g.valid() ? f(g.gap_db, 2) : "-") << " |\n";
+    per_step.add_row(
+        {slug(g.clip), g.proxy, step_label(g.step), g.basis, pct(g.target, 0),
+         g.reuse_reached ? fixed(g.reuse_snr, 2) + " (" + fixed(g.reuse_psnr, 2) + ")" : "n/r",
+         g.best_peer.empty() ? "n/r" : fixed(g.best_peer_snr, 2) + " (" + fixed(g.best_peer_psnr, 2) + ") " + g.best_peer,
+         g.valid() ? fixed(g.gap_db, 2) : "-"});
   }
+  m << per_step.render();
 
   m << "\n## All methods at the targets\n\n";
   std::set<std::pair<std::string, int>> seen;
   for (const StepRecord& s : r.steps) {
-    m << "### " << slug(s.clip) << ", " << s.proxy << " proxy, step " << step_label(s.step) << " (sigma " << f(s.sigma, 3) << ")\n\n";
-    m << "| method | basis |";
-    for (double t : o.targets) m << " " << pct(t, 0) << " SNR / cos |";
-    m << "\n|---|---|";
-    for (size_t i = 0; i < o.targets.size(); ++i) m << "---|";
-    m << "\n";
+    m << "### " << slug(s.clip) << ", " << s.proxy << " proxy, step " << step_label(s.step) << " (sigma " << fixed(s.sigma, 3) << ")\n\n";
+    std::vector<markdown::Column> columns = {"method", "basis"};
+    for (double t : o.targets) columns.emplace_back(pct(t, 0) + " SNR / cos");
+    markdown::Table methods(columns);
     for (const std::string& meth : o.methods) {
       if (meth == "dense") continue;
       for (const std::string basis : {"attention", "qk"}) {
         bool any = false;
-        std::ostringstream row;
-        row << "| " << meth << " | " << basis << " |";
+        std::vector<std::string> row = {meth, basis};
         for (double t : o.targets) {
           const TargetRecord* hit = nullptr;
           for (const TargetRecord& tr : r.targets)
             if (tr.clip == s.clip && tr.proxy == s.proxy && tr.step == s.step && tr.method == meth && tr.basis == basis && tr.target == t) hit = &tr;
           if (!hit) {
-            row << " - |";
+            row.push_back("-");
             continue;
           }
           any = true;
           if (hit->reached)
-            row << " " << f(hit->snr_out, 2) << " / " << f(hit->cos_out, 5) << (hit->interpolated ? " (i)" : "") << " |";
+            row.push_back(fixed(hit->snr_out, 2) + " / " + fixed(hit->cos_out, 5) + (hit->interpolated ? " (i)" : ""));
           else
-            row << " n/r (max " << pct(hit->achieved) << ") |";
+            row.push_back("n/r (max " + pct(hit->achieved) + ")");
         }
-        if (any) m << row.str() << "\n";
+        if (any) methods.add_row(std::move(row));
       }
     }
-    m << "\n";
+    m << methods.render() << "\n";
   }
   m << "(i): interpolated between the two evaluated knob values that bracket the target (discrete knob).\n\n";
 
   m << "## Reuse ratio by channel group, axis and step\n\n";
-  m << "Channel-wise reuse at a fixed threshold tau_g = " << f(o.ref_tau, 2)
+  m << "Channel-wise reuse at a fixed threshold tau_g = " << fixed(o.ref_tau, 2)
     << " x RMS_g (rope-orthogonal policy: a group reuses only along the axes its RoPE band does not rotate).\n\n";
-  m << "| clip | proxy | step | sigma | overall | by axis t / h / w | per group (rope axis: ratio) |\n"
-       "|---|---|---|---|---|---|---|\n";
+  markdown::Table reuse({"clip", "proxy", "step", "sigma", "overall", "by axis t / h / w",
+                         "per group (rope axis: ratio)"});
   for (const StepRecord& s : r.steps) {
     if (!s.reuse_at_ref.contains("groups")) continue;
     const auto& d = s.reuse_at_ref;
-    m << "| " << slug(s.clip) << " | " << s.proxy << " | " << step_label(s.step) << " | " << f(s.sigma, 3) << " | "
-      << pct(d["reuse_ratio"].get<double>()) << " | " << pct(d["by_axis"]["t"].get<double>()) << " / "
-      << pct(d["by_axis"]["h"].get<double>()) << " / " << pct(d["by_axis"]["w"].get<double>()) << " | ";
+    std::string groups;
     for (const auto& g : d["groups"])
-      m << g["rope_axes"].get<std::string>() << ":" << f(100.0 * g["reuse_ratio"].get<double>(), 0) << " ";
-    m << "|\n";
+      groups += (groups.empty() ? "" : " ") + g["rope_axes"].get<std::string>() + ":" +
+                fixed(100.0 * g["reuse_ratio"].get<double>(), 0);
+    reuse.add_row({slug(s.clip), s.proxy, step_label(s.step), fixed(s.sigma, 3), pct(d["reuse_ratio"].get<double>()),
+                   pct(d["by_axis"]["t"].get<double>()) + " / " + pct(d["by_axis"]["h"].get<double>()) + " / " +
+                       pct(d["by_axis"]["w"].get<double>()),
+                   groups});
   }
+  m << reuse.render();
   m << "\nThreshold needed for 50% Q K^T savings (channel-reuse), by step: ";
   for (const PointRecord& p : r.points)
     if (p.method == "channel-reuse" && p.role == "target" && p.basis == "qk" && std::fabs(p.target - 0.5) < 1e-9)
-      m << slug(p.clip) << " " << p.proxy << " step " << step_label(p.step) << ": tau/RMS " << f(p.knob, 3) << "; ";
+      m << slug(p.clip) << " " << p.proxy << " step " << step_label(p.step) << ": tau/RMS " << fixed(p.knob, 3) << "; ";
   m << "\n\n";
 
   if (!r.projection.empty()) {
@@ -494,15 +498,15 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
          "Channel-wise reuse on the projections' input (the token features, no RoPE: every axis allowed; B = [W_q W_k "
          "W_v]). Savings are of that GEMM's MACs, not of attention, so the block-sparse peers have no counterpart here. "
          "Quality: SNR of V = f W_v, and of the attention output computed from the reused Q, K and V.\n\n";
-    m << "| clip | proxy | step | target | tau/RMS | reuse by axis t / h / w | V SNR (dB) | attention output SNR / cos |\n"
-         "|---|---|---|---|---|---|---|---|\n";
+    markdown::Table projection({"clip", "proxy", "step", "target", "tau/RMS", "reuse by axis t / h / w",
+                                "V SNR (dB)", "attention output SNR / cos"});
     for (const ProjectionRecord& p : r.projection)
       if (p.role == "target")
-        m << "| " << slug(p.clip) << " | " << p.proxy << " | " << step_label(p.step) << " | " << pct(p.target, 0) << " | " << f(p.knob, 3)
-          << " | " << pct(p.by_axis[0]) << " / " << pct(p.by_axis[1]) << " / " << pct(p.by_axis[2]) << " | "
-          << f(p.v_proj.snr_db, 2) << " | " << f(p.attention.out.snr_db, 2) << " / " << f(p.attention.out.cosine, 5)
-          << " |\n";
-    m << "\n";
+        projection.add_row({slug(p.clip), p.proxy, step_label(p.step), pct(p.target, 0), fixed(p.knob, 3),
+                            pct(p.by_axis[0]) + " / " + pct(p.by_axis[1]) + " / " + pct(p.by_axis[2]),
+                            fixed(p.v_proj.snr_db, 2),
+                            fixed(p.attention.out.snr_db, 2) + " / " + fixed(p.attention.out.cosine, 5)});
+    m << projection.render() << "\n";
   }
 
   m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings; SNR, relative L2, "
@@ -663,7 +667,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
       spec.y_cap = 80.0;
       const bool qk = kind == 1, scores = kind == 2;
       spec.title = std::string(scores ? "Q K^T" : "Attention output") + " SNR vs " + (qk ? "Q K^T" : "attention") +
-                   " MAC savings, " + slug(s.clip) + " (" + s.proxy + "), step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
+                   " MAC savings, " + slug(s.clip) + " (" + s.proxy + "), step " + step_label(s.step) + " (sigma " + fixed(s.sigma, 2) + ")";
       spec.x_label = qk ? "Q K^T MACs skipped" : "Q K^T + P V MACs skipped";
       spec.y_label = scores ? "SNR of Q K^T (dB)" : "SNR of softmax(QK^T/sqrt d) V (dB)";
       std::vector<Series> series;
@@ -692,7 +696,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
     for (const StepRecord& s : r.steps) {
       if (s.clip != clip || s.proxy != proxy || !s.reuse_at_ref.contains("groups")) continue;
       Series se;
-      se.name = "step " + step_label(s.step) + " (sigma " + f(s.sigma, 2) + ")";
+      se.name = "step " + step_label(s.step) + " (sigma " + fixed(s.sigma, 2) + ")";
       cats.clear();
       for (const auto& g : s.reuse_at_ref["groups"]) {
         cats.push_back("g" + std::to_string(g["group"].get<int>()) + ":" + g["rope_axes"].get<std::string>());
@@ -701,7 +705,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
       series.push_back(se);
     }
     PlotSpec spec;
-    spec.title = "Reuse ratio by channel group (RoPE axis) at tau = " + f(r.options.ref_tau, 2) + " x RMS, " + slug(clip) + " (" + proxy + ")";
+    spec.title = "Reuse ratio by channel group (RoPE axis) at tau = " + fixed(r.options.ref_tau, 2) + " x RMS, " + slug(clip) + " (" + proxy + ")";
     spec.x_label = "channel group : RoPE band axis";
     spec.y_label = "reuse ratio";
     spec.auto_y = false;

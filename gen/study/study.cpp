@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "golden/quant.hpp"
 #include "workload/models.hpp"
 #include "workload/qkv.hpp"
@@ -229,14 +230,6 @@ TargetRecord interpolate(const std::vector<const PointRecord*>& pts, const std::
   return t;
 }
 
-std::string fmt(double v, int prec) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(prec);
-  s << v;
-  return s.str();
-}
-
 struct StepInputs {
   AttentionInputs in;
   AttentionInputs calib;
@@ -337,15 +330,15 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
   const AttentionInputs& in = si.in;
   const std::vector<int32_t> rows = sample_rows(in.grid.tokens(), opt.rows, opt.row_seed);
   res.sampled_rows = static_cast<int64_t>(rows.size());
-  const std::string where = clip + " (" + st.proxy + ") step " + std::to_string(st.step) + " (sigma " + fmt(st.sigma, 3) + ")";
+  const std::string where = clip + " (" + st.proxy + ") step " + std::to_string(st.step) + " (sigma " + fixed(st.sigma, 3) + ")";
   progress.note(where + ": exact attention of " + std::to_string(rows.size()) + " sampled query rows over " +
                 std::to_string(in.grid.tokens()) + " keys");
   AttentionEvaluator ev(in, rows, opt.threads);
   st.keys_for_90 = keys_for_90(ev.exact_scores(), in.head_dim);
   st.local_mass = local_window_mass(ev.exact_scores(), rows, in.grid, in.head_dim);
   st.inputs = in.source;
-  progress.advance(where + ": exact done; 90% of a row's attention lies in " + fmt(100.0 * st.keys_for_90, 2) +
-                   "% of keys; a local window of 15% of the grid holds " + fmt(100.0 * st.local_mass, 1) + "%");
+  progress.advance(where + ": exact done; 90% of a row's attention lies in " + fixed(100.0 * st.keys_for_90, 2) +
+                   "% of keys; a local window of 15% of the grid holds " + fixed(100.0 * st.local_mass, 1) + "%");
 
   PeerParams peer;
   peer.progress = st.progress;
@@ -367,8 +360,8 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
     st.reuse_at_ref = m->detail();
     st.ref_tau = opt.ref_tau;
     calibrate_for_snr(*m, ev, in, opt, st.calibrated);
-    progress.note(where + ": thresholds for output SNR >= " + fmt(opt.schedule_snr_db, 1) + " dB: tau/rms " +
-                  fmt(st.calibrated.knob, 3) + ", Q K^T savings " + fmt(100.0 * st.calibrated.qk_savings, 1) + "%");
+    progress.note(where + ": thresholds for output SNR >= " + fixed(opt.schedule_snr_db, 1) + " dB: tau/rms " +
+                  fixed(st.calibrated.knob, 3) + ", Q K^T savings " + fixed(100.0 * st.calibrated.qk_savings, 1) + "%");
   }
 
   for (const std::string& name : opt.methods) {
@@ -389,8 +382,8 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       PointRecord p = record(clip, st, *m, k, e, m->evaluate(ev));
       p.role = "sweep";
       local.push_back(std::move(p));
-      progress.advance(where + ": " + name + " " + m->knob() + " " + fmt(k, 3) + ", savings " +
-                       fmt(100.0 * e.savings(), 1) + "%, SNR " + fmt(local.back().quality.out.snr_db, 2) + " dB");
+      progress.advance(where + ": " + name + " " + m->knob() + " " + fixed(k, 3) + ", savings " +
+                       fixed(100.0 * e.savings(), 1) + "%, SNR " + fixed(local.back().quality.out.snr_db, 2) + " dB");
     }
     if (name != "dense") {
       const bool reuse = m->family() == "reuse";
@@ -406,8 +399,8 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
           p.basis = basis;
           p.target = target;
           local.push_back(std::move(p));
-          progress.advance(where + ": " + name + " at " + fmt(100.0 * target, 0) + "% " + basis + " savings, SNR " +
-                           fmt(local.back().quality.out.snr_db, 2) + " dB");
+          progress.advance(where + ": " + name + " at " + fixed(100.0 * target, 0) + "% " + basis + " savings, SNR " +
+                           fixed(local.back().quality.out.snr_db, 2) + " dB");
         }
       }
       for (const PointRecord& p : local) mine.push_back(&p);
@@ -439,8 +432,8 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
     for (double k : knobs) {
       ProjectionRecord p = projection_point(pr, k, ev, clip, st);
       p.role = "sweep";
-      progress.advance(where + ": projection reuse tau/rms " + fmt(k, 3) + ", savings " + fmt(100.0 * p.savings, 1) +
-                       "%, attention SNR " + fmt(p.attention.out.snr_db, 2) + " dB");
+      progress.advance(where + ": projection reuse tau/rms " + fixed(k, 3) + ", savings " + fixed(100.0 * p.savings, 1) +
+                       "%, attention SNR " + fixed(p.attention.out.snr_db, 2) + " dB");
       res.projection.push_back(p);
     }
     for (double target : opt.targets) {
@@ -454,8 +447,8 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       ProjectionRecord p = projection_point(pr, best, ev, clip, st);
       p.role = "target";
       p.target = target;
-      progress.advance(where + ": projection reuse at " + fmt(100.0 * target, 0) + "% savings, attention SNR " +
-                       fmt(p.attention.out.snr_db, 2) + " dB");
+      progress.advance(where + ": projection reuse at " + fixed(100.0 * target, 0) + "% savings, attention SNR " +
+                       fixed(p.attention.out.snr_db, 2) + " dB");
       res.projection.push_back(p);
     }
   }

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
+#include "common/format.hpp"
+#include "common/markdown.hpp"
 #include "common/svg.hpp"
 #include "common/version.hpp"
 #include "sweep/runner.hpp"
@@ -69,12 +70,8 @@ void fill_done(Row& r, const json& synth, double seconds) {
   r.blocks = blocks_of(synth);
 }
 
-std::string num(double v, int prec = 6) {
-  if (!std::isfinite(v)) return "";
-  std::ostringstream s;
-  s << std::setprecision(prec) << v;
-  return s.str();
-}
+// A value of the reports: `digits` significant digits; blank when not measured (nan).
+std::string num(double v, int digits = 6) { return std::isfinite(v) ? sig(v, digits) : ""; }
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -371,33 +368,38 @@ std::string Reports::summary() const {
        "period.\n\n";
 
   o << "## Results\n\n";
-  o << "| point | top | PEs | library | clock (ns) | logic (um^2) | SRAM (um^2) | total (um^2) | cells | Fmax (MHz) | "
-       "WNS (ns) | P OpenSTA (mW) | P kaleido (mW) | P SRAM (mW) | E/MAC (pJ) | E/MAC+SRAM (pJ) | synth (s) |\n";
-  o << "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  const auto right = markdown::Align::Right;
+  markdown::Table results({"point", "top", {"PEs", right}, "library", {"clock (ns)", right}, {"logic (um^2)", right},
+                           {"SRAM (um^2)", right}, {"total (um^2)", right}, {"cells", right}, {"Fmax (MHz)", right},
+                           {"WNS (ns)", right}, {"P OpenSTA (mW)", right}, {"P kaleido (mW)", right},
+                           {"P SRAM (mW)", right}, {"E/MAC (pJ)", right}, {"E/MAC+SRAM (pJ)", right},
+                           {"synth (s)", right}});
   for (const Row& r : rows_) {
-    o << "| " << r.point->config.name() << " | " << r.top << " | " << r.point->pes() << " | " << r.point->library.label
-      << " | " << clock_text(r.point->clock_ns) << " | ";
+    std::vector<std::string> cells = {r.point->config.name(), r.top, std::to_string(r.point->pes()),
+                                      r.point->library.label, clock_text(r.point->clock_ns)};
     if (r.status != "done") {
-      o << r.status << " | | | | | | | | | | | |\n";
-      continue;
+      cells.push_back(r.status);
+      cells.resize(17);  // the measured columns stay empty
+    } else {
+      cells.insert(cells.end(), {num(r.area_logic_um2), num(r.area_sram_um2), num(r.area_total_um2),
+                                 std::to_string(r.cells), num(r.fmax_mhz, 4), num(r.wns_ns, 3),
+                                 num(r.power_opensta_w * 1e3, 4), num(r.power_kaleido_w * 1e3, 4),
+                                 num(r.power_sram_w * 1e3, 4), num(r.energy_per_mac_pj, 4),
+                                 num(r.energy_per_mac_sram_pj, 4), num(r.synth_seconds, 3)});
     }
-    o << num(r.area_logic_um2) << " | " << num(r.area_sram_um2) << " | " << num(r.area_total_um2) << " | " << r.cells
-      << " | " << num(r.fmax_mhz, 4) << " | " << num(r.wns_ns, 3) << " | " << num(r.power_opensta_w * 1e3, 4) << " | "
-      << num(r.power_kaleido_w * 1e3, 4) << " | " << num(r.power_sram_w * 1e3, 4) << " | "
-      << num(r.energy_per_mac_pj, 4) << " | " << num(r.energy_per_mac_sram_pj, 4) << " | " << num(r.synth_seconds, 3)
-      << " |\n";
+    results.add_row(std::move(cells));
   }
+  o << results.render();
   overhead(o);
-  bool header = false;
+  markdown::Table not_done({"point", "top", "status", "reason"});
   for (const Row& r : rows_) {
     if (r.status == "done" || (r.note.empty() && r.status == "pending")) continue;
-    if (!header) o << "\n## Not done\n\n| point | top | status | reason |\n|---|---|---|---|\n";
-    header = true;
     std::string note = r.note;
     std::replace(note.begin(), note.end(), '\n', ' ');
     std::replace(note.begin(), note.end(), '|', '/');
-    o << "| " << r.point->id << " | " << r.top << " | " << r.status << " | " << note << " |\n";
+    not_done.add_row({r.point->id, r.top, r.status, note});
   }
+  if (!not_done.empty()) o << "\n## Not done\n\n" << not_done.render();
   if (!plots_.empty()) {
     o << "\n## Plots\n\n";
     for (const std::string& p : plots_) o << "- [" << p << "](plots/" << p << ")\n";
@@ -407,25 +409,24 @@ std::string Reports::summary() const {
 
 // The reuse logic's cost: kld_top against the dense kld_plain_top of the same point.
 void Reports::overhead(std::ostringstream& o) const {
-  bool header = false;
+  const auto right = markdown::Align::Right;
+  markdown::Table table({"point", {"logic kld_top (um^2)", right}, {"logic plain (um^2)", right},
+                         {"logic overhead", right}, {"total overhead", right}, {"power overhead (OpenSTA)", right},
+                         {"Fmax kld_top / plain (MHz)", right}});
   for (const Row& r : rows_) {
     if (r.top != "kld_top" || r.status != "done") continue;
     auto plain = std::find_if(rows_.begin(), rows_.end(), [&](const Row& q) {
       return q.point == r.point && q.top == "kld_plain_top" && q.status == "done";
     });
     if (plain == rows_.end()) continue;
-    if (!header) {
-      o << "\n## Reuse-logic overhead (kld_top against the dense kld_plain_top of the same point)\n\n"
-        << "| point | logic kld_top (um^2) | logic plain (um^2) | logic overhead | total overhead | "
-           "power overhead (OpenSTA) | Fmax kld_top / plain (MHz) |\n|---|---:|---:|---:|---:|---:|---:|\n";
-      header = true;
-    }
     auto pct = [](double a, double b) { return num(100.0 * (a - b) / b, 3) + " %"; };
-    o << "| " << r.point->id << " | " << num(r.area_logic_um2) << " | " << num(plain->area_logic_um2) << " | "
-      << pct(r.area_logic_um2, plain->area_logic_um2) << " | " << pct(r.area_total_um2, plain->area_total_um2) << " | "
-      << pct(r.power_opensta_w, plain->power_opensta_w) << " | " << num(r.fmax_mhz, 4) << " / "
-      << num(plain->fmax_mhz, 4) << " |\n";
+    table.add_row({r.point->id, num(r.area_logic_um2), num(plain->area_logic_um2),
+                   pct(r.area_logic_um2, plain->area_logic_um2), pct(r.area_total_um2, plain->area_total_um2),
+                   pct(r.power_opensta_w, plain->power_opensta_w),
+                   num(r.fmax_mhz, 4) + " / " + num(plain->fmax_mhz, 4)});
   }
+  if (!table.empty())
+    o << "\n## Reuse-logic overhead (kld_top against the dense kld_plain_top of the same point)\n\n" << table.render();
 }
 
 }  // namespace

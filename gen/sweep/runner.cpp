@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/format.hpp"
 #include "common/stopwatch.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -43,11 +44,7 @@ class Progress {
   std::mutex mu_;
 };
 
-std::string seconds_text(double s) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(1) << s << " s";
-  return o.str();
-}
+std::string seconds_text(double s) { return fixed(s, 1) + " s"; }
 
 json point_json(const SweepSpec& spec, const SweepPoint& p) {
   json lib_files = json::array();

@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/suggest.hpp"
 #include "common/version.hpp"
 
@@ -186,11 +187,7 @@ std::vector<std::string> library_aliases() {
   return v;
 }
 
-std::string clock_text(double ns) {
-  std::ostringstream s;
-  s << ns;
-  return s.str();
-}
+std::string clock_text(double ns) { return sig(ns, 6); }
 
 SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir, const std::string& origin) {
   const Parser p(base_dir, origin);

@@ -569,12 +569,6 @@ Expr reduce_xor(const Expr& a) {
   return unary("^", a, 1);
 }
 
-int clog2(int64_t n) {
-  int bits = 1;
-  while ((int64_t{1} << bits) < n) ++bits;
-  return bits;
-}
-
 // ---- printing -------------------------------------------------------------------------
 
 namespace {

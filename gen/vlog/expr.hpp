@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "golden/intmath.hpp"
 
 namespace kaleido::vlog {
 
@@ -164,7 +165,7 @@ Expr reduce_xor(const Expr& a);  // ^x
 
 // Bits needed to index `n` items (at least 1): the width of an address or
 // bit index that Verilator accepts without a WIDTH warning.
-int clog2(int64_t n);
+using kaleido::clog2;
 
 namespace detail {
 

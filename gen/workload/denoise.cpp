@@ -57,7 +57,7 @@ double wiener_gain(double power, double sigma) {
 }
 
 LatentSpectrum estimate_spectrum(const Grid& g, const FloatMatrix& x, int r) {
-  if (x.rows != g.tokens()) throw Error("internal: estimate_spectrum: rows do not match the grid");
+  if (x.rows != g.tokens()) throw InternalError("estimate_spectrum: rows do not match the grid");
   if (r < 0) throw ConfigError("spectrum smoothing", std::to_string(r), "must be >= 0");
   LatentSpectrum s;
   s.grid = g;

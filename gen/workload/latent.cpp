@@ -216,7 +216,7 @@ const char* scaling_name(LatentScaling s) {
 }
 
 double neighbour_correlation(const Grid& g, const FloatMatrix& x, int axis) {
-  if (x.rows != g.tokens() || axis < 0 || axis > 2) throw Error("internal: neighbour_correlation: bad grid or axis");
+  if (x.rows != g.tokens() || axis < 0 || axis > 2) throw InternalError("neighbour_correlation: bad grid or axis");
   const int64_t C = x.cols;
   std::vector<double> mean(static_cast<size_t>(C), 0.0);
   for (int64_t i = 0; i < x.rows; ++i)
@@ -262,7 +262,7 @@ Tokens patchify(const Grid& g, const FloatMatrix& x, int ph, int pw) {
   if (ph < 1 || pw < 1 || g.h % ph || g.w % pw)
     throw ConfigError("patch", std::to_string(ph) + "x" + std::to_string(pw),
                       "must divide the latent grid " + std::to_string(g.h) + "x" + std::to_string(g.w));
-  if (x.rows != g.tokens()) throw Error("patchify: latent rows do not match its grid");
+  if (x.rows != g.tokens()) throw InternalError("patchify: latent rows do not match its grid");
   Tokens tk;
   tk.grid = {g.t, g.h / ph, g.w / pw};
   const int64_t C = x.cols, P = static_cast<int64_t>(ph) * pw;

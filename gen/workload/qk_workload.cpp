@@ -50,7 +50,7 @@ QkWorkload make_qk_workload(const QkWorkloadSpec& s) {
   proj.qk_gain = 1.5;
   const AttentionInputs in = project_head(patchify(lat.grid, x, model.patch_h, model.patch_w), model, proj);
   if (in.grid.t != s.grid.t || in.grid.h != s.grid.h || in.grid.w != s.grid.w)
-    throw Error("internal: make_qk_workload: token grid differs from the requested one");
+    throw InternalError("make_qk_workload: token grid differs from the requested one");
 
   FloatMatrix kt(in.k.cols, in.k.rows);
   for (int64_t i = 0; i < in.k.rows; ++i)

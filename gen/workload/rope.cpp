@@ -36,8 +36,8 @@ void rope_rotate(float* v, const Rope3d& rope, int t, int h, int w) {
 void apply_rope(FloatMatrix& x, const Grid& grid, const Rope3d& rope) {
   rope.validate();
   if (x.cols != rope.head_dim() || x.rows != grid.tokens())
-    throw Error("apply_rope: matrix is " + std::to_string(x.rows) + "x" + std::to_string(x.cols) + ", expected " +
-                std::to_string(grid.tokens()) + "x" + std::to_string(rope.head_dim()));
+    throw InternalError("apply_rope: matrix is " + std::to_string(x.rows) + "x" + std::to_string(x.cols) +
+                        ", expected " + std::to_string(grid.tokens()) + "x" + std::to_string(rope.head_dim()));
   for (int t = 0; t < grid.t; ++t)
     for (int h = 0; h < grid.h; ++h)
       for (int w = 0; w < grid.w; ++w) rope_rotate(x.row(grid.index(t, h, w)), rope, t, h, w);

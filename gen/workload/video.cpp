@@ -7,16 +7,12 @@
 #include <filesystem>
 #include <memory>
 #include <sstream>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <cstdlib>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 #include "golden/random.hpp"
-
-extern char** environ;
 
 namespace kaleido::workload {
 
@@ -159,6 +155,15 @@ bool has_y4m_extension(const std::string& path) {
   return ext == ".y4m";
 }
 
+// Removes a temporary folder and what is in it when it goes out of scope.
+struct RemovedAtExit {
+  std::string folder;
+  ~RemovedAtExit() {
+    std::error_code ec;
+    fs::remove_all(folder, ec);
+  }
+};
+
 std::string tail_of(const std::string& s, size_t n) {
   std::string t = s;
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
@@ -171,58 +176,37 @@ Video read_video(const std::string& path, const FrameSelection& sel) {
   if (!fs::exists(path)) throw FileError(path, "does not exist");
   if (has_y4m_extension(path)) return read_y4m_file(path, sel);
 
-  // ffmpeg decodes to 8-bit 4:4:4 y4m on a pipe; its messages go to a file
-  // so that a failure can be reported in the user's terms.
-  const std::string err_path = (fs::temp_directory_path() / ("kaleido_ffmpeg_" + std::to_string(::getpid()) + ".log")).string();
-  int fds[2];
-  if (::pipe(fds) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  // ffmpeg decodes the frames needed to an 8-bit 4:4:4 y4m file in a private
+  // folder, which the same reader parses; its messages (-v error) are kept so
+  // that a failure can be reported in the user's terms.
+  std::string folder = (fs::temp_directory_path() / "kaleido_ffmpeg_XXXXXX").string();
+  if (::mkdtemp(folder.data()) == nullptr)
+    throw FileError(folder, std::string("cannot create a temporary folder: ") + std::strerror(errno));
+  const RemovedAtExit cleanup{folder};
+  const std::string decoded = (fs::path(folder) / "decoded.y4m").string();
   std::vector<std::string> args = {"ffmpeg", "-nostdin", "-hide_banner", "-v", "error", "-i", path};
   if (sel.last_needed() >= 0) {
     args.push_back("-frames:v");
     args.push_back(std::to_string(sel.last_needed() + 1));
   }
-  for (const char* a : {"-an", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv444p", "-"}) args.emplace_back(a);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  posix_spawn_file_actions_addclose(&fa, fds[1]);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "ffmpeg", &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw FileError(path, std::string("cannot run ffmpeg (") + std::strerror(rc) +
-                              "): install Debian package ffmpeg, or convert the clip to .y4m");
-  }
-  std::FILE* pipe_in = ::fdopen(fds[0], "rb");
+  for (const char* a : {"-an", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv444p", "-y"}) args.emplace_back(a);
+  args.push_back(decoded);
+  if (!which("ffmpeg"))
+    throw FileError(path, "cannot run ffmpeg (it is not on PATH): install Debian package ffmpeg, or convert the clip "
+                          "to .y4m");
+  const ProcessResult run = run_process(args);
   Video v;
   std::string parse_error;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(decoded.c_str(), "rb"), &std::fclose);
   try {
-    v = read_y4m(pipe_in, path + " (decoded by ffmpeg)", sel);
+    if (!in) throw FileError(path, "ffmpeg wrote no frames");
+    v = read_y4m(in.get(), path + " (decoded by ffmpeg)", sel);
   } catch (const Error& e) {
     parse_error = e.what();
   }
-  std::fclose(pipe_in);  // ffmpeg may still be writing on error: closing makes it stop
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  std::string log;
-  try {
-    log = read_file(err_path);
-  } catch (const Error&) {
-  }
-  std::error_code ec;
-  fs::remove(err_path, ec);
-  const bool ffmpeg_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!ffmpeg_ok && (!parse_error.empty() || v.frames.empty()))
-    throw FileError(path, "ffmpeg could not decode it: " + (log.empty() ? std::string("exit status ") + std::to_string(status)
-                                                                        : tail_of(log, 300)));
+  if (!run.ok() && (!parse_error.empty() || v.frames.empty()))
+    throw FileError(path, "ffmpeg could not decode it: " +
+                              (run.output.empty() ? exit_text(run) : tail_of(run.output, 300)));
   if (!parse_error.empty()) throw Error(parse_error);
   v.source = path;
   return v;

@@ -77,6 +77,8 @@ TEST(Aig, StructuralHashingAndSimulation) {
     if (av ? bv : !bv) want |= 1u << k;
   }
   EXPECT_EQ(out[1] & 0xf, want);
+  // One word per input is the caller's duty: a wrong count is a bug in kaleido (exit 3), not a user error.
+  EXPECT_THROW(aig.simulate({0b1010}), InternalError);
 }
 
 TEST(Aig, AigerHeaderCountsConeOnly) {

@@ -121,7 +121,7 @@ inline sim::BuildResult build_block(const hw::HwConfig& c, const std::string& to
   spec.sources = {src / "tb" / "unit" / (harness + ".cpp")};
   spec.include_dirs = {src / "gen", src / "tb", src / "tb" / "unit"};
   spec.libs = {(bld / "gen/libkaleido_hw.a").string(), (bld / "gen/libkaleido_vlog.a").string(),
-               (bld / "gen/libkaleido_golden.a").string(), (bld / "gen/libkaleido_common.a").string(), "-lz"};
+               (bld / "gen/libkaleido_golden.a").string(), (bld / "gen/libkaleido_common.a").string(), "-lz", "-lfmt"};
   return sim::build_model(spec);
 }
 

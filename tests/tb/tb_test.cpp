@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
+#include "common/process.hpp"
 #include "common/version.hpp"
 #include "golden/gemm.hpp"
 #include "golden/intmath.hpp"
@@ -126,11 +128,15 @@ TbRun run_tb(int which, const ReuseConfig& c, const IntMatrix& a, const IntMatri
   fs::create_directories(dir);
   const fs::path vec = dir / (tag + ".kvec"), json = dir / (tag + ".json"), log = dir / (tag + ".log");
   write_vectors(vec.string(), make_vectors(c, a, b));
-  const std::string cmd = "'" + testbench(which).exe.string() + "' --vectors '" + vec.string() + "' --json '" +
-                          json.string() + "' " + args;
+  std::vector<std::string> argv = {testbench(which).exe.string(), "--vectors", vec.string(), "--json", json.string()};
+  std::istringstream words(args);  // `args` holds plain space-separated options
+  for (std::string w; words >> w;) argv.push_back(w);
+  ProcessOptions po;
+  po.log = log;
+  const ProcessResult run = run_process(argv, po);
   TbRun r;
-  r.status = sim::run_command(cmd, log);
-  r.output = read_file(log);
+  r.status = run.exit_code;
+  r.output = run.output;
   if (fs::exists(json)) r.report = nlohmann::json::parse(read_file(json));
   fs::remove(vec);
   fs::remove(json);
