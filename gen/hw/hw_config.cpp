@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "common/suggest.hpp"
 #include "golden/intmath.hpp"
 
@@ -107,13 +108,10 @@ void HwConfig::validate() const {
 std::string HwConfig::name() const {
   std::string prefix;
   // FNV-1a over "PARAM=value;" of every parameter (resolved), in table order.
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = kFnv1aOffset;
   for (const HwField& f : hw_fields()) {
     if (f.name_tag) prefix += f.name_tag + std::to_string(f.get(*this));
-    for (unsigned char ch : std::string(f.param) + "=" + std::to_string(f.resolved(*this)) + ";") {
-      h ^= ch;
-      h *= 0x100000001b3ull;
-    }
+    h = fnv1a(h, std::string(f.param) + "=" + std::to_string(f.resolved(*this)) + ";");
   }
   return prefix + "_" + fmt::format("{:08x}", (h ^ (h >> 32)) & 0xffffffffull);
 }

@@ -11,6 +11,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "common/version.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/tools.hpp"
@@ -54,14 +55,9 @@ std::string rtl_content_hash(const std::vector<fs::path>& files) {
   std::vector<std::pair<std::string, fs::path>> named;
   for (const fs::path& f : files) named.emplace_back(f.filename().string(), f);
   std::sort(named.begin(), named.end());
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = kFnv1aOffset;
   auto mix = [&h](const std::string& bytes) {
-    for (unsigned char c : bytes) {
-      h ^= c;
-      h *= 0x100000001b3ull;
-    }
-    h ^= 0xff;  // separator: ("ab", "c") and ("a", "bc") differ
-    h *= 0x100000001b3ull;
+    h = fnv1a(fnv1a(h, bytes), "\xff");  // separator: ("ab", "c") and ("a", "bc") differ
   };
   for (const auto& [name, path] : named) {
     mix(name);

@@ -4,6 +4,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "common/process.hpp"
 #include "common/version.hpp"
 #include "golden/vectors.hpp"
@@ -20,14 +21,6 @@ int next_pow2(int64_t v) {
   int p = 1;
   while (p < v) p *= 2;
   return p;
-}
-
-uint64_t fnv1a(uint64_t h, const std::string& s) {
-  for (unsigned char ch : s) {
-    h ^= ch;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string& mode, const SimRequest& req,
@@ -81,7 +74,7 @@ nlohmann::json mode_json(const ModeRun& m) {
 
 fs::path cached_rtl(const hw::HwConfig& hw) {
   const auto files = hw::generate_files(hw);
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = kFnv1aOffset;
   for (const auto& f : files) h = fnv1a(fnv1a(h, f.name), f.text);
   const fs::path dir = default_cache_root() / ("rtl-" + hw.name() + "-" + fmt::format("{:016x}", h));
   if (!fs::exists(dir / "manifest.json")) {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <sstream>
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "common/process.hpp"
 #include "common/version.hpp"
 
@@ -17,19 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t fnv1a(uint64_t h, const std::string& s) {
-  for (unsigned char ch : s) {
-    h ^= ch;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  std::ostringstream o;
-  o << std::hex << v;
-  return o.str();
-}
+std::string hex(uint64_t v) { return fmt::format("{:x}", v); }
 
 }  // namespace
 
@@ -66,7 +56,7 @@ BuildResult build_model(const BuildSpec& spec) {
   if (rtl.empty()) throw FileError(spec.rtl_dir.string(), "holds no .v files");
   std::sort(rtl.begin(), rtl.end());
 
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = kFnv1aOffset;
   h = fnv1a(h, spec.top + (spec.trace ? " trace" : ""));
   for (const auto& f : rtl) h = fnv1a(fnv1a(h, f.filename().string()), read_file(f));
   for (const auto& f : spec.sources) h = fnv1a(fnv1a(h, f.filename().string()), read_file(f));
