@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -10,6 +9,8 @@
 
 #include "checks/lint.hpp"
 #include "common/atomic_file.hpp"
+#include "common/format.hpp"
+#include "common/markdown.hpp"
 #include "common/svg.hpp"
 #include "common/version.hpp"
 #include "golden/gemm.hpp"
@@ -28,12 +29,13 @@ using nlohmann::json;
 
 namespace {
 
+// Fixed decimals; a figure that could not be measured (NaN, -inf) reads n/a.
 std::string fmt(double v, int prec = 3) {
   if (!std::isfinite(v)) return v > 0 ? "inf" : "n/a";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", prec, v);
-  return b;
+  return fixed(v, prec);
 }
+
+std::string num(const json& v) { return v.dump(); }
 
 // Runs the stages in order: progress line, timing, and a log per stage
 // that holds its progress lines and, on failure, the error.
@@ -51,8 +53,7 @@ class StageRunner {
   template <class F>
   void run(const std::string& name, F&& body) {
     ++index_;
-    char prefix[32];
-    std::snprintf(prefix, sizeof prefix, "[%d/%d] ", index_, count_);
+    const std::string prefix = fmt::format("[{}/{}] ", index_, count_);
     std::string file = std::to_string(index_) + "_" + name + ".log";
     for (char& c : file)
       if (c == ' ') c = '_';
@@ -459,14 +460,14 @@ FlowResult run_flow(const FlowOptions& opt) {
     if (opt.synth)
       md << "- Library: " << library << "; clock target " << fmt(opt.clock_ns, 2) << " ns\n";
     md << "\n## Golden model (" << "gen/golden, closed-loop channel-group reuse)\n\n";
-    md << "| reuse ratio | MACs issued | MACs skipped | SNR vs exact (dB) | cosine | relative L2 error | PSNR (dB) "
-          "at peak max abs exact | max abs error | error bound |\n";
-    md << "|---|---|---|---|---|---|---|---|---|\n";
-    md << "| " << fmt(g["reuse_ratio"].get<double>()) << " | " << g["macs_issued"] << " | " << g["macs_skipped"] << " | "
-       << fmt(g["snr_db"].get<double>(), 2) << " | " << fmt(g["cosine"].get<double>(), 5) << " | "
-       << fmt(g["rel_l2"].get<double>(), 4) << " | " << fmt(g["psnr_db"].get<double>(), 2) << " at "
-       << fmt(g["psnr_peak"].get<double>(), 0) << " | " << g["max_abs_err"] << " | "
-       << (g["error_bound_holds"].get<bool>() ? "holds" : "VIOLATED") << " |\n\n";
+    markdown::Table quality({"reuse ratio", "MACs issued", "MACs skipped", "SNR vs exact (dB)", "cosine",
+                             "relative L2 error", "PSNR (dB) at peak max abs exact", "max abs error", "error bound"});
+    quality.add_row({fmt(g["reuse_ratio"].get<double>()), num(g["macs_issued"]), num(g["macs_skipped"]),
+                     fmt(g["snr_db"].get<double>(), 2), fmt(g["cosine"].get<double>(), 5),
+                     fmt(g["rel_l2"].get<double>(), 4),
+                     fmt(g["psnr_db"].get<double>(), 2) + " at " + fmt(g["psnr_peak"].get<double>(), 0),
+                     num(g["max_abs_err"]), g["error_bound_holds"].get<bool>() ? "holds" : "VIOLATED"});
+    md << quality.render() << "\n";
     md << "SNR = signal power of the exact output / mean squared error; PSNR's peak is the largest |exact| "
           "entry, so it reads higher than the SNR by 10 log10(peak^2 / mean square).\n\n";
     md << "Quality is that of this one GEMM (Out = A.B of the workload's latent tokens) at the chosen thresholds; "
@@ -474,26 +475,26 @@ FlowResult run_flow(const FlowOptions& opt) {
           "`reports/study/` (kaleido study).\n\n";
     md << "![reuse by group](reuse_groups.svg)\n\n";
     md << "## Simulation (Verilator, testbench tb/ driven by the golden model)\n\n";
-    md << "| mode | bit-exact | cycles | schedule formula | MACs issued | PE utilisation |\n|---|---|---|---|---|---|\n";
-    md << "| dense | " << (sr.dense.bit_exact ? "yes" : "NO") << " | " << sr.dense.cycles << " | " << sr.dense.schedule
-       << " | " << sr.dense.macs_issued << " | " << fmt(sr.utilisation_dense) << " |\n";
-    md << "| reuse | " << (sr.reuse.bit_exact ? "yes" : "NO") << " | " << sr.reuse.cycles << " | " << sr.reuse.schedule
-       << " | " << sr.reuse.macs_issued << " | " << fmt(sr.utilisation_reuse) << " |\n\n";
+    markdown::Table modes({"mode", "bit-exact", "cycles", "schedule formula", "MACs issued", "PE utilisation"});
+    modes.add_row({"dense", sr.dense.bit_exact ? "yes" : "NO", std::to_string(sr.dense.cycles),
+                   std::to_string(sr.dense.schedule), std::to_string(sr.dense.macs_issued), fmt(sr.utilisation_dense)});
+    modes.add_row({"reuse", sr.reuse.bit_exact ? "yes" : "NO", std::to_string(sr.reuse.cycles),
+                   std::to_string(sr.reuse.schedule), std::to_string(sr.reuse.macs_issued), fmt(sr.utilisation_reuse)});
+    md << modes.render() << "\n";
     md << "Speedup dense/reuse cycles: " << fmt(sr.speedup) << "x measured; " << fmt(sr.ideal_speedup)
        << "x ideal (1 / (1 - skipped fraction), skipped MACs free, no detection or gather cost).\n\n";
     md << "![cycles](cycles.svg)\n\n";
     if (opt.synth) {
       md << "## Synthesis and timing (Yosys, OpenSTA; " << top.library_name << ")\n\n";
-      md << "| top | logic area (um^2) | SRAM area (um^2, SRAM model) | cells | worst slack (ns) | Fmax (MHz) |\n";
-      md << "|---|---|---|---|---|---|\n";
+      markdown::Table area({"top", "logic area (um^2)", "SRAM area (um^2, SRAM model)", "cells", "worst slack (ns)",
+                            "Fmax (MHz)"});
       auto row = [&](const ppa::SynthResult& r) {
-        md << "| " << r.top << " | " << fmt(r.logic_area_um2, 0) << " | " << fmt(r.sram_area_um2, 0) << " | " << r.cells
-           << " | " << (r.timed ? fmt(r.sta.worst_slack_ns) : "n/a") << " | " << (r.timed ? fmt(r.fmax_mhz, 1) : "n/a")
-           << " |\n";
+        area.add_row({r.top, fmt(r.logic_area_um2, 0), fmt(r.sram_area_um2, 0), std::to_string(r.cells),
+                      r.timed ? fmt(r.sta.worst_slack_ns) : "n/a", r.timed ? fmt(r.fmax_mhz, 1) : "n/a"});
       };
       row(top);
       if (opt.plain_top) row(plain);
-      md << "\n";
+      md << area.render() << "\n";
       if (opt.plain_top)
         md << "Logic area of the reuse hardware (detector, dispatcher, merge, wider control) against the dense "
               "baseline kld_plain_top of the same size: +"
@@ -519,17 +520,18 @@ FlowResult run_flow(const FlowOptions& opt) {
         const std::string at_t = "at " + fmt(opt.clock_ns, 2) + " ns";
         const bool fmax_known = res.reuse.fmax_clock_ns > 0;
         const std::string at_f = fmax_known ? "at Fmax, " + fmt(res.reuse.fmax_clock_ns, 2) + " ns" : "at Fmax";
-        md << "| mode | replayed cycles | logic power " << at_t << " (mW) | SRAM power " << at_t
-           << " (mW) | of which leakage (mW) | dynamic energy, any clock (nJ) | energy " << at_t << " (nJ) | pJ per "
-           << "useful MAC " << at_t << " | pJ per issued MAC " << at_t << " | energy " << at_f
-           << " (nJ) | pJ per useful MAC " << at_f << " |\n";
-        md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+        markdown::Table energy({"mode", "replayed cycles", "logic power " + at_t + " (mW)",
+                                "SRAM power " + at_t + " (mW)", "of which leakage (mW)",
+                                "dynamic energy, any clock (nJ)", "energy " + at_t + " (nJ)",
+                                "pJ per useful MAC " + at_t, "pJ per issued MAC " + at_t, "energy " + at_f + " (nJ)",
+                                "pJ per useful MAC " + at_f});
         for (const auto& [name, e] : {std::pair<std::string, ModeEnergy>{"dense", res.dense}, {"reuse", res.reuse}})
-          md << "| " << name << " | " << e.replayed_cycles << " | " << fmt(e.logic_w * 1e3) << " | "
-             << fmt(e.sram_w * 1e3) << " | " << fmt(e.leakage_w * 1e3) << " | " << fmt(e.dynamic_energy_j * 1e9)
-             << " | " << fmt(e.energy_j * 1e9) << " | " << fmt(e.pj_per_useful_mac, 4) << " | "
-             << fmt(e.pj_per_issued_mac, 4) << " | " << (fmax_known ? fmt(e.energy_at_fmax_j * 1e9) : "n/a") << " | "
-             << (fmax_known ? fmt(e.pj_per_useful_mac_at_fmax, 4) : "n/a") << " |\n";
+          energy.add_row({name, std::to_string(e.replayed_cycles), fmt(e.logic_w * 1e3), fmt(e.sram_w * 1e3),
+                          fmt(e.leakage_w * 1e3), fmt(e.dynamic_energy_j * 1e9), fmt(e.energy_j * 1e9),
+                          fmt(e.pj_per_useful_mac, 4), fmt(e.pj_per_issued_mac, 4),
+                          fmax_known ? fmt(e.energy_at_fmax_j * 1e9) : "n/a",
+                          fmax_known ? fmt(e.pj_per_useful_mac_at_fmax, 4) : "n/a"});
+        md << energy.render();
         md << "\nDynamic energy (switching, internal, SRAM accesses) is per transition and per access, the same at "
               "any clock; leakage energy is leakage power x run time, so the run at Fmax (the fastest clock the "
               "STA allows) spends less of it.\n";
@@ -542,8 +544,9 @@ FlowResult run_flow(const FlowOptions& opt) {
         md << "![energy per MAC](energy_per_mac.svg)\n\n";
       }
     }
-    md << "## Stage times\n\n| stage | seconds |\n|---|---|\n";
-    for (const StageTime& t : run.times) md << "| " << t.name << " | " << fmt(t.seconds, 1) << " |\n";
+    markdown::Table stage_times({"stage", "seconds"});
+    for (const StageTime& t : run.times) stage_times.add_row({t.name, fmt(t.seconds, 1)});
+    md << "## Stage times\n\n" << stage_times.render();
     md << "\nOn a machine with " << std::thread::hardware_concurrency() << " hardware threads.\n";
     rep["stage_times_s"] = json::object();
     for (const StageTime& t : run.times) rep["stage_times_s"][t.name] = t.seconds;
