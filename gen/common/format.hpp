@@ -19,4 +19,7 @@ inline std::string fixed(double v, int decimals) {
   return std::isnan(v) ? "nan" : fmt::format("{:.{}f}", v, decimals);
 }
 
+// Numbers in files written for EDA tools (SDC, Liberty): 6 significant digits.
+inline std::string tool_number(double v) { return sig(v, 6); }
+
 }  // namespace kaleido

@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/text.hpp"
+
 namespace kaleido {
 
 int edit_distance(const std::string& a, const std::string& b) {
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  const std::string x = lower(a), y = lower(b);
+  const std::string x = to_lower(a), y = to_lower(b);
   const size_t n = x.size(), m = y.size();
   // d[i][j]: distance between the first i letters of x and the first j of y.
   std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1, 0));

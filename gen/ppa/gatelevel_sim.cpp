@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "ppa/cell_models.hpp"
 #include "ppa/tools.hpp"
 
@@ -20,19 +21,20 @@ namespace {
 
 constexpr const char* kTop = "kld_gl";
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool active_low_name(const std::string& n) {
-  const std::string l = lower(n);
+  const std::string l = to_lower(n);
   auto ends = [&](const char* suf) {
     const std::string s(suf);
     return l.size() > s.size() && l.compare(l.size() - s.size(), s.size(), s) == 0;
   };
   return ends("_n") || ends("_ni") || ends("_b") || ends("_bi") || ends("n_i");
 }
+
+}  // namespace
+
+// Named (not anonymous): GateLevelSim::Impl holds SramPorts, and a member of internal-linkage type
+// is an error (-Wsubobject-linkage) once this file is compiled inside a unity batch.
+namespace gatelevel_detail {
 
 struct SramRead {
   std::vector<int> addr, data;
@@ -53,6 +55,13 @@ struct SramPorts {
   std::string how;
 };
 
+}  // namespace gatelevel_detail
+
+using gatelevel_detail::SramPorts;
+using gatelevel_detail::SramRead;
+
+namespace {
+
 SramPorts recognise_sram(const NetlistBlackBox& b, const std::vector<SramShape>& shapes) {
   SramPorts s;
   s.path = b.path;
@@ -66,7 +75,7 @@ SramPorts recognise_sram(const NetlistBlackBox& b, const std::vector<SramShape>&
   // Clock and write port by name (clk, we, waddr/addr, wdata/din).
   std::vector<int> addr;
   for (const auto& [name, nets] : b.inputs) {
-    const std::string l = lower(name);
+    const std::string l = to_lower(name);
     if (l.find("clk") != std::string::npos || l.find("clock") != std::string::npos) {
       s.clk = single(nets);
     } else if (l.find("waddr") != std::string::npos || l.find("wr_addr") != std::string::npos) {
@@ -108,10 +117,10 @@ SramPorts recognise_sram(const NetlistBlackBox& b, const std::vector<SramShape>&
   } else {
     // By name: raddrK -> rdataK pairs, else the shared address -> the read data output (registered).
     for (const auto& [name, nets] : b.inputs) {
-      const std::string l = lower(name);
+      const std::string l = to_lower(name);
       if (l.find("raddr") == std::string::npos && l.find("rd_addr") == std::string::npos) continue;
       std::string want = name;
-      want.replace(lower(want).find("addr"), 4, "data");
+      want.replace(to_lower(want).find("addr"), 4, "data");
       const bool in_suffix = want.size() >= 2 && want.substr(want.size() - 2) == "_i";
       const std::string out_name = want.substr(0, in_suffix ? want.size() - 2 : want.size()) + "_o";
       SramRead r;
@@ -127,7 +136,7 @@ SramPorts recognise_sram(const NetlistBlackBox& b, const std::vector<SramShape>&
       r.addr = addr;
       r.registered = true;
       for (const auto& [name, nets] : b.outputs) {
-        const std::string l = lower(name);
+        const std::string l = to_lower(name);
         if (l.find("rdata") != std::string::npos || l.find("dout") != std::string::npos) r.data = nets;
       }
       if (r.data.empty())

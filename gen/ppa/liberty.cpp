@@ -15,6 +15,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace kaleido::ppa {
 
@@ -380,8 +381,7 @@ double parse_unit(const std::string& text, const std::map<std::string, double>& 
     ++i;
   }
   const double scale = i == 0 ? 1.0 : std::strtod(t.substr(0, i).c_str(), nullptr);
-  std::string unit = t.substr(i);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string unit = to_lower(t.substr(i));
   auto it = units.find(unit);
   if (it == units.end() || !(scale > 0))
     throw FileError(source, "line " + std::to_string(line) + ": cannot read " + what + " \"" + text + "\"");

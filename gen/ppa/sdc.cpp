@@ -7,19 +7,14 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/format.hpp"
+#include "common/text.hpp"
 #include "common/version.hpp"
 
 namespace kaleido::ppa {
 
 namespace {
 
-std::string num(double v) { return sig(v, 6); }
-
-bool name_has(const std::string& name, const char* what) {
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find(what) != std::string::npos;
-}
+bool name_has(const std::string& name, const char* what) { return to_lower(name).find(what) != std::string::npos; }
 
 }  // namespace
 
@@ -59,7 +54,7 @@ const LibCell& pick_driving_buffer(const Library& lib) {
 
 void check_period(double period_ns) {
   if (!(period_ns > 0) || !std::isfinite(period_ns))
-    throw ConfigError("clock period", num(period_ns) + " ns", "must be a positive number of nanoseconds");
+    throw ConfigError("clock period", tool_number(period_ns) + " ns", "must be a positive number of nanoseconds");
 }
 
 std::string make_sdc(const SdcSpec& s) {
@@ -71,16 +66,16 @@ std::string make_sdc(const SdcSpec& s) {
       s.clock_port_exists ? "[delete_from_list [all_inputs] [get_ports " + s.clock_port + "]]" : "[all_inputs]";
   std::ostringstream o;
   o << "# Timing constraints for " << s.design << ", written by kaleido " << version() << " (kaleido_ppa).\n";
-  o << "# Units are the Liberty library's (" << s.library_name << "): time " << num(s.units.time_s * 1e9)
-    << " ns, capacitance " << num(s.units.cap_f * 1e12) << " pF.\n";
+  o << "# Units are the Liberty library's (" << s.library_name << "): time " << tool_number(s.units.time_s * 1e9)
+    << " ns, capacitance " << tool_number(s.units.cap_f * 1e12) << " pF.\n";
   o << "# Input/output delays are absolute, so every check is independent of the period and\n";
   o << "# Fmax = 1 / (period - worst setup slack).\n";
-  o << "create_clock -name clk -period " << num(s.period_ns * t) << (clk.empty() ? "" : " " + clk) << "\n";
-  o << "set_input_delay " << num(s.input_delay_ns * t) << " -clock clk " << inputs << "\n";
-  o << "set_output_delay " << num(s.output_delay_ns * t) << " -clock clk [all_outputs]\n";
+  o << "create_clock -name clk -period " << tool_number(s.period_ns * t) << (clk.empty() ? "" : " " + clk) << "\n";
+  o << "set_input_delay " << tool_number(s.input_delay_ns * t) << " -clock clk " << inputs << "\n";
+  o << "set_output_delay " << tool_number(s.output_delay_ns * t) << " -clock clk [all_outputs]\n";
   if (!s.driving_cell.empty())
     o << "set_driving_cell -lib_cell " << s.driving_cell << " -pin " << s.driving_pin << " " << inputs << "\n";
-  o << "set_load " << num(s.output_load_f * c) << " [all_outputs]\n";
+  o << "set_load " << tool_number(s.output_load_f * c) << " [all_outputs]\n";
   if (!s.reset_port.empty()) {
     o << "# The asynchronous reset's buffer tree does not exist before physical design.\n";
     o << "set_false_path -from [get_ports " << s.reset_port << "]\n";

@@ -7,18 +7,12 @@
 
 #include "common/error.hpp"
 #include "common/format.hpp"
+#include "common/text.hpp"
 #include "common/version.hpp"
 
 namespace kaleido::ppa {
 
 namespace {
-
-std::string num(double v) { return sig(v, 6); }
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // A scalar-table timing group.
 void scalar_arc(std::ostringstream& o, const std::string& related, const std::string& related_kind,
@@ -27,10 +21,10 @@ void scalar_arc(std::ostringstream& o, const std::string& related, const std::st
   o << "        " << related_kind << " : \"" << related << "\";\n";
   o << "        timing_type : " << type << ";\n";
   if (!sense.empty()) o << "        timing_sense : " << sense << ";\n";
-  o << "        cell_rise (scalar) { values (\"" << num(delay) << "\"); }\n";
-  o << "        cell_fall (scalar) { values (\"" << num(delay) << "\"); }\n";
-  o << "        rise_transition (scalar) { values (\"" << num(tran) << "\"); }\n";
-  o << "        fall_transition (scalar) { values (\"" << num(tran) << "\"); }\n";
+  o << "        cell_rise (scalar) { values (\"" << tool_number(delay) << "\"); }\n";
+  o << "        cell_fall (scalar) { values (\"" << tool_number(delay) << "\"); }\n";
+  o << "        rise_transition (scalar) { values (\"" << tool_number(tran) << "\"); }\n";
+  o << "        fall_transition (scalar) { values (\"" << tool_number(tran) << "\"); }\n";
   o << "      }\n";
 }
 
@@ -38,15 +32,15 @@ void check(std::ostringstream& o, const std::string& clock, const std::string& t
   o << "      timing () {\n";
   o << "        related_pin : \"" << clock << "\";\n";
   o << "        timing_type : " << type << ";\n";
-  o << "        rise_constraint (scalar) { values (\"" << num(value) << "\"); }\n";
-  o << "        fall_constraint (scalar) { values (\"" << num(value) << "\"); }\n";
+  o << "        rise_constraint (scalar) { values (\"" << tool_number(value) << "\"); }\n";
+  o << "        fall_constraint (scalar) { values (\"" << tool_number(value) << "\"); }\n";
   o << "      }\n";
 }
 
 }  // namespace
 
 bool is_clock_port_name(const std::string& port) {
-  const std::string l = lower(port);
+  const std::string l = to_lower(port);
   return l.find("clk") != std::string::npos || l.find("clock") != std::string::npos;
 }
 
@@ -117,9 +111,9 @@ std::string sram_liberty(const Library& lib, const std::vector<SramMacroView>& m
   const auto cap = cap_unit_text();
   o << "  capacitive_load_unit (" << cap.first << ", " << cap.second << ");\n";
   o << "  bus_naming_style : \"%s[%d]\";\n";
-  o << "  nom_voltage : " << num(lib.voltage_v) << ";\n";
+  o << "  nom_voltage : " << tool_number(lib.voltage_v) << ";\n";
   // OpenSTA takes the switching voltage of pins without power pins from here.
-  o << "  operating_conditions (kaleido_nominal) { process : 1; temperature : 25; voltage : " << num(lib.voltage_v)
+  o << "  operating_conditions (kaleido_nominal) { process : 1; temperature : 25; voltage : " << tool_number(lib.voltage_v)
     << "; }\n";
   o << "  default_operating_conditions : kaleido_nominal;\n";
   for (const char* k : {"input_threshold_pct_rise", "input_threshold_pct_fall", "output_threshold_pct_rise",
@@ -141,7 +135,7 @@ std::string sram_liberty(const Library& lib, const std::vector<SramMacroView>& m
     for (const SramMacroPort& p : m.ports)
       if (p.input && is_clock_port_name(p.name)) clock = p.name;
     o << "  cell (" << m.module << ") {\n";
-    o << "    area : " << num(m.cost.area_um2) << ";\n";
+    o << "    area : " << tool_number(m.cost.area_um2) << ";\n";
     o << "    dont_use : true;\n";
     for (const SramMacroPort& p : m.ports) {
       const bool is_bus = p.width > 1;
@@ -150,7 +144,7 @@ std::string sram_liberty(const Library& lib, const std::vector<SramMacroView>& m
       o << "      direction : " << (p.input ? "input" : "output") << ";\n";
       if (p.input) {
         const bool is_clock = p.name == clock;
-        o << "      capacitance : " << num((is_clock ? t.clock_pin_cap_f : t.pin_cap_f) / cu) << ";\n";
+        o << "      capacitance : " << tool_number((is_clock ? t.clock_pin_cap_f : t.pin_cap_f) / cu) << ";\n";
         if (is_clock) {
           o << "      clock : true;\n";
         } else if (!clock.empty()) {

@@ -15,7 +15,7 @@
 namespace kaleido::sweep {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;  // keeps the file's order of axes and keys
+using nlohmann::ordered_json;  // keeps the file's order of axes and keys
 
 namespace {
 
@@ -59,23 +59,23 @@ class Parser {
  public:
   Parser(const fs::path& base_dir, const std::string& origin) : base_dir_(base_dir), origin_(origin) {}
 
-  [[noreturn]] void fail(const std::string& param, const json& value, const std::string& rule) const {
+  [[noreturn]] void fail(const std::string& param, const ordered_json& value, const std::string& rule) const {
     throw ConfigError(origin_ + ": " + param, value.dump(), rule);
   }
 
-  int integer(const std::string& param, const json& v) const {
+  int integer(const std::string& param, const ordered_json& v) const {
     if (!v.is_number_integer()) fail(param, v, "must be an integer");
     const int64_t x = v.get<int64_t>();
     if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) fail(param, v, "out of range");
     return static_cast<int>(x);
   }
 
-  double clock(const std::string& param, const json& v) const {
+  double clock(const std::string& param, const ordered_json& v) const {
     if (!v.is_number() || !(v.get<double>() > 0)) fail(param, v, "must be a clock period in ns, > 0");
     return v.get<double>();
   }
 
-  LibrarySpec library(const std::string& param, const json& v) const {
+  LibrarySpec library(const std::string& param, const ordered_json& v) const {
     if (v.is_string()) {
       const std::string s = v.get<std::string>();
       for (const Alias& a : aliases())
@@ -86,7 +86,7 @@ class Parser {
     }
     if (v.is_array() && !v.empty()) {
       std::vector<std::string> files;
-      for (const json& f : v) {
+      for (const ordered_json& f : v) {
         if (!f.is_string()) fail(param, v, "a split library is a list of file paths (strings)");
         files.push_back(f.get<std::string>());
       }
@@ -96,7 +96,7 @@ class Parser {
   }
 
   // Sets one key of a point (from `base` or an axis value).
-  void set(Draft& d, const std::string& where, const std::string& key, const json& v) const {
+  void set(Draft& d, const std::string& where, const std::string& key, const ordered_json& v) const {
     const std::string param = where + "." + key;
     if (const hw::HwField* f = hw::find_hw_field(key)) {
       f->set(d.config, integer(param, v));
@@ -142,7 +142,7 @@ class Parser {
     return l;
   }
 
-  LibrarySpec from_files(const std::string& param, const json& v, const std::vector<std::string>& files) const {
+  LibrarySpec from_files(const std::string& param, const ordered_json& v, const std::vector<std::string>& files) const {
     LibrarySpec l;
     for (const std::string& f : files) {
       const fs::path p(f);
@@ -191,7 +191,7 @@ std::string clock_text(double ns) { return sig(ns, 6); }
 
 SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir, const std::string& origin) {
   const Parser p(base_dir, origin);
-  if (!j.is_object()) p.fail("(file)", json("..."), "a sweep is a JSON object");
+  if (!j.is_object()) p.fail("(file)", ordered_json("..."), "a sweep is a JSON object");
   for (const auto& [k, v] : j.items()) {
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), k) == std::end(kTopKeys))
       throw ConfigError(origin + ": key", k,
@@ -200,23 +200,23 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
   SweepSpec s;
   s.source = j;
   if (!j.contains("name") || !j["name"].is_string() || !valid_name(j["name"].get<std::string>()))
-    p.fail("name", j.value("name", json()), "required: letters, digits, '_' or '-'");
+    p.fail("name", j.value("name", ordered_json()), "required: letters, digits, '_' or '-'");
   s.name = j["name"].get<std::string>();
   if (j.contains("description")) {
     if (!j["description"].is_string()) p.fail("description", j["description"], "must be a string");
     s.description = j["description"].get<std::string>();
   }
   if (j.contains("activity")) {
-    const json& a = j["activity"];
+    const ordered_json& a = j["activity"];
     if (!a.is_number() || !(a.get<double>() >= 0)) p.fail("activity", a, "must be a number >= 0 (transitions per cycle)");
     s.activity = a.get<double>();
   }
   if (!j.contains("tops")) {
     s.tops = {"kld_top", "kld_plain_top"};
   } else {
-    const json& t = j["tops"];
+    const ordered_json& t = j["tops"];
     if (!t.is_array() || t.empty()) p.fail("tops", t, "must be a non-empty list of module names");
-    for (const json& m : t) {
+    for (const ordered_json& m : t) {
       if (!m.is_string() || m.get<std::string>().rfind("kld_", 0) != 0 || !valid_name(m.get<std::string>()))
         p.fail("tops", m, "each top must be a generated module name (kld_top, kld_plain_top, kld_...)");
       if (std::find(s.tops.begin(), s.tops.end(), m.get<std::string>()) != s.tops.end())
@@ -232,13 +232,13 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
   }
 
   // "axes": one object (one cartesian product) or a list of them (their union).
-  std::vector<json> products;
+  std::vector<ordered_json> products;
   if (!j.contains("axes")) {
-    products.push_back(json::object());
+    products.push_back(ordered_json::object());
   } else if (j["axes"].is_object()) {
     products.push_back(j["axes"]);
   } else if (j["axes"].is_array() && !j["axes"].empty()) {
-    for (const json& a : j["axes"]) {
+    for (const ordered_json& a : j["axes"]) {
       if (!a.is_object()) p.fail("axes", a, "each entry of a list of axes must be an object");
       products.push_back(a);
     }
@@ -250,10 +250,10 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
   std::map<std::string, std::vector<fs::path>> files_by_label;
   for (size_t pi = 0; pi < products.size(); ++pi) {
     const std::string where = products.size() == 1 ? "axes" : "axes[" + std::to_string(pi) + "]";
-    const json& ax = products[pi];
+    const ordered_json& ax = products[pi];
     if (ax.contains("rows_cols") && (ax.contains("rows") || ax.contains("cols")))
-      p.fail(where, json("rows_cols"), "rows_cols cannot be combined with rows or cols axes");
-    std::vector<std::pair<std::string, const json*>> axes;
+      p.fail(where, ordered_json("rows_cols"), "rows_cols cannot be combined with rows or cols axes");
+    std::vector<std::pair<std::string, const ordered_json*>> axes;
     for (const auto& [k, v] : ax.items()) {
       if (!v.is_array() || v.empty()) p.fail(where + "." + k, v, "an axis is a non-empty list of values");
       axes.emplace_back(k, &v);
@@ -283,7 +283,7 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
       // Two different files must not share a label (the label names the folder).
       auto [lib, fresh] = files_by_label.emplace(pt.library.label, pt.library.files);
       if (!fresh && lib->second != pt.library.files)
-        p.fail("liberty", json(pt.library.label), "two different libraries have this label; rename one file");
+        p.fail("liberty", ordered_json(pt.library.label), "two different libraries have this label; rename one file");
       if (seen.insert(pt.id).second) s.points.push_back(pt);
       else ++s.duplicates_removed;
     }
@@ -295,8 +295,8 @@ SweepSpec load_sweep(const fs::path& file) {
   const std::string text = read_file(file);
   nlohmann::ordered_json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
+    j = ordered_json::parse(text);
+  } catch (const ordered_json::parse_error& e) {
     throw FileError(file.string(), std::string("not valid JSON (TOML is not supported for sweeps): ") + e.what());
   }
   return parse_sweep(j, fs::absolute(file).parent_path(), file.string());

@@ -12,6 +12,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "common/text.hpp"
 #include "golden/random.hpp"
 
 namespace kaleido::workload {
@@ -150,9 +151,7 @@ void write_y4m(const std::string& path, const Video& v) {
 namespace {
 
 bool has_y4m_extension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".y4m";
+  return to_lower(fs::path(path).extension().string()) == ".y4m";
 }
 
 // Removes a temporary folder and what is in it when it goes out of scope.

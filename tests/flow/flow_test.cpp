@@ -21,6 +21,7 @@
 #include "hw/generator.hpp"
 #include "ppa/yosys_flow.hpp"
 #include "support/test_dir.hpp"
+#include "support/tools.hpp"
 
 namespace kaleido {
 namespace {
@@ -28,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool have_tool(const std::string& t) { return std::system(("command -v " + t + " >/dev/null 2>&1").c_str()) == 0; }
+using testing::have_tool;
 
 #define REQUIRE_TOOLS()                                                                       \
   if (!have_tool("verilator") || !have_tool("yosys") || !have_tool("sta"))                    \

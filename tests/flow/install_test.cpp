@@ -12,13 +12,14 @@
 
 #include "common/atomic_file.hpp"
 #include "support/test_dir.hpp"
+#include "support/tools.hpp"
 
 namespace kaleido {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool have_tool(const std::string& t) { return std::system(("command -v " + t + " >/dev/null 2>&1").c_str()) == 0; }
+using testing::have_tool;
 
 int run(const std::string& cmd, const fs::path& log) {
   return std::system(("cd / && " + cmd + " > '" + log.string() + "' 2>&1").c_str());

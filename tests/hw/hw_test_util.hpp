@@ -21,6 +21,7 @@
 #include "hw/generator.hpp"
 #include "hw/hw_config.hpp"
 #include "sim/verilator_build.hpp"
+#include "support/tools.hpp"
 
 namespace kaleido::hwtest {
 
@@ -48,9 +49,7 @@ class TempDir {
   fs::path path_;
 };
 
-inline bool have_tool(const std::string& name) {
-  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
-}
+using kaleido::testing::have_tool;
 
 struct ToolRun {
   int status = -1;  // exit status (128 + signal when killed)

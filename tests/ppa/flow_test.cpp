@@ -23,17 +23,8 @@ namespace kaleido::ppa {
 namespace {
 
 using test::data_dir;
+using test::synth_options;
 using test::TempDir;
-
-SynthOptions options(const std::string& top, const std::vector<std::string>& files, const std::filesystem::path& out,
-                     double period_ns) {
-  SynthOptions o;
-  o.top = top;
-  for (const std::string& f : files) o.rtl_files.push_back(data_dir() / f);
-  o.out_dir = out;
-  o.clock_period_ns = period_ns;
-  return o;
-}
 
 // Area invariants every flow result must satisfy.
 void expect_area_adds_up(const SynthResult& r) {
@@ -112,7 +103,7 @@ void expect_fmax_period_meets_timing(const SynthResult& r, const Library& lib, c
 TEST(Flow, MacOnGenericLibrary) {
   KLD_SKIP_WITHOUT_TOOLS();
   TempDir tmp("mac");
-  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0);
+  SynthOptions o = synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0);
   o.sdc_dir = tmp.path() / "constraints";
   o.config_name = "mac_test";
   const SynthResult r = run_synthesis_flow(o);
@@ -156,9 +147,9 @@ TEST(Flow, MacOnGenericLibrary) {
 TEST(Flow, GridKeepsHierarchyAndCostsMoreThanOneMac) {
   KLD_SKIP_WITHOUT_TOOLS();
   TempDir tmp("grid");
-  const SynthResult mac = run_synthesis_flow(options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "mac", 1.0));
+  const SynthResult mac = run_synthesis_flow(synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "mac", 1.0));
   const SynthResult grid =
-      run_synthesis_flow(options("ppa_grid2x2", {"ppa_mac.v", "ppa_grid2x2.v"}, tmp.path() / "grid", 1.0));
+      run_synthesis_flow(synth_options("ppa_grid2x2", {"ppa_mac.v", "ppa_grid2x2.v"}, tmp.path() / "grid", 1.0));
   expect_area_adds_up(grid);
   expect_timing_consistent(grid);
   EXPECT_GT(grid.logic_area_um2, mac.logic_area_um2);
@@ -181,7 +172,7 @@ TEST(Flow, SramIsBlackBoxedAndCostedByTheModel) {
   KLD_SKIP_WITHOUT_TOOLS();
   TempDir tmp("sram");
   const SynthResult r = run_synthesis_flow(
-      options("ppa_sram_acc", {"kld_sram.v", "kld_sram_16x8_r2.v", "ppa_sram_acc.v"}, tmp.path() / "out", 1.0));
+      synth_options("ppa_sram_acc", {"kld_sram.v", "kld_sram_16x8_r2.v", "ppa_sram_acc.v"}, tmp.path() / "out", 1.0));
   ASSERT_EQ(r.srams.size(), 2u);
   // The documented model with the generic INV_X1 (0.532 um^2), 16 rows x 8
   // columns: A = A_inv (3 f R C + p (12 R + 40 C) + 1500), f = 1 + 1.4 (p - 1).
@@ -227,7 +218,7 @@ TEST(Flow, IntermediateFilesStayOutOfTheSourceTree) {
   // prepared Liberty and the logs go to a temp folder instead.
   const std::filesystem::path out = std::filesystem::path(KALEIDO_SOURCE_DIR) / "tests/ppa/data/tmp_flow_out";
   std::filesystem::remove_all(out);
-  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, out, 1.0);
+  SynthOptions o = synth_options("ppa_mac", {"ppa_mac.v"}, out, 1.0);
   o.run_sta = false;
   const SynthResult r = run_synthesis_flow(o);
   const std::string work = r.work_dir.string();
@@ -262,7 +253,7 @@ TEST(Flow, MacOnSky130) {
   const auto lib = test::sky130();
   KLD_SKIP_WITHOUT(lib, "sky130_fd_sc_hd__tt_025C_1v80.lib.gz");
   TempDir tmp("sky");
-  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 5.0);
+  SynthOptions o = synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 5.0);
   o.liberty = {lib};
   const SynthResult r = run_synthesis_flow(o);
   EXPECT_EQ(r.library_name, "sky130_fd_sc_hd__tt_025C_1v80");
@@ -282,7 +273,7 @@ TEST(FlowErrors, ImpossibleClockIsAConfigError) {
   TempDir tmp("clk");
   for (double t : {0.0, -1.0, std::nan("")}) {
     try {
-      run_synthesis_flow(options("ppa_mac", {"ppa_mac.v"}, tmp.path(), t));
+      run_synthesis_flow(synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path(), t));
       ADD_FAILURE() << "period " << t << " accepted";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("clock period"), std::string::npos) << e.what();
@@ -301,7 +292,7 @@ TEST(FlowErrors, MissingToolNamesTheDebianPackage) {
   ::setenv("PATH", tmp.path().c_str(), 1);  // a folder with no yosys
   std::string msg;
   try {
-    run_synthesis_flow(options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0));
+    run_synthesis_flow(synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0));
   } catch (const Error& e) {
     msg = e.what();
   }
@@ -315,7 +306,7 @@ TEST(FlowErrors, MalformedLibertyStopsTheFlow) {
   TempDir tmp("badlib");
   const auto bad = tmp.path() / "bad.lib";
   write_file_atomic(bad, "library (bad) {\n  cell (X) {\n    area : 1;\n");
-  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0);
+  SynthOptions o = synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "out", 1.0);
   o.liberty = {bad};
   try {
     run_synthesis_flow(o);

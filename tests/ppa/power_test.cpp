@@ -25,6 +25,7 @@ namespace kaleido::ppa {
 namespace {
 
 using test::data_dir;
+using test::synth_options;
 using test::TempDir;
 
 constexpr double kTotalTolerance = 0.02;
@@ -58,26 +59,16 @@ void expect_agreement(const SynthResult& r, const std::string& what) {
               ours.switching_w / sta.switching_w, ratio);
 }
 
-SynthOptions options(const std::string& top, const std::vector<std::string>& files, const std::filesystem::path& out,
-                     double period_ns) {
-  SynthOptions o;
-  o.top = top;
-  for (const std::string& f : files) o.rtl_files.push_back(data_dir() / f);
-  o.out_dir = out;
-  o.clock_period_ns = period_ns;
-  return o;
-}
-
 TEST(PowerValidation, GenericLibraryMatchesOpenStaVectorless) {
   KLD_SKIP_WITHOUT_TOOLS();
   TempDir tmp("pv");
-  SynthOptions mac = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "mac", 1.0);
+  SynthOptions mac = synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "mac", 1.0);
   mac.vectorless_activity = 0.2;
   expect_agreement(run_synthesis_flow(mac), "generic MAC, activity 0.2");
-  expect_agreement(run_synthesis_flow(options("ppa_grid2x2", {"ppa_mac.v", "ppa_grid2x2.v"}, tmp.path() / "grid", 1.0)),
+  expect_agreement(run_synthesis_flow(synth_options("ppa_grid2x2", {"ppa_mac.v", "ppa_grid2x2.v"}, tmp.path() / "grid", 1.0)),
                    "generic 2x2 grid, activity 0.1");
   // SRAM macros through their timing views: their output nets switch in both.
-  expect_agreement(run_synthesis_flow(options("ppa_sram_acc", {"kld_sram.v", "kld_sram_16x8_r2.v", "ppa_sram_acc.v"},
+  expect_agreement(run_synthesis_flow(synth_options("ppa_sram_acc", {"kld_sram.v", "kld_sram_16x8_r2.v", "ppa_sram_acc.v"},
                                               tmp.path() / "sram", 1.0)),
                    "generic SRAM design, activity 0.1");
 }
@@ -87,7 +78,7 @@ TEST(PowerValidation, Sky130MatchesOpenStaVectorless) {
   const auto lib = test::sky130();
   KLD_SKIP_WITHOUT(lib, "sky130_fd_sc_hd__tt_025C_1v80.lib.gz");
   TempDir tmp("pvs");
-  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "mac", 5.0);
+  SynthOptions o = synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "mac", 5.0);
   o.liberty = {lib};
   expect_agreement(run_synthesis_flow(o), "sky130 MAC, activity 0.1");
 }
@@ -101,11 +92,11 @@ TEST(PowerValidation, IhpAndAsap7MatchOpenStaVectorless) {
   KLD_SKIP_WITHOUT(ihp, "sg13g2_stdcell_typ_1p20V_25C.lib.gz");
   KLD_SKIP_WITHOUT(seq, "ASAP7");
   TempDir tmp("pvx");
-  SynthOptions o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "ihp", 3.0);
+  SynthOptions o = synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "ihp", 3.0);
   o.liberty = {ihp};
   expect_agreement(run_synthesis_flow(o), "IHP SG13G2 MAC, activity 0.1");
   // ASAP7 comes split in three files (and at two corners: the flow warns).
-  o = options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "asap7", 0.5);
+  o = synth_options("ppa_mac", {"ppa_mac.v"}, tmp.path() / "asap7", 0.5);
   o.liberty = {simple, invbuf, seq};
   const SynthResult r = run_synthesis_flow(o);
   EXPECT_EQ(r.warnings.size(), 2u);

@@ -8,9 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "common/version.hpp"
+#include "ppa/synth.hpp"
+#include "support/tools.hpp"
 
 namespace kaleido::ppa::test {
 
@@ -31,18 +34,17 @@ inline fs::path sky130() { return pdk_file("sky130_fd_sc_hd__tt_025C_1v80.lib.gz
 #define KLD_SKIP_WITHOUT(path, what)                                              \
   if ((path).empty()) GTEST_SKIP() << what << " not found in ../shared/pdk; skipped"
 
-inline bool have_tool(const std::string& name) {
-  const char* env = std::getenv("PATH");
-  std::string path = env ? env : "";
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    const fs::path c = fs::path(path.substr(start, end - start)) / name;
-    if (::access(c.c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
+using kaleido::testing::have_tool;
+
+// Synthesis options for a test design of data_dir().
+inline SynthOptions synth_options(const std::string& top, const std::vector<std::string>& files, const fs::path& out,
+                                  double period_ns) {
+  SynthOptions o;
+  o.top = top;
+  for (const std::string& f : files) o.rtl_files.push_back(data_dir() / f);
+  o.out_dir = out;
+  o.clock_period_ns = period_ns;
+  return o;
 }
 
 #define KLD_SKIP_WITHOUT_TOOLS()                                                                  \

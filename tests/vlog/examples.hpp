@@ -11,6 +11,7 @@
 #include <string>
 
 #include "vlog/design.hpp"
+#include "support/tools.hpp"
 
 namespace kaleido::vlog::testing {
 
@@ -290,9 +291,7 @@ inline fs::path temp_dir(const std::string& name) {
   return p;
 }
 
-inline bool have_tool(const std::string& name) {
-  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
-}
+using kaleido::testing::have_tool;
 
 struct ToolRun {
   int status = -1;

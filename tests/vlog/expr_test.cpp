@@ -2,21 +2,13 @@
 // extension helpers, selects.
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
 #include "vlog/module.hpp"
 
 namespace kaleido::vlog {
 namespace {
 
-// Expects `f` to throw BuildError whose message contains every fragment.
-template <typename F>
-void expect_error(F f, std::initializer_list<const char*> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no BuildError thrown";
-  } catch (const BuildError& e) {
-    for (const char* frag : fragments) EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
 
 struct Fixture : ::testing::Test {
   Module m{"expr_fixture"};

@@ -3,22 +3,13 @@
 // name the things involved.
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
 #include "examples.hpp"
 
 namespace kaleido::vlog {
 namespace {
 
 using namespace testing;
-
-template <typename F>
-void expect_error(F f, std::initializer_list<const char*> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no BuildError thrown";
-  } catch (const BuildError& e) {
-    for (const char* frag : fragments) EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << e.what();
-  }
-}
 
 // A module with a clock, a reset and a few operands.
 struct Base : ::testing::Test {
