@@ -440,6 +440,9 @@ DitBlock::Forward DitBlock::forward(const DitKnobs* knobs, RmsTable* rms_out) co
 DitBlock::Operand DitBlock::operand(DitGemm g, int head) const {
   const int64_t N = tokens(), D = s_.hidden, d = s_.head_dim;
   const int gw = r_.group_w;
+  if (!dit_gemm_per_head(g)) head = 0;
+  if (head < 0 || head >= s_.heads)
+    throw Error("DiT block: head " + std::to_string(head) + " of " + std::to_string(s_.heads));
   Operand op;
   op.gemm = g;
   op.head = head;
