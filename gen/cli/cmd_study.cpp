@@ -90,8 +90,8 @@ struct StudyCommand {
       }
     for (const auto& b : r.block)
       if (b.gemm == "block")
-        std::printf("  %-8s step %s DiT block at %.0f dB per GEMM: MAC-weighted savings %.1f%%, block output SNR %.2f dB, "
-                    "cosine %.6f\n",
+        std::printf("  %-8s step %s DiT block at %.0f dB per GEMM: MAC-weighted savings %.1f%%, "
+                    "block output SNR %.2f dB, cosine %.6f\n",
                     b.proxy.c_str(), std::to_string(b.step).c_str(), b.snr_target, 100.0 * b.savings, b.quality.snr_db,
                     b.quality.cosine);
     std::printf("  wrote %zu files to %s (summary.md, study.json, CSV, SVG)\n", files.size(), out.c_str());

@@ -102,7 +102,8 @@ FloatMatrix rows_times(const FloatMatrix& a, const std::vector<int32_t>& rows, c
       const float* bk = bc.row(k);
       for (int64_t j = 0; j < bc.cols; ++j) acc[static_cast<size_t>(j)] += x * bk[j];
     }
-    for (int64_t j = 0; j < bc.cols; ++j) out.at(static_cast<int64_t>(r), j) = static_cast<float>(acc[static_cast<size_t>(j)]);
+    for (int64_t j = 0; j < bc.cols; ++j)
+      out.at(static_cast<int64_t>(r), j) = static_cast<float>(acc[static_cast<size_t>(j)]);
   }
   return out;
 }
@@ -193,7 +194,8 @@ void merge_work(GemmWork& total, const GemmWork& w) {
 }  // namespace
 
 FloatMatrix matmul(const FloatMatrix& a, const FloatMatrix& b, int threads) {
-  if (a.cols != b.rows) throw Error("matmul: A has " + std::to_string(a.cols) + " columns, B " + std::to_string(b.rows) + " rows");
+  if (a.cols != b.rows)
+    throw Error("matmul: A has " + std::to_string(a.cols) + " columns, B " + std::to_string(b.rows) + " rows");
   FloatMatrix c(a.rows, b.cols);
   parallel_for(a.rows, threads, 16, [&](int64_t r0, int64_t r1) { matmul_block(a, b, c, r0, r1); });
   return c;
@@ -238,7 +240,8 @@ FloatMatrix dit_hidden_states(const Tokens& tokens, const DitWeights& w, int thr
 DitKnobs uniform_knobs(const DitShape& s, double knob) {
   DitKnobs k;
   for (int g = 0; g < kDitGemms; ++g)
-    k[static_cast<size_t>(g)].assign(dit_gemm_per_head(static_cast<DitGemm>(g)) ? static_cast<size_t>(s.heads) : 1u, knob);
+    k[static_cast<size_t>(g)].assign(dit_gemm_per_head(static_cast<DitGemm>(g)) ? static_cast<size_t>(s.heads) : 1u,
+                                     knob);
   return k;
 }
 
@@ -263,10 +266,11 @@ DitSample make_dit_sample(const DitShape& s, int64_t tokens, int rows, int cols,
 
 std::string DitSample::describe(const DitShape& s, int64_t tokens) const {
   return std::to_string(rows.size()) + " of " + std::to_string(tokens) + " tokens (rows) x " +
-         std::to_string(hidden_cols.size()) + " of " + std::to_string(s.hidden) + " columns (out_proj, ffn_down, block), " +
-         std::to_string(qkv_cols.size()) + " of " + std::to_string(3 * s.hidden) + " (qkv), " +
-         std::to_string(ffn_cols.size()) + " of " + std::to_string(s.ffn) + " (ffn_up), " + std::to_string(keys.size()) +
-         " of " + std::to_string(tokens) + " keys (qk, every head), all " + std::to_string(s.head_dim) + " (pv, every head)";
+         std::to_string(hidden_cols.size()) + " of " + std::to_string(s.hidden) +
+         " columns (out_proj, ffn_down, block), " + std::to_string(qkv_cols.size()) + " of " +
+         std::to_string(3 * s.hidden) + " (qkv), " + std::to_string(ffn_cols.size()) + " of " + std::to_string(s.ffn) +
+         " (ffn_up), " + std::to_string(keys.size()) + " of " + std::to_string(tokens) +
+         " keys (qk, every head), all " + std::to_string(s.head_dim) + " (pv, every head)";
 }
 
 // ------------------------------------------------------------------ the block
@@ -339,12 +343,16 @@ DitBlock::DitBlock(const DitShape& s, const Grid& grid, FloatMatrix x0, DitWeigh
 int64_t DitBlock::macs(DitGemm g) const {
   const int64_t N = tokens(), D = s_.hidden, F = s_.ffn;
   switch (g) {
-    case DitGemm::Qkv: return N * D * 3 * D;
+    case DitGemm::Qkv:
+      return N * D * 3 * D;
     case DitGemm::Qk:
-    case DitGemm::Pv: return N * N * D;  // heads x N x d x N
-    case DitGemm::OutProj: return N * D * D;
+    case DitGemm::Pv:
+      return N * N * D;  // heads x N x d x N
+    case DitGemm::OutProj:
+      return N * D * D;
     case DitGemm::FfnUp:
-    case DitGemm::FfnDown: return N * D * F;
+    case DitGemm::FfnDown:
+      return N * D * F;
   }
   return 0;
 }
@@ -363,7 +371,8 @@ DitBlock::Forward DitBlock::forward(const DitKnobs* knobs, RmsTable* rms_out) co
   const int gw = r_.group_w;
   if (!knobs)
     for (int g = 0; g < kDitGemms; ++g)
-      (*rms_out)[static_cast<size_t>(g)].assign(dit_gemm_per_head(static_cast<DitGemm>(g)) ? static_cast<size_t>(s_.heads) : 1u, {});
+      (*rms_out)[static_cast<size_t>(g)].assign(
+          dit_gemm_per_head(static_cast<DitGemm>(g)) ? static_cast<size_t>(s_.heads) : 1u, {});
   // A (exact input of GEMM g) -> the input the GEMM multiplies: Ahat with knobs, A itself otherwise.
   FloatMatrix store;
   auto input = [&](DitGemm g, int head, const FloatMatrix& a, int64_t k_real, int64_t m,
@@ -416,11 +425,11 @@ DitBlock::Forward DitBlock::forward(const DitKnobs* knobs, RmsTable* rms_out) co
   const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(d));
   for (int h = 0; h < s_.heads; ++h) {
     const FloatMatrix qh = head_of(f.q, h, static_cast<int>(d));
-    FloatMatrix p = matmul(input(DitGemm::Qk, h, qh, d, N, &s_.rope), keys_transposed(f.k, h, static_cast<int>(d), gw),
-                           threads_);
+    FloatMatrix p =
+        matmul(input(DitGemm::Qk, h, qh, d, N, &s_.rope), keys_transposed(f.k, h, static_cast<int>(d), gw), threads_);
     softmax_rows(p, N, inv_sqrt_d, threads_);
-    const FloatMatrix oh = matmul(input(DitGemm::Pv, h, p, N, d, nullptr), values_padded(f.v, h, static_cast<int>(d), gw),
-                                  threads_);
+    const FloatMatrix oh =
+        matmul(input(DitGemm::Pv, h, p, N, d, nullptr), values_padded(f.v, h, static_cast<int>(d), gw), threads_);
     for (int64_t i = 0; i < N; ++i) std::copy(oh.row(i), oh.row(i) + d, f.o.row(i) + static_cast<int64_t>(h) * d);
   }
 
@@ -430,7 +439,8 @@ DitBlock::Forward DitBlock::forward(const DitKnobs* knobs, RmsTable* rms_out) co
   layer_norm(f.x1n);
   f.h = matmul(input(DitGemm::FfnUp, 0, f.x1n, D, s_.ffn, nullptr), w_.up, threads_);
   for (float& x : f.h.data) x = gelu_tanh(x);
-  f.y = rows_times(input(DitGemm::FfnDown, 0, f.h, s_.ffn, D, nullptr), sample_.rows, columns(w_.down, sample_.hidden_cols));
+  f.y = rows_times(input(DitGemm::FfnDown, 0, f.h, s_.ffn, D, nullptr), sample_.rows,
+                   columns(w_.down, sample_.hidden_cols));
   for (size_t i = 0; i < sample_.rows.size(); ++i)
     for (size_t j = 0; j < sample_.hidden_cols.size(); ++j)
       f.y.at(static_cast<int64_t>(i), static_cast<int64_t>(j)) += x1.at(sample_.rows[i], sample_.hidden_cols[j]);
@@ -466,7 +476,8 @@ DitBlock::Operand DitBlock::operand(DitGemm g, int head) const {
       break;
     }
     case DitGemm::Pv: {
-      op.own = matmul(head_of(q_, head, static_cast<int>(d)), keys_transposed(k_, head, static_cast<int>(d), gw), threads_);
+      op.own =
+          matmul(head_of(q_, head, static_cast<int>(d)), keys_transposed(k_, head, static_cast<int>(d), gw), threads_);
       const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(d));
       softmax_rows(op.own, N, inv_sqrt_d, threads_);
       op.k_real = N;
@@ -547,7 +558,8 @@ DitBlockRun DitBlock::run(const DitKnobs& knobs) const {
   for (int g = 0; g < kDitGemms; ++g) {
     const size_t want = dit_gemm_per_head(static_cast<DitGemm>(g)) ? static_cast<size_t>(s_.heads) : 1u;
     if (knobs[static_cast<size_t>(g)].size() != want)
-      throw Error(std::string("DiT block: ") + dit_gemm_name(static_cast<DitGemm>(g)) + " needs " + std::to_string(want) + " knobs");
+      throw Error(std::string("DiT block: ") + dit_gemm_name(static_cast<DitGemm>(g)) + " needs " +
+                  std::to_string(want) + " knobs");
   }
   const Forward f = forward(&knobs, nullptr);
   DitBlockRun r;
@@ -582,7 +594,8 @@ std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape&
   const std::string sampled = sample.describe(shape, N);
   const DitBlock block(shape, tokens.grid, dit_hidden_states(tokens, w, spec.threads), w, spec.reuse, std::move(sample),
                        spec.threads);
-  progress.advance(where + ": exact block done (" + fixed(static_cast<double>(block.total_macs()) * 1e-9, 1) + " GMAC)");
+  progress.advance(where + ": exact block done (" + fixed(static_cast<double>(block.total_macs()) * 1e-9, 1) +
+                   " GMAC)");
   std::vector<BlockRecord> out;
   for (double target : spec.snr_targets) {
     DitKnobs knobs;
@@ -591,6 +604,9 @@ std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape&
       const DitGemm g = static_cast<DitGemm>(gi);
       const int heads = dit_gemm_per_head(g) ? shape.heads : 1;
       for (int h = 0; h < heads; ++h) {
+        if (g == DitGemm::Pv)  // the slow one: P of a head is N x N and every step of the search decides on all of it
+          progress.note(where + ", " + fixed(target, 1) + " dB target: pv, head " + std::to_string(h + 1) + " of " +
+                        std::to_string(heads));
         const DitBlock::Calibrated c = block.calibrate(g, h, target);
         knobs[static_cast<size_t>(gi)].push_back(c.knob);
         merge_work(iso[static_cast<size_t>(gi)], c.work);

@@ -60,12 +60,12 @@ struct DitProxySpec {
 };
 
 struct DitWeights {
-  FloatMatrix embed;   // features x D (the patch embedding)
-  FloatMatrix qkv;     // D x 3D
-  FloatMatrix bias_u;  // 1 x D: b u_h of every head, added to q and k before their RMSNorm
-  FloatMatrix out;     // D x D
-  FloatMatrix up;      // D x F
-  FloatMatrix down;    // F x D
+  FloatMatrix embed;     // features x D (the patch embedding)
+  FloatMatrix qkv;       // D x 3D
+  FloatMatrix bias_u;    // 1 x D: b u_h of every head, added to q and k before their RMSNorm
+  FloatMatrix out;       // D x D
+  FloatMatrix up;        // D x F
+  FloatMatrix down;      // F x D
   double qk_gain = 1.0;  // g: the q/k RMSNorm weight
 };
 DitWeights make_dit_weights(const DitShape& s, int64_t features, const DitProxySpec& p);
@@ -96,8 +96,8 @@ struct GemmWork {
 
 struct DitBlockRun {
   std::array<GemmWork, kDitGemms> gemms;  // work in the chained block (quality fields unused)
-  Quality block;   // Y against the exact block output, sampled rows x sampled columns
-  Quality update;  // Y - X0 (what the block adds to the residual stream) against exact
+  Quality block;                          // Y against the exact block output, sampled rows x sampled columns
+  Quality update;                         // Y - X0 (what the block adds to the residual stream) against exact
   // MAC-weighted savings over the six GEMMs.
   double savings() const;
 };
@@ -129,6 +129,8 @@ class DitBlock {
   int64_t tokens() const { return grid_.tokens(); }
   int64_t macs(DitGemm g) const;
   int64_t total_macs() const;
+  // The exact block output Y on the sample (sampled rows x hidden_cols).
+  const FloatMatrix& exact_output() const { return y_exact_; }
 
   // GEMM g (head `head` for qk, pv; ignored otherwise) on its exact input, knob x RMS thresholds.
   GemmWork isolated(DitGemm g, int head, double knob) const;
@@ -164,7 +166,7 @@ class DitBlock {
   // Exact activations (all tokens).
   FloatMatrix xn_, q_, k_, v_, o_, x1n_, h_;
   FloatMatrix y_exact_, x0_sample_;  // sampled rows x hidden_cols
-  RmsTable rms_;  // of each group of each GEMM's exact A
+  RmsTable rms_;                     // of each group of each GEMM's exact A
 };
 
 // One row of the block table (block_gemms.csv).

@@ -350,6 +350,7 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                                {"v_projection", to_json(p.v_proj)},
                                {"out", to_json(p.attention.out)},
                                {"scores", to_json(p.attention.scores)}});
+  auto finite_or_null = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
   for (const BlockRecord& b : r.block)
     j["block"].push_back({{"clip", b.clip},
                           {"proxy", b.proxy},
@@ -364,8 +365,8 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                           {"n", b.m},
                           {"macs", b.macs},
                           {"mac_share", b.mac_share},
-                          {"tau_over_rms", std::isfinite(b.knob) ? nlohmann::json(b.knob) : nlohmann::json()},
-                          {"reuse_ratio", std::isfinite(b.reuse_ratio) ? nlohmann::json(b.reuse_ratio) : nlohmann::json()},
+                          {"tau_over_rms", finite_or_null(b.knob)},
+                          {"reuse_ratio", finite_or_null(b.reuse_ratio)},
                           {"savings", b.savings},
                           {"savings_in_block", b.savings_in_block},
                           {"quality", to_json(b.quality)},

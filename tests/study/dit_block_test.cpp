@@ -1,6 +1,8 @@
 // The DiT block table (study/dit_block.hpp): sampled quality against a full computation, exactness at
 // threshold 0, MAC accounting against hand formulas and the golden model's own decisions, savings growing with
 // the threshold, calibration, and the CLI switch.
+#include "study/dit_block.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,8 +15,8 @@
 #include "golden/random.hpp"
 #include "golden/reuse.hpp"
 #include "helpers.hpp"
-#include "study/dit_block.hpp"
 #include "support/test_dir.hpp"
+#include "workload/rope.hpp"
 
 namespace kaleido::study {
 namespace {
@@ -114,6 +116,97 @@ struct SmallBlock {
   }
 };
 
+// The block written out directly, in double, from the definitions in dit_block.hpp.
+std::vector<double> direct_block(const SmallBlock& sb) {
+  const int64_t N = sb.grid.tokens(), D = sb.shape.hidden, d = sb.shape.head_dim;
+  using Rows = std::vector<std::vector<double>>;
+  auto product = [](const Rows& a, const FloatMatrix& b) {
+    Rows c(a.size(), std::vector<double>(static_cast<size_t>(b.cols)));
+    for (size_t i = 0; i < a.size(); ++i)
+      for (int64_t k = 0; k < b.rows; ++k)
+        for (int64_t j = 0; j < b.cols; ++j) c[i][static_cast<size_t>(j)] += a[i][static_cast<size_t>(k)] * b.at(k, j);
+    return c;
+  };
+  auto layer_norm = [](Rows x) {
+    for (auto& r : x) {
+      double mean = 0, var = 0;
+      for (double v : r) mean += v;
+      mean /= static_cast<double>(r.size());
+      for (double v : r) var += (v - mean) * (v - mean);
+      const double inv = 1.0 / std::sqrt(var / static_cast<double>(r.size()) + 1e-6);
+      for (double& v : r) v = (v - mean) * inv;
+    }
+    return x;
+  };
+  Rows f(static_cast<size_t>(N), std::vector<double>(16));
+  for (int64_t i = 0; i < N; ++i)
+    for (int c = 0; c < 16; ++c) f[static_cast<size_t>(i)][static_cast<size_t>(c)] = sb.tokens.f.at(i, c);
+  const Rows x0 = product(f, sb.w.embed);
+  const Rows raw = product(layer_norm(x0), sb.w.qkv);
+  Rows o(static_cast<size_t>(N), std::vector<double>(static_cast<size_t>(D)));
+  for (int h = 0; h < sb.shape.heads; ++h) {
+    Rows q(static_cast<size_t>(N)), k(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i) {
+      const int t = static_cast<int>(i / (sb.grid.h * sb.grid.w)), y = static_cast<int>((i / sb.grid.w) % sb.grid.h),
+                x = static_cast<int>(i % sb.grid.w);
+      for (int part = 0; part < 2; ++part) {
+        std::vector<float> v(static_cast<size_t>(d));
+        double ss = 0;
+        for (int64_t c = 0; c < d; ++c) {
+          const double e = raw[static_cast<size_t>(i)][static_cast<size_t>(part * D + h * d + c)] +
+                           sb.w.bias_u.data[static_cast<size_t>(h * d + c)];
+          v[static_cast<size_t>(c)] = static_cast<float>(e);
+          ss += e * e;
+        }
+        const double g = sb.w.qk_gain / std::sqrt(ss / static_cast<double>(d) + 1e-6);
+        for (float& e : v) e = static_cast<float>(e * g);
+        workload::rope_rotate(v.data(), sb.shape.rope, t, y, x);
+        (part == 0 ? q : k)[static_cast<size_t>(i)].assign(v.begin(), v.end());
+      }
+    }
+    for (int64_t i = 0; i < N; ++i) {
+      std::vector<double> p(static_cast<size_t>(N));
+      double mx = -1e300, z = 0;
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t c = 0; c < d; ++c)
+          s += q[static_cast<size_t>(i)][static_cast<size_t>(c)] * k[static_cast<size_t>(j)][static_cast<size_t>(c)];
+        p[static_cast<size_t>(j)] = s / std::sqrt(static_cast<double>(d));
+        mx = std::max(mx, p[static_cast<size_t>(j)]);
+      }
+      for (double& e : p) z += (e = std::exp(e - mx));
+      for (int64_t c = 0; c < d; ++c) {
+        double acc = 0;
+        for (int64_t j = 0; j < N; ++j)
+          acc += p[static_cast<size_t>(j)] / z * raw[static_cast<size_t>(j)][static_cast<size_t>(2 * D + h * d + c)];
+        o[static_cast<size_t>(i)][static_cast<size_t>(h * d + c)] = acc;
+      }
+    }
+  }
+  Rows x1 = product(o, sb.w.out);
+  for (size_t i = 0; i < x1.size(); ++i)
+    for (size_t c = 0; c < x1[i].size(); ++c) x1[i][c] += x0[i][c];
+  Rows hid = product(layer_norm(x1), sb.w.up);
+  for (auto& r : hid)
+    for (double& v : r) v = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+  const Rows y = product(hid, sb.w.down);
+  std::vector<double> out;
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t c = 0; c < D; ++c)
+      out.push_back(x1[static_cast<size_t>(i)][static_cast<size_t>(c)] +
+                    y[static_cast<size_t>(i)][static_cast<size_t>(c)]);
+  return out;
+}
+
+TEST(DitBlock, ExactBlockMatchesADirectComputation) {
+  const SmallBlock sb;
+  const DitBlock block = sb.make();
+  const std::vector<double> want = direct_block(sb);
+  const FloatMatrix& got = block.exact_output();  // every row and column: the sample covers the small block
+  ASSERT_EQ(got.data.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got.data[i], want[i], 1e-3 * (1.0 + std::fabs(want[i]))) << i;
+}
+
 TEST(DitBlock, ThresholdZeroIsExactAndSavesNothing) {
   const SmallBlock sb;
   const DitBlock block = sb.make();
@@ -190,7 +283,7 @@ TEST(DitBlock, BlockSavingsAreTheMacWeightedSumOfGemmSavings) {
   // With every GEMM reused, the block's figure is the MAC-weighted mean of its GEMMs' (MACs by hand).
   const DitBlockRun all = block.run(uniform_knobs(sb.shape, 1.0));
   const double macs[kDitGemms] = {48.0 * 32 * 96, 2.0 * 48 * 16 * 48, 2.0 * 48 * 48 * 16,
-                                  48.0 * 32 * 32, 48.0 * 32 * 64,    48.0 * 64 * 32};
+                                  48.0 * 32 * 32, 48.0 * 32 * 64,     48.0 * 64 * 32};
   double weighted = 0;
   for (int g = 0; g < kDitGemms; ++g) weighted += all.gemms[static_cast<size_t>(g)].savings() * macs[g];
   EXPECT_NEAR(all.savings(), weighted / total, 1e-12);
@@ -256,7 +349,8 @@ TEST(DitBlockCli, WritesTheBlockTable) {
   const auto r = testing::run_kaleido("study --clip " + clip + " --spectrum-clip " + clip +
                                       " --resolution 64x112 --frames 5 --steps 45 --proxies denoised --methods dense "
                                       "--no-projection --dit-block --block-snr 30 --rows 32 --block-cols 64 "
-                                      "--threads 2 -o " + out);
+                                      "--threads 2 -o " +
+                                      out);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("DiT block at 30 dB per GEMM: MAC-weighted savings"), std::string::npos) << r.output;
   const std::string csv = read_file(std::filesystem::path(out) / "block_gemms.csv");
