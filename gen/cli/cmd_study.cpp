@@ -88,6 +88,12 @@ struct StudyCommand {
           std::printf("  %-8s output SNR gap (channel-reuse - best peer) at %2.0f%% %-9s savings: not reached in %d of %d\n",
                       proxy.c_str(), 100 * t, basis.c_str(), all - n, all);
       }
+    for (const auto& b : r.block)
+      if (b.gemm == "block")
+        std::printf("  %-8s step %s DiT block at %.0f dB per GEMM: MAC-weighted savings %.1f%%, "
+                    "block output SNR %.2f dB, cosine %.6f\n",
+                    b.proxy.c_str(), std::to_string(b.step).c_str(), b.snr_target, 100.0 * b.savings, b.quality.snr_db,
+                    b.quality.cosine);
     std::printf("  wrote %zu files to %s (summary.md, study.json, CSV, SVG)\n", files.size(), out.c_str());
   }
 };
@@ -154,6 +160,16 @@ void register_study(CLI::App& app) {
   sub->add_option("--npy-head", o.npy_head, "Head of (heads,N,d) activations")->capture_default_str();
   sub->add_flag("--npy-pre-rope", cmd->npy_pre_rope, "The .npy Q and K were dumped before RoPE (apply it here)");
   sub->add_flag("--no-projection", cmd->no_projection, "Skip the study of reuse on the Q, K, V projections' input");
+  sub->add_flag("--dit-block", o.dit_block,
+                "Also the DiT block table: reuse on every GEMM of one block (QKV, Q K^T, P V, output projection, FFN "
+                "up and down), block_gemms.csv; at most 8192 tokens");
+  sub->add_option("--block-snr", o.block_snr,
+                  "Per-GEMM output SNR targets (dB) the block's thresholds are calibrated for, one table each")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--block-cols", o.block_cols,
+                  "Output columns sampled per GEMM for the block's quality (rows: --rows)")
+      ->capture_default_str();
   sub->add_option("--out,-o", cmd->out, "Output folder")->capture_default_str();
   sub->add_flag("--quiet,-q", cmd->quiet, "No progress lines");
   sub->add_flag("--list-models", cmd->list_models, "Print the model shapes as JSON and exit");

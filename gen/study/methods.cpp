@@ -42,7 +42,8 @@ class DenseMethod : public Method {
   const AttentionInputs& in_;
 };
 
-// ---------------------------------------------------------------- reuse
+}  // namespace
+
 std::vector<float> group_rms(const FloatMatrix& x, int group_w) {
   const int G = static_cast<int>(x.cols) / group_w;
   std::vector<float> rms(static_cast<size_t>(G));
@@ -55,6 +56,9 @@ std::vector<float> group_rms(const FloatMatrix& x, int group_w) {
   return rms;
 }
 
+namespace {
+
+// ---------------------------------------------------------------- reuse
 class ReuseMethod : public Method {
  public:
   ReuseMethod(const AttentionInputs& in, const ReuseMethodSpec& spec) : in_(in), spec_(spec) {

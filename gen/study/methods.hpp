@@ -81,6 +81,9 @@ struct ReuseMethodSpec {
 
 constexpr int64_t kMaxPvReuseTokens = 8192;
 
+// RMS of each group of `group_w` consecutive columns over all rows: the unit of the study's thresholds.
+std::vector<float> group_rms(const FloatMatrix& x, int group_w);
+
 // Channel-wise reuse (golden model, float path) on Q (and K), thresholds
 // tau_g = knob * rms_g with rms_g the RMS of group g's values over all tokens.
 // Mode::TokenReuse gives the token-level baseline.

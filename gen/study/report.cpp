@@ -134,6 +134,50 @@ std::string projection_csv(const StudyResult& r) {
 
 nlohmann::json to_json(const Quality& q) { return quality_json(q); }
 
+// The DiT block table: a row per GEMM (quality on its exact input) and the block rows, per target.
+std::string block_csv(const StudyResult& r) {
+  std::ostringstream o;
+  o << "clip,proxy,step,sigma,snr_target_db,gemm,heads,m_tokens,k,n,macs,mac_share,tau_over_rms,reuse_ratio,savings,"
+       "savings_in_block," << quality_header("out") << ",sampled\n";
+  auto num = [](double x, int d) { return std::isfinite(x) ? fixed(x, d) : std::string(); };
+  for (const BlockRecord& b : r.block)
+    o << slug(b.clip) << "," << b.proxy << "," << step_label(b.step) << "," << fixed(b.sigma, 4) << ","
+      << fixed(b.snr_target, 2) << "," << b.gemm << "," << b.heads << "," << b.rows << "," << b.k << "," << b.m << ","
+      << b.macs << "," << fixed(b.mac_share, 6) << "," << num(b.knob, 6) << "," << num(b.reuse_ratio, 6) << ","
+      << fixed(b.savings, 6) << "," << fixed(b.savings_in_block, 6) << "," << quality_cells(b.quality) << ",\""
+      << b.sampled << "\"\n";
+  return o.str();
+}
+
+std::string block_section(const StudyResult& r) {
+  if (r.block.empty()) return "";
+  std::ostringstream m;
+  m << "## Reuse on every GEMM of a DiT block\n\n"
+       "One " << r.model.value("title", std::string()) << "-shaped block (self-attention and FFN; no cross-attention, "
+       "no adaLN modulation) on the hidden-state proxy X0 = f W_e (the token features of the latent proxy through a "
+       "seeded patch embedding), seeded weights of variance 1/fan-in. Every GEMM is closed-loop Out = Ahat B with its "
+       "own thresholds tau_g = knob x RMS of group g of its exact A: per GEMM (per head for qk and pv), the largest "
+       "knob (at most 4) keeping that GEMM's output SNR at or above the target with its exact input. Savings: MACs "
+       "of REUSE pairs over all tokens, on the exact input and in the chained block (every GEMM fed by the reused "
+       "GEMMs before it); the block row is the MAC-weighted savings in the chained block against the block output Y "
+       "(residual stream after the FFN), and `block_update` the same error against Y - X0 (what the block adds). "
+       "Quality is measured on samples: " << r.block.front().sampled << ".\n\n";
+  markdown::Table t({"clip", "proxy", "step", "target", "GEMM", "A x B (N x K x M)", "MAC share", "tau/RMS", "reuse",
+                     "savings", "savings in block", "SNR (dB)", "cosine", "rel. L2"});
+  for (const BlockRecord& b : r.block) {
+    const bool row = b.gemm != "block" && b.gemm != "block_update";
+    const std::string size = row ? std::to_string(b.rows) + " x " + std::to_string(b.k) + " x " + std::to_string(b.m) +
+                                       (b.heads > 1 ? " (x " + std::to_string(b.heads) + " heads)" : "")
+                                 : "-";
+    t.add_row({slug(b.clip), b.proxy, step_label(b.step), fixed(b.snr_target, 0) + " dB", b.gemm, size,
+               pct(b.mac_share), row ? fixed(b.knob, 3) : "-", row ? pct(b.reuse_ratio) : "-",
+               row ? pct(b.savings) : "-", pct(b.savings_in_block), fixed(b.quality.snr_db, 2),
+               fixed(b.quality.cosine, 6), fixed(b.quality.rel_l2, 5)});
+  }
+  m << t.render() << "\n";
+  return m.str();
+}
+
 // The calibrated thresholds of one (clip, proxy) as a ThresholdSchedule CSV (golden/threshold.hpp): a row
 // per step of the schedule; steps not studied take the row of the nearest studied step (said in a comment).
 std::string schedule_csv(const StudyResult& r, const std::string& clip, const std::string& proxy) {
@@ -205,6 +249,9 @@ nlohmann::json options_json(const StudyOptions& o) {
           {"npy_head", o.npy_head},
           {"npy_rope_applied", o.npy_rope_applied},
           {"projection", o.projection},
+          {"dit_block", o.dit_block},
+          {"dit_block_snr_db", o.block_snr},
+          {"dit_block_cols", o.block_cols},
           {"schedule_snr_db", o.schedule_snr_db},
           {"schedule_data_w", o.schedule_data_w}};
 }
@@ -303,6 +350,27 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                                {"v_projection", to_json(p.v_proj)},
                                {"out", to_json(p.attention.out)},
                                {"scores", to_json(p.attention.scores)}});
+  auto finite_or_null = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
+  for (const BlockRecord& b : r.block)
+    j["block"].push_back({{"clip", b.clip},
+                          {"proxy", b.proxy},
+                          {"step", b.step},
+                          {"sigma", b.sigma},
+                          {"snr_target_db", b.snr_target},
+                          {"gemm", b.gemm},
+                          {"operands", b.operands},
+                          {"heads", b.heads},
+                          {"m_tokens", b.rows},
+                          {"k", b.k},
+                          {"n", b.m},
+                          {"macs", b.macs},
+                          {"mac_share", b.mac_share},
+                          {"tau_over_rms", finite_or_null(b.knob)},
+                          {"reuse_ratio", finite_or_null(b.reuse_ratio)},
+                          {"savings", b.savings},
+                          {"savings_in_block", b.savings_in_block},
+                          {"quality", to_json(b.quality)},
+                          {"sampled", b.sampled}});
   for (const GapRecord& g : gaps)
     j["gaps"].push_back({{"clip", g.clip},
                            {"proxy", g.proxy},
@@ -508,6 +576,8 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
                             fixed(p.attention.out.snr_db, 2) + " / " + fixed(p.attention.out.cosine, 5)});
     m << projection.render() << "\n";
   }
+
+  m << block_section(r);
 
   m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings; SNR, relative L2, "
        "cosine, PSNR with its peak of the output and of Q K^T)\n- `equal_savings.csv`: every method at each target\n"
@@ -727,6 +797,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
   put("gaps.csv", gaps_csv(gaps));
   put("reuse_groups.csv", groups_csv(r));
   if (!r.projection.empty()) put("projection.csv", projection_csv(r));
+  if (!r.block.empty()) put("block_gemms.csv", block_csv(r));
   put("study.json", result_json(r, gaps).dump() + "\n");
   put("summary.md", summary_md(r, gaps, plots));
   return written;

@@ -62,6 +62,15 @@ void StudyOptions::validate() const {
   if (schedule_data_w < 4 || schedule_data_w > 16)
     throw ConfigError("schedule-data-w", std::to_string(schedule_data_w), "must be 4 to 16");
   if (!(ref_tau >= 0.0)) throw ConfigError("ref-tau", std::to_string(ref_tau), "must be >= 0");
+  if (dit_block) {
+    if (!q_npy.empty())
+      throw ConfigError("block", "--q-npy", "the DiT block study builds its hidden states from the proxy's token "
+                                            "features; real Q/K/V of one head cannot feed it");
+    if (block_snr.empty()) throw ConfigError("block-snr", "none", "give at least one per-GEMM output SNR target");
+    for (double t : block_snr)
+      if (!(t > 0.0 && t <= 200.0)) throw ConfigError("block-snr", std::to_string(t), "SNR targets are in (0, 200] dB");
+    if (block_cols < 1) throw ConfigError("block-cols", std::to_string(block_cols), "must be at least 1");
+  }
   if (!q_npy.empty() && (k_npy.empty() || v_npy.empty() || npy_grid.empty()))
     throw ConfigError("q-npy", q_npy, "real activations need --k-npy, --v-npy and --npy-grid too");
 }
@@ -510,6 +519,21 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   const Resolution resolution = parse_resolution(model, opt.resolution);
   const int frames = opt.frames > 0 ? opt.frames : model.frames;
   res.grid = token_grid(model, resolution, frames);
+  if (opt.dit_block && res.grid.tokens() > kMaxPvReuseTokens)
+    throw ConfigError("block", std::to_string(res.grid.tokens()) + " tokens",
+                      "the DiT block study holds every activation of the block and P of one head (N x N floats): at "
+                      "most " + std::to_string(kMaxPvReuseTokens) + " tokens (e.g. --resolution 240x416 --frames 41)");
+  BlockStudySpec block_spec;
+  block_spec.snr_targets = opt.block_snr;
+  block_spec.rows = opt.rows;
+  block_spec.cols = opt.block_cols;
+  block_spec.seed = opt.row_seed;
+  block_spec.reuse.group_w = opt.group_w;
+  block_spec.reuse.tile_h = opt.tile_h;
+  block_spec.reuse.tile_w = opt.tile_w;
+  block_spec.proxy = {static_cast<uint64_t>(opt.head) + 1, opt.qk_align, opt.pos_bias, opt.qk_gain};
+  block_spec.threads = opt.threads;
+  if (opt.dit_block) per_step += block_study_units(block_spec);
   progress.set_total(per_step * static_cast<int64_t>(opt.clips.size() * opt.steps.size() * opt.proxies.size()) +
                      static_cast<int64_t>(opt.clips.size()));
   LatentSpec spec{model.latent_channels, model.vae_t_stride, model.vae_s_stride};
@@ -596,6 +620,11 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
         si.has_calib = true;
       }
       run_step(opt, clip, st, si, res, progress);
+      if (opt.dit_block) {
+        std::vector<BlockRecord> rows =
+            run_block_study(si.tokens, model, block_spec, clip, proxy, step, st.sigma, progress);
+        res.block.insert(res.block.end(), rows.begin(), rows.end());
+      }
     }
   }
   res.seconds = progress.elapsed() - t0;

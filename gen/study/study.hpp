@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "study/blocks.hpp"
+#include "study/dit_block.hpp"
 #include "workload/latent.hpp"
 #include "study/methods.hpp"
 #include "study/progress.hpp"
@@ -71,6 +72,11 @@ struct StudyOptions {
   int npy_head = 0;
   bool npy_rope_applied = true;
   bool projection = true;  // also study reuse on the Q, K, V projections' input
+  // The DiT block table (dit_block.hpp): every GEMM of one block with reuse, thresholds per GEMM (per head for
+  // Q K^T and P V) calibrated to each per-GEMM output SNR target; quality on block_rows x block_cols samples.
+  bool dit_block = false;
+  std::vector<double> block_snr{30.0};
+  int block_cols = 256;
   bool progress = true;
 
   void validate() const;
@@ -158,6 +164,7 @@ struct StudyResult {
   std::vector<PointRecord> points;
   std::vector<TargetRecord> targets;
   std::vector<ProjectionRecord> projection;
+  std::vector<BlockRecord> block;  // the DiT block table (StudyOptions::block)
   int64_t sampled_rows = 0;
   double seconds = 0.0;
   std::string proxy_statement;
