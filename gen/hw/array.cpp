@@ -9,17 +9,19 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
            "ROWS x COLS weight-stationary array cut into segments of GROUP_W rows; each segment computes one "
            "channel group of its own token stream");
   const int rows = c.rows, cols = c.cols, dw = c.data_w, aw = c.acc_w, gw = c.group_w, segs = c.segs();
-  const int tw = c.token_w();
+  const int tw = tag_width(c);
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr load = m.input("load_i", 1, Sign::Unsigned, "every PE loads the weight from above");
+  const Expr load = m.input("load_i", 1, Sign::Unsigned, "every PE shifts the weight from above into a buffer");
+  const Expr load_sel = m.input("load_sel_i", 1, Sign::Unsigned, "the weight buffer being loaded");
   const Expr w_top = m.input("w_top_i", cols * dw, Sign::Unsigned, "weights entering the top row, column c at c*DATA_W");
   const Expr seg_valid = m.input("seg_valid_i", segs, Sign::Unsigned, "segment s issues a token this cycle");
-  const Expr seg_tag = m.input("seg_tag_i", segs * tw, Sign::Unsigned, "token index of each segment's issue");
+  const Expr sel = m.input("sel_i", 1, Sign::Unsigned, "weight buffer of this cycle's issues");
+  const Expr seg_tag = m.input("seg_tag_i", segs * tw, Sign::Unsigned, "tag {k-tile, token} of each segment's issue");
   const Expr seg_data = m.input("seg_data_i", segs * gw * dw, Sign::Unsigned,
                                 "the group's GROUP_W channels of each segment's token");
   const Expr tap_valid = m.output("tap_valid_o", segs * cols, Sign::Unsigned, "segment s, column c at s*COLS+c");
-  const Expr tap_tag = m.output("tap_tag_o", segs * cols * tw, Sign::Unsigned, "token of each tap");
+  const Expr tap_tag = m.output("tap_tag_o", segs * cols * tw, Sign::Unsigned, "tag {k-tile, token} of each tap");
   const Expr tap_psum = m.output("tap_psum_o", segs * cols * aw, Sign::Unsigned, "partial sum of each tap");
 
   // Flattened nets between PEs: activations and MAC flags run east (COLS+1
@@ -27,6 +29,7 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
   // (ROWS+1 per column, row 0 fed from the top).
   const Expr a_east = m.signal("a_east", rows * (cols + 1) * dw);
   const Expr mac_east = m.signal("mac_east", rows * (cols + 1));
+  const Expr sel_east = m.signal("sel_east", rows * (cols + 1));
   const Expr w_south = m.signal("w_south", (rows + 1) * cols * dw);
   const Expr psum_south = m.signal("psum_south", (rows + 1) * cols * aw);
   const Expr psum_valid = m.signal("psum_valid", rows * cols);
@@ -40,28 +43,34 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
 
   // Input skew per segment: channel j reaches row j of the segment j cycles
   // after issue. Stage k holds channels k..GROUP_W-1 of the word issued k
-  // cycles ago, and holds still while no token flows (no toggling).
+  // cycles ago, and holds still while no token flows (no toggling); the
+  // weight buffer select bit travels with the word.
   for (int s = 0; s < segs; ++s) {
     const std::string sn = "s" + std::to_string(s);
     Expr prev_data = seg_data.slice((s + 1) * gw * dw - 1, s * gw * dw);
-    Expr prev_valid = seg_valid[s];
+    Expr prev_valid = seg_valid[s], prev_sel = sel;
     for (int j = 0; j < gw; ++j) {
       const int r = s * gw + j;
-      Expr data = prev_data, valid = prev_valid;
+      Expr data = prev_data, valid = prev_valid, word_sel = prev_sel;
       if (j > 0) {
         const int width = (gw - j) * dw;
         const Expr stage_q = m.signal("skew_" + sn + "_" + std::to_string(j) + "_q", width);
         const Expr valid_q = m.signal("skew_valid_" + sn + "_" + std::to_string(j) + "_q", 1);
+        const Expr sel_q = m.signal("skew_sel_" + sn + "_" + std::to_string(j) + "_q", 1);
         Always& ff = m.always_ff(clk, rst_n);
         ff.flop(stage_q, mux(prev_valid, prev_data.slice(prev_data.width() - 1, dw), stage_q), 0);
         ff.flop(valid_q, prev_valid, 0);
+        ff.flop(sel_q, mux(prev_valid, prev_sel, sel_q), 0);
         data = stage_q;
         valid = valid_q;
+        word_sel = sel_q;
       }
       m.assign(a_east.slice((r * (cols + 1)) * dw + dw - 1, r * (cols + 1) * dw), data.slice(dw - 1, 0));
       m.assign(mac_east[r * (cols + 1)], valid);
+      m.assign(sel_east[r * (cols + 1)], word_sel);
       prev_data = data;
       prev_valid = valid;
+      prev_sel = word_sel;
     }
   }
 
@@ -74,19 +83,23 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
   gcol.instance(pe, "u_pe",
                 {{"clk_i", clk},
                  {"rst_ni", rst_n},
-                 {"mode_i", concat({load, !load && mac_east[east]})},
+                 {"load_i", load},
+                 {"load_sel_i", load_sel},
+                 {"mac_i", mac_east[east]},
+                 {"sel_i", sel_east[east]},
                  {"seg_start_i", element(seg_start, r)},
                  {"a_i", as_signed(a_east.part(east * dw, dw))},
                  {"w_i", as_signed(w_south.part(here * dw, dw))},
                  {"psum_i", as_signed(psum_south.part(here * aw, aw))},
                  {"a_o", a_east.part((east + 1) * dw, dw)},
                  {"mac_o", mac_east[east + 1]},
+                 {"sel_o", sel_east[east + 1]},
                  {"w_o", w_south.part(below * dw, dw)},
                  {"psum_o", psum_south.part(below * aw, aw)},
                  {"psum_valid_o", element(psum_valid, here)}});
 
-  // Token tags follow each segment's issues down the pipeline; the tap of
-  // column c reads the tag issued latency(c) cycles earlier.
+  // Tags follow each segment's issues down the pipeline; the tap of column c
+  // reads the tag issued latency(c) cycles earlier.
   const int chain = gw + cols - 1 + c.mul_pipe;
   for (int s = 0; s < segs; ++s) {
     const std::string sn = "s" + std::to_string(s);
@@ -115,13 +128,15 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
     m.assign(tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw),
              psum_south.slice((end_row + 2) * cols * aw - 1, (end_row + 1) * cols * aw));
   }
-  std::vector<Expr> edge_a, edge_mac;
+  std::vector<Expr> edge_a, edge_mac, edge_sel;
   for (int rr = 0; rr < rows; ++rr) {
     edge_a.push_back(a_east.slice((rr * (cols + 1) + cols + 1) * dw - 1, (rr * (cols + 1) + cols) * dw));
     edge_mac.push_back(mac_east[rr * (cols + 1) + cols]);
+    edge_sel.push_back(sel_east[rr * (cols + 1) + cols]);
   }
   m.unused(concat(edge_a), "activations leaving the right edge of the array");
   m.unused(concat(edge_mac), "MAC flags leaving the right edge of the array");
+  m.unused(concat(edge_sel), "buffer selects leaving the right edge of the array");
   m.unused(w_south.slice((rows + 1) * cols * dw - 1, rows * cols * dw), "weights leaving the bottom row");
   std::vector<Expr> inner_valid;
   for (int rr = 0; rr < rows; ++rr)

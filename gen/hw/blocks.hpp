@@ -32,27 +32,37 @@ inline int partial_memory_depth(const HwConfig& c) {
   return (partials_banked(c) ? 2 : 1) * token_memory_depth(c);
 }
 
-// PE modes (the value of kld_pe's mode_i).
-enum class PeMode : uint8_t { Pass = 0, Mac = 1, Load = 2 };
+// One cycle of kld_pe's inputs.
+struct PeInputs {
+  bool load = false, load_sel = false;  // shift w into buffer load_sel
+  bool mac = false, sel = false;        // a valid activation, computed with buffer sel
+  bool seg_start = false;
+  int64_t a = 0, w = 0, psum = 0;
+};
 
-// kld_pe: weight-stationary signed MAC with load, MAC and pass modes and a
-// segment-start bit that cuts the partial-sum chain.
+// kld_pe: weight-stationary signed MAC with two weight buffers (one loads
+// while the other computes; the activation carries its buffer's select bit)
+// and a segment-start bit that cuts the partial-sum chain.
 struct PeBlock {
   static vlog::Module generate(const HwConfig& c);
 
   // Bit-exact behaviour, one clock edge at a time.
   struct Model {
     int data_w, acc_w, mul_pipe;
-    int64_t w = 0, a = 0, psum = 0, prod = 0;
-    bool mac = false, psum_valid = false, seg = false;
-    void step(PeMode mode, int64_t a_in, int64_t w_in, int64_t psum_in, bool seg_start);
+    int64_t w[2] = {0, 0}, a = 0, psum = 0, prod = 0;
+    bool mac = false, sel = false, psum_valid = false, seg = false;
+    void step(const PeInputs& in);
   };
 };
 
-// kld_array: ROWS x COLS PEs, per-segment input skew, weights from the top,
-// partial sums down, a tap (valid, token tag, partial sum) at every segment end.
+// kld_array: ROWS x COLS PEs, per-segment input skew, weights from the top
+// into the buffer load_sel_i, partial sums down, a tap (valid, tag, partial
+// sum) at every segment end. The tag travels with the token: {k-tile, token}
+// (tag_width), so the passes of consecutive k-tiles can overlap in the array.
 struct ArrayBlock {
   static vlog::Module generate(const HwConfig& c, const vlog::Module& pe, const std::string& name = "kld_array");
+  // Bits of a tap tag: the k-tile (when there can be more than one) above the token.
+  static int tag_width(const HwConfig& c) { return c.token_w() + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0); }
   // Cycles from issue to the tap of column c.
   static int latency(const HwConfig& c, int col) { return c.group_w + col + c.mul_pipe; }
 };

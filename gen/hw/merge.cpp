@@ -11,11 +11,10 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
            "Merge unit: writes each tap's partial P_g[token] into the partial memory of (group, column); the "
            "gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of root tokens");
   const int tw = c.token_w(), segs = c.segs(), cols = c.cols, aw = c.acc_w, G = c.max_groups(), lanes = c.det_lanes();
-  const int ktw = clog2(c.max_kt());
+  const int ktw = clog2(c.max_kt()), tagw = ArrayBlock::tag_width(c);
   const Expr clk = m.input("clk_i", 1);
-  const Expr kt = m.input("kt_i", ktw, Sign::Unsigned, "k-tile whose taps are arriving");
   const Expr tap_valid = m.input("tap_valid_i", segs * cols);
-  const Expr tap_tag = m.input("tap_tag_i", segs * cols * tw);
+  const Expr tap_tag = m.input("tap_tag_i", segs * cols * tagw, Sign::Unsigned, "{k-tile, token} of each tap");
   const Expr tap_psum = m.input("tap_psum_i", segs * cols * aw);
   const Expr root_we = m.input("root_we_i", G, Sign::Unsigned, "write group g's root of the detector's token");
   const Expr root_token = m.input("root_token_i", tw);
@@ -53,16 +52,19 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
                 {"rdata_o", rt}},
                "root table of group " + gn);
     const Expr addr = m.wire("gather_addr_" + gn, mux(dense, gather_token, rt));
-    const Expr mine = m.wire("tap_here_" + gn, kt == constant(ktw, static_cast<uint64_t>(k)),
-                             "group " + gn + "'s k-tile is in the array (segment " + std::to_string(s) + ")");
     for (int cc = 0; cc < cols; ++cc) {
       const int tap = s * cols + cc;
       const std::string name = gn + "_" + std::to_string(cc);
       const Expr rd = m.signal("partial_" + name, aw);
+      // The tap of segment s carries group kt*SEGS + s, kt from its tag.
+      const Expr mine = tagw == tw ? bit(true)
+                                   : tap_tag.slice((tap + 1) * tagw - 1, tap * tagw + tw) ==
+                                         constant(ktw, static_cast<uint64_t>(k));
       m.instance(partial_sram, "u_partial_" + name,
                  {{"clk_i", clk},
-                  {"we_i", mine && tap_valid[tap]},
-                  {"waddr_i", bank_addr(wbank, tap_tag.slice((tap + 1) * tw - 1, tap * tw))},
+                  {"we_i", m.wire("tap_here_" + name, mine && tap_valid[tap],
+                                  "a partial of group " + gn + " arrives at column " + std::to_string(cc))},
+                  {"waddr_i", bank_addr(wbank, tap_tag.slice(tap * tagw + tw - 1, tap * tagw))},
                   {"wdata_i", tap_psum.slice((tap + 1) * aw - 1, tap * aw)},
                   {"raddr_i", bank_addr(rbank, addr)},
                   {"rdata_o", rd}},
@@ -72,7 +74,8 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
     }
   }
   for (int s = G; s < segs; ++s)  // segments that never hold a group (MAX_K/GROUP_W < SEGS)
-    m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols), tap_tag.slice((s + 1) * cols * tw - 1, s * cols * tw),
+    m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols),
+                     tap_tag.slice((s + 1) * cols * tagw - 1, s * cols * tagw),
                      tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw)}),
              "segment " + std::to_string(s) + " has no channel group in any configuration");
   std::vector<Expr> words;

@@ -6,51 +6,47 @@ namespace kaleido::hw {
 using namespace vlog;
 
 Module PeBlock::generate(const HwConfig& c) {
-  Module m("kld_pe", "Weight-stationary processing element: signed DATA_W x DATA_W multiply into an ACC_W partial sum");
+  Module m("kld_pe",
+           "Weight-stationary processing element with two weight buffers: signed DATA_W x DATA_W multiply into an "
+           "ACC_W partial sum with the buffer the activation selects, while the other buffer loads");
   const int dw = c.data_w, aw = c.acc_w;
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr mode = m.input("mode_i", 2, Sign::Unsigned, "0 pass, 1 MAC, 2 load weight");
+  const Expr load = m.input("load_i", 1, Sign::Unsigned, "shift the weight from above into buffer load_sel_i");
+  const Expr load_sel = m.input("load_sel_i", 1, Sign::Unsigned, "weight buffer being loaded");
+  const Expr mac_in = m.input("mac_i", 1, Sign::Unsigned, "a_i is a valid activation: multiply-accumulate");
+  const Expr sel_in = m.input("sel_i", 1, Sign::Unsigned, "weight buffer of the activation (travels with it)");
   const Expr seg_start = m.input("seg_start_i", 1, Sign::Unsigned, "first row of a segment: ignore psum_i");
   const Expr a_in = m.input("a_i", dw, Sign::Signed, "activation from the left");
-  const Expr w_in = m.input("w_i", dw, Sign::Signed, "weight from above (load mode)");
+  const Expr w_in = m.input("w_i", dw, Sign::Signed, "weight from above (load)");
   const Expr psum_in = m.input("psum_i", aw, Sign::Signed, "partial sum from above");
   const Expr a_out = m.output("a_o", dw, Sign::Signed, "activation to the right");
   const Expr mac_out = m.output("mac_o", 1, Sign::Unsigned, "a_o carries a valid activation (this PE did a MAC)");
-  const Expr w_out = m.output("w_o", dw, Sign::Signed, "stationary weight, to the PE below when loading");
+  const Expr sel_out = m.output("sel_o", 1, Sign::Unsigned, "weight buffer of a_o");
+  const Expr w_out = m.output("w_o", dw, Sign::Signed, "buffer load_sel_i, to the PE below when loading");
   const Expr psum_out = m.output("psum_o", aw, Sign::Signed, "partial sum to the PE below");
   const Expr psum_valid_out = m.output("psum_valid_o", 1, Sign::Unsigned, "psum_o holds a valid partial sum");
 
-  const Expr mode_mac = m.localparam("ModeMac", 2, 1);
-  const Expr mode_load = m.localparam("ModeLoad", 2, 2);
-
-  const Expr w_q = m.signal("w_q", dw, Sign::Signed);
+  const Expr w0_q = m.signal("w0_q", dw, Sign::Signed), w1_q = m.signal("w1_q", dw, Sign::Signed);
   const Expr a_q = m.signal("a_q", dw, Sign::Signed);
   const Expr psum_q = m.signal("psum_q", aw, Sign::Signed);
-  const Expr mac_q = m.signal("mac_q", 1);
-  const Expr product = m.wire("product", mul_full(a_in, w_q), "full-width signed product");
+  const Expr mac_q = m.signal("mac_q", 1), sel_q = m.signal("sel_q", 1);
+  const Expr w_mac = m.wire("w_mac", mux(sel_in, w1_q, w0_q), "the buffer the activation selects");
+  const Expr product = m.wire("product", mul_full(a_in, w_mac), "full-width signed product");
   const Expr product_ext = m.wire("product_ext", sext(product, aw));
   const Expr acc_zero = sconstant(aw, 0);
 
-  Always& regs = m.always_ff(clk, rst_n, "the mode decides what the PE registers do");
-  regs.on_reset().assign(w_q, 0);
-  regs.on_reset().assign(a_q, 0);
-  regs.on_reset().assign(mac_q, 0);
-  CaseStmt& sel = regs.body().case_(mode);
-  Block& load = sel.item(mode_load);
-  load.assign(w_q, w_in);
-  load.assign(mac_q, 0);
-  Block& mac = sel.item(mode_mac);
-  mac.assign(a_q, a_in);
-  mac.assign(mac_q, 1);
-  Block& pass = sel.default_();
-  pass.comment("pass: the partial sum moves on; a_q holds so the multiplier inputs do not toggle");
-  pass.assign(mac_q, 0);
+  Always& regs = m.always_ff(clk, rst_n, "a load writes one buffer; a MAC latches its activation and buffer");
+  regs.flop(w0_q, mux(load && !load_sel, w_in, w0_q), 0);
+  regs.flop(w1_q, mux(load && load_sel, w_in, w1_q), 0);
+  regs.flop(a_q, mux(mac_in, a_in, a_q), 0);
+  regs.flop(sel_q, mux(mac_in, sel_in, sel_q), 0);
+  regs.flop(mac_q, mac_in, 0);
 
   if (c.mul_pipe == 0) {
     const Expr psum_base = m.wire("psum_base", mux(seg_start, acc_zero, psum_in), "a segment start cuts the chain");
-    Always& acc = m.always_ff(clk, rst_n, "accumulate in MAC mode, pass otherwise");
-    acc.flop(psum_q, mux(mode == mode_mac, psum_base + product_ext, psum_in), 0);
+    Always& acc = m.always_ff(clk, rst_n, "accumulate on a MAC, pass the partial sum otherwise");
+    acc.flop(psum_q, mux(mac_in, psum_base + product_ext, psum_in), 0);
     m.assign(psum_valid_out, mac_q);
   } else {
     // One register after the multiplier: the add happens a cycle after the MAC.
@@ -58,8 +54,8 @@ Module PeBlock::generate(const HwConfig& c) {
     const Expr seg_q = m.signal("seg_q", 1);
     const Expr psum_valid_q = m.signal("psum_valid_q", 1);
     Always& pipe = m.always_ff(clk, rst_n, "multiplier pipeline stage, then accumulate");
-    pipe.flop(prod_q, mux(mode == mode_mac, product_ext, prod_q), 0);
-    pipe.flop(seg_q, mux(mode == mode_mac, seg_start, seg_q), 0);
+    pipe.flop(prod_q, mux(mac_in, product_ext, prod_q), 0);
+    pipe.flop(seg_q, mux(mac_in, seg_start, seg_q), 0);
     pipe.flop(psum_valid_q, mac_q, 0);
     const Expr psum_base = m.wire("psum_base", mux(seg_q, acc_zero, psum_in), "the registered segment start cuts the chain");
     pipe.flop(psum_q, mux(mac_q, psum_base + prod_q, psum_in), 0);
@@ -67,35 +63,32 @@ Module PeBlock::generate(const HwConfig& c) {
   }
   m.assign(a_out, a_q);
   m.assign(mac_out, mac_q);
-  m.assign(w_out, w_q);
+  m.assign(sel_out, sel_q);
+  m.assign(w_out, mux(load_sel, w1_q, w0_q));
   m.assign(psum_out, psum_q);
   return m;
 }
 
-void PeBlock::Model::step(PeMode mode, int64_t a_in, int64_t w_in, int64_t psum_in, bool seg_start) {
-  const int64_t product = wrap_signed(a_in * w, acc_w);
+void PeBlock::Model::step(const PeInputs& in) {
+  const int64_t product = wrap_signed(in.a * w[in.sel ? 1 : 0], acc_w);
   if (mul_pipe == 0) {
-    switch (mode) {
-      case PeMode::Load: w = w_in; mac = false; psum = psum_in; break;
-      case PeMode::Mac: a = a_in; mac = true; psum = wrap_signed((seg_start ? 0 : psum_in) + product, acc_w); break;
-      default: mac = false; psum = psum_in; break;
-    }
+    psum = in.mac ? wrap_signed((in.seg_start ? 0 : in.psum) + product, acc_w) : in.psum;
+    psum_valid = in.mac;
+  } else {
+    // Pipelined: the add uses the product and segment bit registered by the previous MAC.
+    psum = mac ? wrap_signed((seg ? 0 : in.psum) + prod, acc_w) : in.psum;
     psum_valid = mac;
-    return;
+    if (in.mac) {
+      prod = product;
+      seg = in.seg_start;
+    }
   }
-  // Pipelined: the add uses the product and segment bit registered by the previous MAC.
-  const bool was_mac = mac;
-  psum = was_mac ? wrap_signed((seg ? 0 : psum_in) + prod, acc_w) : psum_in;
-  psum_valid = was_mac;
-  if (mode == PeMode::Mac) {
-    prod = product;
-    seg = seg_start;
+  if (in.load) w[in.load_sel ? 1 : 0] = in.w;
+  if (in.mac) {
+    a = in.a;
+    sel = in.sel;
   }
-  switch (mode) {
-    case PeMode::Load: w = w_in; mac = false; break;
-    case PeMode::Mac: a = a_in; mac = true; break;
-    default: mac = false; break;
-  }
+  mac = in.mac;
 }
 
 }  // namespace kaleido::hw

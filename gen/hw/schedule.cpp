@@ -52,36 +52,39 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
   return l;
 }
 
-// The pass engine and the gather engine of docs/hardware.md, cycle by cycle
-// numbered from 0 (the first cycle with BUSY set). `lists` is empty in dense
-// mode (every segment issues every token, nothing waits for detection).
+// The pass engine, the weight loader and the gather engine of docs/hardware.md,
+// cycle by cycle numbered from 0 (the first cycle with BUSY set). `lists` is
+// empty in dense mode (every segment issues every token, nothing waits for
+// detection). Passes q = mt*KT + kt run in order; pass q computes with weight
+// buffer q mod 2.
 ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<int64_t>& len,
                            const Lists* lists, const StreamStalls& st) {
   const int64_t N = cfg.grid.tokens();
   const int G = cfg.groups();
   const int64_t KT = ceil_div(cfg.channels, hw.rows), MT = ceil_div(cfg.out_cols, hw.cols);
-  const int64_t drain = hw.group_w + hw.cols - 1 + hw.mul_pipe;
+  const int64_t drain = hw.group_w + hw.cols - 1 + hw.mul_pipe;  // DRAIN at the end of an m-tile
+  const int64_t reload = hw.group_w + hw.cols - 1;  // a buffer reloads this many cycles after its pass's ISSUE ended
   ScheduleCycles s;
   if (lists)
     for (int64_t f : lists->final_at) s.detect = std::max(s.detect, f);
-  int64_t t = 0, last_word = -1;  // t: first LOADW cycle of the next pass
-  for (int64_t mt = 0; mt < MT; ++mt) {
-    for (int64_t kt = 0; kt < KT; ++kt) {
-      const int64_t issue = t + hw.rows;  // first ISSUE cycle
-      s.loadw += hw.rows;
-      s.passes += hw.rows;
+  int64_t adv = 0;               // first cycle the pass engine is on pass q
+  int64_t adv_prev = 0;          // ... on pass q-1 (the loader stays at most one pass ahead)
+  int64_t loader_free = 0;       // first cycle after the loader's previous load
+  int64_t buf_free[2] = {0, 0};  // first cycle each buffer may be reloaded
+  int64_t last_word = -1;
+  for (int64_t mt = 0, q = 0; mt < MT; ++mt) {
+    for (int64_t kt = 0; kt < KT; ++kt, ++q) {
+      // LOADW: the loader shifts in pass q's ROWS rows from `load`; ISSUE starts
+      // once they are in and the pass engine has reached pass q.
+      const int64_t load = std::max({loader_free, adv_prev, buf_free[q % 2]});
+      loader_free = load + hw.rows;
+      const int64_t issue = std::max(adv, load + hw.rows);  // first ISSUE cycle
+      s.loadw += issue - adv;
       // Segments of this k-tile: their groups' lists (a segment past G has none).
       std::vector<int64_t> groups;
       for (int seg = 0; seg < hw.segs(); ++seg)
         if (kt * hw.segs() + seg < G) groups.push_back(kt * hw.segs() + seg);
       auto final_at = [&](int64_t g) { return lists ? lists->final_at[static_cast<size_t>(g)] : 0; };
-      // Empty pass: at the last LOADW cycle every list is complete and empty.
-      bool empty = true;
-      for (int64_t g : groups) empty = empty && len[static_cast<size_t>(g)] == 0 && final_at(g) <= issue - 1;
-      if (empty) {
-        t = issue;
-        continue;
-      }
       int64_t end = issue;  // the ISSUE cycle in which every segment is finishing
       std::vector<int64_t> issued;  // cycles with an issue, over all segments
       for (int64_t g : groups) {
@@ -99,19 +102,27 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
       s.busy += static_cast<int64_t>(issued.size());
       const bool end_issues = std::binary_search(issued.begin(), issued.end(), end);
       s.starved += issue_cycles - static_cast<int64_t>(issued.size()) - (end_issues ? 0 : 1);
-      s.passes += issue_cycles + drain;
-      t = end + drain + 1;
+      s.passes += issue - adv + issue_cycles;
+      buf_free[q % 2] = end + reload;
+      adv_prev = adv;
+      if (kt + 1 < KT) {
+        adv = end + 1;  // the next pass follows without a drain
+        continue;
+      }
+      // DRAIN, then HANDOFF: hand mt to the gather engine once the gather of
+      // mt-1 sends its last word (or later); the gather then sends N words
+      // from the next cycle.
+      s.passes += drain;
+      const int64_t ready = end + drain + 1;
+      const int64_t handoff = std::max(ready, last_word);
+      s.wait_gather += handoff - ready;
+      s.handoff += handoff - ready + 1;
+      last_word = handoff + N + out_stall(st, mt);
+      adv = handoff + 1;
     }
-    // HANDOFF: hand mt to the gather engine once the gather of mt-1 sends its
-    // last word (or later); the gather then sends N words from the next cycle.
-    const int64_t handoff = std::max(t, last_word);
-    s.wait_gather += handoff - t;
-    s.handoff += handoff - t + 1;
-    last_word = handoff + N + out_stall(st, mt);
-    t = handoff + 1;
   }
   s.total = last_word + 1;
-  s.tail = s.total - t;
+  s.tail = s.total - adv;
   return s;
 }
 

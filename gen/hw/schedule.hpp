@@ -21,8 +21,8 @@ struct StreamStalls {
 
 struct ScheduleCycles {
   int64_t detect = 0;       // cycles until the detection engine has finished (trace stalls included)
-  int64_t passes = 0;       // LOADW + ISSUE + DRAIN over all (mt, kt)
-  int64_t loadw = 0;        // LOADW cycles (weight loading)
+  int64_t passes = 0;       // LOADW + ISSUE over all (mt, kt), DRAIN per m-tile
+  int64_t loadw = 0;        // LOADW cycles: the pass engine waits for a pass's weights (load not hidden)
   int64_t handoff = 0;      // HANDOFF cycles: one per m-tile plus the waits for the gather engine
   int64_t wait_gather = 0;  // HANDOFF cycles spent waiting for the gather engine (bank conflict)
   int64_t tail = 0;         // the gather of the last m-tile, after the pass engine has finished

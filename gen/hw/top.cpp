@@ -29,6 +29,139 @@ Expr k_tile_base(const Expr& kt, int width, const HwConfig& c) {
   return zext(kt, width) * static_cast<int64_t>(c.rows);
 }
 
+// Tags {k-tile, token} of the segments' issues (ArrayBlock::tag_width), segment s at s*width.
+Expr issue_tags(const Expr& kt, const Expr& tokens, const HwConfig& c, int segs) {
+  const int tw = c.token_w();
+  if (c.max_kt() == 1) return tokens;
+  std::vector<Expr> tags;
+  for (int s = segs - 1; s >= 0; --s) tags.push_back(concat({kt, tokens.slice((s + 1) * tw - 1, s * tw)}));
+  return concat(tags);
+}
+
+// What the weight loader needs from its top.
+struct LoaderInputs {
+  Expr clk, rst_n;
+  Expr run_start;  // a run starts: load from the first pass
+  Expr pass_end;   // the pass engine's current pass ends its ISSUE (its last activation enters the array)
+  Expr advance;    // the pass engine moves on to its next pass
+  Expr buf;        // weight buffer of the pass engine's current pass
+  Expr dim_k, dim_m;
+  Expr b_we, b_waddr, b_wdata;  // the B memory's write port
+  int group_w;                  // rows of a segment: the activation's depth in the array
+};
+
+// The weight loader (docs/hardware.md, "LOADW"): loads every pass's weights in
+// order, each into the PE buffer its pass computes with (pass parity), while
+// the pass engine computes. It runs at most one pass ahead of the pass engine
+// and reloads a buffer only once the last activation of the pass that used it
+// has left the array.
+struct WeightLoader {
+  Expr shift;        // a row of weights shifts in at the top of the array (load_i)
+  Expr buf;          // the buffer it shifts into (load_sel_i)
+  Expr finish;       // the last row of a pass shifts in
+  Expr next_loaded;  // the pass after the pass engine's current one is loaded by the end of this cycle
+  Expr w_top;        // the row entering the array
+};
+
+WeightLoader weight_loader(Module& m, const HwConfig& c, const std::vector<const Module*>& parts,
+                           const LoaderInputs& in) {
+  const int rows = c.rows, cols = c.cols, dw = c.data_w;
+  const int ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), krow_w = clog2(c.max_kt() * rows);
+  const int lw = clog2(rows), reload = in.group_w + cols - 2;
+  WeightLoader wl;
+  const Expr lead_q = m.signal("wl_lead_q", 2, Sign::Unsigned,
+                               "passes loaded ahead of the pass engine, its current pass included (0..2)");
+  const Expr kt_q = m.signal("wl_kt_q", ktw, Sign::Unsigned, "k-tile of the pass being loaded");
+  const Expr mt_q = m.signal("wl_mt_q", mtw, Sign::Unsigned, "m-tile of the pass being loaded");
+  const Expr end_q = m.signal("wl_end_q", 1, Sign::Unsigned, "every pass of the run is loaded (or no run)");
+  wl.buf = m.wire("wl_buf", in.buf ^ lead_q[0], "the loaded pass's buffer: its parity");
+  // Buffer b is free once the last activation of the pass that used it has
+  // passed every PE: GROUP_W + COLS - 1 cycles after that pass's ISSUE ended.
+  Expr buf_free = bit(true);
+  std::vector<Expr> busy_cnt;
+  const int bw = clog2(reload + 1);
+  if (reload > 0) {
+    for (int b = 0; b < 2; ++b)
+      busy_cnt.push_back(m.signal("wl_busy_" + std::to_string(b) + "_q", bw, Sign::Unsigned,
+                                  "cycles until the last activation of buffer " + std::to_string(b) +
+                                      "'s pass has left the array"));
+    buf_free = m.wire("wl_buf_free", mux(wl.buf, busy_cnt[1] == zero(bw), busy_cnt[0] == zero(bw)));
+  }
+  const Expr can_start = m.wire("wl_can_start", !end_q && !lead_q[1] && buf_free,
+                                "a pass left to load, at most one ahead, into a free buffer");
+  Expr cnt_q;
+  if (rows > 1) {
+    cnt_q = m.signal("wl_row_q", lw, Sign::Unsigned, "row of the pass being loaded (0: the bottom row)");
+    wl.shift = m.wire("wl_shift", (cnt_q != zero(lw)) || can_start, "a load runs its ROWS cycles without a break");
+    wl.finish = m.wire("wl_finish", wl.shift && (cnt_q == constant(lw, static_cast<uint64_t>(rows - 1))));
+  } else {
+    wl.shift = m.wire("wl_shift", can_start);
+    wl.finish = m.wire("wl_finish", wl.shift);
+  }
+  const Expr kt_last =
+      m.wire("wl_kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= in.dim_k);
+  const Expr mt_last =
+      m.wire("wl_mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= in.dim_m);
+  wl.next_loaded = m.wire("wl_next_loaded", lead_q[1] || (lead_q[0] && wl.finish),
+                          "the pass after the current one can issue from the next cycle");
+
+  Always& ff = m.always_ff(in.clk, in.rst_n, "weight loader: one row per cycle, passes in order");
+  ff.on_reset().assign(lead_q, 0);
+  ff.on_reset().assign(kt_q, 0);
+  ff.on_reset().assign(mt_q, 0);
+  ff.on_reset().assign(end_q, 1);
+  if (rows > 1) ff.on_reset().assign(cnt_q, 0);
+  for (const Expr& b : busy_cnt) ff.on_reset().assign(b, 0);
+  IfStmt& go = ff.body().if_(in.run_start);
+  go.then_().assign(lead_q, 0);
+  go.then_().assign(kt_q, 0);
+  go.then_().assign(mt_q, 0);
+  go.then_().assign(end_q, 0);
+  if (rows > 1) go.then_().assign(cnt_q, 0);
+  for (const Expr& b : busy_cnt) go.then_().assign(b, 0);
+  Block& run = go.else_();
+  IfStmt& up = run.if_(wl.finish && !in.advance);
+  up.then_().assign(lead_q, lead_q + constant(2, 1));
+  up.else_().if_(in.advance && !wl.finish).then_().assign(lead_q, lead_q - constant(2, 1));
+  if (rows > 1) run.if_(wl.shift).then_().assign(cnt_q, mux(wl.finish, zero(lw), cnt_q + constant(lw, 1)));
+  IfStmt& fin = run.if_(wl.finish);
+  IfStmt& kl = fin.then_().if_(kt_last);
+  kl.then_().assign(kt_q, 0);
+  IfStmt& ml = kl.then_().if_(mt_last);
+  ml.then_().assign(end_q, 1);
+  ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
+  kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
+  for (int b = 0; b < static_cast<int>(busy_cnt.size()); ++b) {
+    const Expr& q = busy_cnt[static_cast<size_t>(b)];
+    const Expr mine = b == 0 ? !in.buf : in.buf;
+    IfStmt& set = run.if_(in.pass_end && mine);
+    set.then_().assign(q, constant(bw, static_cast<uint64_t>(reload)));
+    set.else_().if_(q != zero(bw)).then_().assign(q, q - constant(bw, 1));
+  }
+
+  // B, one word per (row, m-tile); rows enter bottom row first.
+  const Expr row = rows > 1 ? resize(cnt_q, krow_w) : zero(krow_w);
+  const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
+                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - row),
+                           "LOADW feeds the k-tile's rows bottom first");
+  const Expr b_word = m.signal("b_rdata", cols * dw);
+  m.instance(find(parts, SramBlock::name(b_memory_depth(c), cols * dw, 1)), "u_b",
+             {{"clk_i", in.clk},
+              {"we_i", in.b_we},
+              {"waddr_i", in.b_waddr},
+              {"wdata_i", in.b_wdata},
+              {"raddr_i", concat({krow, mt_q})},
+              {"rdata_o", b_word}},
+             "B, one word per (row, m-tile)");
+  const Expr row_ok = m.wire("weight_row_ok", zext(krow, 16) < in.dim_k, "rows past K load zero");
+  std::vector<Expr> w_cols;
+  for (int cc = cols - 1; cc >= 0; --cc) {
+    const Expr col_ok = (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cc)) < in.dim_m;
+    w_cols.push_back(mux(row_ok && col_ok, b_word.slice((cc + 1) * dw - 1, cc * dw), zero(dw)));
+  }
+  wl.w_top = m.wire("w_top", concat(w_cols), "columns past M load zero");
+  return wl;
+}
 }  // namespace
 
 Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& parts) {
@@ -40,7 +173,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const int cw = coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
   const int rounds = (G + lanes - 1) / lanes, rw = clog2(rounds), ra = reg_addr_width(c);
   const int krow_w = clog2(c.max_kt() * rows), ww = clog2(c.window_cap() + 1), tauw = c.tau_w();
-  const int drain = gw + cols - 1 + c.mul_pipe, cntw = clog2(std::max(rows, drain) + 1);
+  const int drain = gw + cols - 1 + c.mul_pipe, cntw = clog2(drain + 1);
   const int gshift = clog2(gw) - (gw == 1 ? 1 : 0);  // log2(GROUP_W); GROUP_W is a power of two
 
   const Expr clk = m.input("clk_i", 1);
@@ -128,9 +261,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr gw_m = m.wire("macs_per_pair", zext(dim_m_q, 32) << gshift, "GROUP_W * M MACs per reused pair");
 
   // ---- run state ----
-  // Three engines: detection (once per run, reuse mode), the pass engine (LOADW / ISSUE / DRAIN
-  // per pass, HANDOFF per m-tile; ISSUE follows the detector through the compute lists) and the
-  // gather engine (streams the outputs of an m-tile while the pass engine runs the next one).
+  // Three engines: detection (once per run, reuse mode), the pass engine (ISSUE per pass, LOADW
+  // while it waits for a pass's weights, DRAIN and HANDOFF per m-tile; ISSUE follows the detector
+  // through the compute lists) and the gather engine (streams the outputs of an m-tile while the
+  // pass engine runs the next one). The weight loader fills the other weight buffer meanwhile.
   std::vector<Expr> st;
   for (int k = 0; k <= static_cast<int>(kTail); ++k)
     st.push_back(m.localparam(kStateNames[k], 3, static_cast<uint64_t>(k), k == 0 ? "pass engine states" : ""));
@@ -138,7 +272,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr mt_q = m.signal("mt_q", mtw, Sign::Unsigned, "m-tile of the pass engine");
   const Expr kt_q = m.signal("kt_q", ktw), round_q = m.signal("round_q", rw, Sign::Unsigned, "detection round");
   const Expr det_busy_q = m.signal("det_busy_q", 1, Sign::Unsigned, "the detection engine scans the grid");
-  const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within LOADW / DRAIN");
+  const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within DRAIN");
+  const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the pass engine's pass (pass parity)");
   const Expr gather_busy_q = m.signal("gather_busy_q", 1, Sign::Unsigned, "the gather engine streams an m-tile");
   const Expr gmt_q = m.signal("gather_mt_q", mtw, Sign::Unsigned, "m-tile being gathered");
   const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "token being gathered");
@@ -174,7 +309,6 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr push = m.wire("push", concat(push_bits), "COMPUTE pairs join their group's compute list");
   const Expr root_we = m.wire("root_we", concat(root_we_bits));
   const Expr group_valid = m.wire("group_valid", concat(gvalid_bits), "group g < G");
-  const Expr pass_start = m.wire("pass_start", st_loadw && (cnt_q == zero(cntw)));
   // A segment's list is complete once the detection round of its group is over.
   std::vector<Expr> final_bits;
   for (int sg = segs - 1; sg >= 0; --sg) {
@@ -190,6 +324,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   }
   const Expr list_final = m.wire("list_final", concat(final_bits), "segment s's compute list is complete");
   const Expr run_start = m.wire("run_start", start_req && !cfg_error);
+  const Expr pass_end = m.wire("pass_end", st_issue && pass_last, "the pass's last issue: the next pass may follow");
+  const Expr pass_start = m.wire("pass_start", run_start || pass_end, "rewind the segment pointers");
   m.instance(find(parts, "kld_dispatcher"), "u_dispatcher",
              {{"clk_i", clk},
               {"rst_ni", rst_n},
@@ -244,26 +380,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   }
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
-  const Module& b_sram = find(parts, SramBlock::name(b_memory_depth(c), cols * dw, 1));
-  const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
-                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)),
-                           "LOADW feeds the k-tile's rows bottom first");
-  const Expr b_word = m.signal("b_rdata", cols * dw);
-  m.instance(b_sram, "u_b",
-             {{"clk_i", clk},
-              {"we_i", b_valid && !busy_q},
-              {"waddr_i", concat({b_row, b_mtile})},
-              {"wdata_i", b_data},
-              {"raddr_i", concat({krow, mt_q})},
-              {"rdata_o", b_word}},
-             "B, one word per (row, m-tile)");
-  const Expr row_ok = m.wire("weight_row_ok", zext(krow, 16) < dim_k_q, "rows past K load zero");
-  std::vector<Expr> w_cols;
-  for (int cc = cols - 1; cc >= 0; --cc) {
-    const Expr col_ok = (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cc)) < dim_m_q;
-    w_cols.push_back(mux(row_ok && col_ok, b_word.slice((cc + 1) * dw - 1, cc * dw), zero(dw)));
-  }
-  const Expr w_top = m.wire("w_top", concat(w_cols), "columns past M load zero");
+  const Expr advance = m.signal("pass_advance", 1, Sign::Unsigned, "the pass engine moves on to its next pass");
+  const WeightLoader wl = weight_loader(
+      m, c, parts,
+      {clk, rst_n, run_start, pass_end, advance, buf_q, dim_k_q, dim_m_q, b_valid && !busy_q, concat({b_row, b_mtile}),
+       b_data, gw});
 
   // ---- the detector ----
   std::vector<Expr> lane_valid, lane_en, lane_rope, lane_tau, lane_a;
@@ -316,15 +437,18 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     }
     seg_data.push_back(d);
   }
-  const Expr tap_valid = m.signal("tap_valid", segs * cols), tap_tag = m.signal("tap_tag", segs * cols * tw);
+  const Expr tap_valid = m.signal("tap_valid", segs * cols);
+  const Expr tap_tag = m.signal("tap_tag", segs * cols * ArrayBlock::tag_width(c));
   const Expr tap_psum = m.signal("tap_psum", segs * cols * aw);
   m.instance(find(parts, "kld_array"), "u_array",
              {{"clk_i", clk},
               {"rst_ni", rst_n},
-              {"load_i", st_loadw},
-              {"w_top_i", w_top},
+              {"load_i", wl.shift},
+              {"load_sel_i", wl.buf},
+              {"w_top_i", wl.w_top},
               {"seg_valid_i", seg_valid},
-              {"seg_tag_i", seg_token},
+              {"sel_i", buf_q},
+              {"seg_tag_i", m.wire("seg_tag", issue_tags(kt_q, seg_token, c, segs), "{k-tile, token} per segment")},
               {"seg_data_i", m.wire("seg_data", concat(seg_data), "segment s reads the A bank of group kt*SEGS+s")},
               {"tap_valid_o", tap_valid},
               {"tap_tag_o", tap_tag},
@@ -333,7 +457,6 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // ---- the merge unit ----
   const Expr merged = m.signal("merged", cols * aw);
   std::vector<Connection> merge_conns = {{"clk_i", clk},
-              {"kt_i", kt_q},
               {"tap_valid_i", tap_valid},
               {"tap_tag_i", tap_tag},
               {"tap_psum_i", tap_psum},
@@ -374,9 +497,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr gather_start = m.wire("gather_start", st_handoff && gather_free,
                                    "hand the m-tile's partials to the gather engine");
   const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
-  const Expr loadw_done = m.wire("loadw_done", cnt_q == constant(cntw, static_cast<uint64_t>(rows - 1)));
+  m.assign(advance, (pass_end && !kt_is_last) || (st_handoff && gather_free && !mt_is_last));
   Always& fsm = m.always_ff(clk, rst_n, "pass engine (docs/hardware.md)");
-  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q}) fsm.on_reset().assign(q, 0);
+  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q, buf_q}) fsm.on_reset().assign(q, 0);
   fsm.on_reset().assign(busy_q, 0);
   fsm.on_reset().assign(done_q, 0);
   fsm.on_reset().assign(error_q, 0);
@@ -389,30 +512,30 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   ok.then_().assign(done_q, 0);
   ok.then_().assign(mt_q, 0);
   ok.then_().assign(kt_q, 0);
-  ok.then_().assign(cnt_q, 0);
+  ok.then_().assign(buf_q, 0);
   ok.then_().assign(state_q, st[kLoadW]);
-  // next pass: the next k-tile, or the hand-off of this m-tile to the gather engine
+  // on to the next pass: it issues from the next cycle if its weights are in, else waits in LOADW
   auto next_pass = [&](Block& b) {
-    b.assign(cnt_q, 0);
-    IfStmt& last = b.if_(kt_is_last);
-    last.then_().assign(kt_q, 0);
-    last.then_().assign(state_q, st[kHandoff]);
-    last.else_().assign(kt_q, kt_q + constant(ktw, 1));
-    last.else_().assign(state_q, st[kLoadW]);
+    b.assign(buf_q, !buf_q);
+    IfStmt& in = b.if_(wl.next_loaded);
+    in.then_().assign(state_q, st[kIssue]);
+    in.else_().assign(state_q, st[kLoadW]);
   };
   Block& lw = sc.item(st[kLoadW]);
-  IfStmt& lwd = lw.if_(loadw_done);
-  IfStmt& any = lwd.then_().if_(pass_nonempty);
-  any.then_().assign(state_q, st[kIssue]);
-  next_pass(any.else_());
-  lwd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
+  lw.comment("wait until the loader has shifted in the pass's last row");
+  lw.if_(wl.finish).then_().assign(state_q, st[kIssue]);
   Block& is = sc.item(st[kIssue]);
   IfStmt& isl = is.if_(pass_last);
-  isl.then_().assign(state_q, st[kDrain]);
-  isl.then_().assign(cnt_q, 0);
+  IfStmt& kl = isl.then_().if_(kt_is_last);
+  kl.then_().assign(kt_q, 0);
+  kl.then_().assign(cnt_q, 0);
+  kl.then_().assign(state_q, st[kDrain]);
+  kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
+  next_pass(kl.else_());
   Block& dr = sc.item(st[kDrain]);
+  dr.comment("the m-tile's last partials reach the merge before the gather reads them");
   IfStmt& drd = dr.if_(drain_done);
-  next_pass(drd.then_());
+  drd.then_().assign(state_q, st[kHandoff]);
   drd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
   Block& ho = sc.item(st[kHandoff]);
   ho.comment("the partials of m-tile mt are complete; the next m-tile writes the other bank, which the");
@@ -421,7 +544,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   IfStmt& hl = hf.then_().if_(mt_is_last);
   hl.then_().assign(state_q, st[kTail]);
   hl.else_().assign(mt_q, mt_q + constant(mtw, 1));
-  hl.else_().assign(state_q, st[kLoadW]);
+  next_pass(hl.else_());
   Block& tl = sc.item(st[kTail]);
   IfStmt& tf = tl.if_(gather_finish);
   tf.then_().assign(state_q, st[kIdle]);
@@ -450,7 +573,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   IfStmt& gl = gf.then_().if_(gi_is_last);
   gl.then_().assign(gather_busy_q, 0);
   gl.else_().assign(gi_q, gi_q + constant(tw, 1));
-  m.unused(pass_pending, "ISSUE ends on pass_last; pending is kept for the dispatcher's unit test");
+  m.unused(concat({pass_pending, pass_nonempty}),
+           "ISSUE ends on pass_last; pending and nonempty are kept for the dispatcher's unit test");
   m.unused(reg_wdata.slice(31, 20), "no register is wider than 20 bits");
 
   // ---- configuration registers ----
@@ -546,7 +670,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const int dw = c.data_w, aw = c.acc_w, gw = c.group_w, rows = c.rows, cols = c.cols, segs = c.segs();
   const int G = c.max_groups(), tw = c.token_w(), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt());
   const int ra = reg_addr_width(c), krow_w = clog2(c.max_kt() * rows);
-  const int drain = rows + cols - 1 + c.mul_pipe, cntw = clog2(std::max(rows, drain) + 1);
+  const int drain = rows + cols - 1 + c.mul_pipe, cntw = clog2(drain + 1);
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr reg_valid = m.input("reg_valid_i", 1);
@@ -585,14 +709,19 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
 
   const Expr state_q = m.signal("state_q", 3);
   const Expr mt_q = m.signal("mt_q", mtw), kt_q = m.signal("kt_q", ktw), cnt_q = m.signal("cnt_q", cntw);
+  const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the issuing pass (pass parity)");
   const Expr tok_q = m.signal("token_q", tw + 1, Sign::Unsigned, "token issued (ISSUE) or streamed (GATHER)");
   auto in_state = [&](uint64_t s) { return state_q == constant(3, s); };
-  const Expr st_loadw = m.wire("st_loadw", in_state(kLoadW)), st_issue = m.wire("st_issue", in_state(kIssue));
+  const Expr st_issue = m.wire("st_issue", in_state(kIssue));
   const Expr st_gather = m.wire("st_gather", in_state(kGather));
   const Expr kt_is_last = m.wire("kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= dim_k_q);
   const Expr mt_is_last = m.wire("mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= dim_m_q);
   const Expr tok_is_last = m.wire("token_is_last", tok_q + constant(tw + 1, 1) == n_tokens);
   const Expr tok = m.wire("token", tok_q.slice(tw - 1, 0));
+  const Expr pass_end = m.wire("pass_end", st_issue && tok_is_last);
+  const Expr gather_end = m.wire("gather_end", st_gather && out_ready && tok_is_last);
+  const Expr advance = m.wire("pass_advance", (pass_end && !kt_is_last) || (gather_end && !mt_is_last),
+                              "on to the next pass");
 
   // A banks as in kld_top; the array reads all groups of the k-tile at once.
   const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 1));
@@ -620,33 +749,22 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   }
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
-  const Module& b_sram = find(parts, SramBlock::name(b_memory_depth(c), cols * dw, 1));
-  const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
-                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - resize(cnt_q, krow_w)));
-  const Expr b_word = m.signal("b_rdata", cols * dw);
-  m.instance(b_sram, "u_b",
-             {{"clk_i", clk},
-              {"we_i", b_valid && !busy_q},
-              {"waddr_i", concat({b_row, b_mtile})},
-              {"wdata_i", b_data},
-              {"raddr_i", concat({krow, mt_q})},
-              {"rdata_o", b_word}});
-  const Expr row_ok = m.wire("weight_row_ok", zext(krow, 16) < dim_k_q);
-  std::vector<Expr> w_cols;
-  for (int cc = cols - 1; cc >= 0; --cc) {
-    const Expr col_ok = (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cc)) < dim_m_q;
-    w_cols.push_back(mux(row_ok && col_ok, b_word.slice((cc + 1) * dw - 1, cc * dw), zero(dw)));
-  }
+  const WeightLoader wl = weight_loader(m, c, parts,
+                                        {clk, rst_n, start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
+                                         b_valid && !busy_q, concat({b_row, b_mtile}), b_data, rows});
 
-  const Expr tap_valid = m.signal("tap_valid", cols), tap_tag = m.signal("tap_tag", cols * tw);
+  const int tagw = ArrayBlock::tag_width(c);
+  const Expr tap_valid = m.signal("tap_valid", cols), tap_tag = m.signal("tap_tag", cols * tagw);
   const Expr tap_psum = m.signal("tap_psum", cols * aw);
   m.instance(find(parts, "kld_plain_array"), "u_array",
              {{"clk_i", clk},
               {"rst_ni", rst_n},
-              {"load_i", st_loadw},
-              {"w_top_i", m.wire("w_top", concat(w_cols))},
+              {"load_i", wl.shift},
+              {"load_sel_i", wl.buf},
+              {"w_top_i", wl.w_top},
               {"seg_valid_i", st_issue},
-              {"seg_tag_i", tok},
+              {"sel_i", buf_q},
+              {"seg_tag_i", m.wire("issue_tag", issue_tags(kt_q, tok, c, 1), "{k-tile, token}")},
               {"seg_data_i", m.wire("row_data", concat(row_data))},
               {"tap_valid_o", tap_valid},
               {"tap_tag_o", tap_tag},
@@ -657,14 +775,16 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   std::vector<Expr> out_words;
   for (int cc = cols - 1; cc >= 0; --cc) {
     const std::string cn = std::to_string(cc);
-    const Expr tag = tap_tag.slice((cc + 1) * tw - 1, cc * tw);
+    const Expr tag = tap_tag.slice(cc * tagw + tw - 1, cc * tagw);
+    // The first k-tile's partial starts the sum (the tag carries the k-tile: passes overlap).
+    const Expr first = tagw == tw ? bit(true) : tap_tag.slice((cc + 1) * tagw - 1, cc * tagw + tw) == zero(ktw);
     const Expr old = m.signal("acc_old_" + cn, aw), word = m.signal("acc_out_" + cn, aw);
     const Expr psum = tap_psum.slice((cc + 1) * aw - 1, cc * aw);
     m.instance(acc_sram, "u_acc_" + cn,
                {{"clk_i", clk},
                 {"we_i", tap_valid[cc]},
                 {"waddr_i", tag},
-                {"wdata_i", mux(kt_q == zero(ktw), psum, old + psum)},
+                {"wdata_i", mux(first, psum, old + psum)},
                 {"raddr0_i", tag},
                 {"rdata0_o", old},
                 {"raddr1_i", tok},
@@ -680,44 +800,48 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   m.assign(done_out, done_q);
 
   const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
-  const Expr loadw_done = m.wire("loadw_done", cnt_q == constant(cntw, static_cast<uint64_t>(rows - 1)));
   Always& fsm = m.always_ff(clk, rst_n, "run control: for each m-tile, every k-tile pass, then stream the outputs");
-  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q, tok_q}) fsm.on_reset().assign(q, 0);
+  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q, tok_q, buf_q}) fsm.on_reset().assign(q, 0);
   fsm.on_reset().assign(busy_q, 0);
   fsm.on_reset().assign(done_q, 0);
+  // on to the next pass: it issues from the next cycle if its weights are in, else waits in LOADW
+  auto next_pass = [&](Block& b) {
+    b.assign(buf_q, !buf_q);
+    IfStmt& in = b.if_(wl.next_loaded);
+    in.then_().assign(state_q, constant(3, kIssue));
+    in.else_().assign(state_q, constant(3, kLoadW));
+  };
   CaseStmt& sc = fsm.body().case_(state_q);
   IfStmt& go = sc.item(constant(3, kIdle)).if_(start);
   go.then_().assign(busy_q, 1);
   go.then_().assign(done_q, 0);
   go.then_().assign(mt_q, 0);
   go.then_().assign(kt_q, 0);
-  go.then_().assign(cnt_q, 0);
+  go.then_().assign(tok_q, 0);
+  go.then_().assign(buf_q, 0);
   go.then_().assign(state_q, constant(3, kLoadW));
-  IfStmt& lw = sc.item(constant(3, kLoadW)).if_(loadw_done);
-  lw.then_().assign(tok_q, 0);
-  lw.then_().assign(state_q, constant(3, kIssue));
-  lw.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
+  sc.item(constant(3, kLoadW)).if_(wl.finish).then_().assign(state_q, constant(3, kIssue));
   IfStmt& il = sc.item(constant(3, kIssue)).if_(tok_is_last);
-  il.then_().assign(cnt_q, 0);
-  il.then_().assign(state_q, constant(3, kDrain));
+  il.then_().assign(tok_q, 0);
+  IfStmt& kl = il.then_().if_(kt_is_last);
+  kl.then_().assign(kt_q, 0);
+  kl.then_().assign(cnt_q, 0);
+  kl.then_().assign(state_q, constant(3, kDrain));
+  kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
+  next_pass(kl.else_());
   il.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
   IfStmt& dd = sc.item(constant(3, kDrain)).if_(drain_done);
-  dd.then_().assign(cnt_q, 0);
-  dd.then_().assign(tok_q, 0);
-  IfStmt& kl = dd.then_().if_(kt_is_last);
-  kl.then_().assign(kt_q, 0);
-  kl.then_().assign(state_q, constant(3, kGather));
-  kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
-  kl.else_().assign(state_q, constant(3, kLoadW));
+  dd.then_().assign(state_q, constant(3, kGather));
   dd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
   IfStmt& gf = sc.item(constant(3, kGather)).if_(out_ready);
   IfStmt& gl = gf.then_().if_(tok_is_last);
+  gl.then_().assign(tok_q, 0);
   IfStmt& ml = gl.then_().if_(mt_is_last);
   ml.then_().assign(state_q, constant(3, kIdle));
   ml.then_().assign(busy_q, 0);
   ml.then_().assign(done_q, 1);
   ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
-  ml.else_().assign(state_q, constant(3, kLoadW));
+  next_pass(ml.else_());
   gl.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
   sc.default_().assign(state_q, constant(3, kIdle));
 

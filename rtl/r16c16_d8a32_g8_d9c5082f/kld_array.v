@@ -27,6 +27,10 @@
 // mac_east[118], mac_east[135], mac_east[152], mac_east[169], mac_east[186], mac_east[203],
 // mac_east[220], mac_east[237], mac_east[254], mac_east[271]}: MAC flags leaving the right edge of
 // the array
+// {sel_east[16], sel_east[33], sel_east[50], sel_east[67], sel_east[84], sel_east[101],
+// sel_east[118], sel_east[135], sel_east[152], sel_east[169], sel_east[186], sel_east[203],
+// sel_east[220], sel_east[237], sel_east[254], sel_east[271]}: buffer selects leaving the right
+// edge of the array
 //   w_south[2175:2048]: weights leaving the bottom row
 // {psum_valid[15:0], psum_valid[31:16], psum_valid[47:32], psum_valid[63:48], psum_valid[79:64],
 // psum_valid[95:80], psum_valid[111:96], psum_valid[143:128], psum_valid[159:144],
@@ -36,26 +40,31 @@
 module kld_array (
   input wire clk_i,
   input wire rst_ni,
-  // every PE loads the weight from above
+  // every PE shifts the weight from above into a buffer
   input wire load_i,
+  // the weight buffer being loaded
+  input wire load_sel_i,
   // weights entering the top row, column c at c*DATA_W
   input wire [127:0] w_top_i,
   // segment s issues a token this cycle
   input wire [1:0] seg_valid_i,
-  // token index of each segment's issue
-  input wire [19:0] seg_tag_i,
+  // weight buffer of this cycle's issues
+  input wire sel_i,
+  // tag {k-tile, token} of each segment's issue
+  input wire [23:0] seg_tag_i,
   // the group's GROUP_W channels of each segment's token
   input wire [127:0] seg_data_i,
   // segment s, column c at s*COLS+c
   output wire [31:0] tap_valid_o,
-  // token of each tap
-  output wire [319:0] tap_tag_o,
+  // tag {k-tile, token} of each tap
+  output wire [383:0] tap_tag_o,
   // partial sum of each tap
   output wire [1023:0] tap_psum_o
 );
 
   wire [2175:0] a_east;
   wire [271:0] mac_east;
+  wire [271:0] sel_east;
   wire [2175:0] w_south;
   wire [8703:0] psum_south;
   wire [255:0] psum_valid;
@@ -63,34 +72,48 @@ module kld_array (
   wire [15:0] seg_start;
   reg [55:0] skew_s0_1_q;
   reg skew_valid_s0_1_q;
+  reg skew_sel_s0_1_q;
   reg [47:0] skew_s0_2_q;
   reg skew_valid_s0_2_q;
+  reg skew_sel_s0_2_q;
   reg [39:0] skew_s0_3_q;
   reg skew_valid_s0_3_q;
+  reg skew_sel_s0_3_q;
   reg [31:0] skew_s0_4_q;
   reg skew_valid_s0_4_q;
+  reg skew_sel_s0_4_q;
   reg [23:0] skew_s0_5_q;
   reg skew_valid_s0_5_q;
+  reg skew_sel_s0_5_q;
   reg [15:0] skew_s0_6_q;
   reg skew_valid_s0_6_q;
+  reg skew_sel_s0_6_q;
   reg [7:0] skew_s0_7_q;
   reg skew_valid_s0_7_q;
+  reg skew_sel_s0_7_q;
   reg [55:0] skew_s1_1_q;
   reg skew_valid_s1_1_q;
+  reg skew_sel_s1_1_q;
   reg [47:0] skew_s1_2_q;
   reg skew_valid_s1_2_q;
+  reg skew_sel_s1_2_q;
   reg [39:0] skew_s1_3_q;
   reg skew_valid_s1_3_q;
+  reg skew_sel_s1_3_q;
   reg [31:0] skew_s1_4_q;
   reg skew_valid_s1_4_q;
+  reg skew_sel_s1_4_q;
   reg [23:0] skew_s1_5_q;
   reg skew_valid_s1_5_q;
+  reg skew_sel_s1_5_q;
   reg [15:0] skew_s1_6_q;
   reg skew_valid_s1_6_q;
+  reg skew_sel_s1_6_q;
   reg [7:0] skew_s1_7_q;
   reg skew_valid_s1_7_q;
-  reg [9:0] tag_s0_q [0:22];
-  reg [9:0] tag_s1_q [0:22];
+  reg skew_sel_s1_7_q;
+  reg [11:0] tag_s0_q [0:22];
+  reg [11:0] tag_s1_q [0:22];
 
   genvar r;
   genvar c;
@@ -103,190 +126,234 @@ module kld_array (
 
   assign a_east[7:0] = seg_data_i[7:0];
   assign mac_east[0] = seg_valid_i[0];
+  assign sel_east[0] = sel_i;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_1_q <= 56'd0;
       skew_valid_s0_1_q <= 1'b0;
+      skew_sel_s0_1_q <= 1'b0;
     end else begin
       skew_s0_1_q <= seg_valid_i[0] ? seg_data_i[63:8] : skew_s0_1_q;
       skew_valid_s0_1_q <= seg_valid_i[0];
+      skew_sel_s0_1_q <= seg_valid_i[0] ? sel_i : skew_sel_s0_1_q;
     end
   end
 
   assign a_east[143:136] = skew_s0_1_q[7:0];
   assign mac_east[17] = skew_valid_s0_1_q;
+  assign sel_east[17] = skew_sel_s0_1_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_2_q <= 48'd0;
       skew_valid_s0_2_q <= 1'b0;
+      skew_sel_s0_2_q <= 1'b0;
     end else begin
       skew_s0_2_q <= skew_valid_s0_1_q ? skew_s0_1_q[55:8] : skew_s0_2_q;
       skew_valid_s0_2_q <= skew_valid_s0_1_q;
+      skew_sel_s0_2_q <= skew_valid_s0_1_q ? skew_sel_s0_1_q : skew_sel_s0_2_q;
     end
   end
 
   assign a_east[279:272] = skew_s0_2_q[7:0];
   assign mac_east[34] = skew_valid_s0_2_q;
+  assign sel_east[34] = skew_sel_s0_2_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_3_q <= 40'd0;
       skew_valid_s0_3_q <= 1'b0;
+      skew_sel_s0_3_q <= 1'b0;
     end else begin
       skew_s0_3_q <= skew_valid_s0_2_q ? skew_s0_2_q[47:8] : skew_s0_3_q;
       skew_valid_s0_3_q <= skew_valid_s0_2_q;
+      skew_sel_s0_3_q <= skew_valid_s0_2_q ? skew_sel_s0_2_q : skew_sel_s0_3_q;
     end
   end
 
   assign a_east[415:408] = skew_s0_3_q[7:0];
   assign mac_east[51] = skew_valid_s0_3_q;
+  assign sel_east[51] = skew_sel_s0_3_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_4_q <= 32'd0;
       skew_valid_s0_4_q <= 1'b0;
+      skew_sel_s0_4_q <= 1'b0;
     end else begin
       skew_s0_4_q <= skew_valid_s0_3_q ? skew_s0_3_q[39:8] : skew_s0_4_q;
       skew_valid_s0_4_q <= skew_valid_s0_3_q;
+      skew_sel_s0_4_q <= skew_valid_s0_3_q ? skew_sel_s0_3_q : skew_sel_s0_4_q;
     end
   end
 
   assign a_east[551:544] = skew_s0_4_q[7:0];
   assign mac_east[68] = skew_valid_s0_4_q;
+  assign sel_east[68] = skew_sel_s0_4_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_5_q <= 24'd0;
       skew_valid_s0_5_q <= 1'b0;
+      skew_sel_s0_5_q <= 1'b0;
     end else begin
       skew_s0_5_q <= skew_valid_s0_4_q ? skew_s0_4_q[31:8] : skew_s0_5_q;
       skew_valid_s0_5_q <= skew_valid_s0_4_q;
+      skew_sel_s0_5_q <= skew_valid_s0_4_q ? skew_sel_s0_4_q : skew_sel_s0_5_q;
     end
   end
 
   assign a_east[687:680] = skew_s0_5_q[7:0];
   assign mac_east[85] = skew_valid_s0_5_q;
+  assign sel_east[85] = skew_sel_s0_5_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_6_q <= 16'd0;
       skew_valid_s0_6_q <= 1'b0;
+      skew_sel_s0_6_q <= 1'b0;
     end else begin
       skew_s0_6_q <= skew_valid_s0_5_q ? skew_s0_5_q[23:8] : skew_s0_6_q;
       skew_valid_s0_6_q <= skew_valid_s0_5_q;
+      skew_sel_s0_6_q <= skew_valid_s0_5_q ? skew_sel_s0_5_q : skew_sel_s0_6_q;
     end
   end
 
   assign a_east[823:816] = skew_s0_6_q[7:0];
   assign mac_east[102] = skew_valid_s0_6_q;
+  assign sel_east[102] = skew_sel_s0_6_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_7_q <= 8'd0;
       skew_valid_s0_7_q <= 1'b0;
+      skew_sel_s0_7_q <= 1'b0;
     end else begin
       skew_s0_7_q <= skew_valid_s0_6_q ? skew_s0_6_q[15:8] : skew_s0_7_q;
       skew_valid_s0_7_q <= skew_valid_s0_6_q;
+      skew_sel_s0_7_q <= skew_valid_s0_6_q ? skew_sel_s0_6_q : skew_sel_s0_7_q;
     end
   end
 
   assign a_east[959:952] = skew_s0_7_q;
   assign mac_east[119] = skew_valid_s0_7_q;
+  assign sel_east[119] = skew_sel_s0_7_q;
   assign a_east[1095:1088] = seg_data_i[71:64];
   assign mac_east[136] = seg_valid_i[1];
+  assign sel_east[136] = sel_i;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s1_1_q <= 56'd0;
       skew_valid_s1_1_q <= 1'b0;
+      skew_sel_s1_1_q <= 1'b0;
     end else begin
       skew_s1_1_q <= seg_valid_i[1] ? seg_data_i[127:72] : skew_s1_1_q;
       skew_valid_s1_1_q <= seg_valid_i[1];
+      skew_sel_s1_1_q <= seg_valid_i[1] ? sel_i : skew_sel_s1_1_q;
     end
   end
 
   assign a_east[1231:1224] = skew_s1_1_q[7:0];
   assign mac_east[153] = skew_valid_s1_1_q;
+  assign sel_east[153] = skew_sel_s1_1_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s1_2_q <= 48'd0;
       skew_valid_s1_2_q <= 1'b0;
+      skew_sel_s1_2_q <= 1'b0;
     end else begin
       skew_s1_2_q <= skew_valid_s1_1_q ? skew_s1_1_q[55:8] : skew_s1_2_q;
       skew_valid_s1_2_q <= skew_valid_s1_1_q;
+      skew_sel_s1_2_q <= skew_valid_s1_1_q ? skew_sel_s1_1_q : skew_sel_s1_2_q;
     end
   end
 
   assign a_east[1367:1360] = skew_s1_2_q[7:0];
   assign mac_east[170] = skew_valid_s1_2_q;
+  assign sel_east[170] = skew_sel_s1_2_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s1_3_q <= 40'd0;
       skew_valid_s1_3_q <= 1'b0;
+      skew_sel_s1_3_q <= 1'b0;
     end else begin
       skew_s1_3_q <= skew_valid_s1_2_q ? skew_s1_2_q[47:8] : skew_s1_3_q;
       skew_valid_s1_3_q <= skew_valid_s1_2_q;
+      skew_sel_s1_3_q <= skew_valid_s1_2_q ? skew_sel_s1_2_q : skew_sel_s1_3_q;
     end
   end
 
   assign a_east[1503:1496] = skew_s1_3_q[7:0];
   assign mac_east[187] = skew_valid_s1_3_q;
+  assign sel_east[187] = skew_sel_s1_3_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s1_4_q <= 32'd0;
       skew_valid_s1_4_q <= 1'b0;
+      skew_sel_s1_4_q <= 1'b0;
     end else begin
       skew_s1_4_q <= skew_valid_s1_3_q ? skew_s1_3_q[39:8] : skew_s1_4_q;
       skew_valid_s1_4_q <= skew_valid_s1_3_q;
+      skew_sel_s1_4_q <= skew_valid_s1_3_q ? skew_sel_s1_3_q : skew_sel_s1_4_q;
     end
   end
 
   assign a_east[1639:1632] = skew_s1_4_q[7:0];
   assign mac_east[204] = skew_valid_s1_4_q;
+  assign sel_east[204] = skew_sel_s1_4_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s1_5_q <= 24'd0;
       skew_valid_s1_5_q <= 1'b0;
+      skew_sel_s1_5_q <= 1'b0;
     end else begin
       skew_s1_5_q <= skew_valid_s1_4_q ? skew_s1_4_q[31:8] : skew_s1_5_q;
       skew_valid_s1_5_q <= skew_valid_s1_4_q;
+      skew_sel_s1_5_q <= skew_valid_s1_4_q ? skew_sel_s1_4_q : skew_sel_s1_5_q;
     end
   end
 
   assign a_east[1775:1768] = skew_s1_5_q[7:0];
   assign mac_east[221] = skew_valid_s1_5_q;
+  assign sel_east[221] = skew_sel_s1_5_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s1_6_q <= 16'd0;
       skew_valid_s1_6_q <= 1'b0;
+      skew_sel_s1_6_q <= 1'b0;
     end else begin
       skew_s1_6_q <= skew_valid_s1_5_q ? skew_s1_5_q[23:8] : skew_s1_6_q;
       skew_valid_s1_6_q <= skew_valid_s1_5_q;
+      skew_sel_s1_6_q <= skew_valid_s1_5_q ? skew_sel_s1_5_q : skew_sel_s1_6_q;
     end
   end
 
   assign a_east[1911:1904] = skew_s1_6_q[7:0];
   assign mac_east[238] = skew_valid_s1_6_q;
+  assign sel_east[238] = skew_sel_s1_6_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s1_7_q <= 8'd0;
       skew_valid_s1_7_q <= 1'b0;
+      skew_sel_s1_7_q <= 1'b0;
     end else begin
       skew_s1_7_q <= skew_valid_s1_6_q ? skew_s1_6_q[15:8] : skew_s1_7_q;
       skew_valid_s1_7_q <= skew_valid_s1_6_q;
+      skew_sel_s1_7_q <= skew_valid_s1_6_q ? skew_sel_s1_6_q : skew_sel_s1_7_q;
     end
   end
 
   assign a_east[2047:2040] = skew_s1_7_q;
   assign mac_east[255] = skew_valid_s1_7_q;
+  assign sel_east[255] = skew_sel_s1_7_q;
 
   generate
     for (r = 0; r < 16; r = r + 1) begin : g_row
@@ -294,13 +361,17 @@ module kld_array (
         kld_pe u_pe (
           .clk_i(clk_i),
           .rst_ni(rst_ni),
-          .mode_i({load_i, !load_i && mac_east[r * 17 + c]}),
+          .load_i(load_i),
+          .load_sel_i(load_sel_i),
+          .mac_i(mac_east[r * 17 + c]),
+          .sel_i(sel_east[r * 17 + c]),
           .seg_start_i(seg_start[r]),
           .a_i($signed(a_east[(r * 17 + c) * 8 +: 8])),
           .w_i($signed(w_south[(r * 16 + c) * 8 +: 8])),
           .psum_i($signed(psum_south[(r * 16 + c) * 32 +: 32])),
           .a_o(a_east[(r * 17 + c + 1) * 8 +: 8]),
           .mac_o(mac_east[r * 17 + c + 1]),
+          .sel_o(sel_east[r * 17 + c + 1]),
           .w_o(w_south[((r + 1) * 16 + c) * 8 +: 8]),
           .psum_o(psum_south[((r + 1) * 16 + c) * 32 +: 32]),
           .psum_valid_o(psum_valid[r * 16 + c])
@@ -311,7 +382,7 @@ module kld_array (
 
   // tags need no reset: the valid bits qualify them
   always @(posedge clk_i) begin
-    tag_s0_q[5'd0] <= seg_tag_i[9:0];
+    tag_s0_q[5'd0] <= seg_tag_i[11:0];
     tag_s0_q[5'd1] <= tag_s0_q[5'd0];
     tag_s0_q[5'd2] <= tag_s0_q[5'd1];
     tag_s0_q[5'd3] <= tag_s0_q[5'd2];
@@ -337,42 +408,42 @@ module kld_array (
   end
 
   assign tap_valid_o[0] = psum_valid[112];
-  assign tap_tag_o[9:0] = tag_s0_q[5'd7];
+  assign tap_tag_o[11:0] = tag_s0_q[5'd7];
   assign tap_valid_o[1] = psum_valid[113];
-  assign tap_tag_o[19:10] = tag_s0_q[5'd8];
+  assign tap_tag_o[23:12] = tag_s0_q[5'd8];
   assign tap_valid_o[2] = psum_valid[114];
-  assign tap_tag_o[29:20] = tag_s0_q[5'd9];
+  assign tap_tag_o[35:24] = tag_s0_q[5'd9];
   assign tap_valid_o[3] = psum_valid[115];
-  assign tap_tag_o[39:30] = tag_s0_q[5'd10];
+  assign tap_tag_o[47:36] = tag_s0_q[5'd10];
   assign tap_valid_o[4] = psum_valid[116];
-  assign tap_tag_o[49:40] = tag_s0_q[5'd11];
+  assign tap_tag_o[59:48] = tag_s0_q[5'd11];
   assign tap_valid_o[5] = psum_valid[117];
-  assign tap_tag_o[59:50] = tag_s0_q[5'd12];
+  assign tap_tag_o[71:60] = tag_s0_q[5'd12];
   assign tap_valid_o[6] = psum_valid[118];
-  assign tap_tag_o[69:60] = tag_s0_q[5'd13];
+  assign tap_tag_o[83:72] = tag_s0_q[5'd13];
   assign tap_valid_o[7] = psum_valid[119];
-  assign tap_tag_o[79:70] = tag_s0_q[5'd14];
+  assign tap_tag_o[95:84] = tag_s0_q[5'd14];
   assign tap_valid_o[8] = psum_valid[120];
-  assign tap_tag_o[89:80] = tag_s0_q[5'd15];
+  assign tap_tag_o[107:96] = tag_s0_q[5'd15];
   assign tap_valid_o[9] = psum_valid[121];
-  assign tap_tag_o[99:90] = tag_s0_q[5'd16];
+  assign tap_tag_o[119:108] = tag_s0_q[5'd16];
   assign tap_valid_o[10] = psum_valid[122];
-  assign tap_tag_o[109:100] = tag_s0_q[5'd17];
+  assign tap_tag_o[131:120] = tag_s0_q[5'd17];
   assign tap_valid_o[11] = psum_valid[123];
-  assign tap_tag_o[119:110] = tag_s0_q[5'd18];
+  assign tap_tag_o[143:132] = tag_s0_q[5'd18];
   assign tap_valid_o[12] = psum_valid[124];
-  assign tap_tag_o[129:120] = tag_s0_q[5'd19];
+  assign tap_tag_o[155:144] = tag_s0_q[5'd19];
   assign tap_valid_o[13] = psum_valid[125];
-  assign tap_tag_o[139:130] = tag_s0_q[5'd20];
+  assign tap_tag_o[167:156] = tag_s0_q[5'd20];
   assign tap_valid_o[14] = psum_valid[126];
-  assign tap_tag_o[149:140] = tag_s0_q[5'd21];
+  assign tap_tag_o[179:168] = tag_s0_q[5'd21];
   assign tap_valid_o[15] = psum_valid[127];
-  assign tap_tag_o[159:150] = tag_s0_q[5'd22];
+  assign tap_tag_o[191:180] = tag_s0_q[5'd22];
   assign tap_psum_o[511:0] = psum_south[4607:4096];
 
   // tags need no reset: the valid bits qualify them
   always @(posedge clk_i) begin
-    tag_s1_q[5'd0] <= seg_tag_i[19:10];
+    tag_s1_q[5'd0] <= seg_tag_i[23:12];
     tag_s1_q[5'd1] <= tag_s1_q[5'd0];
     tag_s1_q[5'd2] <= tag_s1_q[5'd1];
     tag_s1_q[5'd3] <= tag_s1_q[5'd2];
@@ -398,37 +469,37 @@ module kld_array (
   end
 
   assign tap_valid_o[16] = psum_valid[240];
-  assign tap_tag_o[169:160] = tag_s1_q[5'd7];
+  assign tap_tag_o[203:192] = tag_s1_q[5'd7];
   assign tap_valid_o[17] = psum_valid[241];
-  assign tap_tag_o[179:170] = tag_s1_q[5'd8];
+  assign tap_tag_o[215:204] = tag_s1_q[5'd8];
   assign tap_valid_o[18] = psum_valid[242];
-  assign tap_tag_o[189:180] = tag_s1_q[5'd9];
+  assign tap_tag_o[227:216] = tag_s1_q[5'd9];
   assign tap_valid_o[19] = psum_valid[243];
-  assign tap_tag_o[199:190] = tag_s1_q[5'd10];
+  assign tap_tag_o[239:228] = tag_s1_q[5'd10];
   assign tap_valid_o[20] = psum_valid[244];
-  assign tap_tag_o[209:200] = tag_s1_q[5'd11];
+  assign tap_tag_o[251:240] = tag_s1_q[5'd11];
   assign tap_valid_o[21] = psum_valid[245];
-  assign tap_tag_o[219:210] = tag_s1_q[5'd12];
+  assign tap_tag_o[263:252] = tag_s1_q[5'd12];
   assign tap_valid_o[22] = psum_valid[246];
-  assign tap_tag_o[229:220] = tag_s1_q[5'd13];
+  assign tap_tag_o[275:264] = tag_s1_q[5'd13];
   assign tap_valid_o[23] = psum_valid[247];
-  assign tap_tag_o[239:230] = tag_s1_q[5'd14];
+  assign tap_tag_o[287:276] = tag_s1_q[5'd14];
   assign tap_valid_o[24] = psum_valid[248];
-  assign tap_tag_o[249:240] = tag_s1_q[5'd15];
+  assign tap_tag_o[299:288] = tag_s1_q[5'd15];
   assign tap_valid_o[25] = psum_valid[249];
-  assign tap_tag_o[259:250] = tag_s1_q[5'd16];
+  assign tap_tag_o[311:300] = tag_s1_q[5'd16];
   assign tap_valid_o[26] = psum_valid[250];
-  assign tap_tag_o[269:260] = tag_s1_q[5'd17];
+  assign tap_tag_o[323:312] = tag_s1_q[5'd17];
   assign tap_valid_o[27] = psum_valid[251];
-  assign tap_tag_o[279:270] = tag_s1_q[5'd18];
+  assign tap_tag_o[335:324] = tag_s1_q[5'd18];
   assign tap_valid_o[28] = psum_valid[252];
-  assign tap_tag_o[289:280] = tag_s1_q[5'd19];
+  assign tap_tag_o[347:336] = tag_s1_q[5'd19];
   assign tap_valid_o[29] = psum_valid[253];
-  assign tap_tag_o[299:290] = tag_s1_q[5'd20];
+  assign tap_tag_o[359:348] = tag_s1_q[5'd20];
   assign tap_valid_o[30] = psum_valid[254];
-  assign tap_tag_o[309:300] = tag_s1_q[5'd21];
+  assign tap_tag_o[371:360] = tag_s1_q[5'd21];
   assign tap_valid_o[31] = psum_valid[255];
-  assign tap_tag_o[319:310] = tag_s1_q[5'd22];
+  assign tap_tag_o[383:372] = tag_s1_q[5'd22];
   assign tap_psum_o[1023:512] = psum_south[8703:8192];
 
   // Deliberately unused: activations leaving the right edge of the array
@@ -443,6 +514,12 @@ module kld_array (
   assign unused_mac_east = ^{mac_east[16], mac_east[33], mac_east[50], mac_east[67],
       mac_east[84], mac_east[101], mac_east[118], mac_east[135], mac_east[152], mac_east[169],
       mac_east[186], mac_east[203], mac_east[220], mac_east[237], mac_east[254], mac_east[271]};
+
+  // Deliberately unused: buffer selects leaving the right edge of the array
+  wire unused_sel_east;
+  assign unused_sel_east = ^{sel_east[16], sel_east[33], sel_east[50], sel_east[67],
+      sel_east[84], sel_east[101], sel_east[118], sel_east[135], sel_east[152], sel_east[169],
+      sel_east[186], sel_east[203], sel_east[220], sel_east[237], sel_east[254], sel_east[271]};
 
   // Deliberately unused: weights leaving the bottom row
   wire unused_w_south;

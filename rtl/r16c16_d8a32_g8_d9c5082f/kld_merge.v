@@ -23,10 +23,9 @@
 
 module kld_merge (
   input wire clk_i,
-  // k-tile whose taps are arriving
-  input wire [1:0] kt_i,
   input wire [31:0] tap_valid_i,
-  input wire [319:0] tap_tag_i,
+  // {k-tile, token} of each tap
+  input wire [383:0] tap_tag_i,
   input wire [1023:0] tap_psum_i,
   // write group g's root of the detector's token
   input wire [7:0] root_we_i,
@@ -50,409 +49,649 @@ module kld_merge (
   // root of group 0 for the gathered token
   wire [9:0] root_0;
   wire [9:0] gather_addr_0;
-  // group 0's k-tile is in the array (segment 0)
-  wire tap_here_0;
   wire [31:0] partial_0_0;
+  // a partial of group 0 arrives at column 0
+  wire tap_here_0_0;
   wire [31:0] term_0_0;
   wire [31:0] partial_0_1;
+  // a partial of group 0 arrives at column 1
+  wire tap_here_0_1;
   wire [31:0] term_0_1;
   wire [31:0] partial_0_2;
+  // a partial of group 0 arrives at column 2
+  wire tap_here_0_2;
   wire [31:0] term_0_2;
   wire [31:0] partial_0_3;
+  // a partial of group 0 arrives at column 3
+  wire tap_here_0_3;
   wire [31:0] term_0_3;
   wire [31:0] partial_0_4;
+  // a partial of group 0 arrives at column 4
+  wire tap_here_0_4;
   wire [31:0] term_0_4;
   wire [31:0] partial_0_5;
+  // a partial of group 0 arrives at column 5
+  wire tap_here_0_5;
   wire [31:0] term_0_5;
   wire [31:0] partial_0_6;
+  // a partial of group 0 arrives at column 6
+  wire tap_here_0_6;
   wire [31:0] term_0_6;
   wire [31:0] partial_0_7;
+  // a partial of group 0 arrives at column 7
+  wire tap_here_0_7;
   wire [31:0] term_0_7;
   wire [31:0] partial_0_8;
+  // a partial of group 0 arrives at column 8
+  wire tap_here_0_8;
   wire [31:0] term_0_8;
   wire [31:0] partial_0_9;
+  // a partial of group 0 arrives at column 9
+  wire tap_here_0_9;
   wire [31:0] term_0_9;
   wire [31:0] partial_0_10;
+  // a partial of group 0 arrives at column 10
+  wire tap_here_0_10;
   wire [31:0] term_0_10;
   wire [31:0] partial_0_11;
+  // a partial of group 0 arrives at column 11
+  wire tap_here_0_11;
   wire [31:0] term_0_11;
   wire [31:0] partial_0_12;
+  // a partial of group 0 arrives at column 12
+  wire tap_here_0_12;
   wire [31:0] term_0_12;
   wire [31:0] partial_0_13;
+  // a partial of group 0 arrives at column 13
+  wire tap_here_0_13;
   wire [31:0] term_0_13;
   wire [31:0] partial_0_14;
+  // a partial of group 0 arrives at column 14
+  wire tap_here_0_14;
   wire [31:0] term_0_14;
   wire [31:0] partial_0_15;
+  // a partial of group 0 arrives at column 15
+  wire tap_here_0_15;
   wire [31:0] term_0_15;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
   wire [9:0] gather_addr_1;
-  // group 1's k-tile is in the array (segment 1)
-  wire tap_here_1;
   wire [31:0] partial_1_0;
+  // a partial of group 1 arrives at column 0
+  wire tap_here_1_0;
   wire [31:0] term_1_0;
   wire [31:0] sum_1_0;
   wire [31:0] partial_1_1;
+  // a partial of group 1 arrives at column 1
+  wire tap_here_1_1;
   wire [31:0] term_1_1;
   wire [31:0] sum_1_1;
   wire [31:0] partial_1_2;
+  // a partial of group 1 arrives at column 2
+  wire tap_here_1_2;
   wire [31:0] term_1_2;
   wire [31:0] sum_1_2;
   wire [31:0] partial_1_3;
+  // a partial of group 1 arrives at column 3
+  wire tap_here_1_3;
   wire [31:0] term_1_3;
   wire [31:0] sum_1_3;
   wire [31:0] partial_1_4;
+  // a partial of group 1 arrives at column 4
+  wire tap_here_1_4;
   wire [31:0] term_1_4;
   wire [31:0] sum_1_4;
   wire [31:0] partial_1_5;
+  // a partial of group 1 arrives at column 5
+  wire tap_here_1_5;
   wire [31:0] term_1_5;
   wire [31:0] sum_1_5;
   wire [31:0] partial_1_6;
+  // a partial of group 1 arrives at column 6
+  wire tap_here_1_6;
   wire [31:0] term_1_6;
   wire [31:0] sum_1_6;
   wire [31:0] partial_1_7;
+  // a partial of group 1 arrives at column 7
+  wire tap_here_1_7;
   wire [31:0] term_1_7;
   wire [31:0] sum_1_7;
   wire [31:0] partial_1_8;
+  // a partial of group 1 arrives at column 8
+  wire tap_here_1_8;
   wire [31:0] term_1_8;
   wire [31:0] sum_1_8;
   wire [31:0] partial_1_9;
+  // a partial of group 1 arrives at column 9
+  wire tap_here_1_9;
   wire [31:0] term_1_9;
   wire [31:0] sum_1_9;
   wire [31:0] partial_1_10;
+  // a partial of group 1 arrives at column 10
+  wire tap_here_1_10;
   wire [31:0] term_1_10;
   wire [31:0] sum_1_10;
   wire [31:0] partial_1_11;
+  // a partial of group 1 arrives at column 11
+  wire tap_here_1_11;
   wire [31:0] term_1_11;
   wire [31:0] sum_1_11;
   wire [31:0] partial_1_12;
+  // a partial of group 1 arrives at column 12
+  wire tap_here_1_12;
   wire [31:0] term_1_12;
   wire [31:0] sum_1_12;
   wire [31:0] partial_1_13;
+  // a partial of group 1 arrives at column 13
+  wire tap_here_1_13;
   wire [31:0] term_1_13;
   wire [31:0] sum_1_13;
   wire [31:0] partial_1_14;
+  // a partial of group 1 arrives at column 14
+  wire tap_here_1_14;
   wire [31:0] term_1_14;
   wire [31:0] sum_1_14;
   wire [31:0] partial_1_15;
+  // a partial of group 1 arrives at column 15
+  wire tap_here_1_15;
   wire [31:0] term_1_15;
   wire [31:0] sum_1_15;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
   wire [9:0] gather_addr_2;
-  // group 2's k-tile is in the array (segment 0)
-  wire tap_here_2;
   wire [31:0] partial_2_0;
+  // a partial of group 2 arrives at column 0
+  wire tap_here_2_0;
   wire [31:0] term_2_0;
   wire [31:0] sum_2_0;
   wire [31:0] partial_2_1;
+  // a partial of group 2 arrives at column 1
+  wire tap_here_2_1;
   wire [31:0] term_2_1;
   wire [31:0] sum_2_1;
   wire [31:0] partial_2_2;
+  // a partial of group 2 arrives at column 2
+  wire tap_here_2_2;
   wire [31:0] term_2_2;
   wire [31:0] sum_2_2;
   wire [31:0] partial_2_3;
+  // a partial of group 2 arrives at column 3
+  wire tap_here_2_3;
   wire [31:0] term_2_3;
   wire [31:0] sum_2_3;
   wire [31:0] partial_2_4;
+  // a partial of group 2 arrives at column 4
+  wire tap_here_2_4;
   wire [31:0] term_2_4;
   wire [31:0] sum_2_4;
   wire [31:0] partial_2_5;
+  // a partial of group 2 arrives at column 5
+  wire tap_here_2_5;
   wire [31:0] term_2_5;
   wire [31:0] sum_2_5;
   wire [31:0] partial_2_6;
+  // a partial of group 2 arrives at column 6
+  wire tap_here_2_6;
   wire [31:0] term_2_6;
   wire [31:0] sum_2_6;
   wire [31:0] partial_2_7;
+  // a partial of group 2 arrives at column 7
+  wire tap_here_2_7;
   wire [31:0] term_2_7;
   wire [31:0] sum_2_7;
   wire [31:0] partial_2_8;
+  // a partial of group 2 arrives at column 8
+  wire tap_here_2_8;
   wire [31:0] term_2_8;
   wire [31:0] sum_2_8;
   wire [31:0] partial_2_9;
+  // a partial of group 2 arrives at column 9
+  wire tap_here_2_9;
   wire [31:0] term_2_9;
   wire [31:0] sum_2_9;
   wire [31:0] partial_2_10;
+  // a partial of group 2 arrives at column 10
+  wire tap_here_2_10;
   wire [31:0] term_2_10;
   wire [31:0] sum_2_10;
   wire [31:0] partial_2_11;
+  // a partial of group 2 arrives at column 11
+  wire tap_here_2_11;
   wire [31:0] term_2_11;
   wire [31:0] sum_2_11;
   wire [31:0] partial_2_12;
+  // a partial of group 2 arrives at column 12
+  wire tap_here_2_12;
   wire [31:0] term_2_12;
   wire [31:0] sum_2_12;
   wire [31:0] partial_2_13;
+  // a partial of group 2 arrives at column 13
+  wire tap_here_2_13;
   wire [31:0] term_2_13;
   wire [31:0] sum_2_13;
   wire [31:0] partial_2_14;
+  // a partial of group 2 arrives at column 14
+  wire tap_here_2_14;
   wire [31:0] term_2_14;
   wire [31:0] sum_2_14;
   wire [31:0] partial_2_15;
+  // a partial of group 2 arrives at column 15
+  wire tap_here_2_15;
   wire [31:0] term_2_15;
   wire [31:0] sum_2_15;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
   wire [9:0] gather_addr_3;
-  // group 3's k-tile is in the array (segment 1)
-  wire tap_here_3;
   wire [31:0] partial_3_0;
+  // a partial of group 3 arrives at column 0
+  wire tap_here_3_0;
   wire [31:0] term_3_0;
   wire [31:0] sum_3_0;
   wire [31:0] partial_3_1;
+  // a partial of group 3 arrives at column 1
+  wire tap_here_3_1;
   wire [31:0] term_3_1;
   wire [31:0] sum_3_1;
   wire [31:0] partial_3_2;
+  // a partial of group 3 arrives at column 2
+  wire tap_here_3_2;
   wire [31:0] term_3_2;
   wire [31:0] sum_3_2;
   wire [31:0] partial_3_3;
+  // a partial of group 3 arrives at column 3
+  wire tap_here_3_3;
   wire [31:0] term_3_3;
   wire [31:0] sum_3_3;
   wire [31:0] partial_3_4;
+  // a partial of group 3 arrives at column 4
+  wire tap_here_3_4;
   wire [31:0] term_3_4;
   wire [31:0] sum_3_4;
   wire [31:0] partial_3_5;
+  // a partial of group 3 arrives at column 5
+  wire tap_here_3_5;
   wire [31:0] term_3_5;
   wire [31:0] sum_3_5;
   wire [31:0] partial_3_6;
+  // a partial of group 3 arrives at column 6
+  wire tap_here_3_6;
   wire [31:0] term_3_6;
   wire [31:0] sum_3_6;
   wire [31:0] partial_3_7;
+  // a partial of group 3 arrives at column 7
+  wire tap_here_3_7;
   wire [31:0] term_3_7;
   wire [31:0] sum_3_7;
   wire [31:0] partial_3_8;
+  // a partial of group 3 arrives at column 8
+  wire tap_here_3_8;
   wire [31:0] term_3_8;
   wire [31:0] sum_3_8;
   wire [31:0] partial_3_9;
+  // a partial of group 3 arrives at column 9
+  wire tap_here_3_9;
   wire [31:0] term_3_9;
   wire [31:0] sum_3_9;
   wire [31:0] partial_3_10;
+  // a partial of group 3 arrives at column 10
+  wire tap_here_3_10;
   wire [31:0] term_3_10;
   wire [31:0] sum_3_10;
   wire [31:0] partial_3_11;
+  // a partial of group 3 arrives at column 11
+  wire tap_here_3_11;
   wire [31:0] term_3_11;
   wire [31:0] sum_3_11;
   wire [31:0] partial_3_12;
+  // a partial of group 3 arrives at column 12
+  wire tap_here_3_12;
   wire [31:0] term_3_12;
   wire [31:0] sum_3_12;
   wire [31:0] partial_3_13;
+  // a partial of group 3 arrives at column 13
+  wire tap_here_3_13;
   wire [31:0] term_3_13;
   wire [31:0] sum_3_13;
   wire [31:0] partial_3_14;
+  // a partial of group 3 arrives at column 14
+  wire tap_here_3_14;
   wire [31:0] term_3_14;
   wire [31:0] sum_3_14;
   wire [31:0] partial_3_15;
+  // a partial of group 3 arrives at column 15
+  wire tap_here_3_15;
   wire [31:0] term_3_15;
   wire [31:0] sum_3_15;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
   wire [9:0] gather_addr_4;
-  // group 4's k-tile is in the array (segment 0)
-  wire tap_here_4;
   wire [31:0] partial_4_0;
+  // a partial of group 4 arrives at column 0
+  wire tap_here_4_0;
   wire [31:0] term_4_0;
   wire [31:0] sum_4_0;
   wire [31:0] partial_4_1;
+  // a partial of group 4 arrives at column 1
+  wire tap_here_4_1;
   wire [31:0] term_4_1;
   wire [31:0] sum_4_1;
   wire [31:0] partial_4_2;
+  // a partial of group 4 arrives at column 2
+  wire tap_here_4_2;
   wire [31:0] term_4_2;
   wire [31:0] sum_4_2;
   wire [31:0] partial_4_3;
+  // a partial of group 4 arrives at column 3
+  wire tap_here_4_3;
   wire [31:0] term_4_3;
   wire [31:0] sum_4_3;
   wire [31:0] partial_4_4;
+  // a partial of group 4 arrives at column 4
+  wire tap_here_4_4;
   wire [31:0] term_4_4;
   wire [31:0] sum_4_4;
   wire [31:0] partial_4_5;
+  // a partial of group 4 arrives at column 5
+  wire tap_here_4_5;
   wire [31:0] term_4_5;
   wire [31:0] sum_4_5;
   wire [31:0] partial_4_6;
+  // a partial of group 4 arrives at column 6
+  wire tap_here_4_6;
   wire [31:0] term_4_6;
   wire [31:0] sum_4_6;
   wire [31:0] partial_4_7;
+  // a partial of group 4 arrives at column 7
+  wire tap_here_4_7;
   wire [31:0] term_4_7;
   wire [31:0] sum_4_7;
   wire [31:0] partial_4_8;
+  // a partial of group 4 arrives at column 8
+  wire tap_here_4_8;
   wire [31:0] term_4_8;
   wire [31:0] sum_4_8;
   wire [31:0] partial_4_9;
+  // a partial of group 4 arrives at column 9
+  wire tap_here_4_9;
   wire [31:0] term_4_9;
   wire [31:0] sum_4_9;
   wire [31:0] partial_4_10;
+  // a partial of group 4 arrives at column 10
+  wire tap_here_4_10;
   wire [31:0] term_4_10;
   wire [31:0] sum_4_10;
   wire [31:0] partial_4_11;
+  // a partial of group 4 arrives at column 11
+  wire tap_here_4_11;
   wire [31:0] term_4_11;
   wire [31:0] sum_4_11;
   wire [31:0] partial_4_12;
+  // a partial of group 4 arrives at column 12
+  wire tap_here_4_12;
   wire [31:0] term_4_12;
   wire [31:0] sum_4_12;
   wire [31:0] partial_4_13;
+  // a partial of group 4 arrives at column 13
+  wire tap_here_4_13;
   wire [31:0] term_4_13;
   wire [31:0] sum_4_13;
   wire [31:0] partial_4_14;
+  // a partial of group 4 arrives at column 14
+  wire tap_here_4_14;
   wire [31:0] term_4_14;
   wire [31:0] sum_4_14;
   wire [31:0] partial_4_15;
+  // a partial of group 4 arrives at column 15
+  wire tap_here_4_15;
   wire [31:0] term_4_15;
   wire [31:0] sum_4_15;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
   wire [9:0] gather_addr_5;
-  // group 5's k-tile is in the array (segment 1)
-  wire tap_here_5;
   wire [31:0] partial_5_0;
+  // a partial of group 5 arrives at column 0
+  wire tap_here_5_0;
   wire [31:0] term_5_0;
   wire [31:0] sum_5_0;
   wire [31:0] partial_5_1;
+  // a partial of group 5 arrives at column 1
+  wire tap_here_5_1;
   wire [31:0] term_5_1;
   wire [31:0] sum_5_1;
   wire [31:0] partial_5_2;
+  // a partial of group 5 arrives at column 2
+  wire tap_here_5_2;
   wire [31:0] term_5_2;
   wire [31:0] sum_5_2;
   wire [31:0] partial_5_3;
+  // a partial of group 5 arrives at column 3
+  wire tap_here_5_3;
   wire [31:0] term_5_3;
   wire [31:0] sum_5_3;
   wire [31:0] partial_5_4;
+  // a partial of group 5 arrives at column 4
+  wire tap_here_5_4;
   wire [31:0] term_5_4;
   wire [31:0] sum_5_4;
   wire [31:0] partial_5_5;
+  // a partial of group 5 arrives at column 5
+  wire tap_here_5_5;
   wire [31:0] term_5_5;
   wire [31:0] sum_5_5;
   wire [31:0] partial_5_6;
+  // a partial of group 5 arrives at column 6
+  wire tap_here_5_6;
   wire [31:0] term_5_6;
   wire [31:0] sum_5_6;
   wire [31:0] partial_5_7;
+  // a partial of group 5 arrives at column 7
+  wire tap_here_5_7;
   wire [31:0] term_5_7;
   wire [31:0] sum_5_7;
   wire [31:0] partial_5_8;
+  // a partial of group 5 arrives at column 8
+  wire tap_here_5_8;
   wire [31:0] term_5_8;
   wire [31:0] sum_5_8;
   wire [31:0] partial_5_9;
+  // a partial of group 5 arrives at column 9
+  wire tap_here_5_9;
   wire [31:0] term_5_9;
   wire [31:0] sum_5_9;
   wire [31:0] partial_5_10;
+  // a partial of group 5 arrives at column 10
+  wire tap_here_5_10;
   wire [31:0] term_5_10;
   wire [31:0] sum_5_10;
   wire [31:0] partial_5_11;
+  // a partial of group 5 arrives at column 11
+  wire tap_here_5_11;
   wire [31:0] term_5_11;
   wire [31:0] sum_5_11;
   wire [31:0] partial_5_12;
+  // a partial of group 5 arrives at column 12
+  wire tap_here_5_12;
   wire [31:0] term_5_12;
   wire [31:0] sum_5_12;
   wire [31:0] partial_5_13;
+  // a partial of group 5 arrives at column 13
+  wire tap_here_5_13;
   wire [31:0] term_5_13;
   wire [31:0] sum_5_13;
   wire [31:0] partial_5_14;
+  // a partial of group 5 arrives at column 14
+  wire tap_here_5_14;
   wire [31:0] term_5_14;
   wire [31:0] sum_5_14;
   wire [31:0] partial_5_15;
+  // a partial of group 5 arrives at column 15
+  wire tap_here_5_15;
   wire [31:0] term_5_15;
   wire [31:0] sum_5_15;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
   wire [9:0] gather_addr_6;
-  // group 6's k-tile is in the array (segment 0)
-  wire tap_here_6;
   wire [31:0] partial_6_0;
+  // a partial of group 6 arrives at column 0
+  wire tap_here_6_0;
   wire [31:0] term_6_0;
   wire [31:0] sum_6_0;
   wire [31:0] partial_6_1;
+  // a partial of group 6 arrives at column 1
+  wire tap_here_6_1;
   wire [31:0] term_6_1;
   wire [31:0] sum_6_1;
   wire [31:0] partial_6_2;
+  // a partial of group 6 arrives at column 2
+  wire tap_here_6_2;
   wire [31:0] term_6_2;
   wire [31:0] sum_6_2;
   wire [31:0] partial_6_3;
+  // a partial of group 6 arrives at column 3
+  wire tap_here_6_3;
   wire [31:0] term_6_3;
   wire [31:0] sum_6_3;
   wire [31:0] partial_6_4;
+  // a partial of group 6 arrives at column 4
+  wire tap_here_6_4;
   wire [31:0] term_6_4;
   wire [31:0] sum_6_4;
   wire [31:0] partial_6_5;
+  // a partial of group 6 arrives at column 5
+  wire tap_here_6_5;
   wire [31:0] term_6_5;
   wire [31:0] sum_6_5;
   wire [31:0] partial_6_6;
+  // a partial of group 6 arrives at column 6
+  wire tap_here_6_6;
   wire [31:0] term_6_6;
   wire [31:0] sum_6_6;
   wire [31:0] partial_6_7;
+  // a partial of group 6 arrives at column 7
+  wire tap_here_6_7;
   wire [31:0] term_6_7;
   wire [31:0] sum_6_7;
   wire [31:0] partial_6_8;
+  // a partial of group 6 arrives at column 8
+  wire tap_here_6_8;
   wire [31:0] term_6_8;
   wire [31:0] sum_6_8;
   wire [31:0] partial_6_9;
+  // a partial of group 6 arrives at column 9
+  wire tap_here_6_9;
   wire [31:0] term_6_9;
   wire [31:0] sum_6_9;
   wire [31:0] partial_6_10;
+  // a partial of group 6 arrives at column 10
+  wire tap_here_6_10;
   wire [31:0] term_6_10;
   wire [31:0] sum_6_10;
   wire [31:0] partial_6_11;
+  // a partial of group 6 arrives at column 11
+  wire tap_here_6_11;
   wire [31:0] term_6_11;
   wire [31:0] sum_6_11;
   wire [31:0] partial_6_12;
+  // a partial of group 6 arrives at column 12
+  wire tap_here_6_12;
   wire [31:0] term_6_12;
   wire [31:0] sum_6_12;
   wire [31:0] partial_6_13;
+  // a partial of group 6 arrives at column 13
+  wire tap_here_6_13;
   wire [31:0] term_6_13;
   wire [31:0] sum_6_13;
   wire [31:0] partial_6_14;
+  // a partial of group 6 arrives at column 14
+  wire tap_here_6_14;
   wire [31:0] term_6_14;
   wire [31:0] sum_6_14;
   wire [31:0] partial_6_15;
+  // a partial of group 6 arrives at column 15
+  wire tap_here_6_15;
   wire [31:0] term_6_15;
   wire [31:0] sum_6_15;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
   wire [9:0] gather_addr_7;
-  // group 7's k-tile is in the array (segment 1)
-  wire tap_here_7;
   wire [31:0] partial_7_0;
+  // a partial of group 7 arrives at column 0
+  wire tap_here_7_0;
   wire [31:0] term_7_0;
   wire [31:0] sum_7_0;
   wire [31:0] partial_7_1;
+  // a partial of group 7 arrives at column 1
+  wire tap_here_7_1;
   wire [31:0] term_7_1;
   wire [31:0] sum_7_1;
   wire [31:0] partial_7_2;
+  // a partial of group 7 arrives at column 2
+  wire tap_here_7_2;
   wire [31:0] term_7_2;
   wire [31:0] sum_7_2;
   wire [31:0] partial_7_3;
+  // a partial of group 7 arrives at column 3
+  wire tap_here_7_3;
   wire [31:0] term_7_3;
   wire [31:0] sum_7_3;
   wire [31:0] partial_7_4;
+  // a partial of group 7 arrives at column 4
+  wire tap_here_7_4;
   wire [31:0] term_7_4;
   wire [31:0] sum_7_4;
   wire [31:0] partial_7_5;
+  // a partial of group 7 arrives at column 5
+  wire tap_here_7_5;
   wire [31:0] term_7_5;
   wire [31:0] sum_7_5;
   wire [31:0] partial_7_6;
+  // a partial of group 7 arrives at column 6
+  wire tap_here_7_6;
   wire [31:0] term_7_6;
   wire [31:0] sum_7_6;
   wire [31:0] partial_7_7;
+  // a partial of group 7 arrives at column 7
+  wire tap_here_7_7;
   wire [31:0] term_7_7;
   wire [31:0] sum_7_7;
   wire [31:0] partial_7_8;
+  // a partial of group 7 arrives at column 8
+  wire tap_here_7_8;
   wire [31:0] term_7_8;
   wire [31:0] sum_7_8;
   wire [31:0] partial_7_9;
+  // a partial of group 7 arrives at column 9
+  wire tap_here_7_9;
   wire [31:0] term_7_9;
   wire [31:0] sum_7_9;
   wire [31:0] partial_7_10;
+  // a partial of group 7 arrives at column 10
+  wire tap_here_7_10;
   wire [31:0] term_7_10;
   wire [31:0] sum_7_10;
   wire [31:0] partial_7_11;
+  // a partial of group 7 arrives at column 11
+  wire tap_here_7_11;
   wire [31:0] term_7_11;
   wire [31:0] sum_7_11;
   wire [31:0] partial_7_12;
+  // a partial of group 7 arrives at column 12
+  wire tap_here_7_12;
   wire [31:0] term_7_12;
   wire [31:0] sum_7_12;
   wire [31:0] partial_7_13;
+  // a partial of group 7 arrives at column 13
+  wire tap_here_7_13;
   wire [31:0] term_7_13;
   wire [31:0] sum_7_13;
   wire [31:0] partial_7_14;
+  // a partial of group 7 arrives at column 14
+  wire tap_here_7_14;
   wire [31:0] term_7_14;
   wire [31:0] sum_7_14;
   wire [31:0] partial_7_15;
+  // a partial of group 7 arrives at column 15
+  wire tap_here_7_15;
   wire [31:0] term_7_15;
   wire [31:0] sum_7_15;
 
@@ -467,12 +706,12 @@ module kld_merge (
   );
 
   assign gather_addr_0 = dense_i ? gather_token_i : root_0;
-  assign tap_here_0 = kt_i == 2'd0;
+  assign tap_here_0_0 = (tap_tag_i[11:10] == 2'd0) && tap_valid_i[0];
 
   // partials of group 0, column 0
   kld_sram_2048x32 u_partial_0_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[0]),
+    .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
@@ -480,180 +719,195 @@ module kld_merge (
   );
 
   assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
+  assign tap_here_0_1 = (tap_tag_i[23:22] == 2'd0) && tap_valid_i[1];
 
   // partials of group 0, column 1
   kld_sram_2048x32 u_partial_0_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_0_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_1)
   );
 
   assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
+  assign tap_here_0_2 = (tap_tag_i[35:34] == 2'd0) && tap_valid_i[2];
 
   // partials of group 0, column 2
   kld_sram_2048x32 u_partial_0_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_0_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_2)
   );
 
   assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
+  assign tap_here_0_3 = (tap_tag_i[47:46] == 2'd0) && tap_valid_i[3];
 
   // partials of group 0, column 3
   kld_sram_2048x32 u_partial_0_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_0_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_3)
   );
 
   assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
+  assign tap_here_0_4 = (tap_tag_i[59:58] == 2'd0) && tap_valid_i[4];
 
   // partials of group 0, column 4
   kld_sram_2048x32 u_partial_0_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_0_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_4)
   );
 
   assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
+  assign tap_here_0_5 = (tap_tag_i[71:70] == 2'd0) && tap_valid_i[5];
 
   // partials of group 0, column 5
   kld_sram_2048x32 u_partial_0_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_0_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_5)
   );
 
   assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
+  assign tap_here_0_6 = (tap_tag_i[83:82] == 2'd0) && tap_valid_i[6];
 
   // partials of group 0, column 6
   kld_sram_2048x32 u_partial_0_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_0_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_6)
   );
 
   assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
+  assign tap_here_0_7 = (tap_tag_i[95:94] == 2'd0) && tap_valid_i[7];
 
   // partials of group 0, column 7
   kld_sram_2048x32 u_partial_0_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_0_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_7)
   );
 
   assign term_0_7 = group_valid_i[0] ? partial_0_7 : 32'd0;
+  assign tap_here_0_8 = (tap_tag_i[107:106] == 2'd0) && tap_valid_i[8];
 
   // partials of group 0, column 8
   kld_sram_2048x32 u_partial_0_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[8]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[89:80]} + 11'd1024 : {1'b0, tap_tag_i[89:80]}),
+    .we_i(tap_here_0_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_8)
   );
 
   assign term_0_8 = group_valid_i[0] ? partial_0_8 : 32'd0;
+  assign tap_here_0_9 = (tap_tag_i[119:118] == 2'd0) && tap_valid_i[9];
 
   // partials of group 0, column 9
   kld_sram_2048x32 u_partial_0_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[9]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[99:90]} + 11'd1024 : {1'b0, tap_tag_i[99:90]}),
+    .we_i(tap_here_0_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_9)
   );
 
   assign term_0_9 = group_valid_i[0] ? partial_0_9 : 32'd0;
+  assign tap_here_0_10 = (tap_tag_i[131:130] == 2'd0) && tap_valid_i[10];
 
   // partials of group 0, column 10
   kld_sram_2048x32 u_partial_0_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[10]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[109:100]} + 11'd1024 : {1'b0, tap_tag_i[109:100]}),
+    .we_i(tap_here_0_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_10)
   );
 
   assign term_0_10 = group_valid_i[0] ? partial_0_10 : 32'd0;
+  assign tap_here_0_11 = (tap_tag_i[143:142] == 2'd0) && tap_valid_i[11];
 
   // partials of group 0, column 11
   kld_sram_2048x32 u_partial_0_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[11]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[119:110]} + 11'd1024 : {1'b0, tap_tag_i[119:110]}),
+    .we_i(tap_here_0_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_11)
   );
 
   assign term_0_11 = group_valid_i[0] ? partial_0_11 : 32'd0;
+  assign tap_here_0_12 = (tap_tag_i[155:154] == 2'd0) && tap_valid_i[12];
 
   // partials of group 0, column 12
   kld_sram_2048x32 u_partial_0_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[12]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .we_i(tap_here_0_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_12)
   );
 
   assign term_0_12 = group_valid_i[0] ? partial_0_12 : 32'd0;
+  assign tap_here_0_13 = (tap_tag_i[167:166] == 2'd0) && tap_valid_i[13];
 
   // partials of group 0, column 13
   kld_sram_2048x32 u_partial_0_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[13]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
+    .we_i(tap_here_0_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_13)
   );
 
   assign term_0_13 = group_valid_i[0] ? partial_0_13 : 32'd0;
+  assign tap_here_0_14 = (tap_tag_i[179:178] == 2'd0) && tap_valid_i[14];
 
   // partials of group 0, column 14
   kld_sram_2048x32 u_partial_0_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[14]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[149:140]} + 11'd1024 : {1'b0, tap_tag_i[149:140]}),
+    .we_i(tap_here_0_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_14)
   );
 
   assign term_0_14 = group_valid_i[0] ? partial_0_14 : 32'd0;
+  assign tap_here_0_15 = (tap_tag_i[191:190] == 2'd0) && tap_valid_i[15];
 
   // partials of group 0, column 15
   kld_sram_2048x32 u_partial_0_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[15]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[159:150]} + 11'd1024 : {1'b0, tap_tag_i[159:150]}),
+    .we_i(tap_here_0_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_15)
@@ -672,13 +926,13 @@ module kld_merge (
   );
 
   assign gather_addr_1 = dense_i ? gather_token_i : root_1;
-  assign tap_here_1 = kt_i == 2'd0;
+  assign tap_here_1_0 = (tap_tag_i[203:202] == 2'd0) && tap_valid_i[16];
 
   // partials of group 1, column 0
   kld_sram_2048x32 u_partial_1_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[16]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[169:160]} + 11'd1024 : {1'b0, tap_tag_i[169:160]}),
+    .we_i(tap_here_1_0),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_0)
@@ -686,12 +940,13 @@ module kld_merge (
 
   assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
   assign sum_1_0 = term_0_0 + term_1_0;
+  assign tap_here_1_1 = (tap_tag_i[215:214] == 2'd0) && tap_valid_i[17];
 
   // partials of group 1, column 1
   kld_sram_2048x32 u_partial_1_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[17]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[179:170]} + 11'd1024 : {1'b0, tap_tag_i[179:170]}),
+    .we_i(tap_here_1_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_1)
@@ -699,12 +954,13 @@ module kld_merge (
 
   assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
   assign sum_1_1 = term_0_1 + term_1_1;
+  assign tap_here_1_2 = (tap_tag_i[227:226] == 2'd0) && tap_valid_i[18];
 
   // partials of group 1, column 2
   kld_sram_2048x32 u_partial_1_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[18]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .we_i(tap_here_1_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_2)
@@ -712,12 +968,13 @@ module kld_merge (
 
   assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
   assign sum_1_2 = term_0_2 + term_1_2;
+  assign tap_here_1_3 = (tap_tag_i[239:238] == 2'd0) && tap_valid_i[19];
 
   // partials of group 1, column 3
   kld_sram_2048x32 u_partial_1_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[19]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[199:190]} + 11'd1024 : {1'b0, tap_tag_i[199:190]}),
+    .we_i(tap_here_1_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_3)
@@ -725,12 +982,13 @@ module kld_merge (
 
   assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
   assign sum_1_3 = term_0_3 + term_1_3;
+  assign tap_here_1_4 = (tap_tag_i[251:250] == 2'd0) && tap_valid_i[20];
 
   // partials of group 1, column 4
   kld_sram_2048x32 u_partial_1_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[20]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[209:200]} + 11'd1024 : {1'b0, tap_tag_i[209:200]}),
+    .we_i(tap_here_1_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_4)
@@ -738,12 +996,13 @@ module kld_merge (
 
   assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
   assign sum_1_4 = term_0_4 + term_1_4;
+  assign tap_here_1_5 = (tap_tag_i[263:262] == 2'd0) && tap_valid_i[21];
 
   // partials of group 1, column 5
   kld_sram_2048x32 u_partial_1_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[21]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[219:210]} + 11'd1024 : {1'b0, tap_tag_i[219:210]}),
+    .we_i(tap_here_1_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_5)
@@ -751,12 +1010,13 @@ module kld_merge (
 
   assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
   assign sum_1_5 = term_0_5 + term_1_5;
+  assign tap_here_1_6 = (tap_tag_i[275:274] == 2'd0) && tap_valid_i[22];
 
   // partials of group 1, column 6
   kld_sram_2048x32 u_partial_1_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[22]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[229:220]} + 11'd1024 : {1'b0, tap_tag_i[229:220]}),
+    .we_i(tap_here_1_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_6)
@@ -764,12 +1024,13 @@ module kld_merge (
 
   assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
   assign sum_1_6 = term_0_6 + term_1_6;
+  assign tap_here_1_7 = (tap_tag_i[287:286] == 2'd0) && tap_valid_i[23];
 
   // partials of group 1, column 7
   kld_sram_2048x32 u_partial_1_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[23]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[239:230]} + 11'd1024 : {1'b0, tap_tag_i[239:230]}),
+    .we_i(tap_here_1_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_7)
@@ -777,12 +1038,13 @@ module kld_merge (
 
   assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
   assign sum_1_7 = term_0_7 + term_1_7;
+  assign tap_here_1_8 = (tap_tag_i[299:298] == 2'd0) && tap_valid_i[24];
 
   // partials of group 1, column 8
   kld_sram_2048x32 u_partial_1_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[24]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .we_i(tap_here_1_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_8)
@@ -790,12 +1052,13 @@ module kld_merge (
 
   assign term_1_8 = group_valid_i[1] ? partial_1_8 : 32'd0;
   assign sum_1_8 = term_0_8 + term_1_8;
+  assign tap_here_1_9 = (tap_tag_i[311:310] == 2'd0) && tap_valid_i[25];
 
   // partials of group 1, column 9
   kld_sram_2048x32 u_partial_1_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[25]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[259:250]} + 11'd1024 : {1'b0, tap_tag_i[259:250]}),
+    .we_i(tap_here_1_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_9)
@@ -803,12 +1066,13 @@ module kld_merge (
 
   assign term_1_9 = group_valid_i[1] ? partial_1_9 : 32'd0;
   assign sum_1_9 = term_0_9 + term_1_9;
+  assign tap_here_1_10 = (tap_tag_i[323:322] == 2'd0) && tap_valid_i[26];
 
   // partials of group 1, column 10
   kld_sram_2048x32 u_partial_1_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[26]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
+    .we_i(tap_here_1_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_10)
@@ -816,12 +1080,13 @@ module kld_merge (
 
   assign term_1_10 = group_valid_i[1] ? partial_1_10 : 32'd0;
   assign sum_1_10 = term_0_10 + term_1_10;
+  assign tap_here_1_11 = (tap_tag_i[335:334] == 2'd0) && tap_valid_i[27];
 
   // partials of group 1, column 11
   kld_sram_2048x32 u_partial_1_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[27]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[279:270]} + 11'd1024 : {1'b0, tap_tag_i[279:270]}),
+    .we_i(tap_here_1_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_11)
@@ -829,12 +1094,13 @@ module kld_merge (
 
   assign term_1_11 = group_valid_i[1] ? partial_1_11 : 32'd0;
   assign sum_1_11 = term_0_11 + term_1_11;
+  assign tap_here_1_12 = (tap_tag_i[347:346] == 2'd0) && tap_valid_i[28];
 
   // partials of group 1, column 12
   kld_sram_2048x32 u_partial_1_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[28]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[289:280]} + 11'd1024 : {1'b0, tap_tag_i[289:280]}),
+    .we_i(tap_here_1_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_12)
@@ -842,12 +1108,13 @@ module kld_merge (
 
   assign term_1_12 = group_valid_i[1] ? partial_1_12 : 32'd0;
   assign sum_1_12 = term_0_12 + term_1_12;
+  assign tap_here_1_13 = (tap_tag_i[359:358] == 2'd0) && tap_valid_i[29];
 
   // partials of group 1, column 13
   kld_sram_2048x32 u_partial_1_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[29]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[299:290]} + 11'd1024 : {1'b0, tap_tag_i[299:290]}),
+    .we_i(tap_here_1_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_13)
@@ -855,12 +1122,13 @@ module kld_merge (
 
   assign term_1_13 = group_valid_i[1] ? partial_1_13 : 32'd0;
   assign sum_1_13 = term_0_13 + term_1_13;
+  assign tap_here_1_14 = (tap_tag_i[371:370] == 2'd0) && tap_valid_i[30];
 
   // partials of group 1, column 14
   kld_sram_2048x32 u_partial_1_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[30]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .we_i(tap_here_1_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_14)
@@ -868,12 +1136,13 @@ module kld_merge (
 
   assign term_1_14 = group_valid_i[1] ? partial_1_14 : 32'd0;
   assign sum_1_14 = term_0_14 + term_1_14;
+  assign tap_here_1_15 = (tap_tag_i[383:382] == 2'd0) && tap_valid_i[31];
 
   // partials of group 1, column 15
   kld_sram_2048x32 u_partial_1_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[31]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[319:310]} + 11'd1024 : {1'b0, tap_tag_i[319:310]}),
+    .we_i(tap_here_1_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_15)
@@ -893,12 +1162,12 @@ module kld_merge (
   );
 
   assign gather_addr_2 = dense_i ? gather_token_i : root_2;
-  assign tap_here_2 = kt_i == 2'd1;
+  assign tap_here_2_0 = (tap_tag_i[11:10] == 2'd1) && tap_valid_i[0];
 
   // partials of group 2, column 0
   kld_sram_2048x32 u_partial_2_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[0]),
+    .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
@@ -907,12 +1176,13 @@ module kld_merge (
 
   assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
   assign sum_2_0 = sum_1_0 + term_2_0;
+  assign tap_here_2_1 = (tap_tag_i[23:22] == 2'd1) && tap_valid_i[1];
 
   // partials of group 2, column 1
   kld_sram_2048x32 u_partial_2_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_2_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_1)
@@ -920,12 +1190,13 @@ module kld_merge (
 
   assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
   assign sum_2_1 = sum_1_1 + term_2_1;
+  assign tap_here_2_2 = (tap_tag_i[35:34] == 2'd1) && tap_valid_i[2];
 
   // partials of group 2, column 2
   kld_sram_2048x32 u_partial_2_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_2_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_2)
@@ -933,12 +1204,13 @@ module kld_merge (
 
   assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
   assign sum_2_2 = sum_1_2 + term_2_2;
+  assign tap_here_2_3 = (tap_tag_i[47:46] == 2'd1) && tap_valid_i[3];
 
   // partials of group 2, column 3
   kld_sram_2048x32 u_partial_2_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_2_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_3)
@@ -946,12 +1218,13 @@ module kld_merge (
 
   assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
   assign sum_2_3 = sum_1_3 + term_2_3;
+  assign tap_here_2_4 = (tap_tag_i[59:58] == 2'd1) && tap_valid_i[4];
 
   // partials of group 2, column 4
   kld_sram_2048x32 u_partial_2_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_2_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_4)
@@ -959,12 +1232,13 @@ module kld_merge (
 
   assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
   assign sum_2_4 = sum_1_4 + term_2_4;
+  assign tap_here_2_5 = (tap_tag_i[71:70] == 2'd1) && tap_valid_i[5];
 
   // partials of group 2, column 5
   kld_sram_2048x32 u_partial_2_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_2_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_5)
@@ -972,12 +1246,13 @@ module kld_merge (
 
   assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
   assign sum_2_5 = sum_1_5 + term_2_5;
+  assign tap_here_2_6 = (tap_tag_i[83:82] == 2'd1) && tap_valid_i[6];
 
   // partials of group 2, column 6
   kld_sram_2048x32 u_partial_2_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_2_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_6)
@@ -985,12 +1260,13 @@ module kld_merge (
 
   assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
   assign sum_2_6 = sum_1_6 + term_2_6;
+  assign tap_here_2_7 = (tap_tag_i[95:94] == 2'd1) && tap_valid_i[7];
 
   // partials of group 2, column 7
   kld_sram_2048x32 u_partial_2_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_2_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_7)
@@ -998,12 +1274,13 @@ module kld_merge (
 
   assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
   assign sum_2_7 = sum_1_7 + term_2_7;
+  assign tap_here_2_8 = (tap_tag_i[107:106] == 2'd1) && tap_valid_i[8];
 
   // partials of group 2, column 8
   kld_sram_2048x32 u_partial_2_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[8]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[89:80]} + 11'd1024 : {1'b0, tap_tag_i[89:80]}),
+    .we_i(tap_here_2_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_8)
@@ -1011,12 +1288,13 @@ module kld_merge (
 
   assign term_2_8 = group_valid_i[2] ? partial_2_8 : 32'd0;
   assign sum_2_8 = sum_1_8 + term_2_8;
+  assign tap_here_2_9 = (tap_tag_i[119:118] == 2'd1) && tap_valid_i[9];
 
   // partials of group 2, column 9
   kld_sram_2048x32 u_partial_2_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[9]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[99:90]} + 11'd1024 : {1'b0, tap_tag_i[99:90]}),
+    .we_i(tap_here_2_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_9)
@@ -1024,12 +1302,13 @@ module kld_merge (
 
   assign term_2_9 = group_valid_i[2] ? partial_2_9 : 32'd0;
   assign sum_2_9 = sum_1_9 + term_2_9;
+  assign tap_here_2_10 = (tap_tag_i[131:130] == 2'd1) && tap_valid_i[10];
 
   // partials of group 2, column 10
   kld_sram_2048x32 u_partial_2_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[10]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[109:100]} + 11'd1024 : {1'b0, tap_tag_i[109:100]}),
+    .we_i(tap_here_2_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_10)
@@ -1037,12 +1316,13 @@ module kld_merge (
 
   assign term_2_10 = group_valid_i[2] ? partial_2_10 : 32'd0;
   assign sum_2_10 = sum_1_10 + term_2_10;
+  assign tap_here_2_11 = (tap_tag_i[143:142] == 2'd1) && tap_valid_i[11];
 
   // partials of group 2, column 11
   kld_sram_2048x32 u_partial_2_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[11]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[119:110]} + 11'd1024 : {1'b0, tap_tag_i[119:110]}),
+    .we_i(tap_here_2_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_11)
@@ -1050,12 +1330,13 @@ module kld_merge (
 
   assign term_2_11 = group_valid_i[2] ? partial_2_11 : 32'd0;
   assign sum_2_11 = sum_1_11 + term_2_11;
+  assign tap_here_2_12 = (tap_tag_i[155:154] == 2'd1) && tap_valid_i[12];
 
   // partials of group 2, column 12
   kld_sram_2048x32 u_partial_2_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[12]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .we_i(tap_here_2_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_12)
@@ -1063,12 +1344,13 @@ module kld_merge (
 
   assign term_2_12 = group_valid_i[2] ? partial_2_12 : 32'd0;
   assign sum_2_12 = sum_1_12 + term_2_12;
+  assign tap_here_2_13 = (tap_tag_i[167:166] == 2'd1) && tap_valid_i[13];
 
   // partials of group 2, column 13
   kld_sram_2048x32 u_partial_2_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[13]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
+    .we_i(tap_here_2_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_13)
@@ -1076,12 +1358,13 @@ module kld_merge (
 
   assign term_2_13 = group_valid_i[2] ? partial_2_13 : 32'd0;
   assign sum_2_13 = sum_1_13 + term_2_13;
+  assign tap_here_2_14 = (tap_tag_i[179:178] == 2'd1) && tap_valid_i[14];
 
   // partials of group 2, column 14
   kld_sram_2048x32 u_partial_2_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[14]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[149:140]} + 11'd1024 : {1'b0, tap_tag_i[149:140]}),
+    .we_i(tap_here_2_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_14)
@@ -1089,12 +1372,13 @@ module kld_merge (
 
   assign term_2_14 = group_valid_i[2] ? partial_2_14 : 32'd0;
   assign sum_2_14 = sum_1_14 + term_2_14;
+  assign tap_here_2_15 = (tap_tag_i[191:190] == 2'd1) && tap_valid_i[15];
 
   // partials of group 2, column 15
   kld_sram_2048x32 u_partial_2_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[15]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[159:150]} + 11'd1024 : {1'b0, tap_tag_i[159:150]}),
+    .we_i(tap_here_2_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_15)
@@ -1114,13 +1398,13 @@ module kld_merge (
   );
 
   assign gather_addr_3 = dense_i ? gather_token_i : root_3;
-  assign tap_here_3 = kt_i == 2'd1;
+  assign tap_here_3_0 = (tap_tag_i[203:202] == 2'd1) && tap_valid_i[16];
 
   // partials of group 3, column 0
   kld_sram_2048x32 u_partial_3_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[16]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[169:160]} + 11'd1024 : {1'b0, tap_tag_i[169:160]}),
+    .we_i(tap_here_3_0),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_0)
@@ -1128,12 +1412,13 @@ module kld_merge (
 
   assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
   assign sum_3_0 = sum_2_0 + term_3_0;
+  assign tap_here_3_1 = (tap_tag_i[215:214] == 2'd1) && tap_valid_i[17];
 
   // partials of group 3, column 1
   kld_sram_2048x32 u_partial_3_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[17]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[179:170]} + 11'd1024 : {1'b0, tap_tag_i[179:170]}),
+    .we_i(tap_here_3_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_1)
@@ -1141,12 +1426,13 @@ module kld_merge (
 
   assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
   assign sum_3_1 = sum_2_1 + term_3_1;
+  assign tap_here_3_2 = (tap_tag_i[227:226] == 2'd1) && tap_valid_i[18];
 
   // partials of group 3, column 2
   kld_sram_2048x32 u_partial_3_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[18]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .we_i(tap_here_3_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_2)
@@ -1154,12 +1440,13 @@ module kld_merge (
 
   assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
   assign sum_3_2 = sum_2_2 + term_3_2;
+  assign tap_here_3_3 = (tap_tag_i[239:238] == 2'd1) && tap_valid_i[19];
 
   // partials of group 3, column 3
   kld_sram_2048x32 u_partial_3_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[19]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[199:190]} + 11'd1024 : {1'b0, tap_tag_i[199:190]}),
+    .we_i(tap_here_3_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_3)
@@ -1167,12 +1454,13 @@ module kld_merge (
 
   assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
   assign sum_3_3 = sum_2_3 + term_3_3;
+  assign tap_here_3_4 = (tap_tag_i[251:250] == 2'd1) && tap_valid_i[20];
 
   // partials of group 3, column 4
   kld_sram_2048x32 u_partial_3_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[20]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[209:200]} + 11'd1024 : {1'b0, tap_tag_i[209:200]}),
+    .we_i(tap_here_3_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_4)
@@ -1180,12 +1468,13 @@ module kld_merge (
 
   assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
   assign sum_3_4 = sum_2_4 + term_3_4;
+  assign tap_here_3_5 = (tap_tag_i[263:262] == 2'd1) && tap_valid_i[21];
 
   // partials of group 3, column 5
   kld_sram_2048x32 u_partial_3_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[21]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[219:210]} + 11'd1024 : {1'b0, tap_tag_i[219:210]}),
+    .we_i(tap_here_3_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_5)
@@ -1193,12 +1482,13 @@ module kld_merge (
 
   assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
   assign sum_3_5 = sum_2_5 + term_3_5;
+  assign tap_here_3_6 = (tap_tag_i[275:274] == 2'd1) && tap_valid_i[22];
 
   // partials of group 3, column 6
   kld_sram_2048x32 u_partial_3_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[22]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[229:220]} + 11'd1024 : {1'b0, tap_tag_i[229:220]}),
+    .we_i(tap_here_3_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_6)
@@ -1206,12 +1496,13 @@ module kld_merge (
 
   assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
   assign sum_3_6 = sum_2_6 + term_3_6;
+  assign tap_here_3_7 = (tap_tag_i[287:286] == 2'd1) && tap_valid_i[23];
 
   // partials of group 3, column 7
   kld_sram_2048x32 u_partial_3_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[23]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[239:230]} + 11'd1024 : {1'b0, tap_tag_i[239:230]}),
+    .we_i(tap_here_3_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_7)
@@ -1219,12 +1510,13 @@ module kld_merge (
 
   assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
   assign sum_3_7 = sum_2_7 + term_3_7;
+  assign tap_here_3_8 = (tap_tag_i[299:298] == 2'd1) && tap_valid_i[24];
 
   // partials of group 3, column 8
   kld_sram_2048x32 u_partial_3_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[24]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .we_i(tap_here_3_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_8)
@@ -1232,12 +1524,13 @@ module kld_merge (
 
   assign term_3_8 = group_valid_i[3] ? partial_3_8 : 32'd0;
   assign sum_3_8 = sum_2_8 + term_3_8;
+  assign tap_here_3_9 = (tap_tag_i[311:310] == 2'd1) && tap_valid_i[25];
 
   // partials of group 3, column 9
   kld_sram_2048x32 u_partial_3_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[25]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[259:250]} + 11'd1024 : {1'b0, tap_tag_i[259:250]}),
+    .we_i(tap_here_3_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_9)
@@ -1245,12 +1538,13 @@ module kld_merge (
 
   assign term_3_9 = group_valid_i[3] ? partial_3_9 : 32'd0;
   assign sum_3_9 = sum_2_9 + term_3_9;
+  assign tap_here_3_10 = (tap_tag_i[323:322] == 2'd1) && tap_valid_i[26];
 
   // partials of group 3, column 10
   kld_sram_2048x32 u_partial_3_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[26]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
+    .we_i(tap_here_3_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_10)
@@ -1258,12 +1552,13 @@ module kld_merge (
 
   assign term_3_10 = group_valid_i[3] ? partial_3_10 : 32'd0;
   assign sum_3_10 = sum_2_10 + term_3_10;
+  assign tap_here_3_11 = (tap_tag_i[335:334] == 2'd1) && tap_valid_i[27];
 
   // partials of group 3, column 11
   kld_sram_2048x32 u_partial_3_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[27]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[279:270]} + 11'd1024 : {1'b0, tap_tag_i[279:270]}),
+    .we_i(tap_here_3_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_11)
@@ -1271,12 +1566,13 @@ module kld_merge (
 
   assign term_3_11 = group_valid_i[3] ? partial_3_11 : 32'd0;
   assign sum_3_11 = sum_2_11 + term_3_11;
+  assign tap_here_3_12 = (tap_tag_i[347:346] == 2'd1) && tap_valid_i[28];
 
   // partials of group 3, column 12
   kld_sram_2048x32 u_partial_3_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[28]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[289:280]} + 11'd1024 : {1'b0, tap_tag_i[289:280]}),
+    .we_i(tap_here_3_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_12)
@@ -1284,12 +1580,13 @@ module kld_merge (
 
   assign term_3_12 = group_valid_i[3] ? partial_3_12 : 32'd0;
   assign sum_3_12 = sum_2_12 + term_3_12;
+  assign tap_here_3_13 = (tap_tag_i[359:358] == 2'd1) && tap_valid_i[29];
 
   // partials of group 3, column 13
   kld_sram_2048x32 u_partial_3_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[29]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[299:290]} + 11'd1024 : {1'b0, tap_tag_i[299:290]}),
+    .we_i(tap_here_3_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_13)
@@ -1297,12 +1594,13 @@ module kld_merge (
 
   assign term_3_13 = group_valid_i[3] ? partial_3_13 : 32'd0;
   assign sum_3_13 = sum_2_13 + term_3_13;
+  assign tap_here_3_14 = (tap_tag_i[371:370] == 2'd1) && tap_valid_i[30];
 
   // partials of group 3, column 14
   kld_sram_2048x32 u_partial_3_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[30]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .we_i(tap_here_3_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_14)
@@ -1310,12 +1608,13 @@ module kld_merge (
 
   assign term_3_14 = group_valid_i[3] ? partial_3_14 : 32'd0;
   assign sum_3_14 = sum_2_14 + term_3_14;
+  assign tap_here_3_15 = (tap_tag_i[383:382] == 2'd1) && tap_valid_i[31];
 
   // partials of group 3, column 15
   kld_sram_2048x32 u_partial_3_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[31]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[319:310]} + 11'd1024 : {1'b0, tap_tag_i[319:310]}),
+    .we_i(tap_here_3_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_15)
@@ -1335,12 +1634,12 @@ module kld_merge (
   );
 
   assign gather_addr_4 = dense_i ? gather_token_i : root_4;
-  assign tap_here_4 = kt_i == 2'd2;
+  assign tap_here_4_0 = (tap_tag_i[11:10] == 2'd2) && tap_valid_i[0];
 
   // partials of group 4, column 0
   kld_sram_2048x32 u_partial_4_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[0]),
+    .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
@@ -1349,12 +1648,13 @@ module kld_merge (
 
   assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
   assign sum_4_0 = sum_3_0 + term_4_0;
+  assign tap_here_4_1 = (tap_tag_i[23:22] == 2'd2) && tap_valid_i[1];
 
   // partials of group 4, column 1
   kld_sram_2048x32 u_partial_4_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_4_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_1)
@@ -1362,12 +1662,13 @@ module kld_merge (
 
   assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
   assign sum_4_1 = sum_3_1 + term_4_1;
+  assign tap_here_4_2 = (tap_tag_i[35:34] == 2'd2) && tap_valid_i[2];
 
   // partials of group 4, column 2
   kld_sram_2048x32 u_partial_4_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_4_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_2)
@@ -1375,12 +1676,13 @@ module kld_merge (
 
   assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
   assign sum_4_2 = sum_3_2 + term_4_2;
+  assign tap_here_4_3 = (tap_tag_i[47:46] == 2'd2) && tap_valid_i[3];
 
   // partials of group 4, column 3
   kld_sram_2048x32 u_partial_4_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_4_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_3)
@@ -1388,12 +1690,13 @@ module kld_merge (
 
   assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
   assign sum_4_3 = sum_3_3 + term_4_3;
+  assign tap_here_4_4 = (tap_tag_i[59:58] == 2'd2) && tap_valid_i[4];
 
   // partials of group 4, column 4
   kld_sram_2048x32 u_partial_4_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_4_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_4)
@@ -1401,12 +1704,13 @@ module kld_merge (
 
   assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
   assign sum_4_4 = sum_3_4 + term_4_4;
+  assign tap_here_4_5 = (tap_tag_i[71:70] == 2'd2) && tap_valid_i[5];
 
   // partials of group 4, column 5
   kld_sram_2048x32 u_partial_4_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_4_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_5)
@@ -1414,12 +1718,13 @@ module kld_merge (
 
   assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
   assign sum_4_5 = sum_3_5 + term_4_5;
+  assign tap_here_4_6 = (tap_tag_i[83:82] == 2'd2) && tap_valid_i[6];
 
   // partials of group 4, column 6
   kld_sram_2048x32 u_partial_4_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_4_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_6)
@@ -1427,12 +1732,13 @@ module kld_merge (
 
   assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
   assign sum_4_6 = sum_3_6 + term_4_6;
+  assign tap_here_4_7 = (tap_tag_i[95:94] == 2'd2) && tap_valid_i[7];
 
   // partials of group 4, column 7
   kld_sram_2048x32 u_partial_4_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_4_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_7)
@@ -1440,12 +1746,13 @@ module kld_merge (
 
   assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
   assign sum_4_7 = sum_3_7 + term_4_7;
+  assign tap_here_4_8 = (tap_tag_i[107:106] == 2'd2) && tap_valid_i[8];
 
   // partials of group 4, column 8
   kld_sram_2048x32 u_partial_4_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[8]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[89:80]} + 11'd1024 : {1'b0, tap_tag_i[89:80]}),
+    .we_i(tap_here_4_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_8)
@@ -1453,12 +1760,13 @@ module kld_merge (
 
   assign term_4_8 = group_valid_i[4] ? partial_4_8 : 32'd0;
   assign sum_4_8 = sum_3_8 + term_4_8;
+  assign tap_here_4_9 = (tap_tag_i[119:118] == 2'd2) && tap_valid_i[9];
 
   // partials of group 4, column 9
   kld_sram_2048x32 u_partial_4_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[9]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[99:90]} + 11'd1024 : {1'b0, tap_tag_i[99:90]}),
+    .we_i(tap_here_4_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_9)
@@ -1466,12 +1774,13 @@ module kld_merge (
 
   assign term_4_9 = group_valid_i[4] ? partial_4_9 : 32'd0;
   assign sum_4_9 = sum_3_9 + term_4_9;
+  assign tap_here_4_10 = (tap_tag_i[131:130] == 2'd2) && tap_valid_i[10];
 
   // partials of group 4, column 10
   kld_sram_2048x32 u_partial_4_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[10]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[109:100]} + 11'd1024 : {1'b0, tap_tag_i[109:100]}),
+    .we_i(tap_here_4_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_10)
@@ -1479,12 +1788,13 @@ module kld_merge (
 
   assign term_4_10 = group_valid_i[4] ? partial_4_10 : 32'd0;
   assign sum_4_10 = sum_3_10 + term_4_10;
+  assign tap_here_4_11 = (tap_tag_i[143:142] == 2'd2) && tap_valid_i[11];
 
   // partials of group 4, column 11
   kld_sram_2048x32 u_partial_4_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[11]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[119:110]} + 11'd1024 : {1'b0, tap_tag_i[119:110]}),
+    .we_i(tap_here_4_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_11)
@@ -1492,12 +1802,13 @@ module kld_merge (
 
   assign term_4_11 = group_valid_i[4] ? partial_4_11 : 32'd0;
   assign sum_4_11 = sum_3_11 + term_4_11;
+  assign tap_here_4_12 = (tap_tag_i[155:154] == 2'd2) && tap_valid_i[12];
 
   // partials of group 4, column 12
   kld_sram_2048x32 u_partial_4_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[12]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .we_i(tap_here_4_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_12)
@@ -1505,12 +1816,13 @@ module kld_merge (
 
   assign term_4_12 = group_valid_i[4] ? partial_4_12 : 32'd0;
   assign sum_4_12 = sum_3_12 + term_4_12;
+  assign tap_here_4_13 = (tap_tag_i[167:166] == 2'd2) && tap_valid_i[13];
 
   // partials of group 4, column 13
   kld_sram_2048x32 u_partial_4_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[13]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
+    .we_i(tap_here_4_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_13)
@@ -1518,12 +1830,13 @@ module kld_merge (
 
   assign term_4_13 = group_valid_i[4] ? partial_4_13 : 32'd0;
   assign sum_4_13 = sum_3_13 + term_4_13;
+  assign tap_here_4_14 = (tap_tag_i[179:178] == 2'd2) && tap_valid_i[14];
 
   // partials of group 4, column 14
   kld_sram_2048x32 u_partial_4_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[14]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[149:140]} + 11'd1024 : {1'b0, tap_tag_i[149:140]}),
+    .we_i(tap_here_4_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_14)
@@ -1531,12 +1844,13 @@ module kld_merge (
 
   assign term_4_14 = group_valid_i[4] ? partial_4_14 : 32'd0;
   assign sum_4_14 = sum_3_14 + term_4_14;
+  assign tap_here_4_15 = (tap_tag_i[191:190] == 2'd2) && tap_valid_i[15];
 
   // partials of group 4, column 15
   kld_sram_2048x32 u_partial_4_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[15]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[159:150]} + 11'd1024 : {1'b0, tap_tag_i[159:150]}),
+    .we_i(tap_here_4_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_15)
@@ -1556,13 +1870,13 @@ module kld_merge (
   );
 
   assign gather_addr_5 = dense_i ? gather_token_i : root_5;
-  assign tap_here_5 = kt_i == 2'd2;
+  assign tap_here_5_0 = (tap_tag_i[203:202] == 2'd2) && tap_valid_i[16];
 
   // partials of group 5, column 0
   kld_sram_2048x32 u_partial_5_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[16]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[169:160]} + 11'd1024 : {1'b0, tap_tag_i[169:160]}),
+    .we_i(tap_here_5_0),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_0)
@@ -1570,12 +1884,13 @@ module kld_merge (
 
   assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
   assign sum_5_0 = sum_4_0 + term_5_0;
+  assign tap_here_5_1 = (tap_tag_i[215:214] == 2'd2) && tap_valid_i[17];
 
   // partials of group 5, column 1
   kld_sram_2048x32 u_partial_5_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[17]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[179:170]} + 11'd1024 : {1'b0, tap_tag_i[179:170]}),
+    .we_i(tap_here_5_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_1)
@@ -1583,12 +1898,13 @@ module kld_merge (
 
   assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
   assign sum_5_1 = sum_4_1 + term_5_1;
+  assign tap_here_5_2 = (tap_tag_i[227:226] == 2'd2) && tap_valid_i[18];
 
   // partials of group 5, column 2
   kld_sram_2048x32 u_partial_5_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[18]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .we_i(tap_here_5_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_2)
@@ -1596,12 +1912,13 @@ module kld_merge (
 
   assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
   assign sum_5_2 = sum_4_2 + term_5_2;
+  assign tap_here_5_3 = (tap_tag_i[239:238] == 2'd2) && tap_valid_i[19];
 
   // partials of group 5, column 3
   kld_sram_2048x32 u_partial_5_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[19]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[199:190]} + 11'd1024 : {1'b0, tap_tag_i[199:190]}),
+    .we_i(tap_here_5_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_3)
@@ -1609,12 +1926,13 @@ module kld_merge (
 
   assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
   assign sum_5_3 = sum_4_3 + term_5_3;
+  assign tap_here_5_4 = (tap_tag_i[251:250] == 2'd2) && tap_valid_i[20];
 
   // partials of group 5, column 4
   kld_sram_2048x32 u_partial_5_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[20]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[209:200]} + 11'd1024 : {1'b0, tap_tag_i[209:200]}),
+    .we_i(tap_here_5_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_4)
@@ -1622,12 +1940,13 @@ module kld_merge (
 
   assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
   assign sum_5_4 = sum_4_4 + term_5_4;
+  assign tap_here_5_5 = (tap_tag_i[263:262] == 2'd2) && tap_valid_i[21];
 
   // partials of group 5, column 5
   kld_sram_2048x32 u_partial_5_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[21]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[219:210]} + 11'd1024 : {1'b0, tap_tag_i[219:210]}),
+    .we_i(tap_here_5_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_5)
@@ -1635,12 +1954,13 @@ module kld_merge (
 
   assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
   assign sum_5_5 = sum_4_5 + term_5_5;
+  assign tap_here_5_6 = (tap_tag_i[275:274] == 2'd2) && tap_valid_i[22];
 
   // partials of group 5, column 6
   kld_sram_2048x32 u_partial_5_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[22]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[229:220]} + 11'd1024 : {1'b0, tap_tag_i[229:220]}),
+    .we_i(tap_here_5_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_6)
@@ -1648,12 +1968,13 @@ module kld_merge (
 
   assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
   assign sum_5_6 = sum_4_6 + term_5_6;
+  assign tap_here_5_7 = (tap_tag_i[287:286] == 2'd2) && tap_valid_i[23];
 
   // partials of group 5, column 7
   kld_sram_2048x32 u_partial_5_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[23]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[239:230]} + 11'd1024 : {1'b0, tap_tag_i[239:230]}),
+    .we_i(tap_here_5_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_7)
@@ -1661,12 +1982,13 @@ module kld_merge (
 
   assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
   assign sum_5_7 = sum_4_7 + term_5_7;
+  assign tap_here_5_8 = (tap_tag_i[299:298] == 2'd2) && tap_valid_i[24];
 
   // partials of group 5, column 8
   kld_sram_2048x32 u_partial_5_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[24]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .we_i(tap_here_5_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_8)
@@ -1674,12 +1996,13 @@ module kld_merge (
 
   assign term_5_8 = group_valid_i[5] ? partial_5_8 : 32'd0;
   assign sum_5_8 = sum_4_8 + term_5_8;
+  assign tap_here_5_9 = (tap_tag_i[311:310] == 2'd2) && tap_valid_i[25];
 
   // partials of group 5, column 9
   kld_sram_2048x32 u_partial_5_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[25]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[259:250]} + 11'd1024 : {1'b0, tap_tag_i[259:250]}),
+    .we_i(tap_here_5_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_9)
@@ -1687,12 +2010,13 @@ module kld_merge (
 
   assign term_5_9 = group_valid_i[5] ? partial_5_9 : 32'd0;
   assign sum_5_9 = sum_4_9 + term_5_9;
+  assign tap_here_5_10 = (tap_tag_i[323:322] == 2'd2) && tap_valid_i[26];
 
   // partials of group 5, column 10
   kld_sram_2048x32 u_partial_5_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[26]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
+    .we_i(tap_here_5_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_10)
@@ -1700,12 +2024,13 @@ module kld_merge (
 
   assign term_5_10 = group_valid_i[5] ? partial_5_10 : 32'd0;
   assign sum_5_10 = sum_4_10 + term_5_10;
+  assign tap_here_5_11 = (tap_tag_i[335:334] == 2'd2) && tap_valid_i[27];
 
   // partials of group 5, column 11
   kld_sram_2048x32 u_partial_5_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[27]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[279:270]} + 11'd1024 : {1'b0, tap_tag_i[279:270]}),
+    .we_i(tap_here_5_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_11)
@@ -1713,12 +2038,13 @@ module kld_merge (
 
   assign term_5_11 = group_valid_i[5] ? partial_5_11 : 32'd0;
   assign sum_5_11 = sum_4_11 + term_5_11;
+  assign tap_here_5_12 = (tap_tag_i[347:346] == 2'd2) && tap_valid_i[28];
 
   // partials of group 5, column 12
   kld_sram_2048x32 u_partial_5_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[28]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[289:280]} + 11'd1024 : {1'b0, tap_tag_i[289:280]}),
+    .we_i(tap_here_5_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_12)
@@ -1726,12 +2052,13 @@ module kld_merge (
 
   assign term_5_12 = group_valid_i[5] ? partial_5_12 : 32'd0;
   assign sum_5_12 = sum_4_12 + term_5_12;
+  assign tap_here_5_13 = (tap_tag_i[359:358] == 2'd2) && tap_valid_i[29];
 
   // partials of group 5, column 13
   kld_sram_2048x32 u_partial_5_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[29]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[299:290]} + 11'd1024 : {1'b0, tap_tag_i[299:290]}),
+    .we_i(tap_here_5_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_13)
@@ -1739,12 +2066,13 @@ module kld_merge (
 
   assign term_5_13 = group_valid_i[5] ? partial_5_13 : 32'd0;
   assign sum_5_13 = sum_4_13 + term_5_13;
+  assign tap_here_5_14 = (tap_tag_i[371:370] == 2'd2) && tap_valid_i[30];
 
   // partials of group 5, column 14
   kld_sram_2048x32 u_partial_5_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[30]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .we_i(tap_here_5_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_14)
@@ -1752,12 +2080,13 @@ module kld_merge (
 
   assign term_5_14 = group_valid_i[5] ? partial_5_14 : 32'd0;
   assign sum_5_14 = sum_4_14 + term_5_14;
+  assign tap_here_5_15 = (tap_tag_i[383:382] == 2'd2) && tap_valid_i[31];
 
   // partials of group 5, column 15
   kld_sram_2048x32 u_partial_5_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[31]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[319:310]} + 11'd1024 : {1'b0, tap_tag_i[319:310]}),
+    .we_i(tap_here_5_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_15)
@@ -1777,12 +2106,12 @@ module kld_merge (
   );
 
   assign gather_addr_6 = dense_i ? gather_token_i : root_6;
-  assign tap_here_6 = kt_i == 2'd3;
+  assign tap_here_6_0 = (tap_tag_i[11:10] == 2'd3) && tap_valid_i[0];
 
   // partials of group 6, column 0
   kld_sram_2048x32 u_partial_6_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[0]),
+    .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
@@ -1791,12 +2120,13 @@ module kld_merge (
 
   assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
   assign sum_6_0 = sum_5_0 + term_6_0;
+  assign tap_here_6_1 = (tap_tag_i[23:22] == 2'd3) && tap_valid_i[1];
 
   // partials of group 6, column 1
   kld_sram_2048x32 u_partial_6_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_6_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_1)
@@ -1804,12 +2134,13 @@ module kld_merge (
 
   assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
   assign sum_6_1 = sum_5_1 + term_6_1;
+  assign tap_here_6_2 = (tap_tag_i[35:34] == 2'd3) && tap_valid_i[2];
 
   // partials of group 6, column 2
   kld_sram_2048x32 u_partial_6_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_6_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_2)
@@ -1817,12 +2148,13 @@ module kld_merge (
 
   assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
   assign sum_6_2 = sum_5_2 + term_6_2;
+  assign tap_here_6_3 = (tap_tag_i[47:46] == 2'd3) && tap_valid_i[3];
 
   // partials of group 6, column 3
   kld_sram_2048x32 u_partial_6_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_6_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_3)
@@ -1830,12 +2162,13 @@ module kld_merge (
 
   assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
   assign sum_6_3 = sum_5_3 + term_6_3;
+  assign tap_here_6_4 = (tap_tag_i[59:58] == 2'd3) && tap_valid_i[4];
 
   // partials of group 6, column 4
   kld_sram_2048x32 u_partial_6_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_6_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_4)
@@ -1843,12 +2176,13 @@ module kld_merge (
 
   assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
   assign sum_6_4 = sum_5_4 + term_6_4;
+  assign tap_here_6_5 = (tap_tag_i[71:70] == 2'd3) && tap_valid_i[5];
 
   // partials of group 6, column 5
   kld_sram_2048x32 u_partial_6_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_6_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_5)
@@ -1856,12 +2190,13 @@ module kld_merge (
 
   assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
   assign sum_6_5 = sum_5_5 + term_6_5;
+  assign tap_here_6_6 = (tap_tag_i[83:82] == 2'd3) && tap_valid_i[6];
 
   // partials of group 6, column 6
   kld_sram_2048x32 u_partial_6_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_6_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_6)
@@ -1869,12 +2204,13 @@ module kld_merge (
 
   assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
   assign sum_6_6 = sum_5_6 + term_6_6;
+  assign tap_here_6_7 = (tap_tag_i[95:94] == 2'd3) && tap_valid_i[7];
 
   // partials of group 6, column 7
   kld_sram_2048x32 u_partial_6_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_6_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_7)
@@ -1882,12 +2218,13 @@ module kld_merge (
 
   assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
   assign sum_6_7 = sum_5_7 + term_6_7;
+  assign tap_here_6_8 = (tap_tag_i[107:106] == 2'd3) && tap_valid_i[8];
 
   // partials of group 6, column 8
   kld_sram_2048x32 u_partial_6_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[8]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[89:80]} + 11'd1024 : {1'b0, tap_tag_i[89:80]}),
+    .we_i(tap_here_6_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_8)
@@ -1895,12 +2232,13 @@ module kld_merge (
 
   assign term_6_8 = group_valid_i[6] ? partial_6_8 : 32'd0;
   assign sum_6_8 = sum_5_8 + term_6_8;
+  assign tap_here_6_9 = (tap_tag_i[119:118] == 2'd3) && tap_valid_i[9];
 
   // partials of group 6, column 9
   kld_sram_2048x32 u_partial_6_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[9]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[99:90]} + 11'd1024 : {1'b0, tap_tag_i[99:90]}),
+    .we_i(tap_here_6_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_9)
@@ -1908,12 +2246,13 @@ module kld_merge (
 
   assign term_6_9 = group_valid_i[6] ? partial_6_9 : 32'd0;
   assign sum_6_9 = sum_5_9 + term_6_9;
+  assign tap_here_6_10 = (tap_tag_i[131:130] == 2'd3) && tap_valid_i[10];
 
   // partials of group 6, column 10
   kld_sram_2048x32 u_partial_6_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[10]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[109:100]} + 11'd1024 : {1'b0, tap_tag_i[109:100]}),
+    .we_i(tap_here_6_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_10)
@@ -1921,12 +2260,13 @@ module kld_merge (
 
   assign term_6_10 = group_valid_i[6] ? partial_6_10 : 32'd0;
   assign sum_6_10 = sum_5_10 + term_6_10;
+  assign tap_here_6_11 = (tap_tag_i[143:142] == 2'd3) && tap_valid_i[11];
 
   // partials of group 6, column 11
   kld_sram_2048x32 u_partial_6_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[11]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[119:110]} + 11'd1024 : {1'b0, tap_tag_i[119:110]}),
+    .we_i(tap_here_6_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_11)
@@ -1934,12 +2274,13 @@ module kld_merge (
 
   assign term_6_11 = group_valid_i[6] ? partial_6_11 : 32'd0;
   assign sum_6_11 = sum_5_11 + term_6_11;
+  assign tap_here_6_12 = (tap_tag_i[155:154] == 2'd3) && tap_valid_i[12];
 
   // partials of group 6, column 12
   kld_sram_2048x32 u_partial_6_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[12]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .we_i(tap_here_6_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_12)
@@ -1947,12 +2288,13 @@ module kld_merge (
 
   assign term_6_12 = group_valid_i[6] ? partial_6_12 : 32'd0;
   assign sum_6_12 = sum_5_12 + term_6_12;
+  assign tap_here_6_13 = (tap_tag_i[167:166] == 2'd3) && tap_valid_i[13];
 
   // partials of group 6, column 13
   kld_sram_2048x32 u_partial_6_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[13]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
+    .we_i(tap_here_6_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_13)
@@ -1960,12 +2302,13 @@ module kld_merge (
 
   assign term_6_13 = group_valid_i[6] ? partial_6_13 : 32'd0;
   assign sum_6_13 = sum_5_13 + term_6_13;
+  assign tap_here_6_14 = (tap_tag_i[179:178] == 2'd3) && tap_valid_i[14];
 
   // partials of group 6, column 14
   kld_sram_2048x32 u_partial_6_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[14]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[149:140]} + 11'd1024 : {1'b0, tap_tag_i[149:140]}),
+    .we_i(tap_here_6_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_14)
@@ -1973,12 +2316,13 @@ module kld_merge (
 
   assign term_6_14 = group_valid_i[6] ? partial_6_14 : 32'd0;
   assign sum_6_14 = sum_5_14 + term_6_14;
+  assign tap_here_6_15 = (tap_tag_i[191:190] == 2'd3) && tap_valid_i[15];
 
   // partials of group 6, column 15
   kld_sram_2048x32 u_partial_6_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[15]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[159:150]} + 11'd1024 : {1'b0, tap_tag_i[159:150]}),
+    .we_i(tap_here_6_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_15)
@@ -1998,13 +2342,13 @@ module kld_merge (
   );
 
   assign gather_addr_7 = dense_i ? gather_token_i : root_7;
-  assign tap_here_7 = kt_i == 2'd3;
+  assign tap_here_7_0 = (tap_tag_i[203:202] == 2'd3) && tap_valid_i[16];
 
   // partials of group 7, column 0
   kld_sram_2048x32 u_partial_7_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[16]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[169:160]} + 11'd1024 : {1'b0, tap_tag_i[169:160]}),
+    .we_i(tap_here_7_0),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_0)
@@ -2012,12 +2356,13 @@ module kld_merge (
 
   assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
   assign sum_7_0 = sum_6_0 + term_7_0;
+  assign tap_here_7_1 = (tap_tag_i[215:214] == 2'd3) && tap_valid_i[17];
 
   // partials of group 7, column 1
   kld_sram_2048x32 u_partial_7_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[17]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[179:170]} + 11'd1024 : {1'b0, tap_tag_i[179:170]}),
+    .we_i(tap_here_7_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_1)
@@ -2025,12 +2370,13 @@ module kld_merge (
 
   assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
   assign sum_7_1 = sum_6_1 + term_7_1;
+  assign tap_here_7_2 = (tap_tag_i[227:226] == 2'd3) && tap_valid_i[18];
 
   // partials of group 7, column 2
   kld_sram_2048x32 u_partial_7_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[18]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .we_i(tap_here_7_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_2)
@@ -2038,12 +2384,13 @@ module kld_merge (
 
   assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
   assign sum_7_2 = sum_6_2 + term_7_2;
+  assign tap_here_7_3 = (tap_tag_i[239:238] == 2'd3) && tap_valid_i[19];
 
   // partials of group 7, column 3
   kld_sram_2048x32 u_partial_7_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[19]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[199:190]} + 11'd1024 : {1'b0, tap_tag_i[199:190]}),
+    .we_i(tap_here_7_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_3)
@@ -2051,12 +2398,13 @@ module kld_merge (
 
   assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
   assign sum_7_3 = sum_6_3 + term_7_3;
+  assign tap_here_7_4 = (tap_tag_i[251:250] == 2'd3) && tap_valid_i[20];
 
   // partials of group 7, column 4
   kld_sram_2048x32 u_partial_7_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[20]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[209:200]} + 11'd1024 : {1'b0, tap_tag_i[209:200]}),
+    .we_i(tap_here_7_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_4)
@@ -2064,12 +2412,13 @@ module kld_merge (
 
   assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
   assign sum_7_4 = sum_6_4 + term_7_4;
+  assign tap_here_7_5 = (tap_tag_i[263:262] == 2'd3) && tap_valid_i[21];
 
   // partials of group 7, column 5
   kld_sram_2048x32 u_partial_7_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[21]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[219:210]} + 11'd1024 : {1'b0, tap_tag_i[219:210]}),
+    .we_i(tap_here_7_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_5)
@@ -2077,12 +2426,13 @@ module kld_merge (
 
   assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
   assign sum_7_5 = sum_6_5 + term_7_5;
+  assign tap_here_7_6 = (tap_tag_i[275:274] == 2'd3) && tap_valid_i[22];
 
   // partials of group 7, column 6
   kld_sram_2048x32 u_partial_7_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[22]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[229:220]} + 11'd1024 : {1'b0, tap_tag_i[229:220]}),
+    .we_i(tap_here_7_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_6)
@@ -2090,12 +2440,13 @@ module kld_merge (
 
   assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
   assign sum_7_6 = sum_6_6 + term_7_6;
+  assign tap_here_7_7 = (tap_tag_i[287:286] == 2'd3) && tap_valid_i[23];
 
   // partials of group 7, column 7
   kld_sram_2048x32 u_partial_7_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[23]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[239:230]} + 11'd1024 : {1'b0, tap_tag_i[239:230]}),
+    .we_i(tap_here_7_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_7)
@@ -2103,12 +2454,13 @@ module kld_merge (
 
   assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
   assign sum_7_7 = sum_6_7 + term_7_7;
+  assign tap_here_7_8 = (tap_tag_i[299:298] == 2'd3) && tap_valid_i[24];
 
   // partials of group 7, column 8
   kld_sram_2048x32 u_partial_7_8 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[24]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .we_i(tap_here_7_8),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_8)
@@ -2116,12 +2468,13 @@ module kld_merge (
 
   assign term_7_8 = group_valid_i[7] ? partial_7_8 : 32'd0;
   assign sum_7_8 = sum_6_8 + term_7_8;
+  assign tap_here_7_9 = (tap_tag_i[311:310] == 2'd3) && tap_valid_i[25];
 
   // partials of group 7, column 9
   kld_sram_2048x32 u_partial_7_9 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[25]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[259:250]} + 11'd1024 : {1'b0, tap_tag_i[259:250]}),
+    .we_i(tap_here_7_9),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_9)
@@ -2129,12 +2482,13 @@ module kld_merge (
 
   assign term_7_9 = group_valid_i[7] ? partial_7_9 : 32'd0;
   assign sum_7_9 = sum_6_9 + term_7_9;
+  assign tap_here_7_10 = (tap_tag_i[323:322] == 2'd3) && tap_valid_i[26];
 
   // partials of group 7, column 10
   kld_sram_2048x32 u_partial_7_10 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[26]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
+    .we_i(tap_here_7_10),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_10)
@@ -2142,12 +2496,13 @@ module kld_merge (
 
   assign term_7_10 = group_valid_i[7] ? partial_7_10 : 32'd0;
   assign sum_7_10 = sum_6_10 + term_7_10;
+  assign tap_here_7_11 = (tap_tag_i[335:334] == 2'd3) && tap_valid_i[27];
 
   // partials of group 7, column 11
   kld_sram_2048x32 u_partial_7_11 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[27]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[279:270]} + 11'd1024 : {1'b0, tap_tag_i[279:270]}),
+    .we_i(tap_here_7_11),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_11)
@@ -2155,12 +2510,13 @@ module kld_merge (
 
   assign term_7_11 = group_valid_i[7] ? partial_7_11 : 32'd0;
   assign sum_7_11 = sum_6_11 + term_7_11;
+  assign tap_here_7_12 = (tap_tag_i[347:346] == 2'd3) && tap_valid_i[28];
 
   // partials of group 7, column 12
   kld_sram_2048x32 u_partial_7_12 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[28]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[289:280]} + 11'd1024 : {1'b0, tap_tag_i[289:280]}),
+    .we_i(tap_here_7_12),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_12)
@@ -2168,12 +2524,13 @@ module kld_merge (
 
   assign term_7_12 = group_valid_i[7] ? partial_7_12 : 32'd0;
   assign sum_7_12 = sum_6_12 + term_7_12;
+  assign tap_here_7_13 = (tap_tag_i[359:358] == 2'd3) && tap_valid_i[29];
 
   // partials of group 7, column 13
   kld_sram_2048x32 u_partial_7_13 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[29]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[299:290]} + 11'd1024 : {1'b0, tap_tag_i[299:290]}),
+    .we_i(tap_here_7_13),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_13)
@@ -2181,12 +2538,13 @@ module kld_merge (
 
   assign term_7_13 = group_valid_i[7] ? partial_7_13 : 32'd0;
   assign sum_7_13 = sum_6_13 + term_7_13;
+  assign tap_here_7_14 = (tap_tag_i[371:370] == 2'd3) && tap_valid_i[30];
 
   // partials of group 7, column 14
   kld_sram_2048x32 u_partial_7_14 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[30]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .we_i(tap_here_7_14),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_14)
@@ -2194,12 +2552,13 @@ module kld_merge (
 
   assign term_7_14 = group_valid_i[7] ? partial_7_14 : 32'd0;
   assign sum_7_14 = sum_6_14 + term_7_14;
+  assign tap_here_7_15 = (tap_tag_i[383:382] == 2'd3) && tap_valid_i[31];
 
   // partials of group 7, column 15
   kld_sram_2048x32 u_partial_7_15 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[31]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[319:310]} + 11'd1024 : {1'b0, tap_tag_i[319:310]}),
+    .we_i(tap_here_7_15),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_15)

@@ -66,15 +66,20 @@ module kld_plain_top (
   reg [1:0] mt_q;
   reg [1:0] kt_q;
   reg [4:0] cnt_q;
+  // weight buffer of the issuing pass (pass parity)
+  reg buf_q;
   // token issued (ISSUE) or streamed (GATHER)
   reg [10:0] token_q;
-  wire st_loadw;
   wire st_issue;
   wire st_gather;
   wire kt_is_last;
   wire mt_is_last;
   wire token_is_last;
   wire [9:0] token;
+  wire pass_end;
+  wire gather_end;
+  // on to the next pass
+  wire pass_advance;
   wire [63:0] a_rdata_0;
   wire [63:0] a_rdata_1;
   wire [63:0] a_rdata_2;
@@ -83,13 +88,44 @@ module kld_plain_top (
   wire [63:0] a_rdata_5;
   wire [63:0] a_rdata_6;
   wire [63:0] a_rdata_7;
+  // passes loaded ahead of the pass engine, its current pass included (0..2)
+  reg [1:0] wl_lead_q;
+  // k-tile of the pass being loaded
+  reg [1:0] wl_kt_q;
+  // m-tile of the pass being loaded
+  reg [1:0] wl_mt_q;
+  // every pass of the run is loaded (or no run)
+  reg wl_end_q;
+  // the loaded pass's buffer: its parity
+  wire wl_buf;
+  // cycles until the last activation of buffer 0's pass has left the array
+  reg [4:0] wl_busy_0_q;
+  // cycles until the last activation of buffer 1's pass has left the array
+  reg [4:0] wl_busy_1_q;
+  wire wl_buf_free;
+  // a pass left to load, at most one ahead, into a free buffer
+  wire wl_can_start;
+  // row of the pass being loaded (0: the bottom row)
+  reg [3:0] wl_row_q;
+  // a load runs its ROWS cycles without a break
+  wire wl_shift;
+  wire wl_finish;
+  wire wl_kt_is_last;
+  wire wl_mt_is_last;
+  // the pass after the current one can issue from the next cycle
+  wire wl_next_loaded;
+  // LOADW feeds the k-tile's rows bottom first
   wire [5:0] weight_row;
   wire [127:0] b_rdata;
+  // rows past K load zero
   wire weight_row_ok;
-  wire [15:0] tap_valid;
-  wire [159:0] tap_tag;
-  wire [511:0] tap_psum;
+  // columns past M load zero
   wire [127:0] w_top;
+  wire [15:0] tap_valid;
+  wire [191:0] tap_tag;
+  wire [511:0] tap_psum;
+  // {k-tile, token}
+  wire [11:0] issue_tag;
   wire [127:0] row_data;
   wire [31:0] acc_old_15;
   wire [31:0] acc_out_15;
@@ -124,7 +160,6 @@ module kld_plain_top (
   wire [31:0] acc_old_0;
   wire [31:0] acc_out_0;
   wire drain_done;
-  wire loadw_done;
   reg [31:0] rdata;
 
   assign reg_wr = reg_valid_i && reg_write_i && !busy_q;
@@ -136,13 +171,15 @@ module kld_plain_top (
   wire unused_n_full;
   assign unused_n_full = ^n_full[47:11];
 
-  assign st_loadw = state_q == 3'd1;
   assign st_issue = state_q == 3'd2;
   assign st_gather = state_q == 3'd4;
   assign kt_is_last = ({14'd0, kt_q} * 16'd16 + 16'd16) >= dim_k_q;
   assign mt_is_last = ({14'd0, mt_q} * 16'd16 + 16'd16) >= dim_m_q;
   assign token_is_last = (token_q + 11'd1) == n_tokens;
   assign token = token_q[9:0];
+  assign pass_end = st_issue && token_is_last;
+  assign gather_end = st_gather && out_ready_i && token_is_last;
+  assign pass_advance = (pass_end && !kt_is_last) || (gather_end && !mt_is_last);
 
   kld_sram_1024x64 u_a_0 (
     .clk_i(clk_i),
@@ -218,35 +255,106 @@ module kld_plain_top (
 
   assign a_ready_o = !busy_q;
   assign b_ready_o = !busy_q;
-  assign weight_row = {4'd0, kt_q} * 6'd16 + (6'd15 - {1'b0, cnt_q});
+  assign wl_buf = buf_q ^ wl_lead_q[0];
+  assign wl_buf_free = wl_buf ? wl_busy_1_q == 5'd0 : wl_busy_0_q == 5'd0;
+  assign wl_can_start = !wl_end_q && !wl_lead_q[1] && wl_buf_free;
+  assign wl_shift = (wl_row_q != 4'd0) || wl_can_start;
+  assign wl_finish = wl_shift && (wl_row_q == 4'd15);
+  assign wl_kt_is_last = ({14'd0, wl_kt_q} * 16'd16 + 16'd16) >= dim_k_q;
+  assign wl_mt_is_last = ({14'd0, wl_mt_q} * 16'd16 + 16'd16) >= dim_m_q;
+  assign wl_next_loaded = wl_lead_q[1] || (wl_lead_q[0] && wl_finish);
 
+  // weight loader: one row per cycle, passes in order
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wl_lead_q <= 2'd0;
+      wl_kt_q <= 2'd0;
+      wl_mt_q <= 2'd0;
+      wl_end_q <= 1'b1;
+      wl_row_q <= 4'd0;
+      wl_busy_0_q <= 5'd0;
+      wl_busy_1_q <= 5'd0;
+    end else begin
+      if (start) begin
+        wl_lead_q <= 2'd0;
+        wl_kt_q <= 2'd0;
+        wl_mt_q <= 2'd0;
+        wl_end_q <= 1'b0;
+        wl_row_q <= 4'd0;
+        wl_busy_0_q <= 5'd0;
+        wl_busy_1_q <= 5'd0;
+      end else begin
+        if (wl_finish && !pass_advance) begin
+          wl_lead_q <= wl_lead_q + 2'd1;
+        end else begin
+          if (pass_advance && !wl_finish) begin
+            wl_lead_q <= wl_lead_q - 2'd1;
+          end
+        end
+        if (wl_shift) begin
+          wl_row_q <= wl_finish ? 4'd0 : wl_row_q + 4'd1;
+        end
+        if (wl_finish) begin
+          if (wl_kt_is_last) begin
+            wl_kt_q <= 2'd0;
+            if (wl_mt_is_last) begin
+              wl_end_q <= 1'b1;
+            end else begin
+              wl_mt_q <= wl_mt_q + 2'd1;
+            end
+          end else begin
+            wl_kt_q <= wl_kt_q + 2'd1;
+          end
+        end
+        if (pass_end && !buf_q) begin
+          wl_busy_0_q <= 5'd30;
+        end else begin
+          if (wl_busy_0_q != 5'd0) begin
+            wl_busy_0_q <= wl_busy_0_q - 5'd1;
+          end
+        end
+        if (pass_end && buf_q) begin
+          wl_busy_1_q <= 5'd30;
+        end else begin
+          if (wl_busy_1_q != 5'd0) begin
+            wl_busy_1_q <= wl_busy_1_q - 5'd1;
+          end
+        end
+      end
+    end
+  end
+
+  assign weight_row = {4'd0, wl_kt_q} * 6'd16 + (6'd15 - {2'd0, wl_row_q});
+
+  // B, one word per (row, m-tile)
   kld_sram_256x128 u_b (
     .clk_i(clk_i),
     .we_i(b_valid_i && !busy_q),
     .waddr_i({b_row_i, b_mtile_i}),
     .wdata_i(b_data_i),
-    .raddr_i({weight_row, mt_q}),
+    .raddr_i({weight_row, wl_mt_q}),
     .rdata_o(b_rdata)
   );
 
   assign weight_row_ok = {10'd0, weight_row} < dim_k_q;
-  assign w_top = {(weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd15) < dim_m_q)) ?
-      b_rdata[127:120] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd14) < dim_m_q)) ?
-      b_rdata[119:112] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd13) < dim_m_q)) ?
-      b_rdata[111:104] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd12) < dim_m_q)) ?
-      b_rdata[103:96] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd11) < dim_m_q)) ?
-      b_rdata[95:88] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd10) < dim_m_q)) ?
-      b_rdata[87:80] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd9) < dim_m_q)) ?
-      b_rdata[79:72] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd8) < dim_m_q)) ?
-      b_rdata[71:64] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd7) < dim_m_q)) ?
-      b_rdata[63:56] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd6) < dim_m_q)) ?
-      b_rdata[55:48] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd5) < dim_m_q)) ?
-      b_rdata[47:40] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd4) < dim_m_q)) ?
-      b_rdata[39:32] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd3) < dim_m_q)) ?
-      b_rdata[31:24] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd2) < dim_m_q)) ?
-      b_rdata[23:16] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd1) < dim_m_q)) ?
-      b_rdata[15:8] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd0) < dim_m_q)) ?
+  assign w_top = {(weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd15) < dim_m_q)) ?
+      b_rdata[127:120] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd14) < dim_m_q)) ?
+      b_rdata[119:112] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd13) < dim_m_q)) ?
+      b_rdata[111:104] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd12) < dim_m_q)) ?
+      b_rdata[103:96] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd11) < dim_m_q)) ?
+      b_rdata[95:88] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd10) < dim_m_q)) ?
+      b_rdata[87:80] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd9) < dim_m_q)) ?
+      b_rdata[79:72] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd8) < dim_m_q)) ?
+      b_rdata[71:64] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd7) < dim_m_q)) ?
+      b_rdata[63:56] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd6) < dim_m_q)) ?
+      b_rdata[55:48] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd5) < dim_m_q)) ?
+      b_rdata[47:40] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd4) < dim_m_q)) ?
+      b_rdata[39:32] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd3) < dim_m_q)) ?
+      b_rdata[31:24] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd2) < dim_m_q)) ?
+      b_rdata[23:16] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd1) < dim_m_q)) ?
+      b_rdata[15:8] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd0) < dim_m_q)) ?
       b_rdata[7:0] : 8'd0};
+  assign issue_tag = {kt_q, token};
   assign row_data = {((kt_q == 2'd3) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ?
       a_rdata_7 : (((kt_q == 2'd2) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ? a_rdata_5 :
       (((kt_q == 2'd1) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ? a_rdata_3 : (((kt_q ==
@@ -259,10 +367,12 @@ module kld_plain_top (
   kld_plain_array u_array (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .load_i(st_loadw),
+    .load_i(wl_shift),
+    .load_sel_i(wl_buf),
     .w_top_i(w_top),
     .seg_valid_i(st_issue),
-    .seg_tag_i(token),
+    .sel_i(buf_q),
+    .seg_tag_i(issue_tag),
     .seg_data_i(row_data),
     .tap_valid_o(tap_valid),
     .tap_tag_o(tap_tag),
@@ -273,9 +383,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_15 (
     .clk_i(clk_i),
     .we_i(tap_valid[15]),
-    .waddr_i(tap_tag[159:150]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[511:480] : acc_old_15 + tap_psum[511:480]),
-    .raddr0_i(tap_tag[159:150]),
+    .waddr_i(tap_tag[189:180]),
+    .wdata_i((tap_tag[191:190] == 2'd0) ? tap_psum[511:480] : acc_old_15 + tap_psum[511:480]),
+    .raddr0_i(tap_tag[189:180]),
     .rdata0_o(acc_old_15),
     .raddr1_i(token),
     .rdata1_o(acc_out_15)
@@ -285,9 +395,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_14 (
     .clk_i(clk_i),
     .we_i(tap_valid[14]),
-    .waddr_i(tap_tag[149:140]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[479:448] : acc_old_14 + tap_psum[479:448]),
-    .raddr0_i(tap_tag[149:140]),
+    .waddr_i(tap_tag[177:168]),
+    .wdata_i((tap_tag[179:178] == 2'd0) ? tap_psum[479:448] : acc_old_14 + tap_psum[479:448]),
+    .raddr0_i(tap_tag[177:168]),
     .rdata0_o(acc_old_14),
     .raddr1_i(token),
     .rdata1_o(acc_out_14)
@@ -297,9 +407,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_13 (
     .clk_i(clk_i),
     .we_i(tap_valid[13]),
-    .waddr_i(tap_tag[139:130]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[447:416] : acc_old_13 + tap_psum[447:416]),
-    .raddr0_i(tap_tag[139:130]),
+    .waddr_i(tap_tag[165:156]),
+    .wdata_i((tap_tag[167:166] == 2'd0) ? tap_psum[447:416] : acc_old_13 + tap_psum[447:416]),
+    .raddr0_i(tap_tag[165:156]),
     .rdata0_o(acc_old_13),
     .raddr1_i(token),
     .rdata1_o(acc_out_13)
@@ -309,9 +419,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_12 (
     .clk_i(clk_i),
     .we_i(tap_valid[12]),
-    .waddr_i(tap_tag[129:120]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[415:384] : acc_old_12 + tap_psum[415:384]),
-    .raddr0_i(tap_tag[129:120]),
+    .waddr_i(tap_tag[153:144]),
+    .wdata_i((tap_tag[155:154] == 2'd0) ? tap_psum[415:384] : acc_old_12 + tap_psum[415:384]),
+    .raddr0_i(tap_tag[153:144]),
     .rdata0_o(acc_old_12),
     .raddr1_i(token),
     .rdata1_o(acc_out_12)
@@ -321,9 +431,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_11 (
     .clk_i(clk_i),
     .we_i(tap_valid[11]),
-    .waddr_i(tap_tag[119:110]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[383:352] : acc_old_11 + tap_psum[383:352]),
-    .raddr0_i(tap_tag[119:110]),
+    .waddr_i(tap_tag[141:132]),
+    .wdata_i((tap_tag[143:142] == 2'd0) ? tap_psum[383:352] : acc_old_11 + tap_psum[383:352]),
+    .raddr0_i(tap_tag[141:132]),
     .rdata0_o(acc_old_11),
     .raddr1_i(token),
     .rdata1_o(acc_out_11)
@@ -333,9 +443,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_10 (
     .clk_i(clk_i),
     .we_i(tap_valid[10]),
-    .waddr_i(tap_tag[109:100]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[351:320] : acc_old_10 + tap_psum[351:320]),
-    .raddr0_i(tap_tag[109:100]),
+    .waddr_i(tap_tag[129:120]),
+    .wdata_i((tap_tag[131:130] == 2'd0) ? tap_psum[351:320] : acc_old_10 + tap_psum[351:320]),
+    .raddr0_i(tap_tag[129:120]),
     .rdata0_o(acc_old_10),
     .raddr1_i(token),
     .rdata1_o(acc_out_10)
@@ -345,9 +455,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_9 (
     .clk_i(clk_i),
     .we_i(tap_valid[9]),
-    .waddr_i(tap_tag[99:90]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[319:288] : acc_old_9 + tap_psum[319:288]),
-    .raddr0_i(tap_tag[99:90]),
+    .waddr_i(tap_tag[117:108]),
+    .wdata_i((tap_tag[119:118] == 2'd0) ? tap_psum[319:288] : acc_old_9 + tap_psum[319:288]),
+    .raddr0_i(tap_tag[117:108]),
     .rdata0_o(acc_old_9),
     .raddr1_i(token),
     .rdata1_o(acc_out_9)
@@ -357,9 +467,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_8 (
     .clk_i(clk_i),
     .we_i(tap_valid[8]),
-    .waddr_i(tap_tag[89:80]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[287:256] : acc_old_8 + tap_psum[287:256]),
-    .raddr0_i(tap_tag[89:80]),
+    .waddr_i(tap_tag[105:96]),
+    .wdata_i((tap_tag[107:106] == 2'd0) ? tap_psum[287:256] : acc_old_8 + tap_psum[287:256]),
+    .raddr0_i(tap_tag[105:96]),
     .rdata0_o(acc_old_8),
     .raddr1_i(token),
     .rdata1_o(acc_out_8)
@@ -369,9 +479,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_7 (
     .clk_i(clk_i),
     .we_i(tap_valid[7]),
-    .waddr_i(tap_tag[79:70]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
-    .raddr0_i(tap_tag[79:70]),
+    .waddr_i(tap_tag[93:84]),
+    .wdata_i((tap_tag[95:94] == 2'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
+    .raddr0_i(tap_tag[93:84]),
     .rdata0_o(acc_old_7),
     .raddr1_i(token),
     .rdata1_o(acc_out_7)
@@ -381,9 +491,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_6 (
     .clk_i(clk_i),
     .we_i(tap_valid[6]),
-    .waddr_i(tap_tag[69:60]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
-    .raddr0_i(tap_tag[69:60]),
+    .waddr_i(tap_tag[81:72]),
+    .wdata_i((tap_tag[83:82] == 2'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
+    .raddr0_i(tap_tag[81:72]),
     .rdata0_o(acc_old_6),
     .raddr1_i(token),
     .rdata1_o(acc_out_6)
@@ -393,9 +503,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_5 (
     .clk_i(clk_i),
     .we_i(tap_valid[5]),
-    .waddr_i(tap_tag[59:50]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
-    .raddr0_i(tap_tag[59:50]),
+    .waddr_i(tap_tag[69:60]),
+    .wdata_i((tap_tag[71:70] == 2'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
+    .raddr0_i(tap_tag[69:60]),
     .rdata0_o(acc_old_5),
     .raddr1_i(token),
     .rdata1_o(acc_out_5)
@@ -405,9 +515,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_4 (
     .clk_i(clk_i),
     .we_i(tap_valid[4]),
-    .waddr_i(tap_tag[49:40]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
-    .raddr0_i(tap_tag[49:40]),
+    .waddr_i(tap_tag[57:48]),
+    .wdata_i((tap_tag[59:58] == 2'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
+    .raddr0_i(tap_tag[57:48]),
     .rdata0_o(acc_old_4),
     .raddr1_i(token),
     .rdata1_o(acc_out_4)
@@ -417,9 +527,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_3 (
     .clk_i(clk_i),
     .we_i(tap_valid[3]),
-    .waddr_i(tap_tag[39:30]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
-    .raddr0_i(tap_tag[39:30]),
+    .waddr_i(tap_tag[45:36]),
+    .wdata_i((tap_tag[47:46] == 2'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
+    .raddr0_i(tap_tag[45:36]),
     .rdata0_o(acc_old_3),
     .raddr1_i(token),
     .rdata1_o(acc_out_3)
@@ -429,9 +539,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_2 (
     .clk_i(clk_i),
     .we_i(tap_valid[2]),
-    .waddr_i(tap_tag[29:20]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
-    .raddr0_i(tap_tag[29:20]),
+    .waddr_i(tap_tag[33:24]),
+    .wdata_i((tap_tag[35:34] == 2'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
+    .raddr0_i(tap_tag[33:24]),
     .rdata0_o(acc_old_2),
     .raddr1_i(token),
     .rdata1_o(acc_out_2)
@@ -441,9 +551,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_1 (
     .clk_i(clk_i),
     .we_i(tap_valid[1]),
-    .waddr_i(tap_tag[19:10]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
-    .raddr0_i(tap_tag[19:10]),
+    .waddr_i(tap_tag[21:12]),
+    .wdata_i((tap_tag[23:22] == 2'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
+    .raddr0_i(tap_tag[21:12]),
     .rdata0_o(acc_old_1),
     .raddr1_i(token),
     .rdata1_o(acc_out_1)
@@ -454,7 +564,7 @@ module kld_plain_top (
     .clk_i(clk_i),
     .we_i(tap_valid[0]),
     .waddr_i(tap_tag[9:0]),
-    .wdata_i((kt_q == 2'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
+    .wdata_i((tap_tag[11:10] == 2'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
     .raddr1_i(token),
@@ -470,7 +580,6 @@ module kld_plain_top (
   assign busy_o = busy_q;
   assign done_o = done_q;
   assign drain_done = cnt_q == 5'd30;
-  assign loadw_done = cnt_q == 5'd15;
 
   // run control: for each m-tile, every k-tile pass, then stream the outputs
   always @(posedge clk_i or negedge rst_ni) begin
@@ -480,6 +589,7 @@ module kld_plain_top (
       kt_q <= 2'd0;
       cnt_q <= 5'd0;
       token_q <= 11'd0;
+      buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
     end else begin
@@ -490,37 +600,39 @@ module kld_plain_top (
             done_q <= 1'b0;
             mt_q <= 2'd0;
             kt_q <= 2'd0;
-            cnt_q <= 5'd0;
+            token_q <= 11'd0;
+            buf_q <= 1'b0;
             state_q <= 3'd1;
           end
         end
         3'd1: begin
-          if (loadw_done) begin
-            token_q <= 11'd0;
+          if (wl_finish) begin
             state_q <= 3'd2;
-          end else begin
-            cnt_q <= cnt_q + 5'd1;
           end
         end
         3'd2: begin
           if (token_is_last) begin
-            cnt_q <= 5'd0;
-            state_q <= 3'd3;
+            token_q <= 11'd0;
+            if (kt_is_last) begin
+              kt_q <= 2'd0;
+              cnt_q <= 5'd0;
+              state_q <= 3'd3;
+            end else begin
+              kt_q <= kt_q + 2'd1;
+              buf_q <= !buf_q;
+              if (wl_next_loaded) begin
+                state_q <= 3'd2;
+              end else begin
+                state_q <= 3'd1;
+              end
+            end
           end else begin
             token_q <= token_q + 11'd1;
           end
         end
         3'd3: begin
           if (drain_done) begin
-            cnt_q <= 5'd0;
-            token_q <= 11'd0;
-            if (kt_is_last) begin
-              kt_q <= 2'd0;
-              state_q <= 3'd4;
-            end else begin
-              kt_q <= kt_q + 2'd1;
-              state_q <= 3'd1;
-            end
+            state_q <= 3'd4;
           end else begin
             cnt_q <= cnt_q + 5'd1;
           end
@@ -528,13 +640,19 @@ module kld_plain_top (
         3'd4: begin
           if (out_ready_i) begin
             if (token_is_last) begin
+              token_q <= 11'd0;
               if (mt_is_last) begin
                 state_q <= 3'd0;
                 busy_q <= 1'b0;
                 done_q <= 1'b1;
               end else begin
                 mt_q <= mt_q + 2'd1;
-                state_q <= 3'd1;
+                buf_q <= !buf_q;
+                if (wl_next_loaded) begin
+                  state_q <= 3'd2;
+                end else begin
+                  state_q <= 3'd1;
+                end
               end
             end else begin
               token_q <= token_q + 11'd1;

@@ -19,7 +19,8 @@
 //   MUL_PIPE = 0
 // Lint waivers: none
 // Deliberately unused bits:
-//   pass_pending: ISSUE ends on pass_last; pending is kept for the dispatcher's unit test
+// {pass_pending, pass_nonempty}: ISSUE ends on pass_last; pending and nonempty are kept for the
+// dispatcher's unit test
 //   reg_wdata_i[31:20]: no register is wider than 20 bits
 
 module kld_top (
@@ -145,8 +146,10 @@ module kld_top (
   reg round_q;
   // the detection engine scans the grid
   reg det_busy_q;
-  // cycle within LOADW / DRAIN
+  // cycle within DRAIN
   reg [4:0] cnt_q;
+  // weight buffer of the pass engine's pass (pass parity)
+  reg buf_q;
   // the gather engine streams an m-tile
   reg gather_busy_q;
   // m-tile being gathered
@@ -180,10 +183,13 @@ module kld_top (
   wire [7:0] root_we;
   // group g < G
   wire [7:0] group_valid;
-  wire pass_start;
   // segment s's compute list is complete
   wire [1:0] list_final;
   wire run_start;
+  // the pass's last issue: the next pass may follow
+  wire pass_end;
+  // rewind the segment pointers
+  wire pass_start;
   wire a_fire;
   // for the detector
   wire [63:0] a_rdata_0;
@@ -217,6 +223,34 @@ module kld_top (
   wire [63:0] a_rdata_7;
   // for the array
   wire [63:0] a_issue_7;
+  // the pass engine moves on to its next pass
+  wire pass_advance;
+  // passes loaded ahead of the pass engine, its current pass included (0..2)
+  reg [1:0] wl_lead_q;
+  // k-tile of the pass being loaded
+  reg [1:0] wl_kt_q;
+  // m-tile of the pass being loaded
+  reg [1:0] wl_mt_q;
+  // every pass of the run is loaded (or no run)
+  reg wl_end_q;
+  // the loaded pass's buffer: its parity
+  wire wl_buf;
+  // cycles until the last activation of buffer 0's pass has left the array
+  reg [4:0] wl_busy_0_q;
+  // cycles until the last activation of buffer 1's pass has left the array
+  reg [4:0] wl_busy_1_q;
+  wire wl_buf_free;
+  // a pass left to load, at most one ahead, into a free buffer
+  wire wl_can_start;
+  // row of the pass being loaded (0: the bottom row)
+  reg [3:0] wl_row_q;
+  // a load runs its ROWS cycles without a break
+  wire wl_shift;
+  wire wl_finish;
+  wire wl_kt_is_last;
+  wire wl_mt_is_last;
+  // the pass after the current one can issue from the next cycle
+  wire wl_next_loaded;
   // LOADW feeds the k-tile's rows bottom first
   wire [5:0] weight_row;
   wire [127:0] b_rdata;
@@ -231,8 +265,10 @@ module kld_top (
   wire [71:0] lane_tau;
   wire [511:0] lane_a;
   wire [31:0] tap_valid;
-  wire [319:0] tap_tag;
+  wire [383:0] tap_tag;
   wire [1023:0] tap_psum;
+  // {k-tile, token} per segment
+  wire [23:0] seg_tag;
   // segment s reads the A bank of group kt*SEGS+s
   wire [127:0] seg_data;
   wire [511:0] merged;
@@ -244,7 +280,6 @@ module kld_top (
   // hand the m-tile's partials to the gather engine
   wire gather_start;
   wire drain_done;
-  wire loadw_done;
   // output columns of this m-tile
   wire [15:0] cols_valid;
   wire [63:0] macs_per_issue;
@@ -299,13 +334,14 @@ module kld_top (
       == 1'b0) && (4'd0 < n_groups)};
   assign group_valid = {4'd7 < n_groups, 4'd6 < n_groups, 4'd5 < n_groups, 4'd4 < n_groups, 4'd3
       < n_groups, 4'd2 < n_groups, 4'd1 < n_groups, 4'd0 < n_groups};
-  assign pass_start = st_loadw && (cnt_q == 5'd0);
   assign list_final = {(kt_q == 2'd3) ? !group_valid[7] || !det_busy_q : ((kt_q == 2'd2) ?
       !group_valid[5] || !det_busy_q : ((kt_q == 2'd1) ? !group_valid[3] || !det_busy_q : ((kt_q ==
       2'd0) ? !group_valid[1] || !det_busy_q : 1'b1))), (kt_q == 2'd3) ? !group_valid[6] ||
       !det_busy_q : ((kt_q == 2'd2) ? !group_valid[4] || !det_busy_q : ((kt_q == 2'd1) ?
       !group_valid[2] || !det_busy_q : ((kt_q == 2'd0) ? !group_valid[0] || !det_busy_q : 1'b1)))};
   assign run_start = start_req && !cfg_error;
+  assign pass_end = st_issue && pass_last;
+  assign pass_start = run_start || pass_end;
 
   kld_dispatcher u_dispatcher (
     .clk_i(clk_i),
@@ -440,7 +476,76 @@ module kld_top (
 
   assign a_ready_o = !busy_q;
   assign b_ready_o = !busy_q;
-  assign weight_row = {4'd0, kt_q} * 6'd16 + (6'd15 - {1'b0, cnt_q});
+  assign wl_buf = buf_q ^ wl_lead_q[0];
+  assign wl_buf_free = wl_buf ? wl_busy_1_q == 5'd0 : wl_busy_0_q == 5'd0;
+  assign wl_can_start = !wl_end_q && !wl_lead_q[1] && wl_buf_free;
+  assign wl_shift = (wl_row_q != 4'd0) || wl_can_start;
+  assign wl_finish = wl_shift && (wl_row_q == 4'd15);
+  assign wl_kt_is_last = ({14'd0, wl_kt_q} * 16'd16 + 16'd16) >= dim_k_q;
+  assign wl_mt_is_last = ({14'd0, wl_mt_q} * 16'd16 + 16'd16) >= dim_m_q;
+  assign wl_next_loaded = wl_lead_q[1] || (wl_lead_q[0] && wl_finish);
+
+  // weight loader: one row per cycle, passes in order
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wl_lead_q <= 2'd0;
+      wl_kt_q <= 2'd0;
+      wl_mt_q <= 2'd0;
+      wl_end_q <= 1'b1;
+      wl_row_q <= 4'd0;
+      wl_busy_0_q <= 5'd0;
+      wl_busy_1_q <= 5'd0;
+    end else begin
+      if (run_start) begin
+        wl_lead_q <= 2'd0;
+        wl_kt_q <= 2'd0;
+        wl_mt_q <= 2'd0;
+        wl_end_q <= 1'b0;
+        wl_row_q <= 4'd0;
+        wl_busy_0_q <= 5'd0;
+        wl_busy_1_q <= 5'd0;
+      end else begin
+        if (wl_finish && !pass_advance) begin
+          wl_lead_q <= wl_lead_q + 2'd1;
+        end else begin
+          if (pass_advance && !wl_finish) begin
+            wl_lead_q <= wl_lead_q - 2'd1;
+          end
+        end
+        if (wl_shift) begin
+          wl_row_q <= wl_finish ? 4'd0 : wl_row_q + 4'd1;
+        end
+        if (wl_finish) begin
+          if (wl_kt_is_last) begin
+            wl_kt_q <= 2'd0;
+            if (wl_mt_is_last) begin
+              wl_end_q <= 1'b1;
+            end else begin
+              wl_mt_q <= wl_mt_q + 2'd1;
+            end
+          end else begin
+            wl_kt_q <= wl_kt_q + 2'd1;
+          end
+        end
+        if (pass_end && !buf_q) begin
+          wl_busy_0_q <= 5'd22;
+        end else begin
+          if (wl_busy_0_q != 5'd0) begin
+            wl_busy_0_q <= wl_busy_0_q - 5'd1;
+          end
+        end
+        if (pass_end && buf_q) begin
+          wl_busy_1_q <= 5'd22;
+        end else begin
+          if (wl_busy_1_q != 5'd0) begin
+            wl_busy_1_q <= wl_busy_1_q - 5'd1;
+          end
+        end
+      end
+    end
+  end
+
+  assign weight_row = {4'd0, wl_kt_q} * 6'd16 + (6'd15 - {2'd0, wl_row_q});
 
   // B, one word per (row, m-tile)
   kld_sram_256x128 u_b (
@@ -448,27 +553,27 @@ module kld_top (
     .we_i(b_valid_i && !busy_q),
     .waddr_i({b_row_i, b_mtile_i}),
     .wdata_i(b_data_i),
-    .raddr_i({weight_row, mt_q}),
+    .raddr_i({weight_row, wl_mt_q}),
     .rdata_o(b_rdata)
   );
 
   assign weight_row_ok = {10'd0, weight_row} < dim_k_q;
-  assign w_top = {(weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd15) < dim_m_q)) ?
-      b_rdata[127:120] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd14) < dim_m_q)) ?
-      b_rdata[119:112] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd13) < dim_m_q)) ?
-      b_rdata[111:104] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd12) < dim_m_q)) ?
-      b_rdata[103:96] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd11) < dim_m_q)) ?
-      b_rdata[95:88] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd10) < dim_m_q)) ?
-      b_rdata[87:80] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd9) < dim_m_q)) ?
-      b_rdata[79:72] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd8) < dim_m_q)) ?
-      b_rdata[71:64] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd7) < dim_m_q)) ?
-      b_rdata[63:56] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd6) < dim_m_q)) ?
-      b_rdata[55:48] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd5) < dim_m_q)) ?
-      b_rdata[47:40] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd4) < dim_m_q)) ?
-      b_rdata[39:32] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd3) < dim_m_q)) ?
-      b_rdata[31:24] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd2) < dim_m_q)) ?
-      b_rdata[23:16] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd1) < dim_m_q)) ?
-      b_rdata[15:8] : 8'd0, (weight_row_ok && (({14'd0, mt_q} * 16'd16 + 16'd0) < dim_m_q)) ?
+  assign w_top = {(weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd15) < dim_m_q)) ?
+      b_rdata[127:120] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd14) < dim_m_q)) ?
+      b_rdata[119:112] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd13) < dim_m_q)) ?
+      b_rdata[111:104] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd12) < dim_m_q)) ?
+      b_rdata[103:96] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd11) < dim_m_q)) ?
+      b_rdata[95:88] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd10) < dim_m_q)) ?
+      b_rdata[87:80] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd9) < dim_m_q)) ?
+      b_rdata[79:72] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd8) < dim_m_q)) ?
+      b_rdata[71:64] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd7) < dim_m_q)) ?
+      b_rdata[63:56] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd6) < dim_m_q)) ?
+      b_rdata[55:48] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd5) < dim_m_q)) ?
+      b_rdata[47:40] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd4) < dim_m_q)) ?
+      b_rdata[39:32] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd3) < dim_m_q)) ?
+      b_rdata[31:24] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd2) < dim_m_q)) ?
+      b_rdata[23:16] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd1) < dim_m_q)) ?
+      b_rdata[15:8] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd0) < dim_m_q)) ?
       b_rdata[7:0] : 8'd0};
   assign lane_valid = {(round_q == 1'b0) ? group_valid[7] : 1'b0, (round_q == 1'b0) ?
       group_valid[6] : 1'b0, (round_q == 1'b0) ? group_valid[5] : 1'b0, (round_q == 1'b0) ?
@@ -514,6 +619,7 @@ module kld_top (
     .root_o(det_root)
   );
 
+  assign seg_tag = {{kt_q, seg_token[19:10]}, {kt_q, seg_token[9:0]}};
   assign seg_data = {(kt_q == 2'd3) ? a_issue_7 : ((kt_q == 2'd2) ? a_issue_5 : ((kt_q == 2'd1)
       ? a_issue_3 : ((kt_q == 2'd0) ? a_issue_1 : 64'd0))), (kt_q == 2'd3) ? a_issue_6 : ((kt_q ==
       2'd2) ? a_issue_4 : ((kt_q == 2'd1) ? a_issue_2 : ((kt_q == 2'd0) ? a_issue_0 : 64'd0)))};
@@ -521,10 +627,12 @@ module kld_top (
   kld_array u_array (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .load_i(st_loadw),
+    .load_i(wl_shift),
+    .load_sel_i(wl_buf),
     .w_top_i(w_top),
     .seg_valid_i(seg_valid),
-    .seg_tag_i(seg_token),
+    .sel_i(buf_q),
+    .seg_tag_i(seg_tag),
     .seg_data_i(seg_data),
     .tap_valid_o(tap_valid),
     .tap_tag_o(tap_tag),
@@ -533,7 +641,6 @@ module kld_top (
 
   kld_merge u_merge (
     .clk_i(clk_i),
-    .kt_i(kt_q),
     .tap_valid_i(tap_valid),
     .tap_tag_i(tap_tag),
     .tap_psum_i(tap_psum),
@@ -569,7 +676,7 @@ module kld_top (
   assign gather_free = !gather_busy_q || gather_finish;
   assign gather_start = st_handoff && gather_free;
   assign drain_done = cnt_q == 5'd22;
-  assign loadw_done = cnt_q == 5'd15;
+  assign pass_advance = (pass_end && !kt_is_last) || (st_handoff && gather_free && !mt_is_last);
 
   // pass engine (docs/hardware.md)
   always @(posedge clk_i or negedge rst_ni) begin
@@ -578,6 +685,7 @@ module kld_top (
       mt_q <= 2'd0;
       kt_q <= 2'd0;
       cnt_q <= 5'd0;
+      buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
       error_q <= 1'b0;
@@ -591,45 +699,38 @@ module kld_top (
               done_q <= 1'b0;
               mt_q <= 2'd0;
               kt_q <= 2'd0;
-              cnt_q <= 5'd0;
+              buf_q <= 1'b0;
               state_q <= StLoadW;
             end
           end
         end
         StLoadW: begin
-          if (loadw_done) begin
-            if (pass_nonempty) begin
-              state_q <= StIssue;
-            end else begin
-              cnt_q <= 5'd0;
-              if (kt_is_last) begin
-                kt_q <= 2'd0;
-                state_q <= StHandoff;
-              end else begin
-                kt_q <= kt_q + 2'd1;
-                state_q <= StLoadW;
-              end
-            end
-          end else begin
-            cnt_q <= cnt_q + 5'd1;
+          // wait until the loader has shifted in the pass's last row
+          if (wl_finish) begin
+            state_q <= StIssue;
           end
         end
         StIssue: begin
           if (pass_last) begin
-            state_q <= StDrain;
-            cnt_q <= 5'd0;
+            if (kt_is_last) begin
+              kt_q <= 2'd0;
+              cnt_q <= 5'd0;
+              state_q <= StDrain;
+            end else begin
+              kt_q <= kt_q + 2'd1;
+              buf_q <= !buf_q;
+              if (wl_next_loaded) begin
+                state_q <= StIssue;
+              end else begin
+                state_q <= StLoadW;
+              end
+            end
           end
         end
         StDrain: begin
+          // the m-tile's last partials reach the merge before the gather reads them
           if (drain_done) begin
-            cnt_q <= 5'd0;
-            if (kt_is_last) begin
-              kt_q <= 2'd0;
-              state_q <= StHandoff;
-            end else begin
-              kt_q <= kt_q + 2'd1;
-              state_q <= StLoadW;
-            end
+            state_q <= StHandoff;
           end else begin
             cnt_q <= cnt_q + 5'd1;
           end
@@ -643,7 +744,12 @@ module kld_top (
               state_q <= StTail;
             end else begin
               mt_q <= mt_q + 2'd1;
-              state_q <= StLoadW;
+              buf_q <= !buf_q;
+              if (wl_next_loaded) begin
+                state_q <= StIssue;
+              end else begin
+                state_q <= StLoadW;
+              end
             end
           end
         end
@@ -705,9 +811,10 @@ module kld_top (
     end
   end
 
-  // Deliberately unused: ISSUE ends on pass_last; pending is kept for the dispatcher's unit test
+  // Deliberately unused: ISSUE ends on pass_last; pending and nonempty are kept for the
+  // dispatcher's unit test
   wire unused_pass_pending;
-  assign unused_pass_pending = ^pass_pending;
+  assign unused_pass_pending = ^{pass_pending, pass_nonempty};
 
   // Deliberately unused: no register is wider than 20 bits
   wire unused_reg_wdata_i;

@@ -24,6 +24,8 @@
 // array
 // {mac_east[8], mac_east[17], mac_east[26], mac_east[35], mac_east[44], mac_east[53], mac_east[62],
 // mac_east[71]}: MAC flags leaving the right edge of the array
+// {sel_east[8], sel_east[17], sel_east[26], sel_east[35], sel_east[44], sel_east[53], sel_east[62],
+// sel_east[71]}: buffer selects leaving the right edge of the array
 //   w_south[575:512]: weights leaving the bottom row
 // {psum_valid[7:0], psum_valid[15:8], psum_valid[23:16], psum_valid[31:24], psum_valid[39:32],
 // psum_valid[47:40], psum_valid[55:48]}: partial-sum valid flags inside a segment (no tap there)
@@ -31,26 +33,31 @@
 module kld_array (
   input wire clk_i,
   input wire rst_ni,
-  // every PE loads the weight from above
+  // every PE shifts the weight from above into a buffer
   input wire load_i,
+  // the weight buffer being loaded
+  input wire load_sel_i,
   // weights entering the top row, column c at c*DATA_W
   input wire [63:0] w_top_i,
   // segment s issues a token this cycle
   input wire seg_valid_i,
-  // token index of each segment's issue
-  input wire [9:0] seg_tag_i,
+  // weight buffer of this cycle's issues
+  input wire sel_i,
+  // tag {k-tile, token} of each segment's issue
+  input wire [12:0] seg_tag_i,
   // the group's GROUP_W channels of each segment's token
   input wire [63:0] seg_data_i,
   // segment s, column c at s*COLS+c
   output wire [7:0] tap_valid_o,
-  // token of each tap
-  output wire [79:0] tap_tag_o,
+  // tag {k-tile, token} of each tap
+  output wire [103:0] tap_tag_o,
   // partial sum of each tap
   output wire [255:0] tap_psum_o
 );
 
   wire [575:0] a_east;
   wire [71:0] mac_east;
+  wire [71:0] sel_east;
   wire [575:0] w_south;
   wire [2303:0] psum_south;
   wire [63:0] psum_valid;
@@ -58,19 +65,26 @@ module kld_array (
   wire [7:0] seg_start;
   reg [55:0] skew_s0_1_q;
   reg skew_valid_s0_1_q;
+  reg skew_sel_s0_1_q;
   reg [47:0] skew_s0_2_q;
   reg skew_valid_s0_2_q;
+  reg skew_sel_s0_2_q;
   reg [39:0] skew_s0_3_q;
   reg skew_valid_s0_3_q;
+  reg skew_sel_s0_3_q;
   reg [31:0] skew_s0_4_q;
   reg skew_valid_s0_4_q;
+  reg skew_sel_s0_4_q;
   reg [23:0] skew_s0_5_q;
   reg skew_valid_s0_5_q;
+  reg skew_sel_s0_5_q;
   reg [15:0] skew_s0_6_q;
   reg skew_valid_s0_6_q;
+  reg skew_sel_s0_6_q;
   reg [7:0] skew_s0_7_q;
   reg skew_valid_s0_7_q;
-  reg [9:0] tag_s0_q [0:14];
+  reg skew_sel_s0_7_q;
+  reg [12:0] tag_s0_q [0:14];
 
   genvar r;
   genvar c;
@@ -83,97 +97,119 @@ module kld_array (
 
   assign a_east[7:0] = seg_data_i[7:0];
   assign mac_east[0] = seg_valid_i;
+  assign sel_east[0] = sel_i;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_1_q <= 56'd0;
       skew_valid_s0_1_q <= 1'b0;
+      skew_sel_s0_1_q <= 1'b0;
     end else begin
       skew_s0_1_q <= seg_valid_i ? seg_data_i[63:8] : skew_s0_1_q;
       skew_valid_s0_1_q <= seg_valid_i;
+      skew_sel_s0_1_q <= seg_valid_i ? sel_i : skew_sel_s0_1_q;
     end
   end
 
   assign a_east[79:72] = skew_s0_1_q[7:0];
   assign mac_east[9] = skew_valid_s0_1_q;
+  assign sel_east[9] = skew_sel_s0_1_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_2_q <= 48'd0;
       skew_valid_s0_2_q <= 1'b0;
+      skew_sel_s0_2_q <= 1'b0;
     end else begin
       skew_s0_2_q <= skew_valid_s0_1_q ? skew_s0_1_q[55:8] : skew_s0_2_q;
       skew_valid_s0_2_q <= skew_valid_s0_1_q;
+      skew_sel_s0_2_q <= skew_valid_s0_1_q ? skew_sel_s0_1_q : skew_sel_s0_2_q;
     end
   end
 
   assign a_east[151:144] = skew_s0_2_q[7:0];
   assign mac_east[18] = skew_valid_s0_2_q;
+  assign sel_east[18] = skew_sel_s0_2_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_3_q <= 40'd0;
       skew_valid_s0_3_q <= 1'b0;
+      skew_sel_s0_3_q <= 1'b0;
     end else begin
       skew_s0_3_q <= skew_valid_s0_2_q ? skew_s0_2_q[47:8] : skew_s0_3_q;
       skew_valid_s0_3_q <= skew_valid_s0_2_q;
+      skew_sel_s0_3_q <= skew_valid_s0_2_q ? skew_sel_s0_2_q : skew_sel_s0_3_q;
     end
   end
 
   assign a_east[223:216] = skew_s0_3_q[7:0];
   assign mac_east[27] = skew_valid_s0_3_q;
+  assign sel_east[27] = skew_sel_s0_3_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_4_q <= 32'd0;
       skew_valid_s0_4_q <= 1'b0;
+      skew_sel_s0_4_q <= 1'b0;
     end else begin
       skew_s0_4_q <= skew_valid_s0_3_q ? skew_s0_3_q[39:8] : skew_s0_4_q;
       skew_valid_s0_4_q <= skew_valid_s0_3_q;
+      skew_sel_s0_4_q <= skew_valid_s0_3_q ? skew_sel_s0_3_q : skew_sel_s0_4_q;
     end
   end
 
   assign a_east[295:288] = skew_s0_4_q[7:0];
   assign mac_east[36] = skew_valid_s0_4_q;
+  assign sel_east[36] = skew_sel_s0_4_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_5_q <= 24'd0;
       skew_valid_s0_5_q <= 1'b0;
+      skew_sel_s0_5_q <= 1'b0;
     end else begin
       skew_s0_5_q <= skew_valid_s0_4_q ? skew_s0_4_q[31:8] : skew_s0_5_q;
       skew_valid_s0_5_q <= skew_valid_s0_4_q;
+      skew_sel_s0_5_q <= skew_valid_s0_4_q ? skew_sel_s0_4_q : skew_sel_s0_5_q;
     end
   end
 
   assign a_east[367:360] = skew_s0_5_q[7:0];
   assign mac_east[45] = skew_valid_s0_5_q;
+  assign sel_east[45] = skew_sel_s0_5_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_6_q <= 16'd0;
       skew_valid_s0_6_q <= 1'b0;
+      skew_sel_s0_6_q <= 1'b0;
     end else begin
       skew_s0_6_q <= skew_valid_s0_5_q ? skew_s0_5_q[23:8] : skew_s0_6_q;
       skew_valid_s0_6_q <= skew_valid_s0_5_q;
+      skew_sel_s0_6_q <= skew_valid_s0_5_q ? skew_sel_s0_5_q : skew_sel_s0_6_q;
     end
   end
 
   assign a_east[439:432] = skew_s0_6_q[7:0];
   assign mac_east[54] = skew_valid_s0_6_q;
+  assign sel_east[54] = skew_sel_s0_6_q;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       skew_s0_7_q <= 8'd0;
       skew_valid_s0_7_q <= 1'b0;
+      skew_sel_s0_7_q <= 1'b0;
     end else begin
       skew_s0_7_q <= skew_valid_s0_6_q ? skew_s0_6_q[15:8] : skew_s0_7_q;
       skew_valid_s0_7_q <= skew_valid_s0_6_q;
+      skew_sel_s0_7_q <= skew_valid_s0_6_q ? skew_sel_s0_6_q : skew_sel_s0_7_q;
     end
   end
 
   assign a_east[511:504] = skew_s0_7_q;
   assign mac_east[63] = skew_valid_s0_7_q;
+  assign sel_east[63] = skew_sel_s0_7_q;
 
   generate
     for (r = 0; r < 8; r = r + 1) begin : g_row
@@ -181,13 +217,17 @@ module kld_array (
         kld_pe u_pe (
           .clk_i(clk_i),
           .rst_ni(rst_ni),
-          .mode_i({load_i, !load_i && mac_east[r * 9 + c]}),
+          .load_i(load_i),
+          .load_sel_i(load_sel_i),
+          .mac_i(mac_east[r * 9 + c]),
+          .sel_i(sel_east[r * 9 + c]),
           .seg_start_i(seg_start[r]),
           .a_i($signed(a_east[(r * 9 + c) * 8 +: 8])),
           .w_i($signed(w_south[(r * 8 + c) * 8 +: 8])),
           .psum_i($signed(psum_south[(r * 8 + c) * 32 +: 32])),
           .a_o(a_east[(r * 9 + c + 1) * 8 +: 8]),
           .mac_o(mac_east[r * 9 + c + 1]),
+          .sel_o(sel_east[r * 9 + c + 1]),
           .w_o(w_south[((r + 1) * 8 + c) * 8 +: 8]),
           .psum_o(psum_south[((r + 1) * 8 + c) * 32 +: 32]),
           .psum_valid_o(psum_valid[r * 8 + c])
@@ -216,21 +256,21 @@ module kld_array (
   end
 
   assign tap_valid_o[0] = psum_valid[56];
-  assign tap_tag_o[9:0] = tag_s0_q[4'd7];
+  assign tap_tag_o[12:0] = tag_s0_q[4'd7];
   assign tap_valid_o[1] = psum_valid[57];
-  assign tap_tag_o[19:10] = tag_s0_q[4'd8];
+  assign tap_tag_o[25:13] = tag_s0_q[4'd8];
   assign tap_valid_o[2] = psum_valid[58];
-  assign tap_tag_o[29:20] = tag_s0_q[4'd9];
+  assign tap_tag_o[38:26] = tag_s0_q[4'd9];
   assign tap_valid_o[3] = psum_valid[59];
-  assign tap_tag_o[39:30] = tag_s0_q[4'd10];
+  assign tap_tag_o[51:39] = tag_s0_q[4'd10];
   assign tap_valid_o[4] = psum_valid[60];
-  assign tap_tag_o[49:40] = tag_s0_q[4'd11];
+  assign tap_tag_o[64:52] = tag_s0_q[4'd11];
   assign tap_valid_o[5] = psum_valid[61];
-  assign tap_tag_o[59:50] = tag_s0_q[4'd12];
+  assign tap_tag_o[77:65] = tag_s0_q[4'd12];
   assign tap_valid_o[6] = psum_valid[62];
-  assign tap_tag_o[69:60] = tag_s0_q[4'd13];
+  assign tap_tag_o[90:78] = tag_s0_q[4'd13];
   assign tap_valid_o[7] = psum_valid[63];
-  assign tap_tag_o[79:70] = tag_s0_q[4'd14];
+  assign tap_tag_o[103:91] = tag_s0_q[4'd14];
   assign tap_psum_o = psum_south[2303:2048];
 
   // Deliberately unused: activations leaving the right edge of the array
@@ -242,6 +282,11 @@ module kld_array (
   wire unused_mac_east;
   assign unused_mac_east = ^{mac_east[8], mac_east[17], mac_east[26], mac_east[35],
       mac_east[44], mac_east[53], mac_east[62], mac_east[71]};
+
+  // Deliberately unused: buffer selects leaving the right edge of the array
+  wire unused_sel_east;
+  assign unused_sel_east = ^{sel_east[8], sel_east[17], sel_east[26], sel_east[35],
+      sel_east[44], sel_east[53], sel_east[62], sel_east[71]};
 
   // Deliberately unused: weights leaving the bottom row
   wire unused_w_south;

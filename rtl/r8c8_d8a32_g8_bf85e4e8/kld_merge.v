@@ -23,10 +23,9 @@
 
 module kld_merge (
   input wire clk_i,
-  // k-tile whose taps are arriving
-  input wire [2:0] kt_i,
   input wire [7:0] tap_valid_i,
-  input wire [79:0] tap_tag_i,
+  // {k-tile, token} of each tap
+  input wire [103:0] tap_tag_i,
   input wire [255:0] tap_psum_i,
   // write group g's root of the detector's token
   input wire [7:0] root_we_i,
@@ -50,225 +49,337 @@ module kld_merge (
   // root of group 0 for the gathered token
   wire [9:0] root_0;
   wire [9:0] gather_addr_0;
-  // group 0's k-tile is in the array (segment 0)
-  wire tap_here_0;
   wire [31:0] partial_0_0;
+  // a partial of group 0 arrives at column 0
+  wire tap_here_0_0;
   wire [31:0] term_0_0;
   wire [31:0] partial_0_1;
+  // a partial of group 0 arrives at column 1
+  wire tap_here_0_1;
   wire [31:0] term_0_1;
   wire [31:0] partial_0_2;
+  // a partial of group 0 arrives at column 2
+  wire tap_here_0_2;
   wire [31:0] term_0_2;
   wire [31:0] partial_0_3;
+  // a partial of group 0 arrives at column 3
+  wire tap_here_0_3;
   wire [31:0] term_0_3;
   wire [31:0] partial_0_4;
+  // a partial of group 0 arrives at column 4
+  wire tap_here_0_4;
   wire [31:0] term_0_4;
   wire [31:0] partial_0_5;
+  // a partial of group 0 arrives at column 5
+  wire tap_here_0_5;
   wire [31:0] term_0_5;
   wire [31:0] partial_0_6;
+  // a partial of group 0 arrives at column 6
+  wire tap_here_0_6;
   wire [31:0] term_0_6;
   wire [31:0] partial_0_7;
+  // a partial of group 0 arrives at column 7
+  wire tap_here_0_7;
   wire [31:0] term_0_7;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
   wire [9:0] gather_addr_1;
-  // group 1's k-tile is in the array (segment 0)
-  wire tap_here_1;
   wire [31:0] partial_1_0;
+  // a partial of group 1 arrives at column 0
+  wire tap_here_1_0;
   wire [31:0] term_1_0;
   wire [31:0] sum_1_0;
   wire [31:0] partial_1_1;
+  // a partial of group 1 arrives at column 1
+  wire tap_here_1_1;
   wire [31:0] term_1_1;
   wire [31:0] sum_1_1;
   wire [31:0] partial_1_2;
+  // a partial of group 1 arrives at column 2
+  wire tap_here_1_2;
   wire [31:0] term_1_2;
   wire [31:0] sum_1_2;
   wire [31:0] partial_1_3;
+  // a partial of group 1 arrives at column 3
+  wire tap_here_1_3;
   wire [31:0] term_1_3;
   wire [31:0] sum_1_3;
   wire [31:0] partial_1_4;
+  // a partial of group 1 arrives at column 4
+  wire tap_here_1_4;
   wire [31:0] term_1_4;
   wire [31:0] sum_1_4;
   wire [31:0] partial_1_5;
+  // a partial of group 1 arrives at column 5
+  wire tap_here_1_5;
   wire [31:0] term_1_5;
   wire [31:0] sum_1_5;
   wire [31:0] partial_1_6;
+  // a partial of group 1 arrives at column 6
+  wire tap_here_1_6;
   wire [31:0] term_1_6;
   wire [31:0] sum_1_6;
   wire [31:0] partial_1_7;
+  // a partial of group 1 arrives at column 7
+  wire tap_here_1_7;
   wire [31:0] term_1_7;
   wire [31:0] sum_1_7;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
   wire [9:0] gather_addr_2;
-  // group 2's k-tile is in the array (segment 0)
-  wire tap_here_2;
   wire [31:0] partial_2_0;
+  // a partial of group 2 arrives at column 0
+  wire tap_here_2_0;
   wire [31:0] term_2_0;
   wire [31:0] sum_2_0;
   wire [31:0] partial_2_1;
+  // a partial of group 2 arrives at column 1
+  wire tap_here_2_1;
   wire [31:0] term_2_1;
   wire [31:0] sum_2_1;
   wire [31:0] partial_2_2;
+  // a partial of group 2 arrives at column 2
+  wire tap_here_2_2;
   wire [31:0] term_2_2;
   wire [31:0] sum_2_2;
   wire [31:0] partial_2_3;
+  // a partial of group 2 arrives at column 3
+  wire tap_here_2_3;
   wire [31:0] term_2_3;
   wire [31:0] sum_2_3;
   wire [31:0] partial_2_4;
+  // a partial of group 2 arrives at column 4
+  wire tap_here_2_4;
   wire [31:0] term_2_4;
   wire [31:0] sum_2_4;
   wire [31:0] partial_2_5;
+  // a partial of group 2 arrives at column 5
+  wire tap_here_2_5;
   wire [31:0] term_2_5;
   wire [31:0] sum_2_5;
   wire [31:0] partial_2_6;
+  // a partial of group 2 arrives at column 6
+  wire tap_here_2_6;
   wire [31:0] term_2_6;
   wire [31:0] sum_2_6;
   wire [31:0] partial_2_7;
+  // a partial of group 2 arrives at column 7
+  wire tap_here_2_7;
   wire [31:0] term_2_7;
   wire [31:0] sum_2_7;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
   wire [9:0] gather_addr_3;
-  // group 3's k-tile is in the array (segment 0)
-  wire tap_here_3;
   wire [31:0] partial_3_0;
+  // a partial of group 3 arrives at column 0
+  wire tap_here_3_0;
   wire [31:0] term_3_0;
   wire [31:0] sum_3_0;
   wire [31:0] partial_3_1;
+  // a partial of group 3 arrives at column 1
+  wire tap_here_3_1;
   wire [31:0] term_3_1;
   wire [31:0] sum_3_1;
   wire [31:0] partial_3_2;
+  // a partial of group 3 arrives at column 2
+  wire tap_here_3_2;
   wire [31:0] term_3_2;
   wire [31:0] sum_3_2;
   wire [31:0] partial_3_3;
+  // a partial of group 3 arrives at column 3
+  wire tap_here_3_3;
   wire [31:0] term_3_3;
   wire [31:0] sum_3_3;
   wire [31:0] partial_3_4;
+  // a partial of group 3 arrives at column 4
+  wire tap_here_3_4;
   wire [31:0] term_3_4;
   wire [31:0] sum_3_4;
   wire [31:0] partial_3_5;
+  // a partial of group 3 arrives at column 5
+  wire tap_here_3_5;
   wire [31:0] term_3_5;
   wire [31:0] sum_3_5;
   wire [31:0] partial_3_6;
+  // a partial of group 3 arrives at column 6
+  wire tap_here_3_6;
   wire [31:0] term_3_6;
   wire [31:0] sum_3_6;
   wire [31:0] partial_3_7;
+  // a partial of group 3 arrives at column 7
+  wire tap_here_3_7;
   wire [31:0] term_3_7;
   wire [31:0] sum_3_7;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
   wire [9:0] gather_addr_4;
-  // group 4's k-tile is in the array (segment 0)
-  wire tap_here_4;
   wire [31:0] partial_4_0;
+  // a partial of group 4 arrives at column 0
+  wire tap_here_4_0;
   wire [31:0] term_4_0;
   wire [31:0] sum_4_0;
   wire [31:0] partial_4_1;
+  // a partial of group 4 arrives at column 1
+  wire tap_here_4_1;
   wire [31:0] term_4_1;
   wire [31:0] sum_4_1;
   wire [31:0] partial_4_2;
+  // a partial of group 4 arrives at column 2
+  wire tap_here_4_2;
   wire [31:0] term_4_2;
   wire [31:0] sum_4_2;
   wire [31:0] partial_4_3;
+  // a partial of group 4 arrives at column 3
+  wire tap_here_4_3;
   wire [31:0] term_4_3;
   wire [31:0] sum_4_3;
   wire [31:0] partial_4_4;
+  // a partial of group 4 arrives at column 4
+  wire tap_here_4_4;
   wire [31:0] term_4_4;
   wire [31:0] sum_4_4;
   wire [31:0] partial_4_5;
+  // a partial of group 4 arrives at column 5
+  wire tap_here_4_5;
   wire [31:0] term_4_5;
   wire [31:0] sum_4_5;
   wire [31:0] partial_4_6;
+  // a partial of group 4 arrives at column 6
+  wire tap_here_4_6;
   wire [31:0] term_4_6;
   wire [31:0] sum_4_6;
   wire [31:0] partial_4_7;
+  // a partial of group 4 arrives at column 7
+  wire tap_here_4_7;
   wire [31:0] term_4_7;
   wire [31:0] sum_4_7;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
   wire [9:0] gather_addr_5;
-  // group 5's k-tile is in the array (segment 0)
-  wire tap_here_5;
   wire [31:0] partial_5_0;
+  // a partial of group 5 arrives at column 0
+  wire tap_here_5_0;
   wire [31:0] term_5_0;
   wire [31:0] sum_5_0;
   wire [31:0] partial_5_1;
+  // a partial of group 5 arrives at column 1
+  wire tap_here_5_1;
   wire [31:0] term_5_1;
   wire [31:0] sum_5_1;
   wire [31:0] partial_5_2;
+  // a partial of group 5 arrives at column 2
+  wire tap_here_5_2;
   wire [31:0] term_5_2;
   wire [31:0] sum_5_2;
   wire [31:0] partial_5_3;
+  // a partial of group 5 arrives at column 3
+  wire tap_here_5_3;
   wire [31:0] term_5_3;
   wire [31:0] sum_5_3;
   wire [31:0] partial_5_4;
+  // a partial of group 5 arrives at column 4
+  wire tap_here_5_4;
   wire [31:0] term_5_4;
   wire [31:0] sum_5_4;
   wire [31:0] partial_5_5;
+  // a partial of group 5 arrives at column 5
+  wire tap_here_5_5;
   wire [31:0] term_5_5;
   wire [31:0] sum_5_5;
   wire [31:0] partial_5_6;
+  // a partial of group 5 arrives at column 6
+  wire tap_here_5_6;
   wire [31:0] term_5_6;
   wire [31:0] sum_5_6;
   wire [31:0] partial_5_7;
+  // a partial of group 5 arrives at column 7
+  wire tap_here_5_7;
   wire [31:0] term_5_7;
   wire [31:0] sum_5_7;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
   wire [9:0] gather_addr_6;
-  // group 6's k-tile is in the array (segment 0)
-  wire tap_here_6;
   wire [31:0] partial_6_0;
+  // a partial of group 6 arrives at column 0
+  wire tap_here_6_0;
   wire [31:0] term_6_0;
   wire [31:0] sum_6_0;
   wire [31:0] partial_6_1;
+  // a partial of group 6 arrives at column 1
+  wire tap_here_6_1;
   wire [31:0] term_6_1;
   wire [31:0] sum_6_1;
   wire [31:0] partial_6_2;
+  // a partial of group 6 arrives at column 2
+  wire tap_here_6_2;
   wire [31:0] term_6_2;
   wire [31:0] sum_6_2;
   wire [31:0] partial_6_3;
+  // a partial of group 6 arrives at column 3
+  wire tap_here_6_3;
   wire [31:0] term_6_3;
   wire [31:0] sum_6_3;
   wire [31:0] partial_6_4;
+  // a partial of group 6 arrives at column 4
+  wire tap_here_6_4;
   wire [31:0] term_6_4;
   wire [31:0] sum_6_4;
   wire [31:0] partial_6_5;
+  // a partial of group 6 arrives at column 5
+  wire tap_here_6_5;
   wire [31:0] term_6_5;
   wire [31:0] sum_6_5;
   wire [31:0] partial_6_6;
+  // a partial of group 6 arrives at column 6
+  wire tap_here_6_6;
   wire [31:0] term_6_6;
   wire [31:0] sum_6_6;
   wire [31:0] partial_6_7;
+  // a partial of group 6 arrives at column 7
+  wire tap_here_6_7;
   wire [31:0] term_6_7;
   wire [31:0] sum_6_7;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
   wire [9:0] gather_addr_7;
-  // group 7's k-tile is in the array (segment 0)
-  wire tap_here_7;
   wire [31:0] partial_7_0;
+  // a partial of group 7 arrives at column 0
+  wire tap_here_7_0;
   wire [31:0] term_7_0;
   wire [31:0] sum_7_0;
   wire [31:0] partial_7_1;
+  // a partial of group 7 arrives at column 1
+  wire tap_here_7_1;
   wire [31:0] term_7_1;
   wire [31:0] sum_7_1;
   wire [31:0] partial_7_2;
+  // a partial of group 7 arrives at column 2
+  wire tap_here_7_2;
   wire [31:0] term_7_2;
   wire [31:0] sum_7_2;
   wire [31:0] partial_7_3;
+  // a partial of group 7 arrives at column 3
+  wire tap_here_7_3;
   wire [31:0] term_7_3;
   wire [31:0] sum_7_3;
   wire [31:0] partial_7_4;
+  // a partial of group 7 arrives at column 4
+  wire tap_here_7_4;
   wire [31:0] term_7_4;
   wire [31:0] sum_7_4;
   wire [31:0] partial_7_5;
+  // a partial of group 7 arrives at column 5
+  wire tap_here_7_5;
   wire [31:0] term_7_5;
   wire [31:0] sum_7_5;
   wire [31:0] partial_7_6;
+  // a partial of group 7 arrives at column 6
+  wire tap_here_7_6;
   wire [31:0] term_7_6;
   wire [31:0] sum_7_6;
   wire [31:0] partial_7_7;
+  // a partial of group 7 arrives at column 7
+  wire tap_here_7_7;
   wire [31:0] term_7_7;
   wire [31:0] sum_7_7;
 
@@ -283,12 +394,12 @@ module kld_merge (
   );
 
   assign gather_addr_0 = dense_i ? gather_token_i : root_0;
-  assign tap_here_0 = kt_i == 3'd0;
+  assign tap_here_0_0 = (tap_tag_i[12:10] == 3'd0) && tap_valid_i[0];
 
   // partials of group 0, column 0
   kld_sram_2048x32 u_partial_0_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[0]),
+    .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
@@ -296,84 +407,91 @@ module kld_merge (
   );
 
   assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
+  assign tap_here_0_1 = (tap_tag_i[25:23] == 3'd0) && tap_valid_i[1];
 
   // partials of group 0, column 1
   kld_sram_2048x32 u_partial_0_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_0_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_1)
   );
 
   assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
+  assign tap_here_0_2 = (tap_tag_i[38:36] == 3'd0) && tap_valid_i[2];
 
   // partials of group 0, column 2
   kld_sram_2048x32 u_partial_0_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_0_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_2)
   );
 
   assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
+  assign tap_here_0_3 = (tap_tag_i[51:49] == 3'd0) && tap_valid_i[3];
 
   // partials of group 0, column 3
   kld_sram_2048x32 u_partial_0_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_0_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_3)
   );
 
   assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
+  assign tap_here_0_4 = (tap_tag_i[64:62] == 3'd0) && tap_valid_i[4];
 
   // partials of group 0, column 4
   kld_sram_2048x32 u_partial_0_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_0_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_4)
   );
 
   assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
+  assign tap_here_0_5 = (tap_tag_i[77:75] == 3'd0) && tap_valid_i[5];
 
   // partials of group 0, column 5
   kld_sram_2048x32 u_partial_0_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_0_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_5)
   );
 
   assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
+  assign tap_here_0_6 = (tap_tag_i[90:88] == 3'd0) && tap_valid_i[6];
 
   // partials of group 0, column 6
   kld_sram_2048x32 u_partial_0_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_0_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_6)
   );
 
   assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
+  assign tap_here_0_7 = (tap_tag_i[103:101] == 3'd0) && tap_valid_i[7];
 
   // partials of group 0, column 7
   kld_sram_2048x32 u_partial_0_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_0 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_0_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
     .rdata_o(partial_0_7)
@@ -392,12 +510,12 @@ module kld_merge (
   );
 
   assign gather_addr_1 = dense_i ? gather_token_i : root_1;
-  assign tap_here_1 = kt_i == 3'd1;
+  assign tap_here_1_0 = (tap_tag_i[12:10] == 3'd1) && tap_valid_i[0];
 
   // partials of group 1, column 0
   kld_sram_2048x32 u_partial_1_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[0]),
+    .we_i(tap_here_1_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
@@ -406,12 +524,13 @@ module kld_merge (
 
   assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
   assign sum_1_0 = term_0_0 + term_1_0;
+  assign tap_here_1_1 = (tap_tag_i[25:23] == 3'd1) && tap_valid_i[1];
 
   // partials of group 1, column 1
   kld_sram_2048x32 u_partial_1_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_1_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_1)
@@ -419,12 +538,13 @@ module kld_merge (
 
   assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
   assign sum_1_1 = term_0_1 + term_1_1;
+  assign tap_here_1_2 = (tap_tag_i[38:36] == 3'd1) && tap_valid_i[2];
 
   // partials of group 1, column 2
   kld_sram_2048x32 u_partial_1_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_1_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_2)
@@ -432,12 +552,13 @@ module kld_merge (
 
   assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
   assign sum_1_2 = term_0_2 + term_1_2;
+  assign tap_here_1_3 = (tap_tag_i[51:49] == 3'd1) && tap_valid_i[3];
 
   // partials of group 1, column 3
   kld_sram_2048x32 u_partial_1_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_1_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_3)
@@ -445,12 +566,13 @@ module kld_merge (
 
   assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
   assign sum_1_3 = term_0_3 + term_1_3;
+  assign tap_here_1_4 = (tap_tag_i[64:62] == 3'd1) && tap_valid_i[4];
 
   // partials of group 1, column 4
   kld_sram_2048x32 u_partial_1_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_1_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_4)
@@ -458,12 +580,13 @@ module kld_merge (
 
   assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
   assign sum_1_4 = term_0_4 + term_1_4;
+  assign tap_here_1_5 = (tap_tag_i[77:75] == 3'd1) && tap_valid_i[5];
 
   // partials of group 1, column 5
   kld_sram_2048x32 u_partial_1_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_1_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_5)
@@ -471,12 +594,13 @@ module kld_merge (
 
   assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
   assign sum_1_5 = term_0_5 + term_1_5;
+  assign tap_here_1_6 = (tap_tag_i[90:88] == 3'd1) && tap_valid_i[6];
 
   // partials of group 1, column 6
   kld_sram_2048x32 u_partial_1_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_1_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_6)
@@ -484,12 +608,13 @@ module kld_merge (
 
   assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
   assign sum_1_6 = term_0_6 + term_1_6;
+  assign tap_here_1_7 = (tap_tag_i[103:101] == 3'd1) && tap_valid_i[7];
 
   // partials of group 1, column 7
   kld_sram_2048x32 u_partial_1_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_1 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_1_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
     .rdata_o(partial_1_7)
@@ -509,12 +634,12 @@ module kld_merge (
   );
 
   assign gather_addr_2 = dense_i ? gather_token_i : root_2;
-  assign tap_here_2 = kt_i == 3'd2;
+  assign tap_here_2_0 = (tap_tag_i[12:10] == 3'd2) && tap_valid_i[0];
 
   // partials of group 2, column 0
   kld_sram_2048x32 u_partial_2_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[0]),
+    .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
@@ -523,12 +648,13 @@ module kld_merge (
 
   assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
   assign sum_2_0 = sum_1_0 + term_2_0;
+  assign tap_here_2_1 = (tap_tag_i[25:23] == 3'd2) && tap_valid_i[1];
 
   // partials of group 2, column 1
   kld_sram_2048x32 u_partial_2_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_2_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_1)
@@ -536,12 +662,13 @@ module kld_merge (
 
   assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
   assign sum_2_1 = sum_1_1 + term_2_1;
+  assign tap_here_2_2 = (tap_tag_i[38:36] == 3'd2) && tap_valid_i[2];
 
   // partials of group 2, column 2
   kld_sram_2048x32 u_partial_2_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_2_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_2)
@@ -549,12 +676,13 @@ module kld_merge (
 
   assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
   assign sum_2_2 = sum_1_2 + term_2_2;
+  assign tap_here_2_3 = (tap_tag_i[51:49] == 3'd2) && tap_valid_i[3];
 
   // partials of group 2, column 3
   kld_sram_2048x32 u_partial_2_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_2_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_3)
@@ -562,12 +690,13 @@ module kld_merge (
 
   assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
   assign sum_2_3 = sum_1_3 + term_2_3;
+  assign tap_here_2_4 = (tap_tag_i[64:62] == 3'd2) && tap_valid_i[4];
 
   // partials of group 2, column 4
   kld_sram_2048x32 u_partial_2_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_2_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_4)
@@ -575,12 +704,13 @@ module kld_merge (
 
   assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
   assign sum_2_4 = sum_1_4 + term_2_4;
+  assign tap_here_2_5 = (tap_tag_i[77:75] == 3'd2) && tap_valid_i[5];
 
   // partials of group 2, column 5
   kld_sram_2048x32 u_partial_2_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_2_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_5)
@@ -588,12 +718,13 @@ module kld_merge (
 
   assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
   assign sum_2_5 = sum_1_5 + term_2_5;
+  assign tap_here_2_6 = (tap_tag_i[90:88] == 3'd2) && tap_valid_i[6];
 
   // partials of group 2, column 6
   kld_sram_2048x32 u_partial_2_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_2_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_6)
@@ -601,12 +732,13 @@ module kld_merge (
 
   assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
   assign sum_2_6 = sum_1_6 + term_2_6;
+  assign tap_here_2_7 = (tap_tag_i[103:101] == 3'd2) && tap_valid_i[7];
 
   // partials of group 2, column 7
   kld_sram_2048x32 u_partial_2_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_2 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_2_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
     .rdata_o(partial_2_7)
@@ -626,12 +758,12 @@ module kld_merge (
   );
 
   assign gather_addr_3 = dense_i ? gather_token_i : root_3;
-  assign tap_here_3 = kt_i == 3'd3;
+  assign tap_here_3_0 = (tap_tag_i[12:10] == 3'd3) && tap_valid_i[0];
 
   // partials of group 3, column 0
   kld_sram_2048x32 u_partial_3_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[0]),
+    .we_i(tap_here_3_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
@@ -640,12 +772,13 @@ module kld_merge (
 
   assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
   assign sum_3_0 = sum_2_0 + term_3_0;
+  assign tap_here_3_1 = (tap_tag_i[25:23] == 3'd3) && tap_valid_i[1];
 
   // partials of group 3, column 1
   kld_sram_2048x32 u_partial_3_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_3_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_1)
@@ -653,12 +786,13 @@ module kld_merge (
 
   assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
   assign sum_3_1 = sum_2_1 + term_3_1;
+  assign tap_here_3_2 = (tap_tag_i[38:36] == 3'd3) && tap_valid_i[2];
 
   // partials of group 3, column 2
   kld_sram_2048x32 u_partial_3_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_3_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_2)
@@ -666,12 +800,13 @@ module kld_merge (
 
   assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
   assign sum_3_2 = sum_2_2 + term_3_2;
+  assign tap_here_3_3 = (tap_tag_i[51:49] == 3'd3) && tap_valid_i[3];
 
   // partials of group 3, column 3
   kld_sram_2048x32 u_partial_3_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_3_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_3)
@@ -679,12 +814,13 @@ module kld_merge (
 
   assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
   assign sum_3_3 = sum_2_3 + term_3_3;
+  assign tap_here_3_4 = (tap_tag_i[64:62] == 3'd3) && tap_valid_i[4];
 
   // partials of group 3, column 4
   kld_sram_2048x32 u_partial_3_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_3_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_4)
@@ -692,12 +828,13 @@ module kld_merge (
 
   assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
   assign sum_3_4 = sum_2_4 + term_3_4;
+  assign tap_here_3_5 = (tap_tag_i[77:75] == 3'd3) && tap_valid_i[5];
 
   // partials of group 3, column 5
   kld_sram_2048x32 u_partial_3_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_3_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_5)
@@ -705,12 +842,13 @@ module kld_merge (
 
   assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
   assign sum_3_5 = sum_2_5 + term_3_5;
+  assign tap_here_3_6 = (tap_tag_i[90:88] == 3'd3) && tap_valid_i[6];
 
   // partials of group 3, column 6
   kld_sram_2048x32 u_partial_3_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_3_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_6)
@@ -718,12 +856,13 @@ module kld_merge (
 
   assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
   assign sum_3_6 = sum_2_6 + term_3_6;
+  assign tap_here_3_7 = (tap_tag_i[103:101] == 3'd3) && tap_valid_i[7];
 
   // partials of group 3, column 7
   kld_sram_2048x32 u_partial_3_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_3 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_3_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
     .rdata_o(partial_3_7)
@@ -743,12 +882,12 @@ module kld_merge (
   );
 
   assign gather_addr_4 = dense_i ? gather_token_i : root_4;
-  assign tap_here_4 = kt_i == 3'd4;
+  assign tap_here_4_0 = (tap_tag_i[12:10] == 3'd4) && tap_valid_i[0];
 
   // partials of group 4, column 0
   kld_sram_2048x32 u_partial_4_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[0]),
+    .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
@@ -757,12 +896,13 @@ module kld_merge (
 
   assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
   assign sum_4_0 = sum_3_0 + term_4_0;
+  assign tap_here_4_1 = (tap_tag_i[25:23] == 3'd4) && tap_valid_i[1];
 
   // partials of group 4, column 1
   kld_sram_2048x32 u_partial_4_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_4_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_1)
@@ -770,12 +910,13 @@ module kld_merge (
 
   assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
   assign sum_4_1 = sum_3_1 + term_4_1;
+  assign tap_here_4_2 = (tap_tag_i[38:36] == 3'd4) && tap_valid_i[2];
 
   // partials of group 4, column 2
   kld_sram_2048x32 u_partial_4_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_4_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_2)
@@ -783,12 +924,13 @@ module kld_merge (
 
   assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
   assign sum_4_2 = sum_3_2 + term_4_2;
+  assign tap_here_4_3 = (tap_tag_i[51:49] == 3'd4) && tap_valid_i[3];
 
   // partials of group 4, column 3
   kld_sram_2048x32 u_partial_4_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_4_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_3)
@@ -796,12 +938,13 @@ module kld_merge (
 
   assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
   assign sum_4_3 = sum_3_3 + term_4_3;
+  assign tap_here_4_4 = (tap_tag_i[64:62] == 3'd4) && tap_valid_i[4];
 
   // partials of group 4, column 4
   kld_sram_2048x32 u_partial_4_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_4_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_4)
@@ -809,12 +952,13 @@ module kld_merge (
 
   assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
   assign sum_4_4 = sum_3_4 + term_4_4;
+  assign tap_here_4_5 = (tap_tag_i[77:75] == 3'd4) && tap_valid_i[5];
 
   // partials of group 4, column 5
   kld_sram_2048x32 u_partial_4_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_4_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_5)
@@ -822,12 +966,13 @@ module kld_merge (
 
   assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
   assign sum_4_5 = sum_3_5 + term_4_5;
+  assign tap_here_4_6 = (tap_tag_i[90:88] == 3'd4) && tap_valid_i[6];
 
   // partials of group 4, column 6
   kld_sram_2048x32 u_partial_4_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_4_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_6)
@@ -835,12 +980,13 @@ module kld_merge (
 
   assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
   assign sum_4_6 = sum_3_6 + term_4_6;
+  assign tap_here_4_7 = (tap_tag_i[103:101] == 3'd4) && tap_valid_i[7];
 
   // partials of group 4, column 7
   kld_sram_2048x32 u_partial_4_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_4 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_4_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
     .rdata_o(partial_4_7)
@@ -860,12 +1006,12 @@ module kld_merge (
   );
 
   assign gather_addr_5 = dense_i ? gather_token_i : root_5;
-  assign tap_here_5 = kt_i == 3'd5;
+  assign tap_here_5_0 = (tap_tag_i[12:10] == 3'd5) && tap_valid_i[0];
 
   // partials of group 5, column 0
   kld_sram_2048x32 u_partial_5_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[0]),
+    .we_i(tap_here_5_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
@@ -874,12 +1020,13 @@ module kld_merge (
 
   assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
   assign sum_5_0 = sum_4_0 + term_5_0;
+  assign tap_here_5_1 = (tap_tag_i[25:23] == 3'd5) && tap_valid_i[1];
 
   // partials of group 5, column 1
   kld_sram_2048x32 u_partial_5_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_5_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_1)
@@ -887,12 +1034,13 @@ module kld_merge (
 
   assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
   assign sum_5_1 = sum_4_1 + term_5_1;
+  assign tap_here_5_2 = (tap_tag_i[38:36] == 3'd5) && tap_valid_i[2];
 
   // partials of group 5, column 2
   kld_sram_2048x32 u_partial_5_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_5_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_2)
@@ -900,12 +1048,13 @@ module kld_merge (
 
   assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
   assign sum_5_2 = sum_4_2 + term_5_2;
+  assign tap_here_5_3 = (tap_tag_i[51:49] == 3'd5) && tap_valid_i[3];
 
   // partials of group 5, column 3
   kld_sram_2048x32 u_partial_5_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_5_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_3)
@@ -913,12 +1062,13 @@ module kld_merge (
 
   assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
   assign sum_5_3 = sum_4_3 + term_5_3;
+  assign tap_here_5_4 = (tap_tag_i[64:62] == 3'd5) && tap_valid_i[4];
 
   // partials of group 5, column 4
   kld_sram_2048x32 u_partial_5_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_5_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_4)
@@ -926,12 +1076,13 @@ module kld_merge (
 
   assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
   assign sum_5_4 = sum_4_4 + term_5_4;
+  assign tap_here_5_5 = (tap_tag_i[77:75] == 3'd5) && tap_valid_i[5];
 
   // partials of group 5, column 5
   kld_sram_2048x32 u_partial_5_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_5_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_5)
@@ -939,12 +1090,13 @@ module kld_merge (
 
   assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
   assign sum_5_5 = sum_4_5 + term_5_5;
+  assign tap_here_5_6 = (tap_tag_i[90:88] == 3'd5) && tap_valid_i[6];
 
   // partials of group 5, column 6
   kld_sram_2048x32 u_partial_5_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_5_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_6)
@@ -952,12 +1104,13 @@ module kld_merge (
 
   assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
   assign sum_5_6 = sum_4_6 + term_5_6;
+  assign tap_here_5_7 = (tap_tag_i[103:101] == 3'd5) && tap_valid_i[7];
 
   // partials of group 5, column 7
   kld_sram_2048x32 u_partial_5_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_5 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_5_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
     .rdata_o(partial_5_7)
@@ -977,12 +1130,12 @@ module kld_merge (
   );
 
   assign gather_addr_6 = dense_i ? gather_token_i : root_6;
-  assign tap_here_6 = kt_i == 3'd6;
+  assign tap_here_6_0 = (tap_tag_i[12:10] == 3'd6) && tap_valid_i[0];
 
   // partials of group 6, column 0
   kld_sram_2048x32 u_partial_6_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[0]),
+    .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
@@ -991,12 +1144,13 @@ module kld_merge (
 
   assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
   assign sum_6_0 = sum_5_0 + term_6_0;
+  assign tap_here_6_1 = (tap_tag_i[25:23] == 3'd6) && tap_valid_i[1];
 
   // partials of group 6, column 1
   kld_sram_2048x32 u_partial_6_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_6_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_1)
@@ -1004,12 +1158,13 @@ module kld_merge (
 
   assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
   assign sum_6_1 = sum_5_1 + term_6_1;
+  assign tap_here_6_2 = (tap_tag_i[38:36] == 3'd6) && tap_valid_i[2];
 
   // partials of group 6, column 2
   kld_sram_2048x32 u_partial_6_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_6_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_2)
@@ -1017,12 +1172,13 @@ module kld_merge (
 
   assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
   assign sum_6_2 = sum_5_2 + term_6_2;
+  assign tap_here_6_3 = (tap_tag_i[51:49] == 3'd6) && tap_valid_i[3];
 
   // partials of group 6, column 3
   kld_sram_2048x32 u_partial_6_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_6_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_3)
@@ -1030,12 +1186,13 @@ module kld_merge (
 
   assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
   assign sum_6_3 = sum_5_3 + term_6_3;
+  assign tap_here_6_4 = (tap_tag_i[64:62] == 3'd6) && tap_valid_i[4];
 
   // partials of group 6, column 4
   kld_sram_2048x32 u_partial_6_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_6_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_4)
@@ -1043,12 +1200,13 @@ module kld_merge (
 
   assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
   assign sum_6_4 = sum_5_4 + term_6_4;
+  assign tap_here_6_5 = (tap_tag_i[77:75] == 3'd6) && tap_valid_i[5];
 
   // partials of group 6, column 5
   kld_sram_2048x32 u_partial_6_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_6_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_5)
@@ -1056,12 +1214,13 @@ module kld_merge (
 
   assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
   assign sum_6_5 = sum_5_5 + term_6_5;
+  assign tap_here_6_6 = (tap_tag_i[90:88] == 3'd6) && tap_valid_i[6];
 
   // partials of group 6, column 6
   kld_sram_2048x32 u_partial_6_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_6_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_6)
@@ -1069,12 +1228,13 @@ module kld_merge (
 
   assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
   assign sum_6_6 = sum_5_6 + term_6_6;
+  assign tap_here_6_7 = (tap_tag_i[103:101] == 3'd6) && tap_valid_i[7];
 
   // partials of group 6, column 7
   kld_sram_2048x32 u_partial_6_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_6 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_6_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
     .rdata_o(partial_6_7)
@@ -1094,12 +1254,12 @@ module kld_merge (
   );
 
   assign gather_addr_7 = dense_i ? gather_token_i : root_7;
-  assign tap_here_7 = kt_i == 3'd7;
+  assign tap_here_7_0 = (tap_tag_i[12:10] == 3'd7) && tap_valid_i[0];
 
   // partials of group 7, column 0
   kld_sram_2048x32 u_partial_7_0 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[0]),
+    .we_i(tap_here_7_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
@@ -1108,12 +1268,13 @@ module kld_merge (
 
   assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
   assign sum_7_0 = sum_6_0 + term_7_0;
+  assign tap_here_7_1 = (tap_tag_i[25:23] == 3'd7) && tap_valid_i[1];
 
   // partials of group 7, column 1
   kld_sram_2048x32 u_partial_7_1 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[1]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[19:10]} + 11'd1024 : {1'b0, tap_tag_i[19:10]}),
+    .we_i(tap_here_7_1),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_1)
@@ -1121,12 +1282,13 @@ module kld_merge (
 
   assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
   assign sum_7_1 = sum_6_1 + term_7_1;
+  assign tap_here_7_2 = (tap_tag_i[38:36] == 3'd7) && tap_valid_i[2];
 
   // partials of group 7, column 2
   kld_sram_2048x32 u_partial_7_2 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[2]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[29:20]} + 11'd1024 : {1'b0, tap_tag_i[29:20]}),
+    .we_i(tap_here_7_2),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_2)
@@ -1134,12 +1296,13 @@ module kld_merge (
 
   assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
   assign sum_7_2 = sum_6_2 + term_7_2;
+  assign tap_here_7_3 = (tap_tag_i[51:49] == 3'd7) && tap_valid_i[3];
 
   // partials of group 7, column 3
   kld_sram_2048x32 u_partial_7_3 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[3]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[39:30]} + 11'd1024 : {1'b0, tap_tag_i[39:30]}),
+    .we_i(tap_here_7_3),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_3)
@@ -1147,12 +1310,13 @@ module kld_merge (
 
   assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
   assign sum_7_3 = sum_6_3 + term_7_3;
+  assign tap_here_7_4 = (tap_tag_i[64:62] == 3'd7) && tap_valid_i[4];
 
   // partials of group 7, column 4
   kld_sram_2048x32 u_partial_7_4 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[4]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[49:40]} + 11'd1024 : {1'b0, tap_tag_i[49:40]}),
+    .we_i(tap_here_7_4),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_4)
@@ -1160,12 +1324,13 @@ module kld_merge (
 
   assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
   assign sum_7_4 = sum_6_4 + term_7_4;
+  assign tap_here_7_5 = (tap_tag_i[77:75] == 3'd7) && tap_valid_i[5];
 
   // partials of group 7, column 5
   kld_sram_2048x32 u_partial_7_5 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[5]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[59:50]} + 11'd1024 : {1'b0, tap_tag_i[59:50]}),
+    .we_i(tap_here_7_5),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_5)
@@ -1173,12 +1338,13 @@ module kld_merge (
 
   assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
   assign sum_7_5 = sum_6_5 + term_7_5;
+  assign tap_here_7_6 = (tap_tag_i[90:88] == 3'd7) && tap_valid_i[6];
 
   // partials of group 7, column 6
   kld_sram_2048x32 u_partial_7_6 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[6]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .we_i(tap_here_7_6),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_6)
@@ -1186,12 +1352,13 @@ module kld_merge (
 
   assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
   assign sum_7_6 = sum_6_6 + term_7_6;
+  assign tap_here_7_7 = (tap_tag_i[103:101] == 3'd7) && tap_valid_i[7];
 
   // partials of group 7, column 7
   kld_sram_2048x32 u_partial_7_7 (
     .clk_i(clk_i),
-    .we_i(tap_here_7 && tap_valid_i[7]),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
+    .we_i(tap_here_7_7),
+    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
     .rdata_o(partial_7_7)

@@ -66,15 +66,20 @@ module kld_plain_top (
   reg [2:0] mt_q;
   reg [2:0] kt_q;
   reg [3:0] cnt_q;
+  // weight buffer of the issuing pass (pass parity)
+  reg buf_q;
   // token issued (ISSUE) or streamed (GATHER)
   reg [10:0] token_q;
-  wire st_loadw;
   wire st_issue;
   wire st_gather;
   wire kt_is_last;
   wire mt_is_last;
   wire token_is_last;
   wire [9:0] token;
+  wire pass_end;
+  wire gather_end;
+  // on to the next pass
+  wire pass_advance;
   wire [63:0] a_rdata_0;
   wire [63:0] a_rdata_1;
   wire [63:0] a_rdata_2;
@@ -83,13 +88,44 @@ module kld_plain_top (
   wire [63:0] a_rdata_5;
   wire [63:0] a_rdata_6;
   wire [63:0] a_rdata_7;
+  // passes loaded ahead of the pass engine, its current pass included (0..2)
+  reg [1:0] wl_lead_q;
+  // k-tile of the pass being loaded
+  reg [2:0] wl_kt_q;
+  // m-tile of the pass being loaded
+  reg [2:0] wl_mt_q;
+  // every pass of the run is loaded (or no run)
+  reg wl_end_q;
+  // the loaded pass's buffer: its parity
+  wire wl_buf;
+  // cycles until the last activation of buffer 0's pass has left the array
+  reg [3:0] wl_busy_0_q;
+  // cycles until the last activation of buffer 1's pass has left the array
+  reg [3:0] wl_busy_1_q;
+  wire wl_buf_free;
+  // a pass left to load, at most one ahead, into a free buffer
+  wire wl_can_start;
+  // row of the pass being loaded (0: the bottom row)
+  reg [2:0] wl_row_q;
+  // a load runs its ROWS cycles without a break
+  wire wl_shift;
+  wire wl_finish;
+  wire wl_kt_is_last;
+  wire wl_mt_is_last;
+  // the pass after the current one can issue from the next cycle
+  wire wl_next_loaded;
+  // LOADW feeds the k-tile's rows bottom first
   wire [5:0] weight_row;
   wire [63:0] b_rdata;
+  // rows past K load zero
   wire weight_row_ok;
-  wire [7:0] tap_valid;
-  wire [79:0] tap_tag;
-  wire [255:0] tap_psum;
+  // columns past M load zero
   wire [63:0] w_top;
+  wire [7:0] tap_valid;
+  wire [103:0] tap_tag;
+  wire [255:0] tap_psum;
+  // {k-tile, token}
+  wire [12:0] issue_tag;
   wire [63:0] row_data;
   wire [31:0] acc_old_7;
   wire [31:0] acc_out_7;
@@ -108,7 +144,6 @@ module kld_plain_top (
   wire [31:0] acc_old_0;
   wire [31:0] acc_out_0;
   wire drain_done;
-  wire loadw_done;
   reg [31:0] rdata;
 
   assign reg_wr = reg_valid_i && reg_write_i && !busy_q;
@@ -120,13 +155,15 @@ module kld_plain_top (
   wire unused_n_full;
   assign unused_n_full = ^n_full[47:11];
 
-  assign st_loadw = state_q == 3'd1;
   assign st_issue = state_q == 3'd2;
   assign st_gather = state_q == 3'd4;
   assign kt_is_last = ({13'd0, kt_q} * 16'd8 + 16'd8) >= dim_k_q;
   assign mt_is_last = ({13'd0, mt_q} * 16'd8 + 16'd8) >= dim_m_q;
   assign token_is_last = (token_q + 11'd1) == n_tokens;
   assign token = token_q[9:0];
+  assign pass_end = st_issue && token_is_last;
+  assign gather_end = st_gather && out_ready_i && token_is_last;
+  assign pass_advance = (pass_end && !kt_is_last) || (gather_end && !mt_is_last);
 
   kld_sram_1024x64 u_a_0 (
     .clk_i(clk_i),
@@ -202,27 +239,98 @@ module kld_plain_top (
 
   assign a_ready_o = !busy_q;
   assign b_ready_o = !busy_q;
-  assign weight_row = {3'd0, kt_q} * 6'd8 + (6'd7 - {2'd0, cnt_q});
+  assign wl_buf = buf_q ^ wl_lead_q[0];
+  assign wl_buf_free = wl_buf ? wl_busy_1_q == 4'd0 : wl_busy_0_q == 4'd0;
+  assign wl_can_start = !wl_end_q && !wl_lead_q[1] && wl_buf_free;
+  assign wl_shift = (wl_row_q != 3'd0) || wl_can_start;
+  assign wl_finish = wl_shift && (wl_row_q == 3'd7);
+  assign wl_kt_is_last = ({13'd0, wl_kt_q} * 16'd8 + 16'd8) >= dim_k_q;
+  assign wl_mt_is_last = ({13'd0, wl_mt_q} * 16'd8 + 16'd8) >= dim_m_q;
+  assign wl_next_loaded = wl_lead_q[1] || (wl_lead_q[0] && wl_finish);
 
+  // weight loader: one row per cycle, passes in order
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wl_lead_q <= 2'd0;
+      wl_kt_q <= 3'd0;
+      wl_mt_q <= 3'd0;
+      wl_end_q <= 1'b1;
+      wl_row_q <= 3'd0;
+      wl_busy_0_q <= 4'd0;
+      wl_busy_1_q <= 4'd0;
+    end else begin
+      if (start) begin
+        wl_lead_q <= 2'd0;
+        wl_kt_q <= 3'd0;
+        wl_mt_q <= 3'd0;
+        wl_end_q <= 1'b0;
+        wl_row_q <= 3'd0;
+        wl_busy_0_q <= 4'd0;
+        wl_busy_1_q <= 4'd0;
+      end else begin
+        if (wl_finish && !pass_advance) begin
+          wl_lead_q <= wl_lead_q + 2'd1;
+        end else begin
+          if (pass_advance && !wl_finish) begin
+            wl_lead_q <= wl_lead_q - 2'd1;
+          end
+        end
+        if (wl_shift) begin
+          wl_row_q <= wl_finish ? 3'd0 : wl_row_q + 3'd1;
+        end
+        if (wl_finish) begin
+          if (wl_kt_is_last) begin
+            wl_kt_q <= 3'd0;
+            if (wl_mt_is_last) begin
+              wl_end_q <= 1'b1;
+            end else begin
+              wl_mt_q <= wl_mt_q + 3'd1;
+            end
+          end else begin
+            wl_kt_q <= wl_kt_q + 3'd1;
+          end
+        end
+        if (pass_end && !buf_q) begin
+          wl_busy_0_q <= 4'd14;
+        end else begin
+          if (wl_busy_0_q != 4'd0) begin
+            wl_busy_0_q <= wl_busy_0_q - 4'd1;
+          end
+        end
+        if (pass_end && buf_q) begin
+          wl_busy_1_q <= 4'd14;
+        end else begin
+          if (wl_busy_1_q != 4'd0) begin
+            wl_busy_1_q <= wl_busy_1_q - 4'd1;
+          end
+        end
+      end
+    end
+  end
+
+  assign weight_row = {3'd0, wl_kt_q} * 6'd8 + (6'd7 - {3'd0, wl_row_q});
+
+  // B, one word per (row, m-tile)
   kld_sram_512x64 u_b (
     .clk_i(clk_i),
     .we_i(b_valid_i && !busy_q),
     .waddr_i({b_row_i, b_mtile_i}),
     .wdata_i(b_data_i),
-    .raddr_i({weight_row, mt_q}),
+    .raddr_i({weight_row, wl_mt_q}),
     .rdata_o(b_rdata)
   );
 
   assign weight_row_ok = {10'd0, weight_row} < dim_k_q;
-  assign w_top = {(weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd7) < dim_m_q)) ?
-      b_rdata[63:56] : 8'd0, (weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd6) < dim_m_q)) ?
-      b_rdata[55:48] : 8'd0, (weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd5) < dim_m_q)) ?
-      b_rdata[47:40] : 8'd0, (weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd4) < dim_m_q)) ?
-      b_rdata[39:32] : 8'd0, (weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd3) < dim_m_q)) ?
-      b_rdata[31:24] : 8'd0, (weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd2) < dim_m_q)) ?
-      b_rdata[23:16] : 8'd0, (weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd1) < dim_m_q)) ?
-      b_rdata[15:8] : 8'd0, (weight_row_ok && (({13'd0, mt_q} * 16'd8 + 16'd0) < dim_m_q)) ?
+  assign w_top = {(weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd7) < dim_m_q)) ?
+      b_rdata[63:56] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd6) < dim_m_q)) ?
+      b_rdata[55:48] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd5) < dim_m_q)) ?
+      b_rdata[47:40] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd4) < dim_m_q)) ?
+      b_rdata[39:32] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd3) < dim_m_q)) ?
+      b_rdata[31:24] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd2) < dim_m_q)) ?
+      b_rdata[23:16] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd1) < dim_m_q)) ?
+      b_rdata[15:8] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd0) < dim_m_q)) ?
       b_rdata[7:0] : 8'd0};
+  assign issue_tag = {kt_q, token};
   assign row_data = ((kt_q == 3'd7) && (({13'd0, kt_q} * 16'd8 + 16'd0) < dim_k_q)) ? a_rdata_7
       : (((kt_q == 3'd6) && (({13'd0, kt_q} * 16'd8 + 16'd0) < dim_k_q)) ? a_rdata_6 : (((kt_q ==
       3'd5) && (({13'd0, kt_q} * 16'd8 + 16'd0) < dim_k_q)) ? a_rdata_5 : (((kt_q == 3'd4) &&
@@ -235,10 +343,12 @@ module kld_plain_top (
   kld_plain_array u_array (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .load_i(st_loadw),
+    .load_i(wl_shift),
+    .load_sel_i(wl_buf),
     .w_top_i(w_top),
     .seg_valid_i(st_issue),
-    .seg_tag_i(token),
+    .sel_i(buf_q),
+    .seg_tag_i(issue_tag),
     .seg_data_i(row_data),
     .tap_valid_o(tap_valid),
     .tap_tag_o(tap_tag),
@@ -249,9 +359,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_7 (
     .clk_i(clk_i),
     .we_i(tap_valid[7]),
-    .waddr_i(tap_tag[79:70]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
-    .raddr0_i(tap_tag[79:70]),
+    .waddr_i(tap_tag[100:91]),
+    .wdata_i((tap_tag[103:101] == 3'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
+    .raddr0_i(tap_tag[100:91]),
     .rdata0_o(acc_old_7),
     .raddr1_i(token),
     .rdata1_o(acc_out_7)
@@ -261,9 +371,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_6 (
     .clk_i(clk_i),
     .we_i(tap_valid[6]),
-    .waddr_i(tap_tag[69:60]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
-    .raddr0_i(tap_tag[69:60]),
+    .waddr_i(tap_tag[87:78]),
+    .wdata_i((tap_tag[90:88] == 3'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
+    .raddr0_i(tap_tag[87:78]),
     .rdata0_o(acc_old_6),
     .raddr1_i(token),
     .rdata1_o(acc_out_6)
@@ -273,9 +383,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_5 (
     .clk_i(clk_i),
     .we_i(tap_valid[5]),
-    .waddr_i(tap_tag[59:50]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
-    .raddr0_i(tap_tag[59:50]),
+    .waddr_i(tap_tag[74:65]),
+    .wdata_i((tap_tag[77:75] == 3'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
+    .raddr0_i(tap_tag[74:65]),
     .rdata0_o(acc_old_5),
     .raddr1_i(token),
     .rdata1_o(acc_out_5)
@@ -285,9 +395,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_4 (
     .clk_i(clk_i),
     .we_i(tap_valid[4]),
-    .waddr_i(tap_tag[49:40]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
-    .raddr0_i(tap_tag[49:40]),
+    .waddr_i(tap_tag[61:52]),
+    .wdata_i((tap_tag[64:62] == 3'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
+    .raddr0_i(tap_tag[61:52]),
     .rdata0_o(acc_old_4),
     .raddr1_i(token),
     .rdata1_o(acc_out_4)
@@ -297,9 +407,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_3 (
     .clk_i(clk_i),
     .we_i(tap_valid[3]),
-    .waddr_i(tap_tag[39:30]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
-    .raddr0_i(tap_tag[39:30]),
+    .waddr_i(tap_tag[48:39]),
+    .wdata_i((tap_tag[51:49] == 3'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
+    .raddr0_i(tap_tag[48:39]),
     .rdata0_o(acc_old_3),
     .raddr1_i(token),
     .rdata1_o(acc_out_3)
@@ -309,9 +419,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_2 (
     .clk_i(clk_i),
     .we_i(tap_valid[2]),
-    .waddr_i(tap_tag[29:20]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
-    .raddr0_i(tap_tag[29:20]),
+    .waddr_i(tap_tag[35:26]),
+    .wdata_i((tap_tag[38:36] == 3'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
+    .raddr0_i(tap_tag[35:26]),
     .rdata0_o(acc_old_2),
     .raddr1_i(token),
     .rdata1_o(acc_out_2)
@@ -321,9 +431,9 @@ module kld_plain_top (
   kld_sram_1024x32_r2 u_acc_1 (
     .clk_i(clk_i),
     .we_i(tap_valid[1]),
-    .waddr_i(tap_tag[19:10]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
-    .raddr0_i(tap_tag[19:10]),
+    .waddr_i(tap_tag[22:13]),
+    .wdata_i((tap_tag[25:23] == 3'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
+    .raddr0_i(tap_tag[22:13]),
     .rdata0_o(acc_old_1),
     .raddr1_i(token),
     .rdata1_o(acc_out_1)
@@ -334,7 +444,7 @@ module kld_plain_top (
     .clk_i(clk_i),
     .we_i(tap_valid[0]),
     .waddr_i(tap_tag[9:0]),
-    .wdata_i((kt_q == 3'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
+    .wdata_i((tap_tag[12:10] == 3'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
     .raddr1_i(token),
@@ -349,7 +459,6 @@ module kld_plain_top (
   assign busy_o = busy_q;
   assign done_o = done_q;
   assign drain_done = cnt_q == 4'd14;
-  assign loadw_done = cnt_q == 4'd7;
 
   // run control: for each m-tile, every k-tile pass, then stream the outputs
   always @(posedge clk_i or negedge rst_ni) begin
@@ -359,6 +468,7 @@ module kld_plain_top (
       kt_q <= 3'd0;
       cnt_q <= 4'd0;
       token_q <= 11'd0;
+      buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
     end else begin
@@ -369,37 +479,39 @@ module kld_plain_top (
             done_q <= 1'b0;
             mt_q <= 3'd0;
             kt_q <= 3'd0;
-            cnt_q <= 4'd0;
+            token_q <= 11'd0;
+            buf_q <= 1'b0;
             state_q <= 3'd1;
           end
         end
         3'd1: begin
-          if (loadw_done) begin
-            token_q <= 11'd0;
+          if (wl_finish) begin
             state_q <= 3'd2;
-          end else begin
-            cnt_q <= cnt_q + 4'd1;
           end
         end
         3'd2: begin
           if (token_is_last) begin
-            cnt_q <= 4'd0;
-            state_q <= 3'd3;
+            token_q <= 11'd0;
+            if (kt_is_last) begin
+              kt_q <= 3'd0;
+              cnt_q <= 4'd0;
+              state_q <= 3'd3;
+            end else begin
+              kt_q <= kt_q + 3'd1;
+              buf_q <= !buf_q;
+              if (wl_next_loaded) begin
+                state_q <= 3'd2;
+              end else begin
+                state_q <= 3'd1;
+              end
+            end
           end else begin
             token_q <= token_q + 11'd1;
           end
         end
         3'd3: begin
           if (drain_done) begin
-            cnt_q <= 4'd0;
-            token_q <= 11'd0;
-            if (kt_is_last) begin
-              kt_q <= 3'd0;
-              state_q <= 3'd4;
-            end else begin
-              kt_q <= kt_q + 3'd1;
-              state_q <= 3'd1;
-            end
+            state_q <= 3'd4;
           end else begin
             cnt_q <= cnt_q + 4'd1;
           end
@@ -407,13 +519,19 @@ module kld_plain_top (
         3'd4: begin
           if (out_ready_i) begin
             if (token_is_last) begin
+              token_q <= 11'd0;
               if (mt_is_last) begin
                 state_q <= 3'd0;
                 busy_q <= 1'b0;
                 done_q <= 1'b1;
               end else begin
                 mt_q <= mt_q + 3'd1;
-                state_q <= 3'd1;
+                buf_q <= !buf_q;
+                if (wl_next_loaded) begin
+                  state_q <= 3'd2;
+                end else begin
+                  state_q <= 3'd1;
+                end
               end
             end else begin
               token_q <= token_q + 11'd1;

@@ -1,6 +1,8 @@
-// Block test of kld_array: dense GEMM tiles. Weights are shifted in through
-// load_i (last row first); then every segment issues its own stream of
-// tokens with random gaps, several segments often in the same cycle. Each
+// Block test of kld_array: dense GEMM tiles back to back. Weights are shifted
+// in through load_i (last row first) into the buffer of the tile (tile parity),
+// the next tile's while the current one computes; every segment issues its own
+// stream of tokens with random gaps, several segments often in the same cycle,
+// and the next tile follows without a drain. Each
 // tap must show exactly the issued tokens, each ArrayBlock::latency(c, col)
 // cycles after its issue, with the partial sum of the segment's GROUP_W
 // channels against the stationary weights (a plain dot product wrapped to
@@ -25,7 +27,7 @@ struct TapValue {
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
   const int rows = c.rows, cols = c.cols, gw = c.group_w, segs = c.segs(), dw = c.data_w, aw = c.acc_w;
-  const int tw = c.token_w();
+  const int tw = ArrayBlock::tag_width(c);
   const int tiles = job.raw.value("tiles", 3);
   Vkld_array dut;
   Clock<Vkld_array> clock(dut);
@@ -34,6 +36,7 @@ int run(const Job& job) {
 
   dut.rst_ni = 0;
   dut.load_i = 0;
+  dut.sel_i = 0;
   set_bits(dut.seg_valid_i, 0, segs, 0);
   clock.settle();
   dut.rst_ni = 1;
@@ -63,30 +66,50 @@ int run(const Job& job) {
       }
   };
 
-  for (int tile = 0; tile < tiles; ++tile) {
-    std::vector<std::vector<int64_t>> weight(static_cast<size_t>(rows), std::vector<int64_t>(static_cast<size_t>(cols)));
-    for (auto& row : weight)
+  // Weights of every tile; tile t computes with buffer t mod 2.
+  using Tile = std::vector<std::vector<int64_t>>;
+  std::vector<Tile> weight(static_cast<size_t>(tiles), Tile(static_cast<size_t>(rows), std::vector<int64_t>(static_cast<size_t>(cols))));
+  for (auto& tile : weight)
+    for (auto& row : tile)
       for (auto& v : row) v = operand(rng, dw);
-    // LOADW: ROWS cycles, the bottom row's weights first.
-    set_bits(dut.seg_valid_i, 0, segs, 0);
-    for (int k = 0; k < rows; ++k) {
-      dut.load_i = 1;
-      for (int col = 0; col < cols; ++col)
-        set_bits(dut.w_top_i, col * dw, dw, static_cast<uint64_t>(weight[static_cast<size_t>(rows - 1 - k)][static_cast<size_t>(col)]));
-      check_taps();
-      clock.edge();
+  // Drives row k of tile t's load (the bottom row first), or no load.
+  auto drive_load = [&](int t, int k) {
+    dut.load_i = k >= 0;
+    dut.load_sel_i = t % 2;
+    if (k < 0) {
+      set_bits(dut.w_top_i, 0, cols * dw, rng.next());  // ignored without a load
+      return;
     }
-    dut.load_i = 0;
-    set_bits(dut.w_top_i, 0, cols * dw, rng.next());  // ignored outside LOADW
-
-    // ISSUE: per segment, `tokens` tokens with a segment-specific issue probability.
+    for (int col = 0; col < cols; ++col)
+      set_bits(dut.w_top_i, col * dw, dw,
+               static_cast<uint64_t>(weight[static_cast<size_t>(t)][static_cast<size_t>(rows - 1 - k)][static_cast<size_t>(col)]));
+  };
+  // Tile 0's weights: ROWS cycles before any issue.
+  set_bits(dut.seg_valid_i, 0, segs, 0);
+  for (int k = 0; k < rows; ++k) {
+    drive_load(0, k);
+    check_taps();
+    clock.edge();
+  }
+  for (int tile = 0; tile < tiles; ++tile) {
+    // ISSUE: per segment, `tokens` tokens with a segment-specific issue probability,
+    // with buffer tile mod 2. Meanwhile the next tile's weights load into the
+    // other buffer, once the previous tile's last activation has left the array
+    // (GROUP_W + COLS - 1 cycles after its last issue, the cycle before this tile).
     const int64_t tokens = job.iterations;
+    const int64_t load_from = clock.cycle() - 1 + gw + cols - 1;
+    const bool next = tile + 1 < tiles;
+    int loaded = next ? 0 : rows;
     std::vector<int64_t> left(static_cast<size_t>(segs), tokens);
     std::vector<int64_t> percent(static_cast<size_t>(segs));
     for (auto& p : percent) p = std::vector<int64_t>{25, 60, 100}[static_cast<size_t>(rng.range(0, 2))];
     bool any_left = true;
-    while (any_left) {
+    while (any_left || loaded < rows) {
       any_left = false;
+      const bool loading = loaded < rows && clock.cycle() >= load_from;
+      drive_load(tile + 1, loading ? loaded : -1);
+      loaded += loading;
+      dut.sel_i = tile % 2;
       const bool all_together = rng.range(0, 7) == 0;
       int issuing = 0;
       for (int s = 0; s < segs; ++s) {
@@ -106,7 +129,9 @@ int run(const Job& job) {
           --left[static_cast<size_t>(s)];
           for (int col = 0; col < cols; ++col) {
             int64_t dot = 0;  // plain dot product of the group's channels and the segment's weights
-            for (int j = 0; j < gw; ++j) dot += a[static_cast<size_t>(j)] * weight[static_cast<size_t>(s * gw + j)][static_cast<size_t>(col)];
+            for (int j = 0; j < gw; ++j)
+              dot += a[static_cast<size_t>(j)] *
+                     weight[static_cast<size_t>(tile)][static_cast<size_t>(s * gw + j)][static_cast<size_t>(col)];
             expect[{clock.cycle() + ArrayBlock::latency(c, col), s, col}] = TapValue{tag, kaleido::wrap_signed(dot, aw)};
           }
         }
@@ -116,19 +141,19 @@ int run(const Job& job) {
       check_taps();
       clock.edge();
     }
-    // DRAIN: idle until every expected tap has been seen (or its cycle passed).
-    set_bits(dut.seg_valid_i, 0, segs, 0);
-    const int64_t until = clock.cycle() + c.group_w + cols + c.mul_pipe + 2;
-    while (clock.cycle() < until) {
-      check_taps();
-      clock.edge();
-    }
-    for (const auto& [key, v] : expect)
-      chk.fail("tile " + std::to_string(tile) + ": tap of segment " + std::to_string(std::get<1>(key)) + " column " +
-               std::to_string(std::get<2>(key)) + " expected in cycle " + std::to_string(std::get<0>(key)) +
-               " never compared");
-    expect.clear();
+    // The next tile issues from the next cycle: no drain between tiles.
   }
+  // DRAIN: idle until every expected tap has been seen (or its cycle passed).
+  set_bits(dut.seg_valid_i, 0, segs, 0);
+  drive_load(0, -1);
+  const int64_t until = clock.cycle() + c.group_w + cols + c.mul_pipe + 2;
+  while (clock.cycle() < until) {
+    check_taps();
+    clock.edge();
+  }
+  for (const auto& [key, v] : expect)
+    chk.fail("tap of segment " + std::to_string(std::get<1>(key)) + " column " + std::to_string(std::get<2>(key)) +
+             " expected in cycle " + std::to_string(std::get<0>(key)) + " never compared");
   if (seen != issued * cols) chk.fail("taps seen " + std::to_string(seen) + " != issues x COLS " + std::to_string(issued * cols));
   if (segs > 1 && multi_issue_cycles == 0) chk.fail("no cycle had several segments issuing");
   dut.final();
