@@ -21,12 +21,7 @@
 namespace kaleido::study {
 namespace {
 
-FloatMatrix random_matrix(int64_t r, int64_t c, uint64_t seed, double sd = 1.0) {
-  FloatMatrix m(r, c);
-  Rng rng(seed);
-  for (float& x : m.data) x = static_cast<float>(sd * rng.normal());
-  return m;
-}
+using testing::random_matrix;
 
 // Full SNR and cosine of Ahat B against A B, in double, straight from the definitions.
 struct FullQuality {

@@ -11,9 +11,18 @@
 
 #include "common/atomic_file.hpp"
 #include "golden/random.hpp"
+#include "golden/types.hpp"
 #include "workload/video.hpp"
 
 namespace kaleido::testing {
+
+// A rows x cols matrix of independent normal values with standard deviation `sd`, from `seed`.
+inline FloatMatrix random_matrix(int64_t rows, int64_t cols, uint64_t seed, double sd = 1.0) {
+  FloatMatrix m(rows, cols);
+  Rng rng(seed);
+  for (float& x : m.data) x = static_cast<float>(sd * rng.normal());
+  return m;
+}
 
 inline std::string temp_path(const std::string& name) {
   const char* base = std::getenv("TMPDIR");

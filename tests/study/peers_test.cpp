@@ -4,18 +4,14 @@
 #include <cmath>
 
 #include "golden/random.hpp"
+#include "helpers.hpp"
 #include "study/blocks.hpp"
 #include "study/peers.hpp"
 
 namespace kaleido::study {
 namespace {
 
-FloatMatrix random_matrix(int64_t rows, int64_t cols, uint64_t seed) {
-  FloatMatrix m(rows, cols);
-  Rng rng(seed);
-  for (auto& x : m.data) x = static_cast<float>(rng.normal());
-  return m;
-}
+using testing::random_matrix;
 
 TEST(Blocks, LayoutClipsEdgeBlocksAndCountsMacs) {
   const BlockLayout L(Grid{5, 4, 6}, BlockShape{4, 4, 4});
