@@ -73,7 +73,9 @@ WeightLoader weight_loader(Module& m, const HwConfig& c, const std::vector<const
                                "passes loaded ahead of the pass engine, its current pass included (0..2)");
   const Expr kt_q = m.signal("wl_kt_q", ktw, Sign::Unsigned, "k-tile of the pass being loaded");
   const Expr mt_q = m.signal("wl_mt_q", mtw, Sign::Unsigned, "m-tile of the pass being loaded");
-  const Expr end_q = m.signal("wl_end_q", 1, Sign::Unsigned, "every pass of the run is loaded (or no run)");
+  // Reset to 0 (not an "all loaded" flag reset to 1): synthesis maps a set-on-reset flop as an
+  // inverted one, which the register-matching equivalence check cannot pair with the RTL.
+  const Expr pending_q = m.signal("wl_pending_q", 1, Sign::Unsigned, "passes of the run are left to load");
   wl.buf = m.wire("wl_buf", in.buf ^ lead_q[0], "the loaded pass's buffer: its parity");
   // Buffer b is free once the last activation of the pass that used it has
   // passed every PE: GROUP_W + COLS - 1 cycles after that pass's ISSUE ended.
@@ -87,7 +89,7 @@ WeightLoader weight_loader(Module& m, const HwConfig& c, const std::vector<const
                                       "'s pass has left the array"));
     buf_free = m.wire("wl_buf_free", mux(wl.buf, busy_cnt[1] == zero(bw), busy_cnt[0] == zero(bw)));
   }
-  const Expr can_start = m.wire("wl_can_start", !end_q && !lead_q[1] && buf_free,
+  const Expr can_start = m.wire("wl_can_start", pending_q && !lead_q[1] && buf_free,
                                 "a pass left to load, at most one ahead, into a free buffer");
   Expr cnt_q;
   if (rows > 1) {
@@ -109,14 +111,14 @@ WeightLoader weight_loader(Module& m, const HwConfig& c, const std::vector<const
   ff.on_reset().assign(lead_q, 0);
   ff.on_reset().assign(kt_q, 0);
   ff.on_reset().assign(mt_q, 0);
-  ff.on_reset().assign(end_q, 1);
+  ff.on_reset().assign(pending_q, 0);
   if (rows > 1) ff.on_reset().assign(cnt_q, 0);
   for (const Expr& b : busy_cnt) ff.on_reset().assign(b, 0);
   IfStmt& go = ff.body().if_(in.run_start);
   go.then_().assign(lead_q, 0);
   go.then_().assign(kt_q, 0);
   go.then_().assign(mt_q, 0);
-  go.then_().assign(end_q, 0);
+  go.then_().assign(pending_q, 1);
   if (rows > 1) go.then_().assign(cnt_q, 0);
   for (const Expr& b : busy_cnt) go.then_().assign(b, 0);
   Block& run = go.else_();
@@ -128,7 +130,7 @@ WeightLoader weight_loader(Module& m, const HwConfig& c, const std::vector<const
   IfStmt& kl = fin.then_().if_(kt_last);
   kl.then_().assign(kt_q, 0);
   IfStmt& ml = kl.then_().if_(mt_last);
-  ml.then_().assign(end_q, 1);
+  ml.then_().assign(pending_q, 0);
   ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
   kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
   for (int b = 0; b < static_cast<int>(busy_cnt.size()); ++b) {

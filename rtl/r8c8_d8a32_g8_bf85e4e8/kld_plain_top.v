@@ -94,8 +94,8 @@ module kld_plain_top (
   reg [2:0] wl_kt_q;
   // m-tile of the pass being loaded
   reg [2:0] wl_mt_q;
-  // every pass of the run is loaded (or no run)
-  reg wl_end_q;
+  // passes of the run are left to load
+  reg wl_pending_q;
   // the loaded pass's buffer: its parity
   wire wl_buf;
   // cycles until the last activation of buffer 0's pass has left the array
@@ -241,7 +241,7 @@ module kld_plain_top (
   assign b_ready_o = !busy_q;
   assign wl_buf = buf_q ^ wl_lead_q[0];
   assign wl_buf_free = wl_buf ? wl_busy_1_q == 4'd0 : wl_busy_0_q == 4'd0;
-  assign wl_can_start = !wl_end_q && !wl_lead_q[1] && wl_buf_free;
+  assign wl_can_start = wl_pending_q && !wl_lead_q[1] && wl_buf_free;
   assign wl_shift = (wl_row_q != 3'd0) || wl_can_start;
   assign wl_finish = wl_shift && (wl_row_q == 3'd7);
   assign wl_kt_is_last = ({13'd0, wl_kt_q} * 16'd8 + 16'd8) >= dim_k_q;
@@ -254,7 +254,7 @@ module kld_plain_top (
       wl_lead_q <= 2'd0;
       wl_kt_q <= 3'd0;
       wl_mt_q <= 3'd0;
-      wl_end_q <= 1'b1;
+      wl_pending_q <= 1'b0;
       wl_row_q <= 3'd0;
       wl_busy_0_q <= 4'd0;
       wl_busy_1_q <= 4'd0;
@@ -263,7 +263,7 @@ module kld_plain_top (
         wl_lead_q <= 2'd0;
         wl_kt_q <= 3'd0;
         wl_mt_q <= 3'd0;
-        wl_end_q <= 1'b0;
+        wl_pending_q <= 1'b1;
         wl_row_q <= 3'd0;
         wl_busy_0_q <= 4'd0;
         wl_busy_1_q <= 4'd0;
@@ -282,7 +282,7 @@ module kld_plain_top (
           if (wl_kt_is_last) begin
             wl_kt_q <= 3'd0;
             if (wl_mt_is_last) begin
-              wl_end_q <= 1'b1;
+              wl_pending_q <= 1'b0;
             end else begin
               wl_mt_q <= wl_mt_q + 3'd1;
             end
