@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "common/suggest.hpp"
+#include "common/text.hpp"
 
 namespace kaleido::cli {
 
@@ -45,12 +46,6 @@ bool dotted_name(const std::string& s) {
     if (s[i] != '.' && !bare_key_char(s[i])) return false;
   }
   return true;
-}
-
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
 // Parses one TOML value of `text` from `i`; returns its kind, or throws a

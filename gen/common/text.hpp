@@ -12,4 +12,11 @@ inline std::string to_lower(std::string s) {
   return s;
 }
 
+// Without leading and trailing blanks (spaces, tabs, line ends).
+inline std::string trim(const std::string& s) {
+  const size_t first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
 }  // namespace kaleido

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "common/text.hpp"
+
 namespace kaleido::vlog {
 
 using detail::Decl;
@@ -87,12 +89,6 @@ bool reserved(const std::string& s) {
       "shortint", "static", "string", "struct", "super", "this", "type", "typedef", "union", "unique", "var", "virtual",
       "void"};
   return words.count(s) > 0;
-}
-
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
 }
 
 void lvalue_decls(const Expr& e, std::vector<const Decl*>& out) {
@@ -316,11 +312,11 @@ Waiver make_waiver(const std::string& code, const std::string& justification, co
   const auto& codes = known_lint_codes();
   if (std::find(codes.begin(), codes.end(), code) == codes.end())
     throw BuildError("waiver on " + target + ": '" + code + "' is not a known Verilator warning code");
-  if (trimmed(justification).size() < 8)
+  if (trim(justification).size() < 8)
     throw BuildError("waiver " + code + " on " + target + ": a justification (a sentence saying why) is mandatory");
   if (justification.find('\n') != std::string::npos)
     throw BuildError("waiver " + code + " on " + target + ": the justification must be one line");
-  return Waiver{code, trimmed(justification)};
+  return Waiver{code, trim(justification)};
 }
 }  // namespace
 
@@ -561,7 +557,7 @@ void Scope::comment(const std::string& text) { items_.push_back(std::make_unique
 void Scope::unused(const Expr& bits, const std::string& justification) {
   if (!bits.valid() || bits.is_elab()) detail::build_fail(ref_, "unused(): needs a hardware expression");
   detail::check_visible(ref_, bits, "unused()");
-  if (trimmed(justification).size() < 8)
+  if (trim(justification).size() < 8)
     detail::build_fail(ref_, "unused(" + detail::short_text(bits) + "): a justification is mandatory");
   // Name the sink after the first signal in the bits.
   std::string base = "bits";
@@ -579,7 +575,7 @@ void Scope::unused(const Expr& bits, const std::string& justification) {
   for (int k = 2; ref_.ctx->decl_names.count(name) || ref_.ctx->label_names.count(name); ++k)
     name = "unused_" + base + "_" + std::to_string(k);
   auto sink = declare(DeclKind::Sink, name, 1, false, "");
-  items_.push_back(std::make_unique<UnusedItem>(sink, bits, trimmed(justification)));
+  items_.push_back(std::make_unique<UnusedItem>(sink, bits, trim(justification)));
 }
 
 // ---- module ----------------------------------------------------------------------------
