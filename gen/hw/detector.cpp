@@ -57,17 +57,27 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   if (!has_rope_based) m.unused(rope, "no rope-orthogonal or adaptive policy is built in");
   for (int ax = 0; ax < 3; ++ax) {
     const std::string an = kAxis[ax];
-    Expr worst;
+    std::vector<Expr> level;  // |x - y| per channel, then the larger of each pair, level by level
     for (int j = 0; j < gw; ++j) {
       const std::string sfx = an + "_" + std::to_string(j);
       const Expr y = m.wire("y_" + sfx, as_signed(rd[static_cast<size_t>(ax)].slice((j + 1) * dw - 1, j * dw)));
       const Expr xe = m.wire("xe_" + sfx, sext(x[static_cast<size_t>(j)], dw + 1));
       const Expr ye = m.wire("ye_" + sfx, sext(y, dw + 1));
       const Expr diff = m.wire("diff_" + sfx, xe - ye);
-      const Expr mag = m.wire("mag_" + sfx, as_unsigned(mux(diff.msb(), -diff, diff)));
-      worst = j == 0 ? mag : m.wire("max_" + sfx, mux(mag > worst, mag, worst));
+      level.push_back(m.wire("mag_" + sfx, as_unsigned(mux(diff.msb(), -diff, diff))));
     }
-    dist.push_back(m.wire("d_" + an, worst, "d(r) of the " + an + " reference"));
+    // A balanced tree of max, ceil(log2 GROUP_W) levels deep: a chain of GROUP_W - 1
+    // compares was the detector's critical path.
+    for (int depth = 0; level.size() > 1; ++depth) {
+      std::vector<Expr> next;
+      for (size_t k = 0; k + 1 < level.size(); k += 2) {
+        const std::string name = "max_" + an + "_l" + std::to_string(depth) + "_" + std::to_string(k / 2);
+        next.push_back(m.wire(name, mux(level[k + 1] > level[k], level[k + 1], level[k])));
+      }
+      if (level.size() % 2 == 1) next.push_back(level.back());
+      level = std::move(next);
+    }
+    dist.push_back(m.wire("d_" + an, level.front(), "d(r) of the " + an + " reference"));
     // Allowed: the fixed list for the fixed policy, else every axis outside the group's RoPE axes.
     Expr allowed_expr;
     if (has_fixed) {

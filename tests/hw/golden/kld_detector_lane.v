@@ -78,7 +78,7 @@ module kld_detector_lane (
   wire signed [4:0] ye_t_1;
   wire signed [4:0] diff_t_1;
   wire [4:0] mag_t_1;
-  wire [4:0] max_t_1;
+  wire [4:0] max_t_l0_0;
   // d(r) of the t reference
   wire [4:0] d_t;
   wire in_list_t;
@@ -95,7 +95,7 @@ module kld_detector_lane (
   wire signed [4:0] ye_h_1;
   wire signed [4:0] diff_h_1;
   wire [4:0] mag_h_1;
-  wire [4:0] max_h_1;
+  wire [4:0] max_h_l0_0;
   // d(r) of the h reference
   wire [4:0] d_h;
   wire in_list_h;
@@ -112,7 +112,7 @@ module kld_detector_lane (
   wire signed [4:0] ye_w_1;
   wire signed [4:0] diff_w_1;
   wire [4:0] mag_w_1;
-  wire [4:0] max_w_1;
+  wire [4:0] max_w_l0_0;
   // d(r) of the w reference
   wire [4:0] d_w;
   wire in_list_w;
@@ -155,8 +155,8 @@ module kld_detector_lane (
   assign ye_t_1 = $signed({y_t_1[3], y_t_1});
   assign diff_t_1 = xe_t_1 - ye_t_1;
   assign mag_t_1 = $unsigned(diff_t_1[4] ? -diff_t_1 : diff_t_1);
-  assign max_t_1 = (mag_t_1 > mag_t_0) ? mag_t_1 : mag_t_0;
-  assign d_t = max_t_1;
+  assign max_t_l0_0 = (mag_t_1 > mag_t_0) ? mag_t_1 : mag_t_0;
+  assign d_t = max_t_l0_0;
   assign in_list_t = ((naxes_i >= 2'd1) && (axes_i[1:0] == 2'd0)) || ((naxes_i >= 2'd2) &&
       (axes_i[3:2] == 2'd0)) || ((naxes_i == 2'd3) && (axes_i[5:4] == 2'd0));
   assign allowed_t = (policy_i == 2'd0) ? in_list_t : !rope_i[0];
@@ -171,8 +171,8 @@ module kld_detector_lane (
   assign ye_h_1 = $signed({y_h_1[3], y_h_1});
   assign diff_h_1 = xe_h_1 - ye_h_1;
   assign mag_h_1 = $unsigned(diff_h_1[4] ? -diff_h_1 : diff_h_1);
-  assign max_h_1 = (mag_h_1 > mag_h_0) ? mag_h_1 : mag_h_0;
-  assign d_h = max_h_1;
+  assign max_h_l0_0 = (mag_h_1 > mag_h_0) ? mag_h_1 : mag_h_0;
+  assign d_h = max_h_l0_0;
   assign in_list_h = ((naxes_i >= 2'd1) && (axes_i[1:0] == 2'd1)) || ((naxes_i >= 2'd2) &&
       (axes_i[3:2] == 2'd1)) || ((naxes_i == 2'd3) && (axes_i[5:4] == 2'd1));
   assign allowed_h = (policy_i == 2'd0) ? in_list_h : !rope_i[1];
@@ -187,8 +187,8 @@ module kld_detector_lane (
   assign ye_w_1 = $signed({y_w_1[3], y_w_1});
   assign diff_w_1 = xe_w_1 - ye_w_1;
   assign mag_w_1 = $unsigned(diff_w_1[4] ? -diff_w_1 : diff_w_1);
-  assign max_w_1 = (mag_w_1 > mag_w_0) ? mag_w_1 : mag_w_0;
-  assign d_w = max_w_1;
+  assign max_w_l0_0 = (mag_w_1 > mag_w_0) ? mag_w_1 : mag_w_0;
+  assign d_w = max_w_l0_0;
   assign in_list_w = ((naxes_i >= 2'd1) && (axes_i[1:0] == 2'd2)) || ((naxes_i >= 2'd2) &&
       (axes_i[3:2] == 2'd2)) || ((naxes_i == 2'd3) && (axes_i[5:4] == 2'd2));
   assign allowed_w = (policy_i == 2'd0) ? in_list_w : !rope_i[2];
