@@ -71,9 +71,12 @@ class ReuseMethod : public Method {
     cfg_.band = BandSplit{"rope", {in.rope.band[0], in.rope.band[1], in.rope.band[2]}};
     cfg_.policy = spec.policy;
     cfg_.mode = spec.mode;
+    cfg_.distance = spec.distance;
     cfg_.tile_h = spec.tile_h;
     cfg_.tile_w = spec.tile_w;
     cfg_.validate();
+    rope_cfg_ = cfg_;
+    if (spec.all_axes) cfg_.band = parse_band_split("none");  // no group is barred from its RoPE axis
     if (spec.reuse_p && in.grid.tokens() > kMaxPvReuseTokens)
       throw ConfigError("methods", spec.name,
                         "reuse on P V holds P of every query (N x N floats): at most " +
@@ -158,7 +161,7 @@ class ReuseMethod : public Method {
       for (Axis a : cfg_.allowed_axes(g)) allowed += axis_name(a);
       groups.push_back({{"group", g},
                         {"channels", std::to_string(g * cfg_.group_w) + "-" + std::to_string((g + 1) * cfg_.group_w - 1)},
-                        {"rope_axes", mask_name(cfg_.rope_mask(g))},
+                        {"rope_axes", mask_name(rope_cfg_.rope_mask(g))},
                         {"allowed_axes", allowed.empty() ? "-" : allowed},
                         {"tau", knob_ * rms_q_[static_cast<size_t>(g)]},
                         {"reuse_ratio", q_.counters.group_ratio(g, N)}});
@@ -178,6 +181,8 @@ class ReuseMethod : public Method {
     const auto& c = q_.counters;
     nlohmann::json j = {{"group_w", cfg_.group_w},
                         {"policy", policy_name(cfg_.policy)},
+                        {"all_axes", spec_.all_axes},
+                        {"distance", distance_name(cfg_.distance)},
                         {"mode", mode_name(cfg_.mode)},
                         {"reuse_ratio", c.reuse_ratio()},
                         {"by_axis",
@@ -213,6 +218,7 @@ class ReuseMethod : public Method {
     cp.group_w = static_cast<int>(gw);
     cp.band = parse_band_split("none");  // P has no RoPE: every axis allowed
     cp.policy = spec_.policy;
+    cp.distance = spec_.distance;
     cp.tile_h = spec_.tile_h;
     cp.tile_w = spec_.tile_w;
     cp.validate();
@@ -232,6 +238,7 @@ class ReuseMethod : public Method {
   const AttentionInputs& in_;
   ReuseMethodSpec spec_;
   ReuseConfig cfg_;
+  ReuseConfig rope_cfg_;  // cfg_ with Q's RoPE band, to name each group's RoPE axes
   std::vector<float> rms_q_, rms_k_;
   FloatReuse q_, k_, p_;
   double knob_ = 0.0;

@@ -75,6 +75,12 @@ struct ReuseMethodSpec {
   // padded with zeros to a multiple of Gw), P = softmax(Qhat K^T / sqrt d) of every query, thresholds
   // knob x RMS of each P group. Needs N x N floats: at most kMaxPvReuseTokens tokens.
   bool reuse_p = false;
+  // Group distance (golden/config.hpp: max, the hardware's; l1 = mean |d|; l2 = RMS of d; tau in data units).
+  Distance distance = Distance::Max;
+  // Every axis allowed for every group, RoPE band or not (with Policy::Adaptive: the passing reference with the
+  // smallest distance among t, h, w). The golden model is run as if Q had no RoPE band; reports still name each
+  // group's RoPE axes.
+  bool all_axes = false;
   int tile_h = 0, tile_w = 0;
   int threads = 1;  // for P of every query (reuse_p)
 };

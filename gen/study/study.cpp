@@ -20,6 +20,9 @@ const std::vector<std::string>& all_methods() {
                                              "channel-reuse-qk",
                                              "channel-reuse-all-axes",
                                              "channel-reuse-pv",
+                                             "channel-reuse-adaptive-max",
+                                             "channel-reuse-adaptive-l1",
+                                             "channel-reuse-adaptive-l2",
                                              "token-reuse",
                                              "spade-style",
                                              "spargeattn-style",
@@ -33,6 +36,10 @@ const std::vector<std::string>& all_methods() {
 bool is_peer(const std::string& m) {
   return m == "spade-style" || m == "spargeattn-style" || m == "veda-style" || m == "scalingattention-style" ||
          m == "sliding-tile-style" || m == "oracle-block";
+}
+
+bool is_distance_variant(const std::string& m) {
+  return m == "channel-reuse-adaptive-max" || m == "channel-reuse-adaptive-l1" || m == "channel-reuse-adaptive-l2";
 }
 
 bool is_proxy(const std::string& name) { return name == "raw" || name == "denoised"; }
@@ -144,6 +151,14 @@ std::unique_ptr<Method> make_method(const std::string& name, const AttentionInpu
     r.policy = Policy::Fixed;
     return make_reuse_method(in, r);
   }
+  // All axes, adaptive choice, one of the three group distances (beside rope-orthogonal's max).
+  for (Distance d : {Distance::Max, Distance::L1, Distance::L2})
+    if (name == std::string("channel-reuse-adaptive-") + distance_name(d)) {
+      r.policy = Policy::Adaptive;
+      r.all_axes = true;
+      r.distance = d;
+      return make_reuse_method(in, r);
+    }
   if (name == "token-reuse") {
     r.mode = Mode::TokenReuse;
     return make_reuse_method(in, r);
@@ -301,27 +316,34 @@ ProjectionRecord projection_point(ProjectionReuse& pr, double knob, const Attent
 
 // The largest knob of channel-reuse (Q reused on Q K^T) whose attention output keeps SNR >= the schedule
 // target (bisection; the SNR falls as the knob grows), and its thresholds per group.
-void calibrate_for_snr(Method& m, const AttentionEvaluator& ev, const AttentionInputs& in, const StudyOptions& opt,
-                       StepRecord::Calibrated& c) {
+// The largest knob of a reuse method whose attention output keeps SNR >= target_db (bisection, 14 steps; the SNR
+// falls as the knob grows). Leaves the method executed there.
+StepRecord::AtSnr calibrate_knob_for_snr(Method& m, const AttentionEvaluator& ev, double target_db) {
   auto snr_at = [&](double knob) {
     m.execute(knob);
     return m.evaluate(ev).out.snr_db;
   };
   double lo = 0.0, hi = m.knob_max();
-  if (snr_at(hi) >= opt.schedule_snr_db) {
+  if (snr_at(hi) >= target_db) {
     lo = hi;
   } else {
     for (int it = 0; it < 14; ++it) {
       const double mid = 0.5 * (lo + hi);
-      (snr_at(mid) >= opt.schedule_snr_db ? lo : hi) = mid;
+      (snr_at(mid) >= target_db ? lo : hi) = mid;
     }
   }
   const Execution e = m.execute(lo);
   const AttentionQuality q = m.evaluate(ev);
-  c.knob = lo;
-  c.snr_out = q.out.snr_db;
-  c.cos_out = q.out.cosine;
-  c.qk_savings = e.qk_savings();
+  return {m.name(), lo, q.out.snr_db, q.out.cosine, e.qk_savings(), e.savings()};
+}
+
+StepRecord::AtSnr calibrate_for_snr(Method& m, const AttentionEvaluator& ev, const AttentionInputs& in,
+                                    const StudyOptions& opt, StepRecord::Calibrated& c) {
+  const StepRecord::AtSnr at = calibrate_knob_for_snr(m, ev, opt.schedule_snr_db);
+  c.knob = at.knob;
+  c.snr_out = at.snr_out;
+  c.cos_out = at.cos_out;
+  c.qk_savings = at.qk_savings;
   c.q_scale = symmetric_scale(in.q, opt.schedule_data_w);
   c.tau.clear();
   c.tau_int.clear();
@@ -331,6 +353,7 @@ void calibrate_for_snr(Method& m, const AttentionEvaluator& ev, const AttentionI
     c.tau.push_back(tau);
     c.tau_int.push_back(static_cast<uint32_t>(std::floor(tau / c.q_scale)));
   }
+  return at;
 }
 
 void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, StepInputs& si, StudyResult& res,
@@ -368,7 +391,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
     m->execute(opt.ref_tau);
     st.reuse_at_ref = m->detail();
     st.ref_tau = opt.ref_tau;
-    calibrate_for_snr(*m, ev, in, opt, st.calibrated);
+    st.at_snr.push_back(calibrate_for_snr(*m, ev, in, opt, st.calibrated));
     progress.note(where + ": thresholds for output SNR >= " + fixed(opt.schedule_snr_db, 1) + " dB: tau/rms " +
                   fixed(st.calibrated.knob, 3) + ", Q K^T savings " + fixed(100.0 * st.calibrated.qk_savings, 1) + "%");
   }
@@ -383,6 +406,12 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       continue;
     }
     std::unique_ptr<Method> m = make_method(name, in, opt, peer);
+    if (is_distance_variant(name)) {
+      st.at_snr.push_back(calibrate_knob_for_snr(*m, ev, opt.schedule_snr_db));
+      progress.note(where + ": " + name + " at output SNR >= " + fixed(opt.schedule_snr_db, 1) + " dB: tau/rms " +
+                    fixed(st.at_snr.back().knob, 3) + ", Q K^T savings " + fixed(100.0 * st.at_snr.back().qk_savings, 1) +
+                    "%");
+    }
     std::vector<const PointRecord*> mine;
     std::vector<PointRecord> local;
     local.reserve(64);
