@@ -31,7 +31,8 @@ const char* const kReuseVariants[] = {"channel-reuse",
                                       "channel-reuse-pv",
                                       "channel-reuse-adaptive-max",
                                       "channel-reuse-adaptive-l1",
-                                      "channel-reuse-adaptive-l2"};
+                                      "channel-reuse-adaptive-l2",
+                                      "oracle-block-reuse"};
 
 std::string pct(double v, int decimals = 1) { return fixed(100.0 * v, decimals) + "%"; }
 
@@ -184,6 +185,15 @@ std::string block_section(const StudyResult& r) {
   return m.str();
 }
 
+const TargetRecord* find_target(const StudyResult& r, const StepRecord& s, const std::string& method,
+                                const std::string& basis, double target) {
+  for (const TargetRecord& tr : r.targets)
+    if (tr.clip == s.clip && tr.proxy == s.proxy && tr.step == s.step && tr.method == method && tr.basis == basis &&
+        tr.target == target)
+      return &tr;
+  return nullptr;
+}
+
 // Rope-orthogonal channel-reuse (max distance) beside the all-axes adaptive variants with each group distance:
 // at equal Q K^T savings (the reuse ratio of Q) and at the same output SNR.
 std::string distance_section(const StudyResult& r) {
@@ -206,11 +216,8 @@ std::string distance_section(const StudyResult& r) {
   for (const std::string& v : variants) cols.emplace_back(v);
   markdown::Table t(cols);
   auto find = [&](const StepRecord& s, const std::string& meth, double target) -> const TargetRecord* {
-    for (const TargetRecord& tr : r.targets)
-      if (tr.clip == s.clip && tr.proxy == s.proxy && tr.step == s.step && tr.method == meth && tr.basis == "qk" &&
-          tr.target == target && tr.reached)
-        return &tr;
-    return nullptr;
+    const TargetRecord* hit = find_target(r, s, meth, "qk", target);
+    return hit && hit->reached ? hit : nullptr;
   };
   // Sum and count of the SNR difference per (proxy, target, variant), for the mean rows.
   std::map<std::tuple<std::string, double, std::string>, std::pair<double, int>> delta;
@@ -262,6 +269,39 @@ std::string distance_section(const StudyResult& r) {
     at.add_row(std::move(row));
   }
   m << at.render() << "\n";
+  return m.str();
+}
+
+// oracle-block-reuse beside oracle-block alone at equal attention savings.
+std::string combined_section(const StudyResult& r) {
+  const auto& ms = r.options.methods;
+  if (std::find(ms.begin(), ms.end(), "oracle-block-reuse") == ms.end() ||
+      std::find(ms.begin(), ms.end(), "oracle-block") == ms.end())
+    return "";
+  std::ostringstream m;
+  m << "## Reuse inside the kept tiles of the oracle block mask\n\n"
+       "`oracle-block-reuse`: the oracle mask (exact tile mass) at a keep fraction picks the tiles; inside them, "
+       "channel-reuse on Q (rope-orthogonal, max distance) at tau/RMS given per step (by default the step's "
+       "calibrated channel-reuse threshold, the largest keeping the output SNR >= "
+    << fixed(r.options.schedule_snr_db, 1)
+    << " dB on its own) skips further Q K^T MACs and copies P V rows. Attention-output SNR (dB) / cosine at equal "
+       "attention (Q K^T + P V) savings; the combined method's overheads (detector comparisons) are in "
+       "`points.csv`.\n\n";
+  markdown::Table t({"clip", "proxy", "step", "sigma", "tau/RMS", "target", "oracle-block", "oracle-block-reuse",
+                     "difference"});
+  auto cell = [](const TargetRecord* x) {
+    return !x ? std::string("-") : x->reached ? fixed(x->snr_out, 2) + " / " + fixed(x->cos_out, 5) : std::string("n/r");
+  };
+  for (const StepRecord& s : r.steps)
+    for (double target : r.options.targets) {
+      const TargetRecord* o = find_target(r, s, "oracle-block", "attention", target);
+      const TargetRecord* c = find_target(r, s, "oracle-block-reuse", "attention", target);
+      const bool both = o && c && o->reached && c->reached;
+      const double d = both ? c->snr_out - o->snr_out : 0.0;
+      t.add_row({slug(s.clip), s.proxy, step_label(s.step), fixed(s.sigma, 3), fixed(s.block_reuse_tau, 3),
+                 pct(target, 0), cell(o), cell(c), both ? (d >= 0 ? "+" : "") + fixed(d, 2) + " dB" : "-"});
+    }
+  m << t.render() << "\n";
   return m.str();
 }
 
@@ -326,6 +366,7 @@ nlohmann::json options_json(const StudyOptions& o) {
           {"tile", std::to_string(o.tile_h) + "x" + std::to_string(o.tile_w)},
           {"ref_tau", o.ref_tau},
           {"block", o.block.name()},
+          {"block_reuse_tau", o.block_reuse_tau},
           {"spade_shortcut", o.spade_shortcut},
           {"sparge_sim", o.sparge_sim},
           {"calib_clip", o.calib_clip},
@@ -349,7 +390,10 @@ const char* kAccounting =
     "with K reused too, a (query, key, group) partial costs Gw MACs only when both compute the group; a P V row (N d "
     "MACs) is skipped only when all groups of the query reuse the same reference token (its output row is then a "
     "copy); channel-reuse-pv also reuses P (A = P, groups of Gw keys): a COMPUTE (query, key group) pair costs "
-    "(keys in the group) x d MACs of P V, a REUSE pair none. Block-sparse: |a| |b| d MACs of Q K^T and the same of P V per kept tile. Estimation overheads (peers' "
+    "(keys in the group) x d MACs of P V, a REUSE pair none. Block-sparse: |a| |b| d MACs of Q K^T and the same of P V per kept tile. "
+    "oracle-block-reuse (reuse inside the oracle mask's kept tiles): a COMPUTE (query, group) pair costs Gw x the keys "
+    "of its block's kept tiles, a REUSE pair Gw x the kept keys its reference's block does not keep; a P V row costs "
+    "its kept keys x d unless it copies a reference of a block with the same kept tiles. Estimation overheads (peers' "
     "mask estimation MACs, reuse detector comparisons) are listed apart and not subtracted. 'qk' basis: the fraction "
     "of Q K^T MACs alone (equal to the attention basis for block-sparse methods).";
 
@@ -395,7 +439,8 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                             {"tau_int", s.calibrated.tau_int},
                             {"data_w", r.options.schedule_data_w},
                             {"q_scale", s.calibrated.q_scale}}},
-                          {"at_snr_target", at_snr_json(r, s)}});
+                          {"at_snr_target", at_snr_json(r, s)},
+                          {"block_reuse_tau", s.block_reuse_tau}});
   for (const PointRecord& p : r.points)
     j["points"].push_back({{"clip", p.clip},
                            {"proxy", p.proxy},
@@ -675,6 +720,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   }
 
   m << distance_section(r);
+  m << combined_section(r);
   m << block_section(r);
 
   m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings; SNR, relative L2, "

@@ -29,7 +29,8 @@ const std::vector<std::string>& all_methods() {
                                              "veda-style",
                                              "scalingattention-style",
                                              "sliding-tile-style",
-                                             "oracle-block"};
+                                             "oracle-block",
+                                             "oracle-block-reuse"};
   return m;
 }
 
@@ -69,6 +70,8 @@ void StudyOptions::validate() const {
   if (schedule_data_w < 4 || schedule_data_w > 16)
     throw ConfigError("schedule-data-w", std::to_string(schedule_data_w), "must be 4 to 16");
   if (!(ref_tau >= 0.0)) throw ConfigError("ref-tau", std::to_string(ref_tau), "must be >= 0");
+  if (std::isnan(block_reuse_tau))
+    throw ConfigError("block-reuse-tau", "nan", "a tau/RMS >= 0, or negative for the calibrated one");
   if (dit_block) {
     if (!q_npy.empty())
       throw ConfigError("block", "--q-npy", "the DiT block study builds its hidden states from the proxy's token "
@@ -129,8 +132,9 @@ double local_window_mass(const FloatMatrix& s, const std::vector<int32_t>& rows,
   return s.rows ? total / static_cast<double>(s.rows) : 0.0;
 }
 
+// block_reuse_tau: tau/RMS of oracle-block-reuse at this step.
 std::unique_ptr<Method> make_method(const std::string& name, const AttentionInputs& in, const StudyOptions& opt,
-                                    const PeerParams& peer) {
+                                    const PeerParams& peer, double block_reuse_tau) {
   ReuseMethodSpec r;
   r.name = name;
   r.group_w = opt.group_w;
@@ -169,6 +173,7 @@ std::unique_ptr<Method> make_method(const std::string& name, const AttentionInpu
   if (name == "scalingattention-style") return make_scaling_method(in, peer);
   if (name == "sliding-tile-style") return make_sliding_tile_method(in, peer);
   if (name == "oracle-block") return make_oracle_block_method(in, peer);
+  if (name == "oracle-block-reuse") return make_oracle_block_reuse_method(in, peer, r, block_reuse_tau);
   throw ConfigError("methods", name, "unknown method");
 }
 
@@ -396,6 +401,17 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
                   fixed(st.calibrated.knob, 3) + ", Q K^T savings " + fixed(100.0 * st.calibrated.qk_savings, 1) + "%");
   }
 
+  // The exact tile mass, once for both oracle methods.
+  std::vector<double> oracle_mass;
+  const auto wants = [&opt](const char* m) { return std::find(opt.methods.begin(), opt.methods.end(), m) != opt.methods.end(); };
+  if (wants("oracle-block") || wants("oracle-block-reuse")) {
+    progress.note(where + ": exact tile mass of the oracle block mask (every query, full attention)");
+    oracle_mass = exact_block_attention_mass(in, BlockLayout(in.grid, opt.block), opt.threads);
+    peer.oracle_mass = &oracle_mass;
+  }
+  const double block_reuse_tau = opt.block_reuse_tau >= 0.0 ? opt.block_reuse_tau : st.calibrated.knob;
+  st.block_reuse_tau = block_reuse_tau;
+
   for (const std::string& name : opt.methods) {
     if (name == "channel-reuse-pv" && in.grid.tokens() > kMaxPvReuseTokens) {
       const std::string why = name + " skipped at " + where + ": reuse on P V holds P of every query, at most " +
@@ -405,7 +421,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       if (std::find(res.skipped.begin(), res.skipped.end(), why) == res.skipped.end()) res.skipped.push_back(why);
       continue;
     }
-    std::unique_ptr<Method> m = make_method(name, in, opt, peer);
+    std::unique_ptr<Method> m = make_method(name, in, opt, peer, block_reuse_tau);
     if (is_distance_variant(name)) {
       st.at_snr.push_back(calibrate_knob_for_snr(*m, ev, opt.schedule_snr_db));
       progress.note(where + ": " + name + " at output SNR >= " + fixed(opt.schedule_snr_db, 1) + " dB: tau/rms " +
@@ -424,7 +440,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
                        fixed(100.0 * e.savings(), 1) + "%, SNR " + fixed(local.back().quality.out.snr_db, 2) + " dB");
     }
     if (name != "dense") {
-      const bool reuse = m->family() == "reuse";
+      const bool reuse = m->family() != "block-sparse";  // reuse and combined: Q K^T savings differ from P V's
       for (const std::string basis : {"attention", "qk"}) {
         if (!reuse && basis == std::string("qk")) continue;  // the same as attention for masks
         if (name == "channel-reuse-pv" && basis == std::string("qk")) continue;  // Q K^T as channel-reuse

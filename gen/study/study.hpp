@@ -66,6 +66,9 @@ struct StudyOptions {
   double schedule_snr_db = 30.0;
   int schedule_data_w = 8;
   BlockShape block{4, 4, 4};
+  // oracle-block-reuse: tau/RMS of channel-reuse inside the oracle mask's kept tiles; negative = the step's
+  // calibrated channel-reuse knob (output SNR >= schedule_snr_db on its own).
+  double block_reuse_tau = -1.0;
   double spade_shortcut = 0.95;
   double sparge_sim = 0.0;
   std::string calib_clip;  // ScalingAttention-style calibration clip; "" = same clip, other noise
@@ -141,6 +144,7 @@ struct StepRecord {
     double knob = 0.0, snr_out = 0.0, cos_out = 0.0, qk_savings = 0.0, savings = 0.0;
   };
   std::vector<AtSnr> at_snr;
+  double block_reuse_tau = 0.0;  // tau/RMS of oracle-block-reuse at this step
 };
 
 // Channel-wise reuse on the input of the Q, K, V projections (the token

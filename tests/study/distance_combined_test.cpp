@@ -92,5 +92,76 @@ TEST(DistanceVariants, AllAxesAdaptiveL1AndL2KeepEachReusedGroupWithinTau) {
   }
 }
 
+TEST(BlockReuse, NeverMoreMacsThanTheBlockMaskAloneAndTheSameOutputAtTauZero) {
+  const Grid g{4, 4, 4};
+  const int d = 16;
+  const AttentionInputs in = smooth_head(g, d, 9);
+  PeerParams p;
+  p.block = BlockShape{2, 2, 2};  // 8 query blocks
+  ReuseMethodSpec spec;
+  spec.group_w = 4;
+  auto oracle = make_oracle_block_method(in, p);
+  std::vector<int32_t> all(static_cast<size_t>(g.tokens()));
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
+  const AttentionEvaluator ev(in, all, 1);
+  bool saved_more = false;
+  for (double tau : {0.0, 0.3, 1.0}) {
+    auto combined = make_oracle_block_reuse_method(in, p, spec, tau);
+    EXPECT_EQ(combined->name(), "oracle-block-reuse");
+    for (double keep : {0.2, 0.4, 0.7, 1.0}) {
+      const Execution eo = oracle->execute(keep);
+      const Execution ec = combined->execute(keep);  // the same mask: the same plan and knob
+      EXPECT_EQ(combined->detail()["tiles_kept"], oracle->detail()["tiles_kept"]);
+      EXPECT_LE(ec.qk, eo.qk) << tau << " " << keep;
+      EXPECT_LE(ec.pv, eo.pv) << tau << " " << keep;
+      saved_more |= ec.qk + ec.pv < eo.qk + eo.pv;
+      if (tau == 0.0) {
+        // No two query groups are equal here (noisy queries): nothing is reused, the output is the mask's.
+        EXPECT_EQ(ec.qk, eo.qk);
+        EXPECT_EQ(ec.pv, eo.pv);
+        const AttentionQuality qo = oracle->evaluate(ev), qc = combined->evaluate(ev);
+        EXPECT_EQ(qc.out.snr_db, qo.out.snr_db) << keep;
+        EXPECT_EQ(qc.out.cosine, qo.out.cosine) << keep;
+        EXPECT_EQ(qc.scores.snr_db, qo.scores.snr_db) << keep;
+      }
+    }
+  }
+  EXPECT_TRUE(saved_more);
+}
+
+TEST(BlockReuse, MacsCountedByHand) {
+  // Four tokens along w with one and the same query; blocks {0, 1} and {2, 3}; the mask keeps the diagonal only,
+  // so K(block 0) = keys {0, 1}, K(block 1) = keys {2, 3}. d = 4, two groups of 2, every group reuses its w
+  // reference (token i - 1).
+  //   Q K^T: token 0 computes 2 groups x 2 channels x 2 keys = 8; token 1 copies token 0 (same keys): 0;
+  //          token 2 copies token 1, whose partials cover keys {0, 1}, and computes keys {2, 3}: 2 x 2 x 2 = 8;
+  //          token 3 copies token 2 (same keys): 0. Total 16, against 4 tokens x 2 keys x 4 = 32 for the mask.
+  //   P V:   rows 1 and 3 are copies of a reference in the same block; rows 0 and 2 cost 2 keys x 4 = 8 each: 16.
+  const Grid g{1, 1, 4};
+  const int d = 4;
+  AttentionInputs in = smooth_head(g, d, 3);
+  for (int64_t i = 1; i < in.q.rows; ++i)
+    for (int c = 0; c < d; ++c) in.q.at(i, c) = in.q.at(0, c);
+  PeerParams p;
+  p.block = BlockShape{1, 1, 2};
+  ReuseMethodSpec spec;
+  spec.group_w = 2;
+  spec.policy = Policy::Fixed;  // t, h, w for every group: here the w reference
+  auto oracle = make_oracle_block_method(in, p);
+  auto combined = make_oracle_block_reuse_method(in, p, spec, 0.0);
+  const double keep = 0.3;  // below the diagonal's share (0.5): the diagonal alone
+  const Execution eo = oracle->execute(keep);
+  ASSERT_EQ(eo.qk, 32);
+  ASSERT_EQ(eo.pv, 32);
+  const Execution ec = combined->execute(keep);
+  EXPECT_EQ(ec.dense, 4 * 4 * d);
+  EXPECT_EQ(ec.qk, 16);
+  EXPECT_EQ(ec.pv, 16);
+  EXPECT_EQ(combined->detail()["rows_copied"], 2);
+  // Identical queries: reuse changes nothing, the output is the block mask's.
+  const AttentionEvaluator ev(in, {0, 1, 2, 3}, 1);
+  EXPECT_EQ(combined->evaluate(ev).out.snr_db, oracle->evaluate(ev).out.snr_db);
+}
+
 }  // namespace
 }  // namespace kaleido::study
