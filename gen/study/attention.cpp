@@ -272,7 +272,8 @@ AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const 
       const float* src = q_eff ? s + r * N : s_exact_.row(b + r);
       float* row = s + r * N;
       for (int64_t j = 0; j < N; ++j)
-        row[j] = mask.at(a, layout.block_of(static_cast<int32_t>(j))) ? src[j] : -std::numeric_limits<float>::infinity();
+        row[j] = mask.at(a, layout.block_of(static_cast<int32_t>(j))) ? src[j]
+                                                                      : -std::numeric_limits<float>::infinity();
     }
   };
   return evaluate(in_, in_.v, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);

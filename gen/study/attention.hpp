@@ -61,7 +61,8 @@ class AttentionEvaluator {
   AttentionQuality with_probabilities(const FloatMatrix& q_eff, const FloatMatrix& p) const;
   // Only the kept (query block, key block) tiles computed; scores from q_eff when given (reuse inside the kept
   // tiles), else the exact scores.
-  AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask, const FloatMatrix* q_eff = nullptr) const;
+  AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask,
+                             const FloatMatrix* q_eff = nullptr) const;
 
  private:
   const AttentionInputs& in_;

@@ -61,7 +61,8 @@ namespace {
 // Reuse on Q for S = Q K^T (B = K^T, one output column per key), with Q's RoPE band split.
 ReuseConfig q_reuse_config(const AttentionInputs& in, const ReuseMethodSpec& spec) {
   if (spec.group_w < 1 || in.head_dim % spec.group_w)
-    throw ConfigError("group-w", std::to_string(spec.group_w), "must divide the head dim " + std::to_string(in.head_dim));
+    throw ConfigError("group-w", std::to_string(spec.group_w),
+                      "must divide the head dim " + std::to_string(in.head_dim));
   ReuseConfig c;
   c.grid = in.grid;
   c.channels = in.head_dim;

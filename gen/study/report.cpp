@@ -290,7 +290,8 @@ std::string combined_section(const StudyResult& r) {
   markdown::Table t({"clip", "proxy", "step", "sigma", "tau/RMS", "target", "oracle-block", "oracle-block-reuse",
                      "difference"});
   auto cell = [](const TargetRecord* x) {
-    return !x ? std::string("-") : x->reached ? fixed(x->snr_out, 2) + " / " + fixed(x->cos_out, 5) : std::string("n/r");
+    if (!x) return std::string("-");
+    return x->reached ? fixed(x->snr_out, 2) + " / " + fixed(x->cos_out, 5) : std::string("n/r");
   };
   for (const StepRecord& s : r.steps)
     for (double target : r.options.targets) {
@@ -390,7 +391,8 @@ const char* kAccounting =
     "with K reused too, a (query, key, group) partial costs Gw MACs only when both compute the group; a P V row (N d "
     "MACs) is skipped only when all groups of the query reuse the same reference token (its output row is then a "
     "copy); channel-reuse-pv also reuses P (A = P, groups of Gw keys): a COMPUTE (query, key group) pair costs "
-    "(keys in the group) x d MACs of P V, a REUSE pair none. Block-sparse: |a| |b| d MACs of Q K^T and the same of P V per kept tile. "
+    "(keys in the group) x d MACs of P V, a REUSE pair none. Block-sparse: |a| |b| d MACs of Q K^T and the same of "
+    "P V per kept tile. "
     "oracle-block-reuse (reuse inside the oracle mask's kept tiles): a COMPUTE (query, group) pair costs Gw x the keys "
     "of its block's kept tiles, a REUSE pair Gw x the kept keys its reference's block does not keep; a P V row costs "
     "its kept keys x d unless it copies a reference of a block with the same kept tiles. Estimation overheads (peers' "

@@ -403,7 +403,9 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
 
   // The exact tile mass, once for both oracle methods.
   std::vector<double> oracle_mass;
-  const auto wants = [&opt](const char* m) { return std::find(opt.methods.begin(), opt.methods.end(), m) != opt.methods.end(); };
+  const auto wants = [&opt](const char* m) {
+    return std::find(opt.methods.begin(), opt.methods.end(), m) != opt.methods.end();
+  };
   if (wants("oracle-block") || wants("oracle-block-reuse")) {
     progress.note(where + ": exact tile mass of the oracle block mask (every query, full attention)");
     oracle_mass = exact_block_attention_mass(in, BlockLayout(in.grid, opt.block), opt.threads);
@@ -424,9 +426,9 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
     std::unique_ptr<Method> m = make_method(name, in, opt, peer, block_reuse_tau);
     if (is_distance_variant(name)) {
       st.at_snr.push_back(calibrate_knob_for_snr(*m, ev, opt.schedule_snr_db));
+      const StepRecord::AtSnr& at = st.at_snr.back();
       progress.note(where + ": " + name + " at output SNR >= " + fixed(opt.schedule_snr_db, 1) + " dB: tau/rms " +
-                    fixed(st.at_snr.back().knob, 3) + ", Q K^T savings " + fixed(100.0 * st.at_snr.back().qk_savings, 1) +
-                    "%");
+                    fixed(at.knob, 3) + ", Q K^T savings " + fixed(100.0 * at.qk_savings, 1) + "%");
     }
     std::vector<const PointRecord*> mine;
     std::vector<PointRecord> local;

@@ -85,7 +85,8 @@ TEST(Distance, AdaptiveRanksReferencesByTheChosenDistance) {
     int32_t ref;
     Axis axis;
   };
-  for (const Want& w : {Want{Distance::Max, 2, Axis::W}, Want{Distance::L1, 1, Axis::T}, Want{Distance::L2, 1, Axis::T}}) {
+  for (const Want& w :
+       {Want{Distance::Max, 2, Axis::W}, Want{Distance::L1, 1, Axis::T}, Want{Distance::L2, 1, Axis::T}}) {
     const FloatReuse r = run_reuse(one_group(g, w.d, 2.0f, Policy::Adaptive), a);
     EXPECT_EQ(r.at(1, 0).kind, PairKind::Compute) << distance_name(w.d);
     EXPECT_EQ(r.at(2, 0).kind, PairKind::Compute) << distance_name(w.d);
