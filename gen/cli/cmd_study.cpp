@@ -149,6 +149,10 @@ void register_study(CLI::App& app) {
   sub->add_option("--schedule-data-w", o.schedule_data_w, "DATA_W of the integer thresholds in the schedule")
       ->capture_default_str();
   sub->add_option("--block", cmd->block, "Block shape TxHxW of the fixed-shape peers")->capture_default_str();
+  sub->add_option("--block-reuse-tau", o.block_reuse_tau,
+                  "oracle-block-reuse: tau/RMS of the reuse inside the kept tiles (negative: the step's calibrated "
+                  "channel-reuse threshold, --schedule-snr)")
+      ->capture_default_str();
   sub->add_option("--spade-shortcut", o.spade_shortcut, "SPADE-style high-similarity shortcut threshold")
       ->capture_default_str();
   sub->add_option("--sparge-sim", o.sparge_sim, "SpargeAttn-style self-similarity threshold")->capture_default_str();

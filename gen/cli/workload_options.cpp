@@ -56,6 +56,9 @@ void WorkloadOptions::add_to(CLI::App& cmd) {
       ->capture_default_str();
   cmd.add_option("--mode", mode, "channel (the algorithm), dense, or token (token-level baseline)")
       ->capture_default_str();
+  cmd.add_option("--distance", distance,
+                 "Group distance: max (what the RTL detector computes); l1 and l2 are for `kaleido study` only")
+      ->capture_default_str();
   cmd.add_option("--tile", tile, "Scan-order tile HxW (0x0 = whole frame)")->capture_default_str();
   cmd.add_option("--window", window, "Reference window depth in tokens (0 = what the scan order needs)")
       ->capture_default_str();
@@ -92,7 +95,8 @@ ReuseConfig WorkloadOptions::config() const {
   c.mode = parse_mode(mode);
   std::tie(c.tile_h, c.tile_w) = parse_pair(tile, "tile");
   c.window_depth = window;
-  c.validate();
+  c.distance = parse_distance(distance);
+  c.validate_for_hardware();
   return c;
 }
 

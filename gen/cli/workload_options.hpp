@@ -27,6 +27,7 @@ struct WorkloadOptions {
   std::string policy = "rope-orthogonal";
   std::string axes = "t,h,w";
   std::string mode = "channel";
+  std::string distance = "max";  // only max drives hardware; the option names why l1/l2 are refused
   std::string tile = "0x0";
   int window = 0;
   std::string tau;  // "" and no other source: calibrated for kDefaultTargetSnrDb

@@ -95,6 +95,22 @@ Mode parse_mode(const std::string& s) {
   throw ConfigError("mode", s, "must be channel, dense or token");
 }
 
+const char* distance_name(Distance d) {
+  switch (d) {
+    case Distance::Max: return "max";
+    case Distance::L1: return "l1";
+    case Distance::L2: return "l2";
+  }
+  return "?";
+}
+
+Distance parse_distance(const std::string& s) {
+  if (s == "max") return Distance::Max;
+  if (s == "l1") return Distance::L1;
+  if (s == "l2") return Distance::L2;
+  throw ConfigError("distance", s, "must be max, l1 or l2");
+}
+
 AxisMask ReuseConfig::rope_mask(int g) const {
   if (!band.has_rope()) return 0;
   const int hd = band.head_dim();
@@ -162,6 +178,13 @@ void ReuseConfig::validate() const {
           str(static_cast<int64_t>(group_enable.size())) + " values", "needs one flag per group (" + str(groups()) + ")");
 }
 
+void ReuseConfig::validate_for_hardware() const {
+  validate();
+  require(distance == Distance::Max, "distance", distance_name(distance),
+          "the hardware's detector computes max |x - y| over a group's channels; l1 and l2 are for the study "
+          "(kaleido study), not for a hardware run");
+}
+
 void to_json(nlohmann::json& j, const ReuseConfig& c) {
   std::vector<std::string> axes;
   for (Axis a : c.fixed_axes) axes.emplace_back(axis_name(a));
@@ -178,6 +201,7 @@ void to_json(nlohmann::json& j, const ReuseConfig& c) {
                      {"policy", policy_name(c.policy)},
                      {"fixed_axes", axes},
                      {"mode", mode_name(c.mode)},
+                     {"distance", distance_name(c.distance)},
                      {"tile_h", c.tile_h},
                      {"tile_w", c.tile_w},
                      {"window_depth", c.window_depth},
@@ -203,6 +227,7 @@ void from_json(const nlohmann::json& j, ReuseConfig& c) {
     c.fixed_axes.clear();
     for (const auto& a : j.at("fixed_axes")) c.fixed_axes.push_back(parse_axis(a.get<std::string>()));
     c.mode = parse_mode(j.at("mode").get<std::string>());
+    c.distance = parse_distance(j.value("distance", std::string("max")));  // absent in files written before it
     c.tile_h = j.at("tile_h").get<int>();
     c.tile_w = j.at("tile_w").get<int>();
     c.window_depth = j.at("window_depth").get<int>();

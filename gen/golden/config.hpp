@@ -42,6 +42,18 @@ enum class Mode : uint8_t {
 const char* mode_name(Mode m);
 Mode parse_mode(const std::string& s);
 
+// How far a (token, group) is from a reference, and what its threshold tau means. Every distance is in units of
+// the data, per channel, so one tau means the same in each: a group whose Gw channels all differ by delta passes
+// exactly when delta <= tau, whichever the distance.
+//   max  max_c |x_c - y_c| <= tau            (the RTL detector computes this one, bit exact)
+//   l1   sum_c |x_c - y_c| <= Gw tau          (mean absolute difference <= tau)
+//   l2   sum_c (x_c - y_c)^2 <= Gw tau^2      (RMS difference <= tau; squares compared, no square root)
+// In one comparison at a given tau, l1 passes whatever l2 passes and l2 whatever max passes (mean <= RMS <= max).
+// l1 and l2 exist for the study (float path); the integer path and every hardware run refuse them.
+enum class Distance : uint8_t { Max = 0, L1 = 1, L2 = 2 };
+const char* distance_name(Distance d);
+Distance parse_distance(const std::string& s);
+
 // t, h, w: the default order of the fixed policy and of token-level reuse.
 std::vector<Axis> default_axis_order();
 
@@ -56,6 +68,7 @@ struct ReuseConfig {
   Policy policy = Policy::RopeOrthogonal;
   std::vector<Axis> fixed_axes = default_axis_order();
   Mode mode = Mode::ChannelReuse;
+  Distance distance = Distance::Max;
   // Scan order: spatial tiles of tile_h x tile_w (0 = the whole frame); tiles
   // in raster order, and inside a tile t, then h, then w. References never
   // cross a tile (the hardware window holds the current tile only).
@@ -88,6 +101,9 @@ struct ReuseConfig {
 
   // Throws ConfigError naming the parameter and the rule.
   void validate() const;
+  // validate(), and what the hardware implements on top: the max distance (the RTL detector computes max |x - y|
+  // over a group). For every run that drives the hardware (golden vectors, sim, flow).
+  void validate_for_hardware() const;
 };
 
 void to_json(nlohmann::json& j, const ReuseConfig& c);

@@ -20,6 +20,10 @@ struct Traits<int32_t> {
   static Diff abs_diff(int32_t x, int32_t y) { return std::llabs(static_cast<int64_t>(x) - y); }
   static Diff tau(const ReuseConfig& c, int g) { return c.tau_of(g); }
   static void check_input(const ReuseConfig& c, const IntMatrix& a) {
+    if (c.distance != Distance::Max)
+      throw ConfigError("distance", distance_name(c.distance),
+                        "the integer path models the RTL detector, which computes max |x - y| over a group; l1 and "
+                        "l2 are for the float path (the study)");
     const int32_t lo = -(1 << (c.data_w - 1)), hi = (1 << (c.data_w - 1)) - 1;
     for (int32_t v : a.data)
       if (v < lo || v > hi)
@@ -83,14 +87,37 @@ class Engine {
     return r;
   }
 
-  Diff difference(int32_t tok, int32_t ref, int g) const {
+  // The distance of (tok, g) from ref, on the scale of limit(g) (config.hpp, Distance). Doubles hold the
+  // detector's max exactly (integer differences of at most DATA_W+1 bits, or floats), so max decides and ranks
+  // references bit-identically to comparing the differences themselves.
+  double difference(int32_t tok, int32_t ref, int g) const {
     const int c0 = g * cfg_.group_w;
     const T* x = a_.row(tok) + c0;
     // Closed loop: against the reference's effective inputs. Open loop: raw.
     const T* y = (cfg_.closed_loop ? res_.a_eff.row(ref) : a_.row(ref)) + c0;
-    Diff d{};
-    for (int c = 0; c < cfg_.group_w; ++c) d = std::max(d, Traits<T>::abs_diff(x[c], y[c]));
-    return d;
+    if (cfg_.distance == Distance::Max) {
+      Diff d{};
+      for (int c = 0; c < cfg_.group_w; ++c) d = std::max(d, Traits<T>::abs_diff(x[c], y[c]));
+      return static_cast<double>(d);
+    }
+    double sum = 0.0;
+    for (int c = 0; c < cfg_.group_w; ++c) {
+      const double e = static_cast<double>(x[c]) - static_cast<double>(y[c]);
+      sum += cfg_.distance == Distance::L1 ? std::fabs(e) : e * e;
+    }
+    return sum;
+  }
+
+  // The largest passing distance of group g: tau (max), Gw tau (l1: mean |x - y| <= tau), Gw tau^2 (l2: RMS
+  // difference <= tau).
+  double limit(int g) const {
+    const double tau = static_cast<double>(Traits<T>::tau(cfg_, g));
+    switch (cfg_.distance) {
+      case Distance::Max: return tau;
+      case Distance::L1: return cfg_.group_w * tau;
+      case Distance::L2: return cfg_.group_w * tau * tau;
+    }
+    return tau;
   }
 
   void set_reuse(int32_t tok, int g, Axis axis, int32_t ref) {
@@ -118,20 +145,20 @@ class Engine {
     set_compute(tok, g);
     if (cfg_.mode == Mode::Dense) return;
     const bool enabled = cfg_.group_enabled(g);
-    const Diff tau = Traits<T>::tau(cfg_, g);
     bool found = false;
-    Diff best{};
+    double best = 0.0;
     Axis best_axis = Axis::T;
     int32_t best_ref = -1;
     const std::vector<Axis>& axes = allowed_[static_cast<size_t>(g)];
     int32_t refs[kNumAxes];
     for (size_t k = 0; k < axes.size(); ++k) refs[k] = available_ref(tok, pos, axes[k], enabled);
     if (!enabled) return;
+    const double tau = limit(g);
     for (size_t k = 0; k < axes.size(); ++k) {
       const Axis axis = axes[k];
       const int32_t r = refs[k];
       if (r < 0) continue;
-      const Diff d = difference(tok, r, g);
+      const double d = difference(tok, r, g);
       if (d > tau) continue;
       if (!found || d < best) {
         found = true;
@@ -154,7 +181,7 @@ class Engine {
       if (r < 0) continue;
       bool all = true;
       for (int g = 0; g < G && all; ++g)
-        all = cfg_.group_enabled(g) && difference(tok, r, g) <= Traits<T>::tau(cfg_, g);
+        all = cfg_.group_enabled(g) && difference(tok, r, g) <= limit(g);
       if (all) {
         for (int g = 0; g < G; ++g) set_reuse(tok, g, axis, r);
         return;

@@ -5,6 +5,8 @@
 // has difference d(r) = max_{c in g} |A[i,c] - Ahat[r,c]|. If some r has
 // d(r) <= tau_g the pair is REUSE(r) and Ahat[i,g] = Ahat[r,g]; otherwise it
 // is COMPUTE and Ahat[i,g] = A[i,g]. Out = Ahat . B then holds exactly.
+// cfg.distance = l1 or l2 (float path, the study) replaces d(r) by the mean
+// absolute or RMS difference over the group (config.hpp, Distance).
 #pragma once
 
 #include <array>

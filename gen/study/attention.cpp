@@ -254,17 +254,26 @@ AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff
   return q;
 }
 
-AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const BlockMask& mask) const {
+AttentionQuality AttentionEvaluator::with_mask(const BlockLayout& layout, const BlockMask& mask,
+                                               const FloatMatrix* q_eff) const {
   if (layout.grid().tokens() != in_.grid.tokens() || mask.nq != layout.count() || mask.nk != layout.count())
     throw InternalError("attention: mask does not match the token grid");
+  if (q_eff && (q_eff->rows != in_.q.rows || q_eff->cols != in_.q.cols))
+    throw InternalError("attention: effective queries have the wrong shape");
   const int64_t N = in_.k.rows;
   auto fill = [&](int64_t b, int nr, float* s) {
+    if (q_eff) {
+      const float* q[kTile];
+      for (int r = 0; r < nr; ++r) q[r] = q_eff->row(rows_[static_cast<size_t>(b + r)]);
+      scores_tile(q, nr, in_.k, s);
+    }
     for (int r = 0; r < nr; ++r) {
       const int a = layout.block_of(rows_[static_cast<size_t>(b + r)]);
-      const float* ex = s_exact_.row(b + r);
+      const float* src = q_eff ? s + r * N : s_exact_.row(b + r);
       float* row = s + r * N;
       for (int64_t j = 0; j < N; ++j)
-        row[j] = mask.at(a, layout.block_of(static_cast<int32_t>(j))) ? ex[j] : -std::numeric_limits<float>::infinity();
+        row[j] = mask.at(a, layout.block_of(static_cast<int32_t>(j))) ? src[j]
+                                                                      : -std::numeric_limits<float>::infinity();
     }
   };
   return evaluate(in_, in_.v, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);

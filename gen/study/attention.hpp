@@ -59,8 +59,10 @@ class AttentionEvaluator {
   // p with N rows (queries) and at least N columns (keys; columns past N are padding and ignored). For reuse
   // on P V, where p holds the effective (reused) probability rows.
   AttentionQuality with_probabilities(const FloatMatrix& q_eff, const FloatMatrix& p) const;
-  // Only the kept (query block, key block) tiles computed.
-  AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask) const;
+  // Only the kept (query block, key block) tiles computed; scores from q_eff when given (reuse inside the kept
+  // tiles), else the exact scores.
+  AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask,
+                             const FloatMatrix* q_eff = nullptr) const;
 
  private:
   const AttentionInputs& in_;

@@ -58,22 +58,56 @@ std::vector<float> group_rms(const FloatMatrix& x, int group_w) {
 
 namespace {
 
+// Reuse on Q for S = Q K^T (B = K^T, one output column per key), with Q's RoPE band split.
+ReuseConfig q_reuse_config(const AttentionInputs& in, const ReuseMethodSpec& spec) {
+  if (spec.group_w < 1 || in.head_dim % spec.group_w)
+    throw ConfigError("group-w", std::to_string(spec.group_w),
+                      "must divide the head dim " + std::to_string(in.head_dim));
+  ReuseConfig c;
+  c.grid = in.grid;
+  c.channels = in.head_dim;
+  c.out_cols = static_cast<int>(in.grid.tokens());
+  c.group_w = spec.group_w;
+  c.band = BandSplit{"rope", {in.rope.band[0], in.rope.band[1], in.rope.band[2]}};
+  c.policy = spec.policy;
+  c.mode = spec.mode;
+  c.distance = spec.distance;
+  c.tile_h = spec.tile_h;
+  c.tile_w = spec.tile_w;
+  c.validate();
+  return c;
+}
+
+// Query rows whose every group reuses one and the same reference token: Qhat_i = Qhat_r, so (with the same keys)
+// O_i = O_r exactly. -1 for the other rows.
+std::vector<int32_t> copied_rows(const FloatReuse& q, int64_t n) {
+  std::vector<int32_t> ref(static_cast<size_t>(n), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const PairDecision& first = q.at(static_cast<int32_t>(i), 0);
+    bool same = first.kind == PairKind::Reuse;
+    for (int g = 1; g < q.groups && same; ++g) {
+      const PairDecision& p = q.at(static_cast<int32_t>(i), g);
+      same = p.kind == PairKind::Reuse && p.ref == first.ref;
+    }
+    if (same) ref[static_cast<size_t>(i)] = first.ref;
+  }
+  return ref;
+}
+
+// Detector work: one subtract-compare per channel and allowed reference of every token.
+int64_t detector_comparisons(const ReuseConfig& c) {
+  int64_t refs = 0;
+  for (int g = 0; g < c.groups(); ++g) refs += static_cast<int64_t>(c.allowed_axes(g).size());
+  return c.grid.tokens() * refs * c.group_w;
+}
+
 // ---------------------------------------------------------------- reuse
 class ReuseMethod : public Method {
  public:
   ReuseMethod(const AttentionInputs& in, const ReuseMethodSpec& spec) : in_(in), spec_(spec) {
-    if (spec.group_w < 1 || in.head_dim % spec.group_w)
-      throw ConfigError("group-w", std::to_string(spec.group_w), "must divide the head dim " + std::to_string(in.head_dim));
-    cfg_.grid = in.grid;
-    cfg_.channels = in.head_dim;
-    cfg_.out_cols = static_cast<int>(in.grid.tokens());  // B = K^T: one output column per key
-    cfg_.group_w = spec.group_w;
-    cfg_.band = BandSplit{"rope", {in.rope.band[0], in.rope.band[1], in.rope.band[2]}};
-    cfg_.policy = spec.policy;
-    cfg_.mode = spec.mode;
-    cfg_.tile_h = spec.tile_h;
-    cfg_.tile_w = spec.tile_w;
-    cfg_.validate();
+    rope_cfg_ = q_reuse_config(in, spec);
+    cfg_ = rope_cfg_;
+    if (spec.all_axes) cfg_.band = parse_band_split("none");  // no group is barred from its RoPE axis
     if (spec.reuse_p && in.grid.tokens() > kMaxPvReuseTokens)
       throw ConfigError("methods", spec.name,
                         "reuse on P V holds P of every query (N x N floats): at most " +
@@ -124,21 +158,10 @@ class ReuseMethod : public Method {
       k_ = FloatReuse{};
       e.qk = q_.counters.macs_issued;  // compute pairs * Gw * M, M = N_k
     }
-    identical_rows_ = 0;
-    for (int64_t i = 0; i < N; ++i) {
-      const PairDecision& first = q_.at(static_cast<int32_t>(i), 0);
-      bool same = first.kind == PairKind::Reuse;
-      for (int g = 1; g < G && same; ++g) {
-        const PairDecision& p = q_.at(static_cast<int32_t>(i), g);
-        same = p.kind == PairKind::Reuse && p.ref == first.ref;
-      }
-      identical_rows_ += same;
-    }
+    const std::vector<int32_t> copied = copied_rows(q_, N);
+    identical_rows_ = N - std::count(copied.begin(), copied.end(), -1);
     e.pv = (N - identical_rows_) * N * d;
-    // Detector work: one subtract-compare per channel and allowed reference.
-    int64_t refs = 0;
-    for (int g = 0; g < G; ++g) refs += static_cast<int64_t>(cfg_.allowed_axes(g).size());
-    e.overhead = N * refs * cfg_.group_w * (spec_.reuse_keys ? 2 : 1);
+    e.overhead = detector_comparisons(cfg_) * (spec_.reuse_keys ? 2 : 1);
     if (spec_.reuse_p) execute_pv(knob, e);
     e.overhead_kind = "detector comparisons";
     return e;
@@ -158,7 +181,7 @@ class ReuseMethod : public Method {
       for (Axis a : cfg_.allowed_axes(g)) allowed += axis_name(a);
       groups.push_back({{"group", g},
                         {"channels", std::to_string(g * cfg_.group_w) + "-" + std::to_string((g + 1) * cfg_.group_w - 1)},
-                        {"rope_axes", mask_name(cfg_.rope_mask(g))},
+                        {"rope_axes", mask_name(rope_cfg_.rope_mask(g))},
                         {"allowed_axes", allowed.empty() ? "-" : allowed},
                         {"tau", knob_ * rms_q_[static_cast<size_t>(g)]},
                         {"reuse_ratio", q_.counters.group_ratio(g, N)}});
@@ -178,6 +201,8 @@ class ReuseMethod : public Method {
     const auto& c = q_.counters;
     nlohmann::json j = {{"group_w", cfg_.group_w},
                         {"policy", policy_name(cfg_.policy)},
+                        {"all_axes", spec_.all_axes},
+                        {"distance", distance_name(cfg_.distance)},
                         {"mode", mode_name(cfg_.mode)},
                         {"reuse_ratio", c.reuse_ratio()},
                         {"by_axis",
@@ -213,6 +238,7 @@ class ReuseMethod : public Method {
     cp.group_w = static_cast<int>(gw);
     cp.band = parse_band_split("none");  // P has no RoPE: every axis allowed
     cp.policy = spec_.policy;
+    cp.distance = spec_.distance;
     cp.tile_h = spec_.tile_h;
     cp.tile_w = spec_.tile_w;
     cp.validate();
@@ -232,6 +258,7 @@ class ReuseMethod : public Method {
   const AttentionInputs& in_;
   ReuseMethodSpec spec_;
   ReuseConfig cfg_;
+  ReuseConfig rope_cfg_;  // cfg_ with Q's RoPE band, to name each group's RoPE axes
   std::vector<float> rms_q_, rms_k_;
   FloatReuse q_, k_, p_;
   double knob_ = 0.0;
@@ -394,6 +421,102 @@ class SlidingTileMethod : public MaskMethod {
   BlockLayout layout_own_;
 };
 
+// ------------------------------------------------- block mask + reuse
+class BlockReuseMethod : public Method {
+ public:
+  BlockReuseMethod(const AttentionInputs& in, GreedyPlan plan, const ReuseMethodSpec& spec, double tau_over_rms)
+      : in_(in), plan_(std::move(plan)), cfg_(q_reuse_config(in, spec)), tau_over_rms_(tau_over_rms) {
+    if (!(tau_over_rms >= 0.0))
+      throw ConfigError("block-reuse-tau", std::to_string(tau_over_rms), "must be >= 0 (tau/RMS of a Q group)");
+    for (float r : group_rms(in.q, spec.group_w)) cfg_.tau_float.push_back(static_cast<float>(tau_over_rms) * r);
+    q_ = run_reuse(cfg_, in.q);  // the decisions do not depend on the mask
+    copied_ = copied_rows(q_, in.grid.tokens());
+  }
+  std::string name() const override { return "oracle-block-reuse"; }
+  std::string family() const override { return "combined"; }
+  std::string knob() const override { return "keep"; }
+  double knob_min() const override { return 0.0; }
+  double knob_max() const override { return 1.0; }
+  bool savings_rise_with_knob() const override { return false; }
+
+  Execution execute(double keep) override {
+    mask_ = greedy_mask(plan_, keep);
+    const BlockLayout& L = plan_.layout;
+    const int nb = L.count();
+    const int64_t N = in_.grid.tokens(), d = in_.head_dim, gw = cfg_.group_w;
+    std::vector<int64_t> kept_keys(static_cast<size_t>(nb), 0);
+    for (int a = 0; a < nb; ++a)
+      for (int b = 0; b < nb; ++b)
+        if (mask_.at(a, b)) kept_keys[static_cast<size_t>(a)] += L.size(b);
+    // Keys kept for query block a but not for a2, cached per pair of blocks (few pairs: references are neighbours).
+    std::vector<int64_t> missing(static_cast<size_t>(nb) * static_cast<size_t>(nb), -1);
+    auto missing_keys = [&](int a, int a2) {
+      int64_t& m = missing[static_cast<size_t>(a) * static_cast<size_t>(nb) + static_cast<size_t>(a2)];
+      if (m < 0) {
+        m = 0;
+        for (int b = 0; b < nb; ++b)
+          if (mask_.at(a, b) && !mask_.at(a2, b)) m += L.size(b);
+      }
+      return m;
+    };
+    Execution e;
+    e.dense = dense_macs(in_);
+    qk_skipped_in_tiles_ = 0;
+    copied_rows_ = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      const int a = L.block_of(static_cast<int32_t>(i));
+      const int64_t full = gw * kept_keys[static_cast<size_t>(a)];
+      for (int g = 0; g < q_.groups; ++g) {
+        const PairDecision& p = q_.at(static_cast<int32_t>(i), g);
+        const int64_t cost = p.kind == PairKind::Reuse ? gw * missing_keys(a, L.block_of(p.ref)) : full;
+        e.qk += cost;
+        qk_skipped_in_tiles_ += full - cost;
+      }
+      const int32_t r = copied_[static_cast<size_t>(i)];
+      const bool copy = r >= 0 && missing_keys(a, L.block_of(r)) == 0 && missing_keys(L.block_of(r), a) == 0;
+      copied_rows_ += copy;
+      e.pv += copy ? 0 : kept_keys[static_cast<size_t>(a)] * d;
+    }
+    e.overhead = detector_comparisons(cfg_);
+    e.overhead_kind = "detector comparisons";
+    return e;
+  }
+  AttentionQuality evaluate(const AttentionEvaluator& ev) const override {
+    return ev.with_mask(plan_.layout, mask_, &q_.a_eff);
+  }
+  nlohmann::json detail() const override {
+    return {{"block", plan_.layout.shape().name()},
+            {"blocks", plan_.layout.count()},
+            {"tiles_kept", mask_.kept()},
+            {"tiles", static_cast<int64_t>(mask_.nq) * mask_.nk},
+            {"tau_over_rms", tau_over_rms_},
+            {"policy", policy_name(cfg_.policy)},
+            {"distance", distance_name(cfg_.distance)},
+            {"reuse_ratio", q_.counters.reuse_ratio()},
+            {"qk_macs_skipped_in_kept_tiles", qk_skipped_in_tiles_},
+            {"rows_copied", copied_rows_}};
+  }
+
+ private:
+  const AttentionInputs& in_;
+  GreedyPlan plan_;
+  ReuseConfig cfg_;
+  double tau_over_rms_;
+  FloatReuse q_;
+  std::vector<int32_t> copied_;
+  BlockMask mask_;
+  int64_t qk_skipped_in_tiles_ = 0, copied_rows_ = 0;
+};
+
+// The oracle's plan: the exact tile mass (shared through PeerParams when the step computed it once).
+GreedyPlan oracle_plan(const AttentionInputs& in, const PeerParams& p) {
+  BlockLayout layout(in.grid, p.block);
+  const std::vector<double> mass = p.oracle_mass ? *p.oracle_mass : exact_block_attention_mass(in, layout, p.threads);
+  if (mass.size() != static_cast<size_t>(layout.count()) * static_cast<size_t>(layout.count()))
+    throw InternalError("oracle block mask: the tile mass does not match the block layout");
+  return scaling_plan(layout, mass);
+}
+
 }  // namespace
 
 std::unique_ptr<Method> make_reuse_method(const AttentionInputs& in, const ReuseMethodSpec& spec) {
@@ -420,9 +543,11 @@ std::unique_ptr<Method> make_scaling_method(const AttentionInputs& in, const Pee
   return std::make_unique<GreedyMethod>(in, "scalingattention-style", scaling_plan(layout, mass), 0);
 }
 std::unique_ptr<Method> make_oracle_block_method(const AttentionInputs& in, const PeerParams& p) {
-  BlockLayout layout(in.grid, p.block);
-  const std::vector<double> mass = exact_block_attention_mass(in, layout, p.threads);
-  return std::make_unique<GreedyMethod>(in, "oracle-block", scaling_plan(layout, mass), 0);
+  return std::make_unique<GreedyMethod>(in, "oracle-block", oracle_plan(in, p), 0);
+}
+std::unique_ptr<Method> make_oracle_block_reuse_method(const AttentionInputs& in, const PeerParams& p,
+                                                       const ReuseMethodSpec& reuse, double tau_over_rms) {
+  return std::make_unique<BlockReuseMethod>(in, oracle_plan(in, p), reuse, tau_over_rms);
 }
 std::unique_ptr<Method> make_sliding_tile_method(const AttentionInputs& in, const PeerParams& p) {
   return std::make_unique<SlidingTileMethod>(in, p);

@@ -75,6 +75,12 @@ struct ReuseMethodSpec {
   // padded with zeros to a multiple of Gw), P = softmax(Qhat K^T / sqrt d) of every query, thresholds
   // knob x RMS of each P group. Needs N x N floats: at most kMaxPvReuseTokens tokens.
   bool reuse_p = false;
+  // Group distance (golden/config.hpp: max, the hardware's; l1 = mean |d|; l2 = RMS of d; tau in data units).
+  Distance distance = Distance::Max;
+  // Every axis allowed for every group, RoPE band or not (with Policy::Adaptive: the passing reference with the
+  // smallest distance among t, h, w). The golden model is run as if Q had no RoPE band; reports still name each
+  // group's RoPE axes.
+  bool all_axes = false;
   int tile_h = 0, tile_w = 0;
   int threads = 1;  // for P of every query (reuse_p)
 };
@@ -96,6 +102,9 @@ struct PeerParams {
   double sparge_sim = 0.0;     // intra-block cosine below which a block is kept whole
   BlockShape block{4, 4, 4};   // fixed-shape peers (SpargeAttn, ScalingAttention, sliding tile)
   const AttentionInputs* calibration = nullptr;  // ScalingAttention-style's offline inputs
+  // The exact tile mass of the inputs (exact_block_attention_mass with `block`), computed once per step and shared
+  // by oracle-block and oracle-block-reuse; null: computed by each.
+  const std::vector<double>* oracle_mass = nullptr;
   int calibration_rows_per_block = 1;
   uint64_t seed = 1;
   int threads = 1;
@@ -110,6 +119,18 @@ std::unique_ptr<Method> make_sliding_tile_method(const AttentionInputs& in, cons
 // per MAC under the budget (diagonal always kept). No real method can know it before computing attention: it is
 // an upper bound for block-sparse masks of that tile shape, not a competitor with a cost.
 std::unique_ptr<Method> make_oracle_block_method(const AttentionInputs& in, const PeerParams& p);
+// The combined method (issue 11 item 6), "oracle-block-reuse": the oracle block mask at the knob `keep` picks the
+// computed tiles; inside them, channel-wise reuse on Q (golden model, `reuse`'s policy and distance, thresholds
+// tau_g = tau_over_rms x RMS_g; decisions over all tokens, independent of the mask) skips further MACs:
+//   Q K^T  a COMPUTE (query i, group g) pair costs Gw |K(i)| MACs, K(i) the keys of the tiles kept for i's query
+//          block; a REUSE pair copies the partial products of its reference r, which hold at least K(r) (r computed
+//          them, or copied and completed them in turn), and computes only K(i) \ K(r): Gw |K(i) \ K(r)| MACs.
+//   P V    |K(i)| d MACs per query row, except a row whose every group reuses one and the same reference whose
+//          query block keeps the same tiles: its output is a copy.
+// Overhead column: the detector's comparisons, as for reuse (the oracle's mask costs nothing to estimate; it is not
+// a real method's). At tau 0 the output equals oracle-block's at the same keep.
+std::unique_ptr<Method> make_oracle_block_reuse_method(const AttentionInputs& in, const PeerParams& p,
+                                                       const ReuseMethodSpec& reuse, double tau_over_rms);
 
 // The knob whose savings (attention, or Q K^T only when qk_basis) is closest
 // to `target`, by bisection for continuous methods and by scanning the sweep

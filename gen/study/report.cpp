@@ -25,7 +25,14 @@ using svg::bar_plot;
 
 namespace {
 
-const char* const kReuseVariants[] = {"channel-reuse", "channel-reuse-qk", "channel-reuse-all-axes", "channel-reuse-pv"};
+const char* const kReuseVariants[] = {"channel-reuse",
+                                      "channel-reuse-qk",
+                                      "channel-reuse-all-axes",
+                                      "channel-reuse-pv",
+                                      "channel-reuse-adaptive-max",
+                                      "channel-reuse-adaptive-l1",
+                                      "channel-reuse-adaptive-l2",
+                                      "oracle-block-reuse"};
 
 std::string pct(double v, int decimals = 1) { return fixed(100.0 * v, decimals) + "%"; }
 
@@ -178,6 +185,127 @@ std::string block_section(const StudyResult& r) {
   return m.str();
 }
 
+const TargetRecord* find_target(const StudyResult& r, const StepRecord& s, const std::string& method,
+                                const std::string& basis, double target) {
+  for (const TargetRecord& tr : r.targets)
+    if (tr.clip == s.clip && tr.proxy == s.proxy && tr.step == s.step && tr.method == method && tr.basis == basis &&
+        tr.target == target)
+      return &tr;
+  return nullptr;
+}
+
+// Rope-orthogonal channel-reuse (max distance) beside the all-axes adaptive variants with each group distance:
+// at equal Q K^T savings (the reuse ratio of Q) and at the same output SNR.
+std::string distance_section(const StudyResult& r) {
+  const StudyOptions& o = r.options;
+  std::vector<std::string> variants;
+  for (const std::string& m : o.methods)
+    if (is_distance_variant(m)) variants.push_back(m);
+  const bool base = std::find(o.methods.begin(), o.methods.end(), "channel-reuse") != o.methods.end();
+  if (variants.empty() || !base) return "";
+  std::ostringstream m;
+  m << "## Group distance: all-axes adaptive (max, L1, L2) beside rope-orthogonal\n\n"
+       "Q reused on Q K^T (P V dense except rows that are copies). `channel-reuse`: rope-orthogonal policy, max "
+       "distance (what the hardware computes). `channel-reuse-adaptive-<d>`: every axis allowed for every group, the "
+       "passing reference with the smallest distance wins; distance d over the group's Gw channels: `max` |x - y|, "
+       "`l1` the mean |x - y|, `l2` the RMS of x - y. Each is compared with the same tau_g = knob x RMS_g, in units "
+       "of the data, so one tau means the same for a uniform difference.\n\n"
+       "At equal Q K^T savings (the fraction of Q's (token, group) pairs reused): attention-output SNR (dB) / "
+       "cosine, and in brackets the SNR difference to channel-reuse.\n\n";
+  std::vector<markdown::Column> cols = {"clip", "proxy", "step", "target", "channel-reuse"};
+  for (const std::string& v : variants) cols.emplace_back(v);
+  markdown::Table t(cols);
+  auto find = [&](const StepRecord& s, const std::string& meth, double target) -> const TargetRecord* {
+    const TargetRecord* hit = find_target(r, s, meth, "qk", target);
+    return hit && hit->reached ? hit : nullptr;
+  };
+  // Sum and count of the SNR difference per (proxy, target, variant), for the mean rows.
+  std::map<std::tuple<std::string, double, std::string>, std::pair<double, int>> delta;
+  for (const StepRecord& s : r.steps)
+    for (double target : o.targets) {
+      const TargetRecord* b = find(s, "channel-reuse", target);
+      std::vector<std::string> row = {slug(s.clip), s.proxy, step_label(s.step), pct(target, 0),
+                                      b ? fixed(b->snr_out, 2) + " / " + fixed(b->cos_out, 5) : "n/r"};
+      for (const std::string& v : variants) {
+        const TargetRecord* x = find(s, v, target);
+        if (!x) {
+          row.push_back("n/r");
+          continue;
+        }
+        std::string cell = fixed(x->snr_out, 2) + " / " + fixed(x->cos_out, 5);
+        if (b) {
+          const double d = x->snr_out - b->snr_out;
+          cell += " (" + std::string(d >= 0 ? "+" : "") + fixed(d, 2) + ")";
+          auto& [sum, n] = delta[{s.proxy, target, v}];
+          sum += d;
+          ++n;
+        }
+        row.push_back(cell);
+      }
+      t.add_row(std::move(row));
+    }
+  m << t.render() << "\n";
+  markdown::Table mean({"proxy", "target", "variant", "mean SNR difference to channel-reuse", "steps"});
+  for (const auto& [key, v] : delta)
+    mean.add_row({std::get<0>(key), pct(std::get<1>(key), 0), std::get<2>(key),
+                  (v.first >= 0 ? "+" : "") + fixed(v.first / v.second, 2) + " dB", std::to_string(v.second)});
+  m << "Mean over the clips and steps where both reached the target:\n\n" << mean.render() << "\n";
+  m << "At the same output-error target (attention-output SNR >= " << fixed(o.schedule_snr_db, 1)
+    << " dB; the largest knob that keeps it, 14 bisection steps): Q K^T savings, and the SNR / cosine reached.\n\n";
+  std::vector<markdown::Column> cols2 = {"clip", "proxy", "step", "sigma"};
+  std::vector<std::string> names = {"channel-reuse"};
+  names.insert(names.end(), variants.begin(), variants.end());
+  for (const std::string& n : names) cols2.emplace_back(n);
+  markdown::Table at(cols2);
+  for (const StepRecord& s : r.steps) {
+    std::vector<std::string> row = {slug(s.clip), s.proxy, step_label(s.step), fixed(s.sigma, 3)};
+    for (const std::string& n : names) {
+      std::string cell = "-";
+      for (const StepRecord::AtSnr& a : s.at_snr)
+        if (a.method == n)
+          cell = pct(a.qk_savings) + " (" + fixed(a.snr_out, 2) + " dB / " + fixed(a.cos_out, 5) + ")";
+      row.push_back(cell);
+    }
+    at.add_row(std::move(row));
+  }
+  m << at.render() << "\n";
+  return m.str();
+}
+
+// oracle-block-reuse beside oracle-block alone at equal attention savings.
+std::string combined_section(const StudyResult& r) {
+  const auto& ms = r.options.methods;
+  if (std::find(ms.begin(), ms.end(), "oracle-block-reuse") == ms.end() ||
+      std::find(ms.begin(), ms.end(), "oracle-block") == ms.end())
+    return "";
+  std::ostringstream m;
+  m << "## Reuse inside the kept tiles of the oracle block mask\n\n"
+       "`oracle-block-reuse`: the oracle mask (exact tile mass) at a keep fraction picks the tiles; inside them, "
+       "channel-reuse on Q (rope-orthogonal, max distance) at tau/RMS given per step (by default the step's "
+       "calibrated channel-reuse threshold, the largest keeping the output SNR >= "
+    << fixed(r.options.schedule_snr_db, 1)
+    << " dB on its own) skips further Q K^T MACs and copies P V rows. Attention-output SNR (dB) / cosine at equal "
+       "attention (Q K^T + P V) savings; the combined method's overheads (detector comparisons) are in "
+       "`points.csv`.\n\n";
+  markdown::Table t({"clip", "proxy", "step", "sigma", "tau/RMS", "target", "oracle-block", "oracle-block-reuse",
+                     "difference"});
+  auto cell = [](const TargetRecord* x) {
+    if (!x) return std::string("-");
+    return x->reached ? fixed(x->snr_out, 2) + " / " + fixed(x->cos_out, 5) : std::string("n/r");
+  };
+  for (const StepRecord& s : r.steps)
+    for (double target : r.options.targets) {
+      const TargetRecord* o = find_target(r, s, "oracle-block", "attention", target);
+      const TargetRecord* c = find_target(r, s, "oracle-block-reuse", "attention", target);
+      const bool both = o && c && o->reached && c->reached;
+      const double d = both ? c->snr_out - o->snr_out : 0.0;
+      t.add_row({slug(s.clip), s.proxy, step_label(s.step), fixed(s.sigma, 3), fixed(s.block_reuse_tau, 3),
+                 pct(target, 0), cell(o), cell(c), both ? (d >= 0 ? "+" : "") + fixed(d, 2) + " dB" : "-"});
+    }
+  m << t.render() << "\n";
+  return m.str();
+}
+
 // The calibrated thresholds of one (clip, proxy) as a ThresholdSchedule CSV (golden/threshold.hpp): a row
 // per step of the schedule; steps not studied take the row of the nearest studied step (said in a comment).
 std::string schedule_csv(const StudyResult& r, const std::string& clip, const std::string& proxy) {
@@ -239,6 +367,7 @@ nlohmann::json options_json(const StudyOptions& o) {
           {"tile", std::to_string(o.tile_h) + "x" + std::to_string(o.tile_w)},
           {"ref_tau", o.ref_tau},
           {"block", o.block.name()},
+          {"block_reuse_tau", o.block_reuse_tau},
           {"spade_shortcut", o.spade_shortcut},
           {"sparge_sim", o.sparge_sim},
           {"calib_clip", o.calib_clip},
@@ -262,9 +391,22 @@ const char* kAccounting =
     "with K reused too, a (query, key, group) partial costs Gw MACs only when both compute the group; a P V row (N d "
     "MACs) is skipped only when all groups of the query reuse the same reference token (its output row is then a "
     "copy); channel-reuse-pv also reuses P (A = P, groups of Gw keys): a COMPUTE (query, key group) pair costs "
-    "(keys in the group) x d MACs of P V, a REUSE pair none. Block-sparse: |a| |b| d MACs of Q K^T and the same of P V per kept tile. Estimation overheads (peers' "
+    "(keys in the group) x d MACs of P V, a REUSE pair none. Block-sparse: |a| |b| d MACs of Q K^T and the same of "
+    "P V per kept tile. "
+    "oracle-block-reuse (reuse inside the oracle mask's kept tiles): a COMPUTE (query, group) pair costs Gw x the keys "
+    "of its block's kept tiles, a REUSE pair Gw x the kept keys its reference's block does not keep; a P V row costs "
+    "its kept keys x d unless it copies a reference of a block with the same kept tiles. Estimation overheads (peers' "
     "mask estimation MACs, reuse detector comparisons) are listed apart and not subtracted. 'qk' basis: the fraction "
     "of Q K^T MACs alone (equal to the attention basis for block-sparse methods).";
+
+nlohmann::json at_snr_json(const StudyResult& r, const StepRecord& s) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const StepRecord::AtSnr& x : s.at_snr)
+    a.push_back({{"method", x.method}, {"target_snr_db", r.options.schedule_snr_db}, {"tau_over_rms", x.knob},
+                 {"snr_out_db", x.snr_out}, {"cos_out", x.cos_out}, {"qk_savings", x.qk_savings},
+                 {"savings", x.savings}});
+  return a;
+}
 
 nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& gaps) {
   nlohmann::json j;
@@ -298,7 +440,9 @@ nlohmann::json result_json(const StudyResult& r, const std::vector<GapRecord>& g
                             {"tau", s.calibrated.tau},
                             {"tau_int", s.calibrated.tau_int},
                             {"data_w", r.options.schedule_data_w},
-                            {"q_scale", s.calibrated.q_scale}}}});
+                            {"q_scale", s.calibrated.q_scale}}},
+                          {"at_snr_target", at_snr_json(r, s)},
+                          {"block_reuse_tau", s.block_reuse_tau}});
   for (const PointRecord& p : r.points)
     j["points"].push_back({{"clip", p.clip},
                            {"proxy", p.proxy},
@@ -577,6 +721,8 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
     m << projection.render() << "\n";
   }
 
+  m << distance_section(r);
+  m << combined_section(r);
   m << block_section(r);
 
   m << "## Files\n\n- `points.csv`: every evaluated point (method, knob, MACs, savings; SNR, relative L2, "

@@ -20,19 +20,27 @@ const std::vector<std::string>& all_methods() {
                                              "channel-reuse-qk",
                                              "channel-reuse-all-axes",
                                              "channel-reuse-pv",
+                                             "channel-reuse-adaptive-max",
+                                             "channel-reuse-adaptive-l1",
+                                             "channel-reuse-adaptive-l2",
                                              "token-reuse",
                                              "spade-style",
                                              "spargeattn-style",
                                              "veda-style",
                                              "scalingattention-style",
                                              "sliding-tile-style",
-                                             "oracle-block"};
+                                             "oracle-block",
+                                             "oracle-block-reuse"};
   return m;
 }
 
 bool is_peer(const std::string& m) {
   return m == "spade-style" || m == "spargeattn-style" || m == "veda-style" || m == "scalingattention-style" ||
          m == "sliding-tile-style" || m == "oracle-block";
+}
+
+bool is_distance_variant(const std::string& m) {
+  return m == "channel-reuse-adaptive-max" || m == "channel-reuse-adaptive-l1" || m == "channel-reuse-adaptive-l2";
 }
 
 bool is_proxy(const std::string& name) { return name == "raw" || name == "denoised"; }
@@ -62,6 +70,8 @@ void StudyOptions::validate() const {
   if (schedule_data_w < 4 || schedule_data_w > 16)
     throw ConfigError("schedule-data-w", std::to_string(schedule_data_w), "must be 4 to 16");
   if (!(ref_tau >= 0.0)) throw ConfigError("ref-tau", std::to_string(ref_tau), "must be >= 0");
+  if (std::isnan(block_reuse_tau))
+    throw ConfigError("block-reuse-tau", "nan", "a tau/RMS >= 0, or negative for the calibrated one");
   if (dit_block) {
     if (!q_npy.empty())
       throw ConfigError("block", "--q-npy", "the DiT block study builds its hidden states from the proxy's token "
@@ -122,8 +132,9 @@ double local_window_mass(const FloatMatrix& s, const std::vector<int32_t>& rows,
   return s.rows ? total / static_cast<double>(s.rows) : 0.0;
 }
 
+// block_reuse_tau: tau/RMS of oracle-block-reuse at this step.
 std::unique_ptr<Method> make_method(const std::string& name, const AttentionInputs& in, const StudyOptions& opt,
-                                    const PeerParams& peer) {
+                                    const PeerParams& peer, double block_reuse_tau) {
   ReuseMethodSpec r;
   r.name = name;
   r.group_w = opt.group_w;
@@ -144,6 +155,14 @@ std::unique_ptr<Method> make_method(const std::string& name, const AttentionInpu
     r.policy = Policy::Fixed;
     return make_reuse_method(in, r);
   }
+  // All axes, adaptive choice, one of the three group distances (beside rope-orthogonal's max).
+  for (Distance d : {Distance::Max, Distance::L1, Distance::L2})
+    if (name == std::string("channel-reuse-adaptive-") + distance_name(d)) {
+      r.policy = Policy::Adaptive;
+      r.all_axes = true;
+      r.distance = d;
+      return make_reuse_method(in, r);
+    }
   if (name == "token-reuse") {
     r.mode = Mode::TokenReuse;
     return make_reuse_method(in, r);
@@ -154,6 +173,7 @@ std::unique_ptr<Method> make_method(const std::string& name, const AttentionInpu
   if (name == "scalingattention-style") return make_scaling_method(in, peer);
   if (name == "sliding-tile-style") return make_sliding_tile_method(in, peer);
   if (name == "oracle-block") return make_oracle_block_method(in, peer);
+  if (name == "oracle-block-reuse") return make_oracle_block_reuse_method(in, peer, r, block_reuse_tau);
   throw ConfigError("methods", name, "unknown method");
 }
 
@@ -301,27 +321,34 @@ ProjectionRecord projection_point(ProjectionReuse& pr, double knob, const Attent
 
 // The largest knob of channel-reuse (Q reused on Q K^T) whose attention output keeps SNR >= the schedule
 // target (bisection; the SNR falls as the knob grows), and its thresholds per group.
-void calibrate_for_snr(Method& m, const AttentionEvaluator& ev, const AttentionInputs& in, const StudyOptions& opt,
-                       StepRecord::Calibrated& c) {
+// The largest knob of a reuse method whose attention output keeps SNR >= target_db (bisection, 14 steps; the SNR
+// falls as the knob grows). Leaves the method executed there.
+StepRecord::AtSnr calibrate_knob_for_snr(Method& m, const AttentionEvaluator& ev, double target_db) {
   auto snr_at = [&](double knob) {
     m.execute(knob);
     return m.evaluate(ev).out.snr_db;
   };
   double lo = 0.0, hi = m.knob_max();
-  if (snr_at(hi) >= opt.schedule_snr_db) {
+  if (snr_at(hi) >= target_db) {
     lo = hi;
   } else {
     for (int it = 0; it < 14; ++it) {
       const double mid = 0.5 * (lo + hi);
-      (snr_at(mid) >= opt.schedule_snr_db ? lo : hi) = mid;
+      (snr_at(mid) >= target_db ? lo : hi) = mid;
     }
   }
   const Execution e = m.execute(lo);
   const AttentionQuality q = m.evaluate(ev);
-  c.knob = lo;
-  c.snr_out = q.out.snr_db;
-  c.cos_out = q.out.cosine;
-  c.qk_savings = e.qk_savings();
+  return {m.name(), lo, q.out.snr_db, q.out.cosine, e.qk_savings(), e.savings()};
+}
+
+StepRecord::AtSnr calibrate_for_snr(Method& m, const AttentionEvaluator& ev, const AttentionInputs& in,
+                                    const StudyOptions& opt, StepRecord::Calibrated& c) {
+  const StepRecord::AtSnr at = calibrate_knob_for_snr(m, ev, opt.schedule_snr_db);
+  c.knob = at.knob;
+  c.snr_out = at.snr_out;
+  c.cos_out = at.cos_out;
+  c.qk_savings = at.qk_savings;
   c.q_scale = symmetric_scale(in.q, opt.schedule_data_w);
   c.tau.clear();
   c.tau_int.clear();
@@ -331,6 +358,7 @@ void calibrate_for_snr(Method& m, const AttentionEvaluator& ev, const AttentionI
     c.tau.push_back(tau);
     c.tau_int.push_back(static_cast<uint32_t>(std::floor(tau / c.q_scale)));
   }
+  return at;
 }
 
 void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, StepInputs& si, StudyResult& res,
@@ -368,10 +396,23 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
     m->execute(opt.ref_tau);
     st.reuse_at_ref = m->detail();
     st.ref_tau = opt.ref_tau;
-    calibrate_for_snr(*m, ev, in, opt, st.calibrated);
+    st.at_snr.push_back(calibrate_for_snr(*m, ev, in, opt, st.calibrated));
     progress.note(where + ": thresholds for output SNR >= " + fixed(opt.schedule_snr_db, 1) + " dB: tau/rms " +
                   fixed(st.calibrated.knob, 3) + ", Q K^T savings " + fixed(100.0 * st.calibrated.qk_savings, 1) + "%");
   }
+
+  // The exact tile mass, once for both oracle methods.
+  std::vector<double> oracle_mass;
+  const auto wants = [&opt](const char* m) {
+    return std::find(opt.methods.begin(), opt.methods.end(), m) != opt.methods.end();
+  };
+  if (wants("oracle-block") || wants("oracle-block-reuse")) {
+    progress.note(where + ": exact tile mass of the oracle block mask (every query, full attention)");
+    oracle_mass = exact_block_attention_mass(in, BlockLayout(in.grid, opt.block), opt.threads);
+    peer.oracle_mass = &oracle_mass;
+  }
+  const double block_reuse_tau = opt.block_reuse_tau >= 0.0 ? opt.block_reuse_tau : st.calibrated.knob;
+  st.block_reuse_tau = block_reuse_tau;
 
   for (const std::string& name : opt.methods) {
     if (name == "channel-reuse-pv" && in.grid.tokens() > kMaxPvReuseTokens) {
@@ -382,7 +423,13 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
       if (std::find(res.skipped.begin(), res.skipped.end(), why) == res.skipped.end()) res.skipped.push_back(why);
       continue;
     }
-    std::unique_ptr<Method> m = make_method(name, in, opt, peer);
+    std::unique_ptr<Method> m = make_method(name, in, opt, peer, block_reuse_tau);
+    if (is_distance_variant(name)) {
+      st.at_snr.push_back(calibrate_knob_for_snr(*m, ev, opt.schedule_snr_db));
+      const StepRecord::AtSnr& at = st.at_snr.back();
+      progress.note(where + ": " + name + " at output SNR >= " + fixed(opt.schedule_snr_db, 1) + " dB: tau/rms " +
+                    fixed(at.knob, 3) + ", Q K^T savings " + fixed(100.0 * at.qk_savings, 1) + "%");
+    }
     std::vector<const PointRecord*> mine;
     std::vector<PointRecord> local;
     local.reserve(64);
@@ -395,7 +442,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
                        fixed(100.0 * e.savings(), 1) + "%, SNR " + fixed(local.back().quality.out.snr_db, 2) + " dB");
     }
     if (name != "dense") {
-      const bool reuse = m->family() == "reuse";
+      const bool reuse = m->family() != "block-sparse";  // reuse and combined: Q K^T savings differ from P V's
       for (const std::string basis : {"attention", "qk"}) {
         if (!reuse && basis == std::string("qk")) continue;  // the same as attention for masks
         if (name == "channel-reuse-pv" && basis == std::string("qk")) continue;  // Q K^T as channel-reuse

@@ -26,6 +26,9 @@ using namespace kaleido::workload;
 const std::vector<std::string>& all_methods();
 // The peers the equal-savings gap is taken against.
 bool is_peer(const std::string& method);
+// The all-axes adaptive reuse variants, one per group distance (max, l1, l2), compared with rope-orthogonal
+// channel-reuse at equal savings and at the same output SNR.
+bool is_distance_variant(const std::string& method);
 
 struct StudyOptions {
   std::vector<std::string> clips{"cockatoo"};  // "cockatoo", "lowmotion", or a video path
@@ -63,6 +66,9 @@ struct StudyOptions {
   double schedule_snr_db = 30.0;
   int schedule_data_w = 8;
   BlockShape block{4, 4, 4};
+  // oracle-block-reuse: tau/RMS of channel-reuse inside the oracle mask's kept tiles; negative = the step's
+  // calibrated channel-reuse knob (output SNR >= schedule_snr_db on its own).
+  double block_reuse_tau = -1.0;
   double spade_shortcut = 0.95;
   double sparge_sim = 0.0;
   std::string calib_clip;  // ScalingAttention-style calibration clip; "" = same clip, other noise
@@ -131,6 +137,14 @@ struct StepRecord {
     std::vector<double> tau;          // float thresholds per group
     std::vector<uint32_t> tau_int;    // the same in Q's DATA_W integer units (floor)
   } calibrated;
+  // Q-only reuse at the same output-error target (schedule_snr_db): channel-reuse (rope-orthogonal, max) and each
+  // all-axes adaptive distance variant that was run, at its largest knob keeping the attention output's SNR.
+  struct AtSnr {
+    std::string method;
+    double knob = 0.0, snr_out = 0.0, cos_out = 0.0, qk_savings = 0.0, savings = 0.0;
+  };
+  std::vector<AtSnr> at_snr;
+  double block_reuse_tau = 0.0;  // tau/RMS of oracle-block-reuse at this step
 };
 
 // Channel-wise reuse on the input of the Q, K, V projections (the token
