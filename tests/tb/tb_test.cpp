@@ -375,6 +375,17 @@ TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
         // At least one issue cycle per (m-tile, k-tile, token) and one output word per (m-tile, token).
         EXPECT_GE(run.at("cycles").get<int64_t>(), MT * (KT * N + N)) << what;
       }
+      if (k == 0) {
+        // Free-running, with passes long enough to hide every weight load behind the previous
+        // pass (N >= 2*ROWS + COLS - 1: a buffer frees ROWS + COLS - 2 cycles after its pass, then
+        // loads in ROWS): the first load, then per m-tile KT passes of N issues, the drain
+        // (ROWS + COLS - 1 + MUL_PIPE) and the gather of N words.
+        ASSERT_GE(N, 2 * hw.rows + hw.cols - 1) << what;
+        const TbRun f = run_tb(which, c, a, b, "--stall 0", "plain_free", plain);
+        expect_pass(f, what + " free-running");
+        const int64_t formula = hw.rows + MT * (KT * N + hw.rows + hw.cols - 1 + hw.mul_pipe + N);
+        EXPECT_EQ(f.report.at("cycles").get<int64_t>(), formula) << what;
+      }
     }
   }
   // The harness fails on a wrong expected value here too.
