@@ -94,7 +94,8 @@ TEST(RegisterMap, HeaderManifestAndMarkdownListEveryField) {
                               std::to_string(r.count) + ", " + std::to_string(f.lsb) + ", " + std::to_string(f.width) +
                               ", ";
       EXPECT_NE(header.find(row), std::string::npos) << row;
-      const std::string bits = f.width == 1 ? std::to_string(f.lsb) : std::to_string(f.msb()) + ":" + std::to_string(f.lsb);
+      const std::string bits =
+          f.width == 1 ? std::to_string(f.lsb) : std::to_string(f.msb()) + ":" + std::to_string(f.lsb);
       EXPECT_NE(md.find("| " + r.name + " | "), std::string::npos) << r.name;
       EXPECT_NE(md.find(" | " + f.name + " | " + bits + " | " + hw::access_name(f.access) + " | "), std::string::npos)
           << r.name << "." << f.name;
