@@ -1,4 +1,8 @@
 // Verilator testbench of kld_top, driven by golden vectors (docs/hardware.md).
+// Built for kld_plain_top (Verilator --top-module kld_plain_top) it runs the
+// dense baseline instead: every run dense, outputs compared with A . B from
+// the golden model, CYCLES read back (the plain top has no other counters and
+// no decision trace).
 //
 // Programs the registers from the generated register-map header, loads the
 // scratchpads, runs one GEMM in reuse or dense mode with seeded random stalls
@@ -23,7 +27,16 @@
 
 #include <nlohmann/json.hpp>
 
+// The Verilator model folder holds the header of the top it was built for.
+#if __has_include("Vkld_plain_top.h")
+#include "Vkld_plain_top.h"
+#define KLD_TB_PLAIN 1
+using TopModel = Vkld_plain_top;
+#else
 #include "Vkld_top.h"
+#define KLD_TB_PLAIN 0
+using TopModel = Vkld_top;
+#endif
 #include "kld_regs.hpp"
 #include "port_bits.hpp"
 #include "verilated.h"
@@ -45,6 +58,9 @@ using kaleido::GoldenVectors;
 using kld_tb::get_bits;
 using kld_tb::set_bits;
 
+constexpr bool kPlainTop = KLD_TB_PLAIN != 0;
+constexpr const char* kTopName = kPlainTop ? "kld_plain_top" : "kld_top";
+
 struct Options {
   std::string vectors;
   std::string mode = "reuse";  // reuse or dense
@@ -59,6 +75,7 @@ struct Options {
   bool corrupt_expected = false;  // negative test: flip one expected output bit
   int runs = 1;                // back-to-back runs without reset
   std::string dump_inputs;     // write every cycle's input values (for gate-level replay)
+  bool check_registers = false;  // read back the register map after reset, before the runs
   std::string repro;
 };
 
@@ -89,12 +106,13 @@ class Harness {
  public:
   Harness(const Options& o, const GoldenVectors& v)
       : opt_(o), v_(v), rng_(o.seed), ctx_(std::make_unique<VerilatedContext>()) {
-    top_ = std::make_unique<Vkld_top>(ctx_.get());
+    top_ = std::make_unique<TopModel>(ctx_.get());
     if (!o.dump_inputs.empty()) {
       dump_in_ = std::make_unique<std::ofstream>(o.dump_inputs);
       if (!*dump_in_) throw kaleido::FileError(o.dump_inputs, "cannot write");
       *dump_in_ << "ports: rst_ni reg_valid_i reg_write_i reg_addr_i reg_wdata_i a_valid_i a_token_i a_group_i a_data_i "
-                   "b_valid_i b_row_i b_mtile_i b_data_i out_ready_i dec_ready_i\n";
+                   "b_valid_i b_row_i b_mtile_i b_data_i out_ready_i"
+                << (kPlainTop ? "" : " dec_ready_i") << "\n";
     }
 #if VM_TRACE_FST
     if (!o.trace_file.empty()) {
@@ -137,8 +155,11 @@ class Harness {
       << kld_tb::hex(top_->reg_addr_i) << ' ' << kld_tb::hex(top_->reg_wdata_i) << ' ' << kld_tb::hex(top_->a_valid_i)
       << ' ' << kld_tb::hex(top_->a_token_i) << ' ' << kld_tb::hex(top_->a_group_i) << ' ' << kld_tb::hex(top_->a_data_i)
       << ' ' << kld_tb::hex(top_->b_valid_i) << ' ' << kld_tb::hex(top_->b_row_i) << ' ' << kld_tb::hex(top_->b_mtile_i)
-      << ' ' << kld_tb::hex(top_->b_data_i) << ' ' << kld_tb::hex(top_->out_ready_i) << ' '
-      << kld_tb::hex(top_->dec_ready_i) << '\n';
+      << ' ' << kld_tb::hex(top_->b_data_i) << ' ' << kld_tb::hex(top_->out_ready_i);
+#if !KLD_TB_PLAIN
+    o << ' ' << kld_tb::hex(top_->dec_ready_i);
+#endif
+    o << '\n';
   }
   void dump() {
 #if VM_TRACE_FST
@@ -152,7 +173,14 @@ class Harness {
     top_->a_valid_i = 0;
     top_->b_valid_i = 0;
     top_->out_ready_i = 0;
-    top_->dec_ready_i = 0;
+    set_dec_ready(false);
+  }
+  void set_dec_ready(bool ready) {
+#if !KLD_TB_PLAIN
+    top_->dec_ready_i = ready;
+#else
+    (void)ready;
+#endif
   }
 
   void reset() {
@@ -186,6 +214,46 @@ class Harness {
   Counters read_counters() {
     return {read_reg64(kld::CYCLES_LO), read_reg64(kld::BUSY_LO), read_reg64(kld::STALL_LO),
             read_reg64(kld::MACS_ISSUED_LO), read_reg64(kld::MACS_SKIPPED_LO)};
+  }
+
+  // Read-back of the register map (kld_regs.hpp, kFields) right after reset: every word reads
+  // its RW fields' reset values and its constants; all RW bits written 1 read back as 1 where
+  // this top implements the field (0 elsewhere: ignored), then written 0 read 0. Counters and
+  // status read 0 after reset. START is never written. Returns the words checked.
+  int64_t check_registers(std::vector<std::string>& errors) {
+    struct Word {
+      uint32_t writable = 0, kept = 0, reset = 0, constant = 0;
+    };
+    std::map<uint32_t, Word> words;
+    for (const kld::Field& f : kld::kFields)
+      for (uint32_t g = 0; g < f.count; ++g) {
+        Word& w = words[f.addr + g];
+        const uint32_t mask = (f.width >= 32 ? ~0u : (1u << f.width) - 1u) << f.lsb;
+        const bool here = !kPlainTop || f.plain;
+        if (f.access == 'w') {
+          w.writable |= mask;
+          if (here) {
+            w.kept |= mask;
+            w.reset |= static_cast<uint32_t>(f.reset << f.lsb) & mask;
+          }
+        }
+        if (f.constant && here) w.constant |= static_cast<uint32_t>(f.reset << f.lsb) & mask;
+      }
+    auto expect = [&](uint32_t addr, uint32_t want, const char* when) {
+      const uint32_t got = read_reg(addr);
+      if (got != want && errors.size() < 20)
+        errors.push_back("register " + std::to_string(addr) + " " + when + ": expected " + std::to_string(want) +
+                         ", read " + std::to_string(got));
+    };
+    for (const auto& [addr, w] : words) expect(addr, w.reset | w.constant, "after reset");
+    for (const auto& [addr, w] : words) {
+      if (!w.writable) continue;
+      write_reg(addr, w.writable);
+      expect(addr, w.kept | w.constant, "written with ones");
+      write_reg(addr, 0);
+      expect(addr, w.constant, "written with zeros");
+    }
+    return static_cast<int64_t>(words.size());
   }
 
   void program() {
@@ -269,7 +337,6 @@ class Harness {
   // reset once the run is reset->requested_at cycles old and returns.
   bool run(bool dense, ResetReport* reset = nullptr) {
     const auto& c = v_.config;
-    const int G = c.groups();
     outputs_.clear();
     decisions_.clear();
     out_words_ = dec_words_ = 0;
@@ -281,9 +348,6 @@ class Harness {
     write_reg(kld::CTRL, ctrl);
     if (read_reg(kld::STATUS) & (1u << kld::STATUS_ERROR_LSB))
       throw kaleido::Error("the hardware refused START (STATUS.ERROR): a runtime value is out of range");
-    const int lanes = static_cast<int>(kld::kLANES);
-    const int tw = static_cast<int>(kld::kTOKEN_W);
-    const int lane_bits = 4 + tw;
     const uint64_t start = cycle_;
     while (!top_->done_o) {
       if (cycle_ - start > opt_.max_cycles) return false;
@@ -300,14 +364,13 @@ class Harness {
         return true;
       }
       top_->out_ready_i = chance();
-      top_->dec_ready_i = chance();
+      set_dec_ready(chance());
       eval_low();
       // Back-pressure applied, by stream (the schedule is moved by it).
       if (top_->out_valid_o && !top_->out_ready_i) {
         const size_t mt = top_->out_mtile_o;
         if (mt < stalls_.out_per_mt.size()) ++stalls_.out_per_mt[mt];
       }
-      if (top_->dec_valid_o && !top_->dec_ready_i) stalls_.trace_cycles.push_back(static_cast<int64_t>(cycle_ - start));
       if (top_->out_valid_o && top_->out_ready_i) {
         const int mt = static_cast<int>(top_->out_mtile_o);
         const int64_t tok = static_cast<int64_t>(top_->out_token_o);
@@ -320,26 +383,37 @@ class Harness {
         }
         ++out_words_;
       }
-      if (top_->dec_valid_o && top_->dec_ready_i) {
-        const int round = static_cast<int>(top_->dec_round_o);
-        const int64_t tok = static_cast<int64_t>(top_->dec_token_o);
-        for (int l = 0; l < lanes; ++l) {
-          const uint64_t f = get_bits(top_->dec_data_o, l * lane_bits, lane_bits);
-          if (!((f >> 3) & 1u)) continue;  // lane has no group this round
-          const int g = round * lanes + l;
-          if (g >= G) continue;
-          decisions_[{tok, g}] = DecisionSeen{((f >> 2) & 1u) != 0, static_cast<int>(f & 3u),
-                                              static_cast<int64_t>(f >> 4)};
-        }
-        ++dec_words_;
-      }
+      watch_trace(start);
       tick();
     }
     top_->out_ready_i = 0;
-    top_->dec_ready_i = 0;
+    set_dec_ready(false);
     run_end_ = cycle_;
     if (reset) reset->run_cycles = cycle_ - start;
     return true;
+  }
+  // The decision stream of kld_top this cycle (after eval_low): its stalls and its
+  // decisions. The plain top has no trace.
+  void watch_trace(uint64_t start) {
+#if !KLD_TB_PLAIN
+    const int G = v_.config.groups();
+    const int lanes = static_cast<int>(kld::kLANES);
+    const int lane_bits = 4 + static_cast<int>(kld::kTOKEN_W);
+    if (top_->dec_valid_o && !top_->dec_ready_i) stalls_.trace_cycles.push_back(static_cast<int64_t>(cycle_ - start));
+    if (!(top_->dec_valid_o && top_->dec_ready_i)) return;
+    const int round = static_cast<int>(top_->dec_round_o);
+    const int64_t tok = static_cast<int64_t>(top_->dec_token_o);
+    for (int l = 0; l < lanes; ++l) {
+      const uint64_t f = get_bits(top_->dec_data_o, l * lane_bits, lane_bits);
+      if (!((f >> 3) & 1u)) continue;  // lane has no group this round
+      const int g = round * lanes + l;
+      if (g >= G) continue;
+      decisions_[{tok, g}] = DecisionSeen{((f >> 2) & 1u) != 0, static_cast<int>(f & 3u), static_cast<int64_t>(f >> 4)};
+    }
+    ++dec_words_;
+#else
+    (void)start;
+#endif
   }
   uint64_t run_start() const { return run_start_; }
   uint64_t run_end() const { return run_end_; }
@@ -356,7 +430,7 @@ class Harness {
   const GoldenVectors& v_;
   kaleido::Rng rng_;
   std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vkld_top> top_;
+  std::unique_ptr<TopModel> top_;
   std::unique_ptr<std::ofstream> dump_in_;
 #if VM_TRACE_FST
   std::unique_ptr<VerilatedFstC> fst_;
@@ -445,7 +519,7 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   const int64_t expect_issued = dense ? N * c.channels * c.out_cols : v.counters.macs_issued;
   const int64_t expect_skipped = dense ? 0 : v.counters.macs_skipped;
   auto schedule = [&](const kaleido::hw::StreamStalls& st) { return schedule_of(v, dense, st); };
-  rep.schedule_free = schedule({}).total;
+  if (!kPlainTop) rep.schedule_free = schedule({}).total;  // the documented schedule is kld_top's
   auto mismatch = [&](const std::string& what) {
     if (rep.errors.size() < 20) rep.errors.push_back(what);
   };
@@ -467,8 +541,6 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   rep.wait_gather = h.read_reg(kld::WAIT_GATHER);
   rep.loadw = h.read_reg(kld::LOADW_CYCLES);
   rep.starved = h.read_reg(kld::STARVED);
-  const kaleido::hw::ScheduleCycles sched = schedule(h.stalls());
-  rep.schedule = sched.total;
 
   // Decisions with reference (through the axis) and root.
   if (!dense) {
@@ -512,6 +584,15 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
   if (h.out_words() != static_cast<uint64_t>(N * MT))
     mismatch("output words: expected " + std::to_string(N * MT) + ", got " + std::to_string(h.out_words()));
+  // The START write's clock edge sets BUSY; CYCLES counts the edges that find BUSY set, the
+  // last of which clears it and raises done_o.
+  const uint64_t seen = h.run_end() - h.run_start() - 1;
+  if (rep.cycles != seen)
+    mismatch("CYCLES: the testbench saw " + std::to_string(seen) + " busy cycles, hardware counted " +
+             std::to_string(rep.cycles));
+  if (kPlainTop) return rep;  // no other counters; no documented schedule of the plain top
+  const kaleido::hw::ScheduleCycles sched = schedule(h.stalls());
+  rep.schedule = sched.total;
   // Work counters against the golden model.
   if (rep.issued != static_cast<uint64_t>(expect_issued))
     mismatch("MACS_ISSUED: expected " + std::to_string(expect_issued) + ", got " + std::to_string(rep.issued));
@@ -551,11 +632,18 @@ int run_main(const Options& opt) {
   // Runs back to back on the same loaded scratchpads: --mode reuse|dense|both, --runs times.
   std::vector<bool> modes;
   for (int k = 0; k < opt.runs; ++k) {
+    if (kPlainTop) {
+      modes.push_back(true);  // the plain top computes dense only
+      continue;
+    }
     if (opt.mode != "dense") modes.push_back(v.config.mode == kaleido::Mode::Dense);
     if (opt.mode == "dense" || opt.mode == "both") modes.push_back(true);
   }
   Harness h(opt, v);
   h.reset();
+  std::vector<std::string> register_errors;
+  int64_t register_words = 0;
+  if (opt.check_registers) register_words = h.check_registers(register_errors);
   h.program();
   h.load();
   std::optional<ResetReport> reset;
@@ -581,7 +669,7 @@ int run_main(const Options& opt) {
     const RunReport& r = reports.back();
     ok = ok && r.done && r.errors.empty() && r.compared_outputs > 0;
   }
-  ok = ok && reset_errors.empty();
+  ok = ok && reset_errors.empty() && register_errors.empty();
   const RunReport& first = reports.front();
   nlohmann::json j = first.to_json();
   j["vectors"] = opt.vectors;
@@ -589,7 +677,9 @@ int run_main(const Options& opt) {
   j["stall_probability"] = opt.stall;
   j["bit_exact"] = ok;
   j["sim_cycles_total"] = h.cycle();
+  j["top"] = kTopName;
   j["reset"] = reset ? reset->to_json() : nlohmann::json();
+  if (opt.check_registers) j["register_check"] = {{"words", register_words}, {"errors", register_errors}};
   if (reset) j["reset"]["errors"] = reset_errors;
   j["runs"] = nlohmann::json::array();
   for (const RunReport& r : reports) j["runs"].push_back(r.to_json());
@@ -600,6 +690,11 @@ int run_main(const Options& opt) {
                 static_cast<unsigned long long>(reset->before.cycles),
                 static_cast<unsigned long long>(reset->before.issued),
                 reset->after.all_zero() ? "all counters 0" : reset->after.to_json().dump().c_str());
+  if (opt.check_registers && register_errors.empty())
+    std::printf("PASS registers: %lld words of the register map read back as mapped (%s)\n",
+                static_cast<long long>(register_words), kTopName);
+  for (const std::string& e : register_errors)
+    std::printf("FAIL registers (%s): %s\n  reproduce: %s\n", kTopName, e.c_str(), opt.repro.c_str());
   for (const std::string& e : reset_errors)
     std::printf("FAIL reset: %s\n  reproduce: %s\n", e.c_str(), opt.repro.c_str());
   for (size_t k = 0; k < reports.size(); ++k) {
@@ -654,6 +749,7 @@ int main(int argc, char** argv) {
     else if (a == "--corrupt-expected") o.corrupt_expected = true;
     else if (a == "--runs") o.runs = std::stoi(next());
     else if (a == "--dump-inputs") o.dump_inputs = next();
+    else if (a == "--check-registers") o.check_registers = true;
     else if (a == "--repro") o.repro = next();
     else {
       std::fprintf(stderr, "kld_tb: unknown argument %s\n", a.c_str());
@@ -663,7 +759,8 @@ int main(int argc, char** argv) {
   if (o.vectors.empty()) {
     std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense|both] [--runs N] [--seed S] [--stall P] [--json OUT]\n"
                          "              [--trace FILE.fst --trace-window FROM:TO]"
-                         " [--reset-at CYCLE | --reset-at-fraction F]\n");
+                         " [--reset-at CYCLE | --reset-at-fraction F]\n"
+                         "              [--check-registers]\n");
     return 2;
   }
   if (o.reset_fraction >= 1) {

@@ -19,6 +19,12 @@ inline vlog::Expr element(const vlog::Expr& vec, const vlog::Expr& idx, int widt
   return width == 1 ? vec[idx] : vec.part(idx * width, width);
 }
 
+// Tile idx of `size` rows (or columns) is the last one below dim: idx*size + size >= dim,
+// by multiplication only (no division in hardware).
+inline vlog::Expr last_tile(const vlog::Expr& idx, int size, const vlog::Expr& dim) {
+  return (vlog::zext(idx, dim.width()) * static_cast<int64_t>(size) + static_cast<int64_t>(size)) >= dim;
+}
+
 // Depth of the B memory: addressed by {row of B, m-tile}.
 inline int b_memory_depth(const HwConfig& c) {
   return 1 << (vlog::clog2(c.max_kt() * c.rows) + vlog::clog2(c.max_mt()));
@@ -100,6 +106,14 @@ struct DispatcherBlock {
 // the taps write bank wbank_i while the gather reads bank rbank_i.
 struct MergeBlock {
   static vlog::Module generate(const HwConfig& c, const vlog::Module& partial_sram, const vlog::Module& root_sram);
+};
+
+// kld_weight_loader: B and the loader that shifts each pass's weights into the
+// PE buffer of the pass's parity while the previous pass computes. seg_rows is
+// the depth of an activation's segment (GROUP_W in kld_top, ROWS in the plain
+// array): a buffer is reloaded once the last activation that used it has left.
+struct WeightLoaderBlock {
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& b_sram, int seg_rows, const std::string& name);
 };
 
 // kld_top and kld_plain_top.

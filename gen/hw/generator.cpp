@@ -28,7 +28,7 @@ vlog::Design build_design(const HwConfig& c) {
   };
   sram(N, c.group_w * c.data_w, 2);  // A of kld_top: a read port for the detector, one for the array
   sram(N, c.group_w * c.data_w, 1);  // A of the plain baseline
-  sram(b_memory_depth(c), c.cols * c.data_w, 1);
+  const vlog::Module& b_mem = sram(b_memory_depth(c), c.cols * c.data_w, 1);
   const vlog::Module& list_mem = sram(N, tw, 1);
   const vlog::Module& partial_mem = sram(std::max(N, partial_memory_depth(c)), c.acc_w, 1);
   const vlog::Module& window_mem = sram(std::max(2, c.window_cap()), c.group_w * c.data_w + tw, 3);
@@ -40,6 +40,7 @@ vlog::Design build_design(const HwConfig& c) {
   d.add(DetectorBlock::generate(c, lane));
   d.add(DispatcherBlock::generate(c, list_mem));
   d.add(MergeBlock::generate(c, partial_mem, list_mem));
+  d.add(WeightLoaderBlock::generate(c, b_mem, c.group_w, "kld_weight_loader"));
   std::vector<const vlog::Module*> parts;
   for (const auto& m : d.modules()) parts.push_back(m.get());
   d.add(TopBlock::generate(c, parts));
@@ -47,23 +48,15 @@ vlog::Design build_design(const HwConfig& c) {
   HwConfig plain = c;
   plain.group_w = c.rows;  // one segment: a plain systolic column
   d.add(ArrayBlock::generate(plain, pe, "kld_plain_array"));
+  // The plain top shares kld_weight_loader when its segments are as deep (GROUP_W = ROWS).
+  if (plain.group_w != c.group_w)
+    d.add(WeightLoaderBlock::generate(plain, b_mem, plain.group_w, "kld_plain_weight_loader"));
   parts.clear();
   for (const auto& m : d.modules()) parts.push_back(m.get());
   d.add(PlainTopBlock::generate(c, parts));
   d.check();
   return d;
 }
-
-namespace {
-const char* access_name(Access a) {
-  switch (a) {
-    case Access::RW: return "rw";
-    case Access::RO: return "ro";
-    case Access::WO: return "wo";
-  }
-  return "?";
-}
-}  // namespace
 
 nlohmann::json manifest(const HwConfig& c, const vlog::Design& d) {
   nlohmann::json j;
@@ -89,8 +82,10 @@ nlohmann::json manifest(const HwConfig& c, const vlog::Design& d) {
   nlohmann::json regs = nlohmann::json::array();
   for (const Register& r : register_map(c)) {
     nlohmann::json fields = nlohmann::json::array();
-    for (const RegField& f : r.fields) fields.push_back({{"name", f.name}, {"lsb", f.lsb}, {"width", f.width}, {"doc", f.doc}});
-    regs.push_back({{"name", r.name}, {"addr", r.addr}, {"count", r.count}, {"access", access_name(r.access)},
+    for (const RegField& f : r.fields)
+      fields.push_back({{"name", f.name}, {"lsb", f.lsb}, {"width", f.width}, {"access", access_name(f.access)},
+                        {"reset", f.reset}, {"constant", f.constant}, {"plain", f.plain}, {"doc", f.doc}});
+    regs.push_back({{"name", r.name}, {"addr", r.addr}, {"count", r.count}, {"access", access_name(r.access())},
                     {"doc", r.doc}, {"fields", fields}});
   }
   j["registers"] = regs;
@@ -113,6 +108,7 @@ std::vector<GeneratedFile> generate_files(const HwConfig& c) {
   for (const vlog::EmittedFile& f : d.emit()) files.push_back({f.name, f.text});
   files.push_back({"manifest.json", manifest(c, d).dump(2) + "\n"});
   files.push_back({"kld_regs.hpp", register_header(c)});
+  files.push_back({"kld_regs.md", register_markdown(c)});
   return files;
 }
 

@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "hw/blocks.hpp"
 #include "hw/regmap.hpp"
+#include "hw/register_block.hpp"
 
 namespace kaleido::hw {
 
@@ -23,12 +24,6 @@ const Module& find(const std::vector<const Module*>& parts, const std::string& n
 
 int coord_w(const HwConfig& c) { return clog2(2 * std::max({c.max_t, c.max_h, c.max_w}) + 1); }
 
-// First row of k-tile kt, in `width` bits (a constant 0 when there is one k-tile).
-Expr k_tile_base(const Expr& kt, int width, const HwConfig& c) {
-  if (c.max_kt() == 1) return zero(width);
-  return zext(kt, width) * static_cast<int64_t>(c.rows);
-}
-
 // Tags {k-tile, token} of the segments' issues (ArrayBlock::tag_width), segment s at s*width.
 Expr issue_tags(const Expr& kt, const Expr& tokens, const HwConfig& c, int segs) {
   const int tw = c.token_w();
@@ -47,14 +42,9 @@ struct LoaderInputs {
   Expr buf;        // weight buffer of the pass engine's current pass
   Expr dim_k, dim_m;
   Expr b_we, b_waddr, b_wdata;  // the B memory's write port
-  int group_w;                  // rows of a segment: the activation's depth in the array
 };
 
-// The weight loader (docs/hardware.md, "LOADW"): loads every pass's weights in
-// order, each into the PE buffer its pass computes with (pass parity), while
-// the pass engine computes. It runs at most one pass ahead of the pass engine
-// and reloads a buffer only once the last activation of the pass that used it
-// has left the array.
+// What the top uses of the weight loader.
 struct WeightLoader {
   Expr shift;        // a row of weights shifts in at the top of the array (load_i)
   Expr buf;          // the buffer it shifts into (load_sel_i)
@@ -63,105 +53,33 @@ struct WeightLoader {
   Expr w_top;        // the row entering the array
 };
 
-WeightLoader weight_loader(Module& m, const HwConfig& c, const std::vector<const Module*>& parts,
-                           const LoaderInputs& in) {
-  const int rows = c.rows, cols = c.cols, dw = c.data_w;
-  const int ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), krow_w = clog2(c.max_kt() * rows);
-  const int lw = clog2(rows), reload = in.group_w + cols - 2;
+// The weight loader instance u_weight_loader of either top (WeightLoaderBlock).
+WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, const LoaderInputs& in) {
   WeightLoader wl;
-  const Expr lead_q = m.signal("wl_lead_q", 2, Sign::Unsigned,
-                               "passes loaded ahead of the pass engine, its current pass included (0..2)");
-  const Expr kt_q = m.signal("wl_kt_q", ktw, Sign::Unsigned, "k-tile of the pass being loaded");
-  const Expr mt_q = m.signal("wl_mt_q", mtw, Sign::Unsigned, "m-tile of the pass being loaded");
-  // Reset to 0 (not an "all loaded" flag reset to 1): synthesis maps a set-on-reset flop as an
-  // inverted one, which the register-matching equivalence check cannot pair with the RTL.
-  const Expr pending_q = m.signal("wl_pending_q", 1, Sign::Unsigned, "passes of the run are left to load");
-  wl.buf = m.wire("wl_buf", in.buf ^ lead_q[0], "the loaded pass's buffer: its parity");
-  // Buffer b is free once the last activation of the pass that used it has
-  // passed every PE: GROUP_W + COLS - 1 cycles after that pass's ISSUE ended.
-  Expr buf_free = bit(true);
-  std::vector<Expr> busy_cnt;
-  const int bw = clog2(reload + 1);
-  if (reload > 0) {
-    for (int b = 0; b < 2; ++b)
-      busy_cnt.push_back(m.signal("wl_busy_" + std::to_string(b) + "_q", bw, Sign::Unsigned,
-                                  "cycles until the last activation of buffer " + std::to_string(b) +
-                                      "'s pass has left the array"));
-    buf_free = m.wire("wl_buf_free", mux(wl.buf, busy_cnt[1] == zero(bw), busy_cnt[0] == zero(bw)));
-  }
-  const Expr can_start = m.wire("wl_can_start", pending_q && !lead_q[1] && buf_free,
-                                "a pass left to load, at most one ahead, into a free buffer");
-  Expr cnt_q;
-  if (rows > 1) {
-    cnt_q = m.signal("wl_row_q", lw, Sign::Unsigned, "row of the pass being loaded (0: the bottom row)");
-    wl.shift = m.wire("wl_shift", (cnt_q != zero(lw)) || can_start, "a load runs its ROWS cycles without a break");
-    wl.finish = m.wire("wl_finish", wl.shift && (cnt_q == constant(lw, static_cast<uint64_t>(rows - 1))));
-  } else {
-    wl.shift = m.wire("wl_shift", can_start);
-    wl.finish = m.wire("wl_finish", wl.shift);
-  }
-  const Expr kt_last =
-      m.wire("wl_kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= in.dim_k);
-  const Expr mt_last =
-      m.wire("wl_mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= in.dim_m);
-  wl.next_loaded = m.wire("wl_next_loaded", lead_q[1] || (lead_q[0] && wl.finish),
-                          "the pass after the current one can issue from the next cycle");
-
-  Always& ff = m.always_ff(in.clk, in.rst_n, "weight loader: one row per cycle, passes in order");
-  ff.on_reset().assign(lead_q, 0);
-  ff.on_reset().assign(kt_q, 0);
-  ff.on_reset().assign(mt_q, 0);
-  ff.on_reset().assign(pending_q, 0);
-  if (rows > 1) ff.on_reset().assign(cnt_q, 0);
-  for (const Expr& b : busy_cnt) ff.on_reset().assign(b, 0);
-  IfStmt& go = ff.body().if_(in.run_start);
-  go.then_().assign(lead_q, 0);
-  go.then_().assign(kt_q, 0);
-  go.then_().assign(mt_q, 0);
-  go.then_().assign(pending_q, 1);
-  if (rows > 1) go.then_().assign(cnt_q, 0);
-  for (const Expr& b : busy_cnt) go.then_().assign(b, 0);
-  Block& run = go.else_();
-  IfStmt& up = run.if_(wl.finish && !in.advance);
-  up.then_().assign(lead_q, lead_q + constant(2, 1));
-  up.else_().if_(in.advance && !wl.finish).then_().assign(lead_q, lead_q - constant(2, 1));
-  if (rows > 1) run.if_(wl.shift).then_().assign(cnt_q, mux(wl.finish, zero(lw), cnt_q + constant(lw, 1)));
-  IfStmt& fin = run.if_(wl.finish);
-  IfStmt& kl = fin.then_().if_(kt_last);
-  kl.then_().assign(kt_q, 0);
-  IfStmt& ml = kl.then_().if_(mt_last);
-  ml.then_().assign(pending_q, 0);
-  ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
-  kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
-  for (int b = 0; b < static_cast<int>(busy_cnt.size()); ++b) {
-    const Expr& q = busy_cnt[static_cast<size_t>(b)];
-    const Expr mine = b == 0 ? !in.buf : in.buf;
-    IfStmt& set = run.if_(in.pass_end && mine);
-    set.then_().assign(q, constant(bw, static_cast<uint64_t>(reload)));
-    set.else_().if_(q != zero(bw)).then_().assign(q, q - constant(bw, 1));
-  }
-
-  // B, one word per (row, m-tile); rows enter bottom row first.
-  const Expr row = rows > 1 ? resize(cnt_q, krow_w) : zero(krow_w);
-  const Expr krow = m.wire("weight_row", k_tile_base(kt_q, krow_w, c) +
-                                             (constant(krow_w, static_cast<uint64_t>(rows - 1)) - row),
-                           "LOADW feeds the k-tile's rows bottom first");
-  const Expr b_word = m.signal("b_rdata", cols * dw);
-  m.instance(find(parts, SramBlock::name(b_memory_depth(c), cols * dw, 1)), "u_b",
+  wl.shift = m.signal("wl_load", 1, Sign::Unsigned, "the loader shifts a row of weights into the array");
+  wl.buf = m.signal("wl_load_sel", 1, Sign::Unsigned, "the buffer it shifts into");
+  wl.finish = m.signal("wl_finish", 1, Sign::Unsigned, "the last row of a pass shifts in");
+  wl.next_loaded = m.signal("wl_next_loaded", 1, Sign::Unsigned,
+                            "the pass after the current one can issue from the next cycle");
+  wl.w_top = m.signal("w_top", c.cols * c.data_w, Sign::Unsigned, "the row entering the array");
+  m.instance(loader, "u_weight_loader",
              {{"clk_i", in.clk},
-              {"we_i", in.b_we},
-              {"waddr_i", in.b_waddr},
-              {"wdata_i", in.b_wdata},
-              {"raddr_i", concat({krow, mt_q})},
-              {"rdata_o", b_word}},
-             "B, one word per (row, m-tile)");
-  const Expr row_ok = m.wire("weight_row_ok", zext(krow, 16) < in.dim_k, "rows past K load zero");
-  std::vector<Expr> w_cols;
-  for (int cc = cols - 1; cc >= 0; --cc) {
-    const Expr col_ok = (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cc)) < in.dim_m;
-    w_cols.push_back(mux(row_ok && col_ok, b_word.slice((cc + 1) * dw - 1, cc * dw), zero(dw)));
-  }
-  wl.w_top = m.wire("w_top", concat(w_cols), "columns past M load zero");
+              {"rst_ni", in.rst_n},
+              {"start_i", in.run_start},
+              {"pass_end_i", in.pass_end},
+              {"advance_i", in.advance},
+              {"buf_i", in.buf},
+              {"dim_k_i", in.dim_k},
+              {"dim_m_i", in.dim_m},
+              {"b_we_i", in.b_we},
+              {"b_waddr_i", in.b_waddr},
+              {"b_wdata_i", in.b_wdata},
+              {"load_o", wl.shift},
+              {"load_sel_o", wl.buf},
+              {"finish_o", wl.finish},
+              {"next_loaded_o", wl.next_loaded},
+              {"w_top_o", wl.w_top}},
+             "weights of every pass, loaded while the previous pass computes");
   return wl;
 }
 }  // namespace
@@ -209,19 +127,19 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr busy_out = m.output("busy_o", 1);
   const Expr done_out = m.output("done_o", 1);
 
-  // ---- registers ----
+  // ---- registers (the register map, regmap.cpp) ----
   const Expr busy_q = m.signal("busy_q", 1), done_q = m.signal("done_q", 1), error_q = m.signal("error_q", 1);
-  const Expr dense_q = m.signal("dense_q", 1), trace_q = m.signal("trace_q", 1);
-  const Expr dim_t_q = m.signal("dim_t_q", 16), dim_h_q = m.signal("dim_h_q", 16), dim_w_q = m.signal("dim_w_q", 16);
-  const Expr dim_k_q = m.signal("dim_k_q", 16), dim_m_q = m.signal("dim_m_q", 16);
-  const Expr tile_h_q = m.signal("tile_h_q", 16), tile_w_q = m.signal("tile_w_q", 16);
-  const Expr win_q = m.signal("win_q", 20), policy_q = m.signal("policy_q", 10);
-  std::vector<Expr> tau_q, gcfg_q, reused_q;
-  for (int g = 0; g < G; ++g) {
-    tau_q.push_back(m.signal("tau_" + std::to_string(g) + "_q", tauw));
-    gcfg_q.push_back(m.signal("group_cfg_" + std::to_string(g) + "_q", 4));
-    reused_q.push_back(m.signal("reused_" + std::to_string(g) + "_q", 32));
-  }
+  const Expr wr = m.wire("reg_wr", reg_valid && reg_write && !busy_q, "configuration is written only while idle");
+  RegisterBlock regs(m, c, RegisterBlock::Top::Full, {clk, rst_n, reg_valid, reg_addr, reg_wdata, reg_rdata}, wr);
+  const Expr start_req = regs.pulse("CTRL", "START");
+  const Expr dense_q = regs.q("CTRL", "DENSE"), trace_q = regs.q("CTRL", "TRACE");
+  const Expr dim_t_q = regs.q("DIM_T"), dim_h_q = regs.q("DIM_H"), dim_w_q = regs.q("DIM_W");
+  const Expr dim_k_q = regs.q("DIM_K"), dim_m_q = regs.q("DIM_M");
+  const Expr tile_h_q = regs.q("TILE_H"), tile_w_q = regs.q("TILE_W"), win_q = regs.q("WIN");
+  const Expr pol = regs.q("POLICY", "POLICY"), naxes = regs.q("POLICY", "NAXES");
+  const Expr axes = concat({regs.q("POLICY", "AXIS2"), regs.q("POLICY", "AXIS1"), regs.q("POLICY", "AXIS0")});
+  std::vector<Expr> reused_q;
+  for (int g = 0; g < G; ++g) reused_q.push_back(m.signal("reused_" + std::to_string(g) + "_q", 32));
   const Expr cycles_q = m.signal("cycles_q", 64), busy_cnt_q = m.signal("busy_cycles_q", 64);
   const Expr stall_q = m.signal("stall_cycles_q", 64), issued_q = m.signal("macs_issued_q", 64);
   const Expr skipped_q = m.signal("macs_skipped_q", 64);
@@ -230,34 +148,33 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr wait_gather_q = m.signal("wait_gather_q", 32), loadw_cycles_q = m.signal("loadw_cycles_q", 32);
   const Expr starved_q = m.signal("starved_q", 32);
 
-  const Expr wr = m.wire("reg_wr", reg_valid && reg_write && !busy_q, "configuration is written only while idle");
-  auto at = [&](uint32_t addr) { return reg_addr == constant(ra, addr); };
-  const Expr start_req = m.wire("start_req", wr && at(reg::kCtrl) && reg_wdata[0], "CTRL.START written");
 
   // ---- runtime checks at START (STATUS.ERROR) ----
   auto in_range = [&](const Expr& v, uint64_t lo, uint64_t hi) {
-    return (v >= constant(16, lo)) && (v <= constant(16, hi));
+    return (v >= constant(v.width(), lo)) && (v <= constant(v.width(), hi));
   };
   const Expr k_mod = gw > 1 ? (dim_k_q.slice(gshift - 1, 0) == zero(gshift)) : bit(true);
-  const Expr pol = policy_q.slice(1, 0), naxes = policy_q.slice(3, 2);
-  const Expr pol_built = m.wire("policy_built", (pol == constant(2, 0) && bit((c.policies & 1u) != 0)) ||
-                                                    (pol == constant(2, 1) && bit((c.policies & 2u) != 0)) ||
-                                                    (pol == constant(2, 2) && bit((c.policies & 4u) != 0)));
+  const int polw = pol.width();
+  const Expr pol_built = m.wire("policy_built", (pol == constant(polw, 0) && bit((c.policies & 1u) != 0)) ||
+                                                    (pol == constant(polw, 1) && bit((c.policies & 2u) != 0)) ||
+                                                    (pol == constant(polw, 2) && bit((c.policies & 4u) != 0)));
+  // CTRL.DENSE as written with START (dense_q takes it at the same clock edge).
+  const Expr dense_start = regs.written("CTRL", "DENSE");
   const Expr cfg_error = m.wire(
       "cfg_error",
       !(in_range(dim_t_q, 1, static_cast<uint64_t>(c.max_t)) && in_range(dim_h_q, 1, static_cast<uint64_t>(c.max_h)) &&
         in_range(dim_w_q, 1, static_cast<uint64_t>(c.max_w)) &&
         in_range(dim_k_q, static_cast<uint64_t>(gw), static_cast<uint64_t>(c.max_k)) && k_mod &&
         in_range(dim_m_q, 1, static_cast<uint64_t>(c.max_m)) && (tile_h_q <= dim_h_q) && (tile_w_q <= dim_w_q) &&
-        (win_q <= constant(20, static_cast<uint64_t>(c.window_cap()))) && pol_built &&
-        (reg_wdata[1] || pol != constant(2, 0) || naxes != constant(2, 0))),
+        (win_q <= constant(win_q.width(), static_cast<uint64_t>(c.window_cap()))) && pol_built &&
+        (dense_start || pol != zero(polw) || naxes != zero(naxes.width()))),
       "a runtime value is out of range: the run is refused");
 
   // ---- derived sizes (stable during a run: configuration is frozen while busy) ----
   const Expr t_c = m.wire("dim_t_c", dim_t_q.slice(cw - 1, 0)), h_c = m.wire("dim_h_c", dim_h_q.slice(cw - 1, 0));
   const Expr w_c = m.wire("dim_w_c", dim_w_q.slice(cw - 1, 0));
-  const Expr tile_h_c = m.wire("tile_h_eff", mux(tile_h_q == zero(16), h_c, tile_h_q.slice(cw - 1, 0)));
-  const Expr tile_w_c = m.wire("tile_w_eff", mux(tile_w_q == zero(16), w_c, tile_w_q.slice(cw - 1, 0)));
+  const Expr tile_h_c = m.wire("tile_h_eff", mux(tile_h_q == zero(tile_h_q.width()), h_c, tile_h_q.slice(cw - 1, 0)));
+  const Expr tile_w_c = m.wire("tile_w_eff", mux(tile_w_q == zero(tile_w_q.width()), w_c, tile_w_q.slice(cw - 1, 0)));
   const Expr n_tokens = m.wire("n_tokens", resize(t_c, tw + 1) * resize(h_c, tw + 1) * resize(w_c, tw + 1), "N = T*H*W");
   const Expr n_groups = m.wire("n_groups", dim_k_q.slice(gshift + gcw - 1, gshift), "G = K / GROUP_W");
   const Expr gw_m = m.wire("macs_per_pair", zext(dim_m_q, 32) << gshift, "GROUP_W * M MACs per reused pair");
@@ -284,10 +201,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr st_issue = m.wire("st_issue", in_state(kIssue));
   const Expr st_handoff = m.wire("st_handoff", in_state(kHandoff));
   // Last k-tile / m-tile / round, by multiplication only (no division in hardware).
-  const Expr kt_is_last = m.wire("kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= dim_k_q);
-  const Expr mt_is_last = m.wire("mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= dim_m_q);
-  const Expr round_is_last = m.wire("round_is_last",
-                                    (zext(round_q, 16) * static_cast<int64_t>(lanes) + static_cast<int64_t>(lanes)) >= zext(n_groups, 16));
+  const Expr kt_is_last = m.wire("kt_is_last", last_tile(kt_q, rows, dim_k_q));
+  const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
+  const Expr round_is_last = m.wire("round_is_last", last_tile(round_q, lanes, zext(n_groups, reg::kDimWidth)));
   const Expr gi_is_last = m.wire("gather_is_last", zext(gi_q, tw + 1) + constant(tw + 1, 1) == n_tokens);
 
   // ---- the dispatcher: scan positions, compute lists, issue ----
@@ -383,23 +299,23 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
   const Expr advance = m.signal("pass_advance", 1, Sign::Unsigned, "the pass engine moves on to its next pass");
-  const WeightLoader wl = weight_loader(
-      m, c, parts,
-      {clk, rst_n, run_start, pass_end, advance, buf_q, dim_k_q, dim_m_q, b_valid && !busy_q, concat({b_row, b_mtile}),
-       b_data, gw});
+  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"),
+                                        {clk, rst_n, run_start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
+                                         b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 
   // ---- the detector ----
   std::vector<Expr> lane_valid, lane_en, lane_rope, lane_tau, lane_a;
   for (int l = lanes - 1; l >= 0; --l) {
-    Expr v = bit(false), en = bit(false), rp = zero(3), t = zero(tauw), a = zero(gw * dw);
+    Expr v = bit(false), en = bit(false), rp = zero(regs.q("GROUP_CFG", "ROPE").width()), t = zero(tauw);
+    Expr a = zero(gw * dw);
     for (int r = 0; r < rounds; ++r) {
       const int g = r * lanes + l;
       if (g >= G) break;
       const Expr here = round_q == constant(rw, static_cast<uint64_t>(r));
       v = mux(here, group_valid[g], v);
-      en = mux(here, gcfg_q[static_cast<size_t>(g)][0], en);
-      rp = mux(here, gcfg_q[static_cast<size_t>(g)].slice(3, 1), rp);
-      t = mux(here, tau_q[static_cast<size_t>(g)], t);
+      en = mux(here, regs.q("GROUP_CFG", "ENABLE", g), en);
+      rp = mux(here, regs.q("GROUP_CFG", "ROPE", g), rp);
+      t = mux(here, regs.q("TAU", "VALUE", g), t);
       a = mux(here, a_rd[static_cast<size_t>(g)], a);
     }
     lane_valid.push_back(v);
@@ -418,7 +334,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"ref_slot_i", scan_ref_slot},
               {"policy_i", pol},
               {"naxes_i", naxes},
-              {"axes_i", policy_q.slice(9, 4)},
+              {"axes_i", axes},
               {"lane_valid_i", lanes_valid},
               {"enable_i", m.wire("lane_enable", concat(lane_en))},
               {"rope_i", m.wire("lane_rope", concat(lane_rope))},
@@ -558,7 +474,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   dete.on_reset().assign(det_busy_q, 0);
   dete.on_reset().assign(round_q, 0);
   IfStmt& ds = dete.body().if_(run_start);
-  ds.then_().assign(det_busy_q, !reg_wdata[1]);
+  ds.then_().assign(det_busy_q, !dense_start);
   ds.then_().assign(round_q, 0);
   IfStmt& dl = ds.else_().if_(step && scan_last);
   IfStmt& rl = dl.then_().if_(round_is_last);
@@ -577,25 +493,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   gl.else_().assign(gi_q, gi_q + constant(tw, 1));
   m.unused(concat({pass_pending, pass_nonempty}),
            "ISSUE ends on pass_last; pending and nonempty are kept for the dispatcher's unit test");
-  m.unused(reg_wdata.slice(31, 20), "no register is wider than 20 bits");
-
-  // ---- configuration registers ----
-  Always& cfg = m.always_ff(clk, rst_n, "configuration registers (written while idle)");
-  struct Field { Expr q; uint32_t addr; };
-  const Field fields[] = {{dim_t_q, reg::kDimT}, {dim_h_q, reg::kDimH}, {dim_w_q, reg::kDimW}, {dim_k_q, reg::kDimK},
-                          {dim_m_q, reg::kDimM}, {tile_h_q, reg::kTileH}, {tile_w_q, reg::kTileW},
-                          {win_q, reg::kWin},    {policy_q, reg::kPolicy}};
-  for (const Field& f : fields) cfg.flop(f.q, mux(wr && at(f.addr), reg_wdata.slice(f.q.width() - 1, 0), f.q), 0);
-  cfg.flop(dense_q, mux(wr && at(reg::kCtrl), reg_wdata[1], dense_q), 0);
-  cfg.flop(trace_q, mux(wr && at(reg::kCtrl), reg_wdata[2], trace_q), 0);
-  for (int g = 0; g < G; ++g) {
-    cfg.flop(tau_q[static_cast<size_t>(g)], mux(wr && at(tau_addr(c, g)), reg_wdata.slice(tauw - 1, 0), tau_q[static_cast<size_t>(g)]), 0);
-    cfg.flop(gcfg_q[static_cast<size_t>(g)], mux(wr && at(group_cfg_addr(c, g)), reg_wdata.slice(3, 0), gcfg_q[static_cast<size_t>(g)]), 0);
-  }
 
   // ---- performance counters (cleared by a run start) ----
-  const Expr cols_here = m.wire("cols_valid", mux(mt_is_last, dim_m_q - zext(mt_q, 16) * static_cast<int64_t>(cols),
-                                                  constant(16, static_cast<uint64_t>(cols))),
+  const int mw = dim_m_q.width();
+  const Expr cols_here = m.wire("cols_valid", mux(mt_is_last, dim_m_q - zext(mt_q, mw) * static_cast<int64_t>(cols),
+                                                  constant(mw, static_cast<uint64_t>(cols))),
                                 "output columns of this m-tile");
   const Expr macs_per_issue = m.wire("macs_per_issue", zext(cols_here, 64) << gshift);
   Expr issued_now = zero(64), skipped_now = zero(64);
@@ -630,38 +532,21 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   }
 
   // ---- register reads ----
-  const Expr rdata = m.signal("rdata", 32);
-  Block& rd = m.always_comb("register read mux");
-  rd.assign(rdata, 0);
-  CaseStmt& rc = rd.case_(reg_addr);
-  auto ro = [&](uint32_t addr, const Expr& v) { rc.item(constant(ra, addr)).assign(rdata, zext(v, 32)); };
-  ro(reg::kCtrl, concat({trace_q, dense_q, bit(false)}));
-  ro(reg::kStatus, concat({error_q, done_q, busy_q}));
-  for (const Field& f : fields) ro(f.addr, f.q);
-  ro(reg::kCyclesLo, cycles_q.slice(31, 0));
-  ro(reg::kCyclesHi, cycles_q.slice(63, 32));
-  ro(reg::kBusyLo, busy_cnt_q.slice(31, 0));
-  ro(reg::kBusyHi, busy_cnt_q.slice(63, 32));
-  ro(reg::kStallLo, stall_q.slice(31, 0));
-  ro(reg::kStallHi, stall_q.slice(63, 32));
-  ro(reg::kMacsIssuedLo, issued_q.slice(31, 0));
-  ro(reg::kMacsIssuedHi, issued_q.slice(63, 32));
-  ro(reg::kMacsSkippedLo, skipped_q.slice(31, 0));
-  ro(reg::kMacsSkippedHi, skipped_q.slice(63, 32));
-  ro(reg::kStallOut, stall_out_q);
-  ro(reg::kStallTrace, stall_trace_q);
-  ro(reg::kWaitGather, wait_gather_q);
-  ro(reg::kLoadWCycles, loadw_cycles_q);
-  ro(reg::kStarved, starved_q);
-  ro(reg::kHwId, constant(32, static_cast<uint64_t>(rows) | static_cast<uint64_t>(cols) << 8 |
-                                  static_cast<uint64_t>(dw) << 16 | static_cast<uint64_t>(gw) << 24));
-  for (int g = 0; g < G; ++g) {
-    ro(tau_addr(c, g), tau_q[static_cast<size_t>(g)]);
-    ro(group_cfg_addr(c, g), gcfg_q[static_cast<size_t>(g)]);
-    ro(reused_addr(c, g), reused_q[static_cast<size_t>(g)]);
-  }
-  rc.default_().assign(rdata, 0);
-  m.assign(reg_rdata, mux(reg_valid, rdata, zero(32)));
+  regs.read("STATUS", "BUSY", busy_q);
+  regs.read("STATUS", "DONE", done_q);
+  regs.read("STATUS", "ERROR", error_q);
+  regs.read_wide("CYCLES", cycles_q);
+  regs.read_wide("BUSY", busy_cnt_q);
+  regs.read_wide("STALL", stall_q);
+  regs.read_wide("MACS_ISSUED", issued_q);
+  regs.read_wide("MACS_SKIPPED", skipped_q);
+  regs.read("STALL_OUT", stall_out_q);
+  regs.read("STALL_TRACE", stall_trace_q);
+  regs.read("WAIT_GATHER", wait_gather_q);
+  regs.read("LOADW_CYCLES", loadw_cycles_q);
+  regs.read("STARVED", starved_q);
+  for (int g = 0; g < G; ++g) regs.read("REUSED", reused_q[static_cast<size_t>(g)], g);
+  regs.finish();
   return m;
 }
 
@@ -698,26 +583,33 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const Expr busy_out = m.output("busy_o", 1);
   const Expr done_out = m.output("done_o", 1);
 
+  // ---- registers: the fields of the register map the plain top implements ----
   const Expr busy_q = m.signal("busy_q", 1), done_q = m.signal("done_q", 1);
-  const Expr dim_t_q = m.signal("dim_t_q", 16), dim_h_q = m.signal("dim_h_q", 16), dim_w_q = m.signal("dim_w_q", 16);
-  const Expr dim_k_q = m.signal("dim_k_q", 16), dim_m_q = m.signal("dim_m_q", 16);
   const Expr cycles_q = m.signal("cycles_q", 64);
-  const Expr wr = m.wire("reg_wr", reg_valid && reg_write && !busy_q);
-  auto at = [&](uint32_t addr) { return reg_addr == constant(ra, addr); };
-  const Expr start = m.wire("start", wr && at(reg::kCtrl) && reg_wdata[0]);
+  const Expr wr = m.wire("reg_wr", reg_valid && reg_write && !busy_q, "configuration is written only while idle");
+  RegisterBlock regs(m, c, RegisterBlock::Top::Plain, {clk, rst_n, reg_valid, reg_addr, reg_wdata, reg_rdata}, wr);
+  const Expr start = regs.pulse("CTRL", "START");
+  const Expr dim_t_q = regs.q("DIM_T"), dim_h_q = regs.q("DIM_H"), dim_w_q = regs.q("DIM_W");
+  const Expr dim_k_q = regs.q("DIM_K"), dim_m_q = regs.q("DIM_M");
   const Expr n_full = m.wire("n_full", zext(dim_t_q, 48) * zext(dim_h_q, 48) * zext(dim_w_q, 48), "N = T*H*W");
   const Expr n_tokens = m.wire("n_tokens", n_full.slice(tw, 0));
   m.unused(n_full.slice(47, tw + 1), "N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W");
 
+  // Run control: for each m-tile, LOADW (first pass only when the loader is ahead), ISSUE per k-tile
+  // pass, DRAIN, then GATHER streams the m-tile's outputs.
+  std::vector<Expr> st;
+  for (State k : {kIdle, kLoadW, kIssue, kDrain, kGather})
+    st.push_back(m.localparam(k == kGather ? "StGather" : kStateNames[k], 3, static_cast<uint64_t>(k),
+                              k == kIdle ? "run control states" : ""));
   const Expr state_q = m.signal("state_q", 3);
   const Expr mt_q = m.signal("mt_q", mtw), kt_q = m.signal("kt_q", ktw), cnt_q = m.signal("cnt_q", cntw);
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the issuing pass (pass parity)");
   const Expr tok_q = m.signal("token_q", tw + 1, Sign::Unsigned, "token issued (ISSUE) or streamed (GATHER)");
-  auto in_state = [&](uint64_t s) { return state_q == constant(3, s); };
+  auto in_state = [&](State s) { return state_q == st[static_cast<size_t>(s)]; };
   const Expr st_issue = m.wire("st_issue", in_state(kIssue));
   const Expr st_gather = m.wire("st_gather", in_state(kGather));
-  const Expr kt_is_last = m.wire("kt_is_last", (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(rows)) >= dim_k_q);
-  const Expr mt_is_last = m.wire("mt_is_last", (zext(mt_q, 16) * static_cast<int64_t>(cols) + static_cast<int64_t>(cols)) >= dim_m_q);
+  const Expr kt_is_last = m.wire("kt_is_last", last_tile(kt_q, rows, dim_k_q));
+  const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
   const Expr tok_is_last = m.wire("token_is_last", tok_q + constant(tw + 1, 1) == n_tokens);
   const Expr tok = m.wire("token", tok_q.slice(tw - 1, 0));
   const Expr pass_end = m.wire("pass_end", st_issue && tok_is_last);
@@ -744,16 +636,19 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
     for (int k = 0; k < c.max_kt(); ++k) {
       const int g = k * segs + s;
       if (g >= G) break;
-      const Expr exists = (zext(kt_q, 16) * static_cast<int64_t>(rows) + static_cast<int64_t>(s * gw)) < dim_k_q;
+      const Expr exists =
+          (zext(kt_q, dim_k_q.width()) * static_cast<int64_t>(rows) + static_cast<int64_t>(s * gw)) < dim_k_q;
       d = mux((kt_q == constant(ktw, static_cast<uint64_t>(k))) && exists, a_rd[static_cast<size_t>(g)], d);
     }
     row_data.push_back(d);
   }
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
-  const WeightLoader wl = weight_loader(m, c, parts,
+  // kld_top's loader serves when its segments are ROWS deep too.
+  const Module& loader = find(parts, c.group_w == rows ? "kld_weight_loader" : "kld_plain_weight_loader");
+  const WeightLoader wl = weight_loader(m, c, loader,
                                         {clk, rst_n, start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
-                                         b_valid && !busy_q, concat({b_row, b_mtile}), b_data, rows});
+                                         b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 
   const int tagw = ArrayBlock::tag_width(c);
   const Expr tap_valid = m.signal("tap_valid", cols), tap_tag = m.signal("tap_tag", cols * tagw);
@@ -810,58 +705,49 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   auto next_pass = [&](Block& b) {
     b.assign(buf_q, !buf_q);
     IfStmt& in = b.if_(wl.next_loaded);
-    in.then_().assign(state_q, constant(3, kIssue));
-    in.else_().assign(state_q, constant(3, kLoadW));
+    in.then_().assign(state_q, st[kIssue]);
+    in.else_().assign(state_q, st[kLoadW]);
   };
   CaseStmt& sc = fsm.body().case_(state_q);
-  IfStmt& go = sc.item(constant(3, kIdle)).if_(start);
+  IfStmt& go = sc.item(st[kIdle]).if_(start);
   go.then_().assign(busy_q, 1);
   go.then_().assign(done_q, 0);
   go.then_().assign(mt_q, 0);
   go.then_().assign(kt_q, 0);
   go.then_().assign(tok_q, 0);
   go.then_().assign(buf_q, 0);
-  go.then_().assign(state_q, constant(3, kLoadW));
-  sc.item(constant(3, kLoadW)).if_(wl.finish).then_().assign(state_q, constant(3, kIssue));
-  IfStmt& il = sc.item(constant(3, kIssue)).if_(tok_is_last);
+  go.then_().assign(state_q, st[kLoadW]);
+  sc.item(st[kLoadW]).if_(wl.finish).then_().assign(state_q, st[kIssue]);
+  IfStmt& il = sc.item(st[kIssue]).if_(tok_is_last);
   il.then_().assign(tok_q, 0);
   IfStmt& kl = il.then_().if_(kt_is_last);
   kl.then_().assign(kt_q, 0);
   kl.then_().assign(cnt_q, 0);
-  kl.then_().assign(state_q, constant(3, kDrain));
+  kl.then_().assign(state_q, st[kDrain]);
   kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
   next_pass(kl.else_());
   il.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
-  IfStmt& dd = sc.item(constant(3, kDrain)).if_(drain_done);
-  dd.then_().assign(state_q, constant(3, kGather));
+  IfStmt& dd = sc.item(st[kDrain]).if_(drain_done);
+  dd.then_().assign(state_q, st[kGather]);
   dd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
-  IfStmt& gf = sc.item(constant(3, kGather)).if_(out_ready);
+  IfStmt& gf = sc.item(st[kGather]).if_(out_ready);
   IfStmt& gl = gf.then_().if_(tok_is_last);
   gl.then_().assign(tok_q, 0);
   IfStmt& ml = gl.then_().if_(mt_is_last);
-  ml.then_().assign(state_q, constant(3, kIdle));
+  ml.then_().assign(state_q, st[kIdle]);
   ml.then_().assign(busy_q, 0);
   ml.then_().assign(done_q, 1);
   ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
   next_pass(ml.else_());
   gl.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
-  sc.default_().assign(state_q, constant(3, kIdle));
+  sc.default_().assign(state_q, st[kIdle]);
 
-  Always& cfg = m.always_ff(clk, rst_n, "configuration registers and the cycle counter");
-  const std::pair<Expr, uint32_t> fields[] = {{dim_t_q, reg::kDimT}, {dim_h_q, reg::kDimH}, {dim_w_q, reg::kDimW},
-                                              {dim_k_q, reg::kDimK}, {dim_m_q, reg::kDimM}};
-  for (const auto& [q, addr] : fields) cfg.flop(q, mux(wr && at(addr), reg_wdata.slice(15, 0), q), 0);
-  cfg.flop(cycles_q, mux(start, zero(64), mux(busy_q, cycles_q + constant(64, 1), cycles_q)), 0);
-  const Expr rdata = m.signal("rdata", 32);
-  Block& rd = m.always_comb("register read mux");
-  CaseStmt& rc = rd.case_(reg_addr);
-  rc.item(constant(ra, reg::kStatus)).assign(rdata, zext(concat({done_q, busy_q}), 32));
-  for (const auto& [q, addr] : fields) rc.item(constant(ra, addr)).assign(rdata, zext(q, 32));
-  rc.item(constant(ra, reg::kCyclesLo)).assign(rdata, cycles_q.slice(31, 0));
-  rc.item(constant(ra, reg::kCyclesHi)).assign(rdata, cycles_q.slice(63, 32));
-  rc.default_().assign(rdata, 0);
-  m.assign(reg_rdata, mux(reg_valid, rdata, zero(32)));
-  m.unused(reg_wdata.slice(31, 16), "the plain top's registers are 16 bits wide");
+  Always& ctr = m.always_ff(clk, rst_n, "the cycle counter (cleared by a run start)");
+  ctr.flop(cycles_q, mux(start, zero(64), mux(busy_q, cycles_q + constant(64, 1), cycles_q)), 0);
+  regs.read("STATUS", "BUSY", busy_q);
+  regs.read("STATUS", "DONE", done_q);
+  regs.read_wide("CYCLES", cycles_q);
+  regs.finish();
   return m;
 }
 

@@ -19,8 +19,8 @@
 //   MUL_PIPE = 0
 // Lint waivers: none
 // Deliberately unused bits:
+//   reg_wdata_i[31:16]: no field of the register map takes these bits
 //   n_full[47:11]: N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W
-//   reg_wdata_i[31:16]: the plain top's registers are 16 bits wide
 
 module kld_plain_top (
   input wire clk_i,
@@ -49,16 +49,30 @@ module kld_plain_top (
   output wire done_o
 );
 
+  // run control states
+  localparam [2:0] StIdle = 3'd0;
+  localparam [2:0] StLoadW = 3'd1;
+  localparam [2:0] StIssue = 3'd2;
+  localparam [2:0] StDrain = 3'd3;
+  localparam [2:0] StGather = 3'd4;
+
   reg busy_q;
   reg done_q;
-  reg [15:0] dim_t_q;
-  reg [15:0] dim_h_q;
-  reg [15:0] dim_w_q;
-  reg [15:0] dim_k_q;
-  reg [15:0] dim_m_q;
   reg [63:0] cycles_q;
+  // configuration is written only while idle
   wire reg_wr;
-  wire start;
+  // CTRL.START written 1
+  wire ctrl_start;
+  // DIM_T.VALUE: frames T, 1..MAX_T
+  reg [15:0] dim_t_q;
+  // DIM_H.VALUE: rows H, 1..MAX_H
+  reg [15:0] dim_h_q;
+  // DIM_W.VALUE: columns W, 1..MAX_W
+  reg [15:0] dim_w_q;
+  // DIM_K.VALUE: channels K, multiple of GROUP_W, <= MAX_K
+  reg [15:0] dim_k_q;
+  // DIM_M.VALUE: output columns M, 1..MAX_M
+  reg [15:0] dim_m_q;
   // N = T*H*W
   wire [47:0] n_full;
   wire [10:0] n_tokens;
@@ -88,38 +102,15 @@ module kld_plain_top (
   wire [63:0] a_rdata_5;
   wire [63:0] a_rdata_6;
   wire [63:0] a_rdata_7;
-  // passes loaded ahead of the pass engine, its current pass included (0..2)
-  reg [1:0] wl_lead_q;
-  // k-tile of the pass being loaded
-  reg [1:0] wl_kt_q;
-  // m-tile of the pass being loaded
-  reg [1:0] wl_mt_q;
-  // passes of the run are left to load
-  reg wl_pending_q;
-  // the loaded pass's buffer: its parity
-  wire wl_buf;
-  // cycles until the last activation of buffer 0's pass has left the array
-  reg [4:0] wl_busy_0_q;
-  // cycles until the last activation of buffer 1's pass has left the array
-  reg [4:0] wl_busy_1_q;
-  wire wl_buf_free;
-  // a pass left to load, at most one ahead, into a free buffer
-  wire wl_can_start;
-  // row of the pass being loaded (0: the bottom row)
-  reg [3:0] wl_row_q;
-  // a load runs its ROWS cycles without a break
-  wire wl_shift;
+  // the loader shifts a row of weights into the array
+  wire wl_load;
+  // the buffer it shifts into
+  wire wl_load_sel;
+  // the last row of a pass shifts in
   wire wl_finish;
-  wire wl_kt_is_last;
-  wire wl_mt_is_last;
   // the pass after the current one can issue from the next cycle
   wire wl_next_loaded;
-  // LOADW feeds the k-tile's rows bottom first
-  wire [5:0] weight_row;
-  wire [127:0] b_rdata;
-  // rows past K load zero
-  wire weight_row_ok;
-  // columns past M load zero
+  // the row entering the array
   wire [127:0] w_top;
   wire [15:0] tap_valid;
   wire [191:0] tap_tag;
@@ -160,10 +151,34 @@ module kld_plain_top (
   wire [31:0] acc_old_0;
   wire [31:0] acc_out_0;
   wire drain_done;
+  // the register at reg_addr_i
   reg [31:0] rdata;
 
   assign reg_wr = reg_valid_i && reg_write_i && !busy_q;
-  assign start = reg_wr && (reg_addr_i == 6'd0) && reg_wdata_i[0];
+
+  // configuration registers (register map), written while idle
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dim_t_q <= 16'd0;
+      dim_h_q <= 16'd0;
+      dim_w_q <= 16'd0;
+      dim_k_q <= 16'd0;
+      dim_m_q <= 16'd0;
+    end else begin
+      dim_t_q <= (reg_wr && (reg_addr_i == 6'd2)) ? reg_wdata_i[15:0] : dim_t_q;
+      dim_h_q <= (reg_wr && (reg_addr_i == 6'd3)) ? reg_wdata_i[15:0] : dim_h_q;
+      dim_w_q <= (reg_wr && (reg_addr_i == 6'd4)) ? reg_wdata_i[15:0] : dim_w_q;
+      dim_k_q <= (reg_wr && (reg_addr_i == 6'd5)) ? reg_wdata_i[15:0] : dim_k_q;
+      dim_m_q <= (reg_wr && (reg_addr_i == 6'd6)) ? reg_wdata_i[15:0] : dim_m_q;
+    end
+  end
+
+  assign ctrl_start = reg_wr && (reg_addr_i == 6'd0) && reg_wdata_i[0];
+
+  // Deliberately unused: no field of the register map takes these bits
+  wire unused_reg_wdata_i;
+  assign unused_reg_wdata_i = ^reg_wdata_i[31:16];
+
   assign n_full = {32'd0, dim_t_q} * {32'd0, dim_h_q} * {32'd0, dim_w_q};
   assign n_tokens = n_full[10:0];
 
@@ -171,8 +186,8 @@ module kld_plain_top (
   wire unused_n_full;
   assign unused_n_full = ^n_full[47:11];
 
-  assign st_issue = state_q == 3'd2;
-  assign st_gather = state_q == 3'd4;
+  assign st_issue = state_q == StIssue;
+  assign st_gather = state_q == StGather;
   assign kt_is_last = ({14'd0, kt_q} * 16'd16 + 16'd16) >= dim_k_q;
   assign mt_is_last = ({14'd0, mt_q} * 16'd16 + 16'd16) >= dim_m_q;
   assign token_is_last = (token_q + 11'd1) == n_tokens;
@@ -255,105 +270,27 @@ module kld_plain_top (
 
   assign a_ready_o = !busy_q;
   assign b_ready_o = !busy_q;
-  assign wl_buf = buf_q ^ wl_lead_q[0];
-  assign wl_buf_free = wl_buf ? wl_busy_1_q == 5'd0 : wl_busy_0_q == 5'd0;
-  assign wl_can_start = wl_pending_q && !wl_lead_q[1] && wl_buf_free;
-  assign wl_shift = (wl_row_q != 4'd0) || wl_can_start;
-  assign wl_finish = wl_shift && (wl_row_q == 4'd15);
-  assign wl_kt_is_last = ({14'd0, wl_kt_q} * 16'd16 + 16'd16) >= dim_k_q;
-  assign wl_mt_is_last = ({14'd0, wl_mt_q} * 16'd16 + 16'd16) >= dim_m_q;
-  assign wl_next_loaded = wl_lead_q[1] || (wl_lead_q[0] && wl_finish);
 
-  // weight loader: one row per cycle, passes in order
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      wl_lead_q <= 2'd0;
-      wl_kt_q <= 2'd0;
-      wl_mt_q <= 2'd0;
-      wl_pending_q <= 1'b0;
-      wl_row_q <= 4'd0;
-      wl_busy_0_q <= 5'd0;
-      wl_busy_1_q <= 5'd0;
-    end else begin
-      if (start) begin
-        wl_lead_q <= 2'd0;
-        wl_kt_q <= 2'd0;
-        wl_mt_q <= 2'd0;
-        wl_pending_q <= 1'b1;
-        wl_row_q <= 4'd0;
-        wl_busy_0_q <= 5'd0;
-        wl_busy_1_q <= 5'd0;
-      end else begin
-        if (wl_finish && !pass_advance) begin
-          wl_lead_q <= wl_lead_q + 2'd1;
-        end else begin
-          if (pass_advance && !wl_finish) begin
-            wl_lead_q <= wl_lead_q - 2'd1;
-          end
-        end
-        if (wl_shift) begin
-          wl_row_q <= wl_finish ? 4'd0 : wl_row_q + 4'd1;
-        end
-        if (wl_finish) begin
-          if (wl_kt_is_last) begin
-            wl_kt_q <= 2'd0;
-            if (wl_mt_is_last) begin
-              wl_pending_q <= 1'b0;
-            end else begin
-              wl_mt_q <= wl_mt_q + 2'd1;
-            end
-          end else begin
-            wl_kt_q <= wl_kt_q + 2'd1;
-          end
-        end
-        if (pass_end && !buf_q) begin
-          wl_busy_0_q <= 5'd30;
-        end else begin
-          if (wl_busy_0_q != 5'd0) begin
-            wl_busy_0_q <= wl_busy_0_q - 5'd1;
-          end
-        end
-        if (pass_end && buf_q) begin
-          wl_busy_1_q <= 5'd30;
-        end else begin
-          if (wl_busy_1_q != 5'd0) begin
-            wl_busy_1_q <= wl_busy_1_q - 5'd1;
-          end
-        end
-      end
-    end
-  end
-
-  assign weight_row = {4'd0, wl_kt_q} * 6'd16 + (6'd15 - {2'd0, wl_row_q});
-
-  // B, one word per (row, m-tile)
-  kld_sram_256x128 u_b (
+  // weights of every pass, loaded while the previous pass computes
+  kld_plain_weight_loader u_weight_loader (
     .clk_i(clk_i),
-    .we_i(b_valid_i && !busy_q),
-    .waddr_i({b_row_i, b_mtile_i}),
-    .wdata_i(b_data_i),
-    .raddr_i({weight_row, wl_mt_q}),
-    .rdata_o(b_rdata)
+    .rst_ni(rst_ni),
+    .start_i(ctrl_start),
+    .pass_end_i(pass_end),
+    .advance_i(pass_advance),
+    .buf_i(buf_q),
+    .dim_k_i(dim_k_q),
+    .dim_m_i(dim_m_q),
+    .b_we_i(b_valid_i && !busy_q),
+    .b_waddr_i({b_row_i, b_mtile_i}),
+    .b_wdata_i(b_data_i),
+    .load_o(wl_load),
+    .load_sel_o(wl_load_sel),
+    .finish_o(wl_finish),
+    .next_loaded_o(wl_next_loaded),
+    .w_top_o(w_top)
   );
 
-  assign weight_row_ok = {10'd0, weight_row} < dim_k_q;
-  assign w_top = {(weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd15) < dim_m_q)) ?
-      b_rdata[127:120] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd14) < dim_m_q)) ?
-      b_rdata[119:112] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd13) < dim_m_q)) ?
-      b_rdata[111:104] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd12) < dim_m_q)) ?
-      b_rdata[103:96] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd11) < dim_m_q)) ?
-      b_rdata[95:88] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd10) < dim_m_q)) ?
-      b_rdata[87:80] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd9) < dim_m_q)) ?
-      b_rdata[79:72] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd8) < dim_m_q)) ?
-      b_rdata[71:64] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd7) < dim_m_q)) ?
-      b_rdata[63:56] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd6) < dim_m_q)) ?
-      b_rdata[55:48] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd5) < dim_m_q)) ?
-      b_rdata[47:40] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd4) < dim_m_q)) ?
-      b_rdata[39:32] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd3) < dim_m_q)) ?
-      b_rdata[31:24] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd2) < dim_m_q)) ?
-      b_rdata[23:16] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd1) < dim_m_q)) ?
-      b_rdata[15:8] : 8'd0, (weight_row_ok && (({14'd0, wl_mt_q} * 16'd16 + 16'd0) < dim_m_q)) ?
-      b_rdata[7:0] : 8'd0};
   assign issue_tag = {kt_q, token};
   assign row_data = {((kt_q == 2'd3) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ?
       a_rdata_7 : (((kt_q == 2'd2) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ? a_rdata_5 :
@@ -367,8 +304,8 @@ module kld_plain_top (
   kld_plain_array u_array (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .load_i(wl_shift),
-    .load_sel_i(wl_buf),
+    .load_i(wl_load),
+    .load_sel_i(wl_load_sel),
     .w_top_i(w_top),
     .seg_valid_i(st_issue),
     .sel_i(buf_q),
@@ -594,64 +531,64 @@ module kld_plain_top (
       done_q <= 1'b0;
     end else begin
       case (state_q)
-        3'd0: begin
-          if (start) begin
+        StIdle: begin
+          if (ctrl_start) begin
             busy_q <= 1'b1;
             done_q <= 1'b0;
             mt_q <= 2'd0;
             kt_q <= 2'd0;
             token_q <= 11'd0;
             buf_q <= 1'b0;
-            state_q <= 3'd1;
+            state_q <= StLoadW;
           end
         end
-        3'd1: begin
+        StLoadW: begin
           if (wl_finish) begin
-            state_q <= 3'd2;
+            state_q <= StIssue;
           end
         end
-        3'd2: begin
+        StIssue: begin
           if (token_is_last) begin
             token_q <= 11'd0;
             if (kt_is_last) begin
               kt_q <= 2'd0;
               cnt_q <= 5'd0;
-              state_q <= 3'd3;
+              state_q <= StDrain;
             end else begin
               kt_q <= kt_q + 2'd1;
               buf_q <= !buf_q;
               if (wl_next_loaded) begin
-                state_q <= 3'd2;
+                state_q <= StIssue;
               end else begin
-                state_q <= 3'd1;
+                state_q <= StLoadW;
               end
             end
           end else begin
             token_q <= token_q + 11'd1;
           end
         end
-        3'd3: begin
+        StDrain: begin
           if (drain_done) begin
-            state_q <= 3'd4;
+            state_q <= StGather;
           end else begin
             cnt_q <= cnt_q + 5'd1;
           end
         end
-        3'd4: begin
+        StGather: begin
           if (out_ready_i) begin
             if (token_is_last) begin
               token_q <= 11'd0;
               if (mt_is_last) begin
-                state_q <= 3'd0;
+                state_q <= StIdle;
                 busy_q <= 1'b0;
                 done_q <= 1'b1;
               end else begin
                 mt_q <= mt_q + 2'd1;
                 buf_q <= !buf_q;
                 if (wl_next_loaded) begin
-                  state_q <= 3'd2;
+                  state_q <= StIssue;
                 end else begin
-                  state_q <= 3'd1;
+                  state_q <= StLoadW;
                 end
               end
             end else begin
@@ -660,32 +597,22 @@ module kld_plain_top (
           end
         end
         default: begin
-          state_q <= 3'd0;
+          state_q <= StIdle;
         end
       endcase
     end
   end
 
-  // configuration registers and the cycle counter
+  // the cycle counter (cleared by a run start)
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      dim_t_q <= 16'd0;
-      dim_h_q <= 16'd0;
-      dim_w_q <= 16'd0;
-      dim_k_q <= 16'd0;
-      dim_m_q <= 16'd0;
       cycles_q <= 64'd0;
     end else begin
-      dim_t_q <= (reg_wr && (reg_addr_i == 6'd2)) ? reg_wdata_i[15:0] : dim_t_q;
-      dim_h_q <= (reg_wr && (reg_addr_i == 6'd3)) ? reg_wdata_i[15:0] : dim_h_q;
-      dim_w_q <= (reg_wr && (reg_addr_i == 6'd4)) ? reg_wdata_i[15:0] : dim_w_q;
-      dim_k_q <= (reg_wr && (reg_addr_i == 6'd5)) ? reg_wdata_i[15:0] : dim_k_q;
-      dim_m_q <= (reg_wr && (reg_addr_i == 6'd6)) ? reg_wdata_i[15:0] : dim_m_q;
-      cycles_q <= start ? 64'd0 : (busy_q ? cycles_q + 64'd1 : cycles_q);
+      cycles_q <= ctrl_start ? 64'd0 : (busy_q ? cycles_q + 64'd1 : cycles_q);
     end
   end
 
-  // register read mux
+  // register read mux (register map)
   always @* begin
     case (reg_addr_i)
       6'd1: begin
@@ -719,9 +646,5 @@ module kld_plain_top (
   end
 
   assign reg_rdata_o = reg_valid_i ? rdata : 32'd0;
-
-  // Deliberately unused: the plain top's registers are 16 bits wide
-  wire unused_reg_wdata_i;
-  assign unused_reg_wdata_i = ^reg_wdata_i[31:16];
 
 endmodule

@@ -19,9 +19,9 @@
 //   MUL_PIPE = 0
 // Lint waivers: none
 // Deliberately unused bits:
+//   reg_wdata_i[31:20]: no field of the register map takes these bits
 // {pass_pending, pass_nonempty}: ISSUE ends on pass_last; pending and nonempty are kept for the
 // dispatcher's unit test
-//   reg_wdata_i[31:20]: no register is wider than 20 bits
 
 module kld_top (
   input wire clk_i,
@@ -75,40 +75,95 @@ module kld_top (
   reg busy_q;
   reg done_q;
   reg error_q;
-  reg dense_q;
-  reg trace_q;
+  // configuration is written only while idle
+  wire reg_wr;
+  // CTRL.START written 1
+  wire ctrl_start;
+  // CTRL.DENSE: dense mode: every pair computes, no detection
+  reg ctrl_dense_q;
+  // CTRL.TRACE: emit the decision trace stream (the detector waits for it)
+  reg ctrl_trace_q;
+  // DIM_T.VALUE: frames T, 1..MAX_T
   reg [15:0] dim_t_q;
+  // DIM_H.VALUE: rows H, 1..MAX_H
   reg [15:0] dim_h_q;
+  // DIM_W.VALUE: columns W, 1..MAX_W
   reg [15:0] dim_w_q;
+  // DIM_K.VALUE: channels K, multiple of GROUP_W, <= MAX_K
   reg [15:0] dim_k_q;
+  // DIM_M.VALUE: output columns M, 1..MAX_M
   reg [15:0] dim_m_q;
+  // TILE_H.VALUE: scan tile height, 0 = H
   reg [15:0] tile_h_q;
+  // TILE_W.VALUE: scan tile width, 0 = W
   reg [15:0] tile_w_q;
+  // WIN.VALUE: reference window depth, <= WIN_CAP
   reg [19:0] win_q;
-  reg [9:0] policy_q;
+  // POLICY.POLICY: 0 fixed, 1 rope-orthogonal, 2 adaptive
+  reg [1:0] policy_policy_q;
+  // POLICY.NAXES: fixed policy: number of axes in the list, 1..3
+  reg [1:0] policy_naxes_q;
+  // POLICY.AXIS0: fixed policy: first axis (0 t, 1 h, 2 w)
+  reg [1:0] policy_axis0_q;
+  // POLICY.AXIS1: fixed policy: second axis
+  reg [1:0] policy_axis1_q;
+  // POLICY.AXIS2: fixed policy: third axis
+  reg [1:0] policy_axis2_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_0_q;
-  reg [3:0] group_cfg_0_q;
-  reg [31:0] reused_0_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_1_q;
-  reg [3:0] group_cfg_1_q;
-  reg [31:0] reused_1_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_2_q;
-  reg [3:0] group_cfg_2_q;
-  reg [31:0] reused_2_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_3_q;
-  reg [3:0] group_cfg_3_q;
-  reg [31:0] reused_3_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_4_q;
-  reg [3:0] group_cfg_4_q;
-  reg [31:0] reused_4_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_5_q;
-  reg [3:0] group_cfg_5_q;
-  reg [31:0] reused_5_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_6_q;
-  reg [3:0] group_cfg_6_q;
-  reg [31:0] reused_6_q;
+  // TAU.VALUE: threshold of group g (DATA_W+1 bits, unsigned)
   reg [8:0] tau_7_q;
-  reg [3:0] group_cfg_7_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_0_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_0_rope_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_1_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_1_rope_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_2_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_2_rope_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_3_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_3_rope_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_4_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_4_rope_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_5_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_5_rope_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_6_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_6_rope_q;
+  // GROUP_CFG.ENABLE: reuse enabled for group g
+  reg group_cfg_7_enable_q;
+  // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
+  reg [2:0] group_cfg_7_rope_q;
+  reg [31:0] reused_0_q;
+  reg [31:0] reused_1_q;
+  reg [31:0] reused_2_q;
+  reg [31:0] reused_3_q;
+  reg [31:0] reused_4_q;
+  reg [31:0] reused_5_q;
+  reg [31:0] reused_6_q;
   reg [31:0] reused_7_q;
   reg [63:0] cycles_q;
   reg [63:0] busy_cycles_q;
@@ -120,10 +175,6 @@ module kld_top (
   reg [31:0] wait_gather_q;
   reg [31:0] loadw_cycles_q;
   reg [31:0] starved_q;
-  // configuration is written only while idle
-  wire reg_wr;
-  // CTRL.START written
-  wire start_req;
   wire policy_built;
   // a runtime value is out of range: the run is refused
   wire cfg_error;
@@ -225,38 +276,15 @@ module kld_top (
   wire [63:0] a_issue_7;
   // the pass engine moves on to its next pass
   wire pass_advance;
-  // passes loaded ahead of the pass engine, its current pass included (0..2)
-  reg [1:0] wl_lead_q;
-  // k-tile of the pass being loaded
-  reg [2:0] wl_kt_q;
-  // m-tile of the pass being loaded
-  reg [2:0] wl_mt_q;
-  // passes of the run are left to load
-  reg wl_pending_q;
-  // the loaded pass's buffer: its parity
-  wire wl_buf;
-  // cycles until the last activation of buffer 0's pass has left the array
-  reg [3:0] wl_busy_0_q;
-  // cycles until the last activation of buffer 1's pass has left the array
-  reg [3:0] wl_busy_1_q;
-  wire wl_buf_free;
-  // a pass left to load, at most one ahead, into a free buffer
-  wire wl_can_start;
-  // row of the pass being loaded (0: the bottom row)
-  reg [2:0] wl_row_q;
-  // a load runs its ROWS cycles without a break
-  wire wl_shift;
+  // the loader shifts a row of weights into the array
+  wire wl_load;
+  // the buffer it shifts into
+  wire wl_load_sel;
+  // the last row of a pass shifts in
   wire wl_finish;
-  wire wl_kt_is_last;
-  wire wl_mt_is_last;
   // the pass after the current one can issue from the next cycle
   wire wl_next_loaded;
-  // LOADW feeds the k-tile's rows bottom first
-  wire [5:0] weight_row;
-  wire [63:0] b_rdata;
-  // rows past K load zero
-  wire weight_row_ok;
-  // columns past M load zero
+  // the row entering the array
   wire [63:0] w_top;
   // lane l decides group round*LANES + l
   wire [7:0] lane_valid;
@@ -294,17 +322,125 @@ module kld_top (
   // the pass engine waits for the gather of the other bank
   wire wait_gather;
   wire stalled;
+  // the register at reg_addr_i
   reg [31:0] rdata;
 
   assign reg_wr = reg_valid_i && reg_write_i && !busy_q;
-  assign start_req = reg_wr && (reg_addr_i == 6'd0) && reg_wdata_i[0];
-  assign policy_built = ((policy_q[1:0] == 2'd0) && 1'b1) || ((policy_q[1:0] == 2'd1) && 1'b1)
-      || ((policy_q[1:0] == 2'd2) && 1'b1);
+
+  // configuration registers (register map), written while idle
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ctrl_dense_q <= 1'b0;
+      ctrl_trace_q <= 1'b0;
+      dim_t_q <= 16'd0;
+      dim_h_q <= 16'd0;
+      dim_w_q <= 16'd0;
+      dim_k_q <= 16'd0;
+      dim_m_q <= 16'd0;
+      tile_h_q <= 16'd0;
+      tile_w_q <= 16'd0;
+      win_q <= 20'd0;
+      policy_policy_q <= 2'd0;
+      policy_naxes_q <= 2'd0;
+      policy_axis0_q <= 2'd0;
+      policy_axis1_q <= 2'd0;
+      policy_axis2_q <= 2'd0;
+      tau_0_q <= 9'd0;
+      tau_1_q <= 9'd0;
+      tau_2_q <= 9'd0;
+      tau_3_q <= 9'd0;
+      tau_4_q <= 9'd0;
+      tau_5_q <= 9'd0;
+      tau_6_q <= 9'd0;
+      tau_7_q <= 9'd0;
+      group_cfg_0_enable_q <= 1'b0;
+      group_cfg_0_rope_q <= 3'd0;
+      group_cfg_1_enable_q <= 1'b0;
+      group_cfg_1_rope_q <= 3'd0;
+      group_cfg_2_enable_q <= 1'b0;
+      group_cfg_2_rope_q <= 3'd0;
+      group_cfg_3_enable_q <= 1'b0;
+      group_cfg_3_rope_q <= 3'd0;
+      group_cfg_4_enable_q <= 1'b0;
+      group_cfg_4_rope_q <= 3'd0;
+      group_cfg_5_enable_q <= 1'b0;
+      group_cfg_5_rope_q <= 3'd0;
+      group_cfg_6_enable_q <= 1'b0;
+      group_cfg_6_rope_q <= 3'd0;
+      group_cfg_7_enable_q <= 1'b0;
+      group_cfg_7_rope_q <= 3'd0;
+    end else begin
+      ctrl_dense_q <= (reg_wr && (reg_addr_i == 6'd0)) ? reg_wdata_i[1] : ctrl_dense_q;
+      ctrl_trace_q <= (reg_wr && (reg_addr_i == 6'd0)) ? reg_wdata_i[2] : ctrl_trace_q;
+      dim_t_q <= (reg_wr && (reg_addr_i == 6'd2)) ? reg_wdata_i[15:0] : dim_t_q;
+      dim_h_q <= (reg_wr && (reg_addr_i == 6'd3)) ? reg_wdata_i[15:0] : dim_h_q;
+      dim_w_q <= (reg_wr && (reg_addr_i == 6'd4)) ? reg_wdata_i[15:0] : dim_w_q;
+      dim_k_q <= (reg_wr && (reg_addr_i == 6'd5)) ? reg_wdata_i[15:0] : dim_k_q;
+      dim_m_q <= (reg_wr && (reg_addr_i == 6'd6)) ? reg_wdata_i[15:0] : dim_m_q;
+      tile_h_q <= (reg_wr && (reg_addr_i == 6'd7)) ? reg_wdata_i[15:0] : tile_h_q;
+      tile_w_q <= (reg_wr && (reg_addr_i == 6'd8)) ? reg_wdata_i[15:0] : tile_w_q;
+      win_q <= (reg_wr && (reg_addr_i == 6'd9)) ? reg_wdata_i[19:0] : win_q;
+      policy_policy_q <= (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[1:0] : policy_policy_q;
+      policy_naxes_q <= (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[3:2] : policy_naxes_q;
+      policy_axis0_q <= (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[5:4] : policy_axis0_q;
+      policy_axis1_q <= (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[7:6] : policy_axis1_q;
+      policy_axis2_q <= (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[9:8] : policy_axis2_q;
+      tau_0_q <= (reg_wr && (reg_addr_i == 6'd32)) ? reg_wdata_i[8:0] : tau_0_q;
+      tau_1_q <= (reg_wr && (reg_addr_i == 6'd33)) ? reg_wdata_i[8:0] : tau_1_q;
+      tau_2_q <= (reg_wr && (reg_addr_i == 6'd34)) ? reg_wdata_i[8:0] : tau_2_q;
+      tau_3_q <= (reg_wr && (reg_addr_i == 6'd35)) ? reg_wdata_i[8:0] : tau_3_q;
+      tau_4_q <= (reg_wr && (reg_addr_i == 6'd36)) ? reg_wdata_i[8:0] : tau_4_q;
+      tau_5_q <= (reg_wr && (reg_addr_i == 6'd37)) ? reg_wdata_i[8:0] : tau_5_q;
+      tau_6_q <= (reg_wr && (reg_addr_i == 6'd38)) ? reg_wdata_i[8:0] : tau_6_q;
+      tau_7_q <= (reg_wr && (reg_addr_i == 6'd39)) ? reg_wdata_i[8:0] : tau_7_q;
+      group_cfg_0_enable_q <= (reg_wr && (reg_addr_i == 6'd40)) ? reg_wdata_i[0] :
+          group_cfg_0_enable_q;
+      group_cfg_0_rope_q <= (reg_wr && (reg_addr_i == 6'd40)) ? reg_wdata_i[3:1] :
+          group_cfg_0_rope_q;
+      group_cfg_1_enable_q <= (reg_wr && (reg_addr_i == 6'd41)) ? reg_wdata_i[0] :
+          group_cfg_1_enable_q;
+      group_cfg_1_rope_q <= (reg_wr && (reg_addr_i == 6'd41)) ? reg_wdata_i[3:1] :
+          group_cfg_1_rope_q;
+      group_cfg_2_enable_q <= (reg_wr && (reg_addr_i == 6'd42)) ? reg_wdata_i[0] :
+          group_cfg_2_enable_q;
+      group_cfg_2_rope_q <= (reg_wr && (reg_addr_i == 6'd42)) ? reg_wdata_i[3:1] :
+          group_cfg_2_rope_q;
+      group_cfg_3_enable_q <= (reg_wr && (reg_addr_i == 6'd43)) ? reg_wdata_i[0] :
+          group_cfg_3_enable_q;
+      group_cfg_3_rope_q <= (reg_wr && (reg_addr_i == 6'd43)) ? reg_wdata_i[3:1] :
+          group_cfg_3_rope_q;
+      group_cfg_4_enable_q <= (reg_wr && (reg_addr_i == 6'd44)) ? reg_wdata_i[0] :
+          group_cfg_4_enable_q;
+      group_cfg_4_rope_q <= (reg_wr && (reg_addr_i == 6'd44)) ? reg_wdata_i[3:1] :
+          group_cfg_4_rope_q;
+      group_cfg_5_enable_q <= (reg_wr && (reg_addr_i == 6'd45)) ? reg_wdata_i[0] :
+          group_cfg_5_enable_q;
+      group_cfg_5_rope_q <= (reg_wr && (reg_addr_i == 6'd45)) ? reg_wdata_i[3:1] :
+          group_cfg_5_rope_q;
+      group_cfg_6_enable_q <= (reg_wr && (reg_addr_i == 6'd46)) ? reg_wdata_i[0] :
+          group_cfg_6_enable_q;
+      group_cfg_6_rope_q <= (reg_wr && (reg_addr_i == 6'd46)) ? reg_wdata_i[3:1] :
+          group_cfg_6_rope_q;
+      group_cfg_7_enable_q <= (reg_wr && (reg_addr_i == 6'd47)) ? reg_wdata_i[0] :
+          group_cfg_7_enable_q;
+      group_cfg_7_rope_q <= (reg_wr && (reg_addr_i == 6'd47)) ? reg_wdata_i[3:1] :
+          group_cfg_7_rope_q;
+    end
+  end
+
+  assign ctrl_start = reg_wr && (reg_addr_i == 6'd0) && reg_wdata_i[0];
+
+  // Deliberately unused: no field of the register map takes these bits
+  wire unused_reg_wdata_i;
+  assign unused_reg_wdata_i = ^reg_wdata_i[31:20];
+
+  assign policy_built = ((policy_policy_q == 2'd0) && 1'b1) || ((policy_policy_q == 2'd1) &&
+      1'b1) || ((policy_policy_q == 2'd2) && 1'b1);
   assign cfg_error = !((dim_t_q >= 16'd1) && (dim_t_q <= 16'd4) && ((dim_h_q >= 16'd1) &&
       (dim_h_q <= 16'd16)) && ((dim_w_q >= 16'd1) && (dim_w_q <= 16'd16)) && ((dim_k_q >= 16'd8) &&
       (dim_k_q <= 16'd64)) && (dim_k_q[2:0] == 3'd0) && ((dim_m_q >= 16'd1) && (dim_m_q <= 16'd64))
       && (tile_h_q <= dim_h_q) && (tile_w_q <= dim_w_q) && (win_q <= 20'd256) && policy_built &&
-      (reg_wdata_i[1] || (policy_q[1:0] != 2'd0) || (policy_q[3:2] != 2'd0)));
+      (reg_wdata_i[1] || (policy_policy_q != 2'd0) || (policy_naxes_q != 2'd0)));
   assign dim_t_c = dim_t_q[5:0];
   assign dim_h_c = dim_h_q[5:0];
   assign dim_w_c = dim_w_q[5:0];
@@ -320,7 +456,7 @@ module kld_top (
   assign mt_is_last = ({13'd0, mt_q} * 16'd8 + 16'd8) >= dim_m_q;
   assign round_is_last = ({15'd0, round_q} * 16'd8 + 16'd8) >= {12'd0, n_groups};
   assign gather_is_last = ({1'b0, gather_q} + 11'd1) == n_tokens;
-  assign step = det_busy_q && (!trace_q || dec_ready_i);
+  assign step = det_busy_q && (!ctrl_trace_q || dec_ready_i);
   assign push = {step && (round_q == 1'b0) && (4'd7 < n_groups) && !det_reuse[7], step &&
       (round_q == 1'b0) && (4'd6 < n_groups) && !det_reuse[6], step && (round_q == 1'b0) && (4'd5 <
       n_groups) && !det_reuse[5], step && (round_q == 1'b0) && (4'd4 < n_groups) && !det_reuse[4],
@@ -339,7 +475,7 @@ module kld_top (
       3'd4) ? !group_valid[4] || !det_busy_q : ((kt_q == 3'd3) ? !group_valid[3] || !det_busy_q :
       ((kt_q == 3'd2) ? !group_valid[2] || !det_busy_q : ((kt_q == 3'd1) ? !group_valid[1] ||
       !det_busy_q : ((kt_q == 3'd0) ? !group_valid[0] || !det_busy_q : 1'b1)))))));
-  assign run_start = start_req && !cfg_error;
+  assign run_start = ctrl_start && !cfg_error;
   assign pass_end = st_issue && pass_last;
   assign pass_start = run_start || pass_end;
 
@@ -354,7 +490,7 @@ module kld_top (
     .win_i(win_q[8:0]),
     .n_i(n_tokens),
     .groups_i(n_groups),
-    .dense_i(dense_q),
+    .dense_i(ctrl_dense_q),
     .scan_clear_i(run_start),
     .scan_step_i(step),
     .list_clear_i(run_start),
@@ -476,112 +612,42 @@ module kld_top (
 
   assign a_ready_o = !busy_q;
   assign b_ready_o = !busy_q;
-  assign wl_buf = buf_q ^ wl_lead_q[0];
-  assign wl_buf_free = wl_buf ? wl_busy_1_q == 4'd0 : wl_busy_0_q == 4'd0;
-  assign wl_can_start = wl_pending_q && !wl_lead_q[1] && wl_buf_free;
-  assign wl_shift = (wl_row_q != 3'd0) || wl_can_start;
-  assign wl_finish = wl_shift && (wl_row_q == 3'd7);
-  assign wl_kt_is_last = ({13'd0, wl_kt_q} * 16'd8 + 16'd8) >= dim_k_q;
-  assign wl_mt_is_last = ({13'd0, wl_mt_q} * 16'd8 + 16'd8) >= dim_m_q;
-  assign wl_next_loaded = wl_lead_q[1] || (wl_lead_q[0] && wl_finish);
 
-  // weight loader: one row per cycle, passes in order
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      wl_lead_q <= 2'd0;
-      wl_kt_q <= 3'd0;
-      wl_mt_q <= 3'd0;
-      wl_pending_q <= 1'b0;
-      wl_row_q <= 3'd0;
-      wl_busy_0_q <= 4'd0;
-      wl_busy_1_q <= 4'd0;
-    end else begin
-      if (run_start) begin
-        wl_lead_q <= 2'd0;
-        wl_kt_q <= 3'd0;
-        wl_mt_q <= 3'd0;
-        wl_pending_q <= 1'b1;
-        wl_row_q <= 3'd0;
-        wl_busy_0_q <= 4'd0;
-        wl_busy_1_q <= 4'd0;
-      end else begin
-        if (wl_finish && !pass_advance) begin
-          wl_lead_q <= wl_lead_q + 2'd1;
-        end else begin
-          if (pass_advance && !wl_finish) begin
-            wl_lead_q <= wl_lead_q - 2'd1;
-          end
-        end
-        if (wl_shift) begin
-          wl_row_q <= wl_finish ? 3'd0 : wl_row_q + 3'd1;
-        end
-        if (wl_finish) begin
-          if (wl_kt_is_last) begin
-            wl_kt_q <= 3'd0;
-            if (wl_mt_is_last) begin
-              wl_pending_q <= 1'b0;
-            end else begin
-              wl_mt_q <= wl_mt_q + 3'd1;
-            end
-          end else begin
-            wl_kt_q <= wl_kt_q + 3'd1;
-          end
-        end
-        if (pass_end && !buf_q) begin
-          wl_busy_0_q <= 4'd14;
-        end else begin
-          if (wl_busy_0_q != 4'd0) begin
-            wl_busy_0_q <= wl_busy_0_q - 4'd1;
-          end
-        end
-        if (pass_end && buf_q) begin
-          wl_busy_1_q <= 4'd14;
-        end else begin
-          if (wl_busy_1_q != 4'd0) begin
-            wl_busy_1_q <= wl_busy_1_q - 4'd1;
-          end
-        end
-      end
-    end
-  end
-
-  assign weight_row = {3'd0, wl_kt_q} * 6'd8 + (6'd7 - {3'd0, wl_row_q});
-
-  // B, one word per (row, m-tile)
-  kld_sram_512x64 u_b (
+  // weights of every pass, loaded while the previous pass computes
+  kld_weight_loader u_weight_loader (
     .clk_i(clk_i),
-    .we_i(b_valid_i && !busy_q),
-    .waddr_i({b_row_i, b_mtile_i}),
-    .wdata_i(b_data_i),
-    .raddr_i({weight_row, wl_mt_q}),
-    .rdata_o(b_rdata)
+    .rst_ni(rst_ni),
+    .start_i(run_start),
+    .pass_end_i(pass_end),
+    .advance_i(pass_advance),
+    .buf_i(buf_q),
+    .dim_k_i(dim_k_q),
+    .dim_m_i(dim_m_q),
+    .b_we_i(b_valid_i && !busy_q),
+    .b_waddr_i({b_row_i, b_mtile_i}),
+    .b_wdata_i(b_data_i),
+    .load_o(wl_load),
+    .load_sel_o(wl_load_sel),
+    .finish_o(wl_finish),
+    .next_loaded_o(wl_next_loaded),
+    .w_top_o(w_top)
   );
 
-  assign weight_row_ok = {10'd0, weight_row} < dim_k_q;
-  assign w_top = {(weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd7) < dim_m_q)) ?
-      b_rdata[63:56] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd6) < dim_m_q)) ?
-      b_rdata[55:48] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd5) < dim_m_q)) ?
-      b_rdata[47:40] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd4) < dim_m_q)) ?
-      b_rdata[39:32] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd3) < dim_m_q)) ?
-      b_rdata[31:24] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd2) < dim_m_q)) ?
-      b_rdata[23:16] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd1) < dim_m_q)) ?
-      b_rdata[15:8] : 8'd0, (weight_row_ok && (({13'd0, wl_mt_q} * 16'd8 + 16'd0) < dim_m_q)) ?
-      b_rdata[7:0] : 8'd0};
   assign lane_valid = {(round_q == 1'b0) ? group_valid[7] : 1'b0, (round_q == 1'b0) ?
       group_valid[6] : 1'b0, (round_q == 1'b0) ? group_valid[5] : 1'b0, (round_q == 1'b0) ?
       group_valid[4] : 1'b0, (round_q == 1'b0) ? group_valid[3] : 1'b0, (round_q == 1'b0) ?
       group_valid[2] : 1'b0, (round_q == 1'b0) ? group_valid[1] : 1'b0, (round_q == 1'b0) ?
       group_valid[0] : 1'b0};
-  assign lane_enable = {(round_q == 1'b0) ? group_cfg_7_q[0] : 1'b0, (round_q == 1'b0) ?
-      group_cfg_6_q[0] : 1'b0, (round_q == 1'b0) ? group_cfg_5_q[0] : 1'b0, (round_q == 1'b0) ?
-      group_cfg_4_q[0] : 1'b0, (round_q == 1'b0) ? group_cfg_3_q[0] : 1'b0, (round_q == 1'b0) ?
-      group_cfg_2_q[0] : 1'b0, (round_q == 1'b0) ? group_cfg_1_q[0] : 1'b0, (round_q == 1'b0) ?
-      group_cfg_0_q[0] : 1'b0};
-  assign lane_rope = {(round_q == 1'b0) ? group_cfg_7_q[3:1] : 3'd0, (round_q == 1'b0) ?
-      group_cfg_6_q[3:1] : 3'd0, (round_q == 1'b0) ? group_cfg_5_q[3:1] : 3'd0, (round_q == 1'b0) ?
-      group_cfg_4_q[3:1] : 3'd0, (round_q == 1'b0) ? group_cfg_3_q[3:1] : 3'd0, (round_q == 1'b0) ?
-      group_cfg_2_q[3:1] : 3'd0, (round_q == 1'b0) ? group_cfg_1_q[3:1] : 3'd0, (round_q == 1'b0) ?
-      group_cfg_0_q[3:1] : 3'd0};
+  assign lane_enable = {(round_q == 1'b0) ? group_cfg_7_enable_q : 1'b0, (round_q == 1'b0) ?
+      group_cfg_6_enable_q : 1'b0, (round_q == 1'b0) ? group_cfg_5_enable_q : 1'b0, (round_q ==
+      1'b0) ? group_cfg_4_enable_q : 1'b0, (round_q == 1'b0) ? group_cfg_3_enable_q : 1'b0, (round_q
+      == 1'b0) ? group_cfg_2_enable_q : 1'b0, (round_q == 1'b0) ? group_cfg_1_enable_q : 1'b0,
+      (round_q == 1'b0) ? group_cfg_0_enable_q : 1'b0};
+  assign lane_rope = {(round_q == 1'b0) ? group_cfg_7_rope_q : 3'd0, (round_q == 1'b0) ?
+      group_cfg_6_rope_q : 3'd0, (round_q == 1'b0) ? group_cfg_5_rope_q : 3'd0, (round_q == 1'b0) ?
+      group_cfg_4_rope_q : 3'd0, (round_q == 1'b0) ? group_cfg_3_rope_q : 3'd0, (round_q == 1'b0) ?
+      group_cfg_2_rope_q : 3'd0, (round_q == 1'b0) ? group_cfg_1_rope_q : 3'd0, (round_q == 1'b0) ?
+      group_cfg_0_rope_q : 3'd0};
   assign lane_tau = {(round_q == 1'b0) ? tau_7_q : 9'd0, (round_q == 1'b0) ? tau_6_q : 9'd0,
       (round_q == 1'b0) ? tau_5_q : 9'd0, (round_q == 1'b0) ? tau_4_q : 9'd0, (round_q == 1'b0) ?
       tau_3_q : 9'd0, (round_q == 1'b0) ? tau_2_q : 9'd0, (round_q == 1'b0) ? tau_1_q : 9'd0,
@@ -598,9 +664,9 @@ module kld_top (
     .slot_i(scan_slot),
     .ref_avail_i(scan_avail),
     .ref_slot_i(scan_ref_slot),
-    .policy_i(policy_q[1:0]),
-    .naxes_i(policy_q[3:2]),
-    .axes_i(policy_q[9:4]),
+    .policy_i(policy_policy_q),
+    .naxes_i(policy_naxes_q),
+    .axes_i({policy_axis2_q, policy_axis1_q, policy_axis0_q}),
     .lane_valid_i(lane_valid),
     .enable_i(lane_enable),
     .rope_i(lane_rope),
@@ -619,8 +685,8 @@ module kld_top (
   kld_array u_array (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .load_i(wl_shift),
-    .load_sel_i(wl_buf),
+    .load_i(wl_load),
+    .load_sel_i(wl_load_sel),
     .w_top_i(w_top),
     .seg_valid_i(seg_valid),
     .sel_i(buf_q),
@@ -640,7 +706,7 @@ module kld_top (
     .root_token_i(scan_token),
     .root_data_i(det_root),
     .gather_token_i(gather_q),
-    .dense_i(dense_q),
+    .dense_i(ctrl_dense_q),
     .group_valid_i(group_valid),
     .wbank_i(mt_q[0]),
     .rbank_i(gather_mt_q[0]),
@@ -651,7 +717,7 @@ module kld_top (
   assign out_mtile_o = gather_mt_q;
   assign out_token_o = gather_q;
   assign out_data_o = merged;
-  assign dec_valid_o = det_busy_q && trace_q;
+  assign dec_valid_o = det_busy_q && ctrl_trace_q;
   assign dec_round_o = round_q;
   assign dec_token_o = scan_token;
   assign dec_data_o = {{det_root[79:70], lane_valid[7], det_reuse[7], det_axis[15:14]},
@@ -684,7 +750,7 @@ module kld_top (
     end else begin
       case (state_q)
         StIdle: begin
-          if (start_req) begin
+          if (ctrl_start) begin
             error_q <= cfg_error;
             if (!cfg_error) begin
               busy_q <= 1'b1;
@@ -808,71 +874,6 @@ module kld_top (
   wire unused_pass_pending;
   assign unused_pass_pending = ^{pass_pending, pass_nonempty};
 
-  // Deliberately unused: no register is wider than 20 bits
-  wire unused_reg_wdata_i;
-  assign unused_reg_wdata_i = ^reg_wdata_i[31:20];
-
-  // configuration registers (written while idle)
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      dim_t_q <= 16'd0;
-      dim_h_q <= 16'd0;
-      dim_w_q <= 16'd0;
-      dim_k_q <= 16'd0;
-      dim_m_q <= 16'd0;
-      tile_h_q <= 16'd0;
-      tile_w_q <= 16'd0;
-      win_q <= 20'd0;
-      policy_q <= 10'd0;
-      dense_q <= 1'b0;
-      trace_q <= 1'b0;
-      tau_0_q <= 9'd0;
-      group_cfg_0_q <= 4'd0;
-      tau_1_q <= 9'd0;
-      group_cfg_1_q <= 4'd0;
-      tau_2_q <= 9'd0;
-      group_cfg_2_q <= 4'd0;
-      tau_3_q <= 9'd0;
-      group_cfg_3_q <= 4'd0;
-      tau_4_q <= 9'd0;
-      group_cfg_4_q <= 4'd0;
-      tau_5_q <= 9'd0;
-      group_cfg_5_q <= 4'd0;
-      tau_6_q <= 9'd0;
-      group_cfg_6_q <= 4'd0;
-      tau_7_q <= 9'd0;
-      group_cfg_7_q <= 4'd0;
-    end else begin
-      dim_t_q <= (reg_wr && (reg_addr_i == 6'd2)) ? reg_wdata_i[15:0] : dim_t_q;
-      dim_h_q <= (reg_wr && (reg_addr_i == 6'd3)) ? reg_wdata_i[15:0] : dim_h_q;
-      dim_w_q <= (reg_wr && (reg_addr_i == 6'd4)) ? reg_wdata_i[15:0] : dim_w_q;
-      dim_k_q <= (reg_wr && (reg_addr_i == 6'd5)) ? reg_wdata_i[15:0] : dim_k_q;
-      dim_m_q <= (reg_wr && (reg_addr_i == 6'd6)) ? reg_wdata_i[15:0] : dim_m_q;
-      tile_h_q <= (reg_wr && (reg_addr_i == 6'd7)) ? reg_wdata_i[15:0] : tile_h_q;
-      tile_w_q <= (reg_wr && (reg_addr_i == 6'd8)) ? reg_wdata_i[15:0] : tile_w_q;
-      win_q <= (reg_wr && (reg_addr_i == 6'd9)) ? reg_wdata_i[19:0] : win_q;
-      policy_q <= (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[9:0] : policy_q;
-      dense_q <= (reg_wr && (reg_addr_i == 6'd0)) ? reg_wdata_i[1] : dense_q;
-      trace_q <= (reg_wr && (reg_addr_i == 6'd0)) ? reg_wdata_i[2] : trace_q;
-      tau_0_q <= (reg_wr && (reg_addr_i == 6'd32)) ? reg_wdata_i[8:0] : tau_0_q;
-      group_cfg_0_q <= (reg_wr && (reg_addr_i == 6'd40)) ? reg_wdata_i[3:0] : group_cfg_0_q;
-      tau_1_q <= (reg_wr && (reg_addr_i == 6'd33)) ? reg_wdata_i[8:0] : tau_1_q;
-      group_cfg_1_q <= (reg_wr && (reg_addr_i == 6'd41)) ? reg_wdata_i[3:0] : group_cfg_1_q;
-      tau_2_q <= (reg_wr && (reg_addr_i == 6'd34)) ? reg_wdata_i[8:0] : tau_2_q;
-      group_cfg_2_q <= (reg_wr && (reg_addr_i == 6'd42)) ? reg_wdata_i[3:0] : group_cfg_2_q;
-      tau_3_q <= (reg_wr && (reg_addr_i == 6'd35)) ? reg_wdata_i[8:0] : tau_3_q;
-      group_cfg_3_q <= (reg_wr && (reg_addr_i == 6'd43)) ? reg_wdata_i[3:0] : group_cfg_3_q;
-      tau_4_q <= (reg_wr && (reg_addr_i == 6'd36)) ? reg_wdata_i[8:0] : tau_4_q;
-      group_cfg_4_q <= (reg_wr && (reg_addr_i == 6'd44)) ? reg_wdata_i[3:0] : group_cfg_4_q;
-      tau_5_q <= (reg_wr && (reg_addr_i == 6'd37)) ? reg_wdata_i[8:0] : tau_5_q;
-      group_cfg_5_q <= (reg_wr && (reg_addr_i == 6'd45)) ? reg_wdata_i[3:0] : group_cfg_5_q;
-      tau_6_q <= (reg_wr && (reg_addr_i == 6'd38)) ? reg_wdata_i[8:0] : tau_6_q;
-      group_cfg_6_q <= (reg_wr && (reg_addr_i == 6'd46)) ? reg_wdata_i[3:0] : group_cfg_6_q;
-      tau_7_q <= (reg_wr && (reg_addr_i == 6'd39)) ? reg_wdata_i[8:0] : tau_7_q;
-      group_cfg_7_q <= (reg_wr && (reg_addr_i == 6'd47)) ? reg_wdata_i[3:0] : group_cfg_7_q;
-    end
-  end
-
   assign cols_valid = mt_is_last ? dim_m_q - {13'd0, mt_q} * 16'd8 : 16'd8;
   assign macs_per_issue = {48'd0, cols_valid} << 3;
   assign macs_issued_now = 64'd0 + (seg_valid ? macs_per_issue : 64'd0);
@@ -884,7 +885,7 @@ module kld_top (
       ? {32'd0, macs_per_pair} : 64'd0) + ((step && lane_valid[6] && det_reuse[6]) ? {32'd0,
       macs_per_pair} : 64'd0) + ((step && lane_valid[7] && det_reuse[7]) ? {32'd0, macs_per_pair} :
       64'd0);
-  assign stall_trace = det_busy_q && trace_q && !dec_ready_i;
+  assign stall_trace = det_busy_q && ctrl_trace_q && !dec_ready_i;
   assign starved = st_issue && (seg_valid == 1'b0) && !pass_last;
   assign stall_out = gather_busy_q && !out_ready_i;
   assign wait_gather = st_handoff && !gather_free;
@@ -933,12 +934,11 @@ module kld_top (
     end
   end
 
-  // register read mux
+  // register read mux (register map)
   always @* begin
-    rdata = 32'd0;
     case (reg_addr_i)
       6'd0: begin
-        rdata = {29'd0, {trace_q, dense_q, 1'b0}};
+        rdata = {29'd0, {ctrl_trace_q, ctrl_dense_q, 1'b0}};
       end
       6'd1: begin
         rdata = {29'd0, {error_q, done_q, busy_q}};
@@ -968,7 +968,8 @@ module kld_top (
         rdata = {12'd0, win_q};
       end
       6'd10: begin
-        rdata = {22'd0, policy_q};
+        rdata = {22'd0, {policy_axis2_q, policy_axis1_q, policy_axis0_q, policy_naxes_q,
+            policy_policy_q}};
       end
       6'd11: begin
         rdata = cycles_q[31:0];
@@ -1000,6 +1001,9 @@ module kld_top (
       6'd20: begin
         rdata = macs_skipped_q[63:32];
       end
+      6'd21: begin
+        rdata = {8'd8, 8'd8, 8'd8, 8'd8};
+      end
       6'd22: begin
         rdata = stall_out_q;
       end
@@ -1015,77 +1019,74 @@ module kld_top (
       6'd26: begin
         rdata = starved_q;
       end
-      6'd21: begin
-        rdata = 32'd134744072;
-      end
       6'd32: begin
         rdata = {23'd0, tau_0_q};
-      end
-      6'd40: begin
-        rdata = {28'd0, group_cfg_0_q};
-      end
-      6'd48: begin
-        rdata = reused_0_q;
       end
       6'd33: begin
         rdata = {23'd0, tau_1_q};
       end
-      6'd41: begin
-        rdata = {28'd0, group_cfg_1_q};
-      end
-      6'd49: begin
-        rdata = reused_1_q;
-      end
       6'd34: begin
         rdata = {23'd0, tau_2_q};
-      end
-      6'd42: begin
-        rdata = {28'd0, group_cfg_2_q};
-      end
-      6'd50: begin
-        rdata = reused_2_q;
       end
       6'd35: begin
         rdata = {23'd0, tau_3_q};
       end
-      6'd43: begin
-        rdata = {28'd0, group_cfg_3_q};
-      end
-      6'd51: begin
-        rdata = reused_3_q;
-      end
       6'd36: begin
         rdata = {23'd0, tau_4_q};
-      end
-      6'd44: begin
-        rdata = {28'd0, group_cfg_4_q};
-      end
-      6'd52: begin
-        rdata = reused_4_q;
       end
       6'd37: begin
         rdata = {23'd0, tau_5_q};
       end
-      6'd45: begin
-        rdata = {28'd0, group_cfg_5_q};
-      end
-      6'd53: begin
-        rdata = reused_5_q;
-      end
       6'd38: begin
         rdata = {23'd0, tau_6_q};
-      end
-      6'd46: begin
-        rdata = {28'd0, group_cfg_6_q};
-      end
-      6'd54: begin
-        rdata = reused_6_q;
       end
       6'd39: begin
         rdata = {23'd0, tau_7_q};
       end
+      6'd40: begin
+        rdata = {28'd0, {group_cfg_0_rope_q, group_cfg_0_enable_q}};
+      end
+      6'd41: begin
+        rdata = {28'd0, {group_cfg_1_rope_q, group_cfg_1_enable_q}};
+      end
+      6'd42: begin
+        rdata = {28'd0, {group_cfg_2_rope_q, group_cfg_2_enable_q}};
+      end
+      6'd43: begin
+        rdata = {28'd0, {group_cfg_3_rope_q, group_cfg_3_enable_q}};
+      end
+      6'd44: begin
+        rdata = {28'd0, {group_cfg_4_rope_q, group_cfg_4_enable_q}};
+      end
+      6'd45: begin
+        rdata = {28'd0, {group_cfg_5_rope_q, group_cfg_5_enable_q}};
+      end
+      6'd46: begin
+        rdata = {28'd0, {group_cfg_6_rope_q, group_cfg_6_enable_q}};
+      end
       6'd47: begin
-        rdata = {28'd0, group_cfg_7_q};
+        rdata = {28'd0, {group_cfg_7_rope_q, group_cfg_7_enable_q}};
+      end
+      6'd48: begin
+        rdata = reused_0_q;
+      end
+      6'd49: begin
+        rdata = reused_1_q;
+      end
+      6'd50: begin
+        rdata = reused_2_q;
+      end
+      6'd51: begin
+        rdata = reused_3_q;
+      end
+      6'd52: begin
+        rdata = reused_4_q;
+      end
+      6'd53: begin
+        rdata = reused_5_q;
+      end
+      6'd54: begin
+        rdata = reused_6_q;
       end
       6'd55: begin
         rdata = reused_7_q;

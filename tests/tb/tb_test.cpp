@@ -1,6 +1,7 @@
 // The Verilator testbench of kld_top against the golden model (issue 5):
 // a matrix of hardware configurations, workloads and seeds, corner cases,
-// back-to-back runs, a reset in the middle of a run, and a negative test.
+// back-to-back runs, a reset in the middle of a run, and a negative test;
+// and the same testbench on the dense baseline kld_plain_top.
 //
 // Each hardware configuration is built once into the Verilator cache; the
 // workloads vary inside its limits. KALEIDO_SOAK_RUNS (label "soak") sets the
@@ -25,8 +26,10 @@
 #include "golden/vectors.hpp"
 #include "golden/workload.hpp"
 #include "hw/generator.hpp"
+#include "hw/regmap.hpp"
 #include "sim/simulate.hpp"
 #include "sim/verilator_build.hpp"
+#include "support/test_dir.hpp"
 
 namespace kaleido {
 namespace {
@@ -58,23 +61,24 @@ struct Built {
   fs::path exe;
 };
 
-const Built& testbench(int which) {
+// The testbench of hardware configuration `which`, built for `top` (kld_top or kld_plain_top).
+const Built& testbench(int which, const std::string& top) {
   static std::mutex mu;
-  static std::map<int, Built> built;
+  static std::map<std::pair<int, std::string>, Built> built;
   std::lock_guard<std::mutex> lock(mu);
-  auto it = built.find(which);
+  auto it = built.find({which, top});
   if (it != built.end()) return it->second;
   const hw::HwConfig hw = hw_config(which);
   const fs::path rtl = sim::cached_rtl(hw);
   sim::BuildSpec spec;
-  spec.name = "kld_tb_test_" + hw.name();
+  spec.name = (top == "kld_top" ? "kld_tb_test_" : "kld_tb_plain_test_") + hw.name();
   spec.rtl_dir = rtl;
-  spec.top = "kld_top";
+  spec.top = top;
   const fs::path src = source_dir();
   spec.sources = {src / "tb/tb_main.cpp"};
   spec.include_dirs = {src / "gen", src / "tb", rtl};
   spec.libs = sim::testbench_libs();
-  return built[which] = Built{sim::build_model(spec).exe};
+  return built[{which, top}] = Built{sim::build_model(spec).exe};
 }
 
 // A random workload that fits hardware configuration `which`.
@@ -123,12 +127,12 @@ struct TbRun {
 };
 
 TbRun run_tb(int which, const ReuseConfig& c, const IntMatrix& a, const IntMatrix& b, const std::string& args,
-             const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() / ("kaleido_tb_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+             const std::string& tag, const std::string& top = "kld_top") {
+  const fs::path dir = testing::process_dir("tb_test");
   const fs::path vec = dir / (tag + ".kvec"), json = dir / (tag + ".json"), log = dir / (tag + ".log");
   write_vectors(vec.string(), make_vectors(c, a, b));
-  std::vector<std::string> argv = {testbench(which).exe.string(), "--vectors", vec.string(), "--json", json.string()};
+  std::vector<std::string> argv = {testbench(which, top).exe.string(), "--vectors", vec.string(), "--json",
+                                   json.string()};
   std::istringstream words(args);  // `args` holds plain space-separated options
   for (std::string w; words >> w;) argv.push_back(w);
   ProcessOptions po;
@@ -322,6 +326,97 @@ TEST(Testbench, AWrongExpectedValueMakesTheHarnessFail) {
   EXPECT_NE(bad.output.find("FAIL"), std::string::npos);
   EXPECT_NE(bad.output.find("expected"), std::string::npos);
   EXPECT_NE(bad.output.find("reproduce:"), std::string::npos);
+}
+
+// kld_plain_top through the same testbench: every output of the dense GEMM
+// against A . B of the golden model (gemm_wrap at ACC_W), on array shapes
+// 4x3, 8x4 (pipelined multiplier, 8-bit accumulator that wraps) and 2x5, with
+// K not a multiple of ROWS and M not a multiple of COLS, random back-pressure,
+// a single token, and back-to-back runs. The harness also checks CYCLES
+// against the busy cycles it counted itself (there is no documented schedule
+// of the plain top to hold it to).
+TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
+  const std::string plain = "kld_plain_top";
+  for (int which = 0; which < kHwConfigs; ++which) {
+    const hw::HwConfig hw = hw_config(which);
+    Rng r(300 + static_cast<uint64_t>(which));
+    for (int k = 0; k < 4; ++k) {
+      ReuseConfig c = random_config(which, r);
+      if (k == 0) {  // the largest grid, K and M at their odd limits
+        c = ReuseConfig{};
+        c.grid = {hw.max_t, hw.max_h, hw.max_w};
+        c.group_w = hw.group_w;
+        c.channels = hw.max_k % hw.rows != 0 || hw.max_k == hw.group_w ? hw.max_k : hw.max_k - hw.group_w;
+        c.out_cols = hw.max_m % hw.cols != 0 ? hw.max_m : hw.max_m - 1;
+        c.data_w = hw.data_w;
+        c.acc_w = hw.acc_w;
+        c.mode = Mode::Dense;
+        EXPECT_NE(c.channels % hw.rows, 0) << hw.name() << ": K must leave a partial k-tile";
+        EXPECT_NE(c.out_cols % hw.cols, 0) << hw.name() << ": M must leave a partial m-tile";
+      }
+      if (k == 1) {  // a pass shorter than a weight load
+        c.grid = {1, 1, 1};
+        c.tile_h = c.tile_w = 0;
+        c.window_depth = 0;
+      }
+      const uint64_t seed = r.next() % 100000;
+      const IntMatrix a = make_int_uniform(c.grid.tokens(), c.channels, c.data_w, seed);
+      const IntMatrix b = make_int_uniform(c.channels, c.out_cols, c.data_w, seed + 1);
+      const std::string what = "plain hw " + hw.name() + " case " + std::to_string(k) + " " + nlohmann::json(c).dump();
+      const TbRun t = run_tb(which, c, a, b, "--runs 2 --stall 0.3 --seed " + std::to_string(seed), "plain", plain);
+      expect_pass(t, what);
+      ASSERT_FALSE(t.report.is_null()) << what;
+      ASSERT_EQ(t.report.at("runs").size(), 2u) << what;
+      const int64_t N = c.grid.tokens();
+      const int64_t MT = (c.out_cols + hw.cols - 1) / hw.cols, KT = (c.channels + hw.rows - 1) / hw.rows;
+      for (const auto& run : t.report.at("runs")) {
+        EXPECT_EQ(run.at("mode").get<std::string>(), "dense") << what;
+        EXPECT_EQ(run.at("compared_outputs").get<int64_t>(), N * c.out_cols) << what;
+        // At least one issue cycle per (m-tile, k-tile, token) and one output word per (m-tile, token).
+        EXPECT_GE(run.at("cycles").get<int64_t>(), MT * (KT * N + N)) << what;
+      }
+      if (k == 0) {
+        // Free-running, with passes long enough to hide every weight load behind the previous
+        // pass (N >= 2*ROWS + COLS - 1: a buffer frees ROWS + COLS - 2 cycles after its pass, then
+        // loads in ROWS): the first load, then per m-tile KT passes of N issues, the drain
+        // (ROWS + COLS - 1 + MUL_PIPE) and the gather of N words.
+        ASSERT_GE(N, 2 * hw.rows + hw.cols - 1) << what;
+        const TbRun f = run_tb(which, c, a, b, "--stall 0", "plain_free", plain);
+        expect_pass(f, what + " free-running");
+        const int64_t formula = hw.rows + MT * (KT * N + hw.rows + hw.cols - 1 + hw.mul_pipe + N);
+        EXPECT_EQ(f.report.at("cycles").get<int64_t>(), formula) << what;
+      }
+    }
+  }
+  // The harness fails on a wrong expected value here too.
+  Rng r(9);
+  const ReuseConfig c = random_config(0, r);
+  const TbRun bad = run_tb(0, c, correlated_a(c, 5), make_int_uniform(c.channels, c.out_cols, c.data_w, 6),
+                           "--corrupt-expected", "plain_neg", plain);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("expected"), std::string::npos) << bad.output;
+}
+
+// Both tops read back the register map they are built from: reset values and
+// constants, RW fields written with ones and zeros, fields a top does not
+// implement ignored (the testbench's --check-registers, from kld_regs.hpp).
+TEST(Testbench, BothTopsReadBackTheRegisterMap) {
+  for (const std::string top : {"kld_top", "kld_plain_top"})
+    for (int which : {0, 2}) {
+      Rng r(40 + static_cast<uint64_t>(which));
+      const ReuseConfig c = random_config(which, r);
+      const TbRun t = run_tb(which, c, correlated_a(c, 3), make_int_uniform(c.channels, c.out_cols, c.data_w, 4),
+                             "--check-registers --stall 0.1", "regs", top);
+      expect_pass(t, top + " " + hw_config(which).name());
+      ASSERT_FALSE(t.report.is_null());
+      EXPECT_EQ(t.report.at("top").get<std::string>(), top);
+      const nlohmann::json& check = t.report.at("register_check");
+      EXPECT_TRUE(check.at("errors").empty()) << t.output;
+      // CTRL .. STARVED and the three per-group arrays.
+      const hw::HwConfig hw = hw_config(which);
+      EXPECT_EQ(check.at("words").get<int64_t>(), hw::reg::kStarved + 1 + 3 * hw.max_groups()) << t.output;
+      EXPECT_NE(t.output.find("PASS registers"), std::string::npos) << t.output;
+    }
 }
 
 TEST(TestbenchSoak, ThousandsOfRandomRuns) {
