@@ -177,7 +177,6 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr tile_w_c = m.wire("tile_w_eff", mux(tile_w_q == zero(tile_w_q.width()), w_c, tile_w_q.slice(cw - 1, 0)));
   const Expr n_tokens = m.wire("n_tokens", resize(t_c, tw + 1) * resize(h_c, tw + 1) * resize(w_c, tw + 1), "N = T*H*W");
   const Expr n_groups = m.wire("n_groups", dim_k_q.slice(gshift + gcw - 1, gshift), "G = K / GROUP_W");
-  const Expr gw_m = m.wire("macs_per_pair", zext(dim_m_q, 32) << gshift, "GROUP_W * M MACs per reused pair");
 
   // ---- run state ----
   // Three engines: detection (once per run, reuse mode), the pass engine (ISSUE per pass, LOADW
@@ -499,19 +498,16 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr cols_here = m.wire("cols_valid", mux(mt_is_last, dim_m_q - zext(mt_q, mw) * static_cast<int64_t>(cols),
                                                   constant(mw, static_cast<uint64_t>(cols))),
                                 "output columns of this m-tile");
-  // A cycle's MACs are summed at the width they need and registered before the 64-bit counters
-  // add them: the sum hung off the detector's decision and was kld_top's critical path. The
-  // counters lag one cycle, which the drain and gather after the last issue and the last
-  // decision hide by the time DONE is set.
-  const int issue_w = mw + gshift + clog2(segs + 1), skip_w = gw_m.width() + clog2(lanes + 1);
-  const Expr macs_per_issue = m.wire("macs_per_issue", zext(cols_here, mw + gshift) << gshift);
-  Expr issued_now = zero(issue_w), skipped_now = zero(skip_w);
-  for (int s = 0; s < segs; ++s)
-    issued_now = issued_now + mux(seg_valid[s], zext(macs_per_issue, issue_w), zero(issue_w));
+  const Expr macs_per_issue = m.wire("macs_per_issue", zext(cols_here, 64) << gshift);
+  Expr issued_now = zero(64), skipped_now = zero(64);
+  for (int s = 0; s < segs; ++s) issued_now = issued_now + mux(seg_valid[s], macs_per_issue, zero(64));
+  // The lanes' REUSE decisions are registered before the skipped-MAC sum: summed and added in
+  // the cycle of the decision, they made kld_top's critical path (window SRAM, detector lane,
+  // sum, 64-bit counter). MACS_SKIPPED lags one cycle, hidden by the passes and the gather that
+  // follow the last decision before DONE is set.
+  const Expr reused_pairs_q = m.signal("reused_pairs_q", lanes, Sign::Unsigned, "lanes deciding REUSE last cycle");
   for (int l = 0; l < lanes; ++l)
-    skipped_now = skipped_now + mux(step && lanes_valid[l] && reuse[l], zext(gw_m, skip_w), zero(skip_w));
-  const Expr issued_inc_q = m.signal("macs_issued_inc_q", issue_w, Sign::Unsigned, "this cycle's issued MACs");
-  const Expr skipped_inc_q = m.signal("macs_skipped_inc_q", skip_w, Sign::Unsigned, "this cycle's skipped MACs");
+    skipped_now = skipped_now + mux(reused_pairs_q[l], zext(dim_m_q, 64) << gshift, zero(64));
   const Expr issued_add = m.wire("macs_issued_now", issued_now);
   const Expr skipped_add = m.wire("macs_skipped_now", skipped_now);
   const Expr stall_trace = m.wire("stall_trace", det_busy_q && trace_q && !dec_ready, "the detector waits for the trace");
@@ -533,10 +529,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   counter(wait_gather_q, mux(wait_gather, constant(32, 1), zero(32)));
   counter(loadw_cycles_q, mux(st_loadw, constant(32, 1), zero(32)));
   counter(starved_q, mux(starved, constant(32, 1), zero(32)));
-  ctr.flop(issued_inc_q, mux(run_start, zero(issue_w), issued_add), 0);
-  ctr.flop(skipped_inc_q, mux(run_start, zero(skip_w), skipped_add), 0);
-  counter(issued_q, zext(issued_inc_q, 64));
-  counter(skipped_q, zext(skipped_inc_q, 64));
+  std::vector<Expr> reused_now;
+  for (int l = lanes - 1; l >= 0; --l) reused_now.push_back(step && lanes_valid[l] && reuse[l]);
+  ctr.flop(reused_pairs_q, mux(run_start, zero(lanes), concat(reused_now)), 0);
+  counter(issued_q, issued_add);
+  counter(skipped_q, skipped_add);
   for (int g = 0; g < G; ++g) {
     const Expr inc = root_we[g] && reuse[g % lanes];
     counter(reused_q[static_cast<size_t>(g)], mux(inc, constant(32, 1), zero(32)));

@@ -187,8 +187,6 @@ module kld_top (
   wire [10:0] n_tokens;
   // G = K / GROUP_W
   wire [3:0] n_groups;
-  // GROUP_W * M MACs per reused pair
-  wire [31:0] macs_per_pair;
   reg [2:0] state_q;
   // m-tile of the pass engine
   reg [2:0] mt_q;
@@ -310,13 +308,11 @@ module kld_top (
   wire drain_done;
   // output columns of this m-tile
   wire [15:0] cols_valid;
-  wire [18:0] macs_per_issue;
-  // this cycle's issued MACs
-  reg [19:0] macs_issued_inc_q;
-  // this cycle's skipped MACs
-  reg [35:0] macs_skipped_inc_q;
-  wire [19:0] macs_issued_now;
-  wire [35:0] macs_skipped_now;
+  wire [63:0] macs_per_issue;
+  // lanes deciding REUSE last cycle
+  reg [7:0] reused_pairs_q;
+  wire [63:0] macs_issued_now;
+  wire [63:0] macs_skipped_now;
   // the detector waits for the trace
   wire stall_trace;
   // ISSUE waits for the detector to extend a compute list
@@ -452,7 +448,6 @@ module kld_top (
   assign tile_w_eff = (tile_w_q == 16'd0) ? dim_w_c : tile_w_q[5:0];
   assign n_tokens = {5'd0, dim_t_c} * {5'd0, dim_h_c} * {5'd0, dim_w_c};
   assign n_groups = dim_k_q[6:3];
-  assign macs_per_pair = {16'd0, dim_m_q} << 3;
   assign st_loadw = state_q == StLoadW;
   assign st_issue = state_q == StIssue;
   assign st_handoff = state_q == StHandoff;
@@ -879,16 +874,14 @@ module kld_top (
   assign unused_pass_pending = ^{pass_pending, pass_nonempty};
 
   assign cols_valid = mt_is_last ? dim_m_q - {13'd0, mt_q} * 16'd8 : 16'd8;
-  assign macs_per_issue = {3'd0, cols_valid} << 3;
-  assign macs_issued_now = 20'd0 + (seg_valid ? {1'b0, macs_per_issue} : 20'd0);
-  assign macs_skipped_now = 36'd0 + ((step && lane_valid[0] && det_reuse[0]) ? {4'd0,
-      macs_per_pair} : 36'd0) + ((step && lane_valid[1] && det_reuse[1]) ? {4'd0, macs_per_pair} :
-      36'd0) + ((step && lane_valid[2] && det_reuse[2]) ? {4'd0, macs_per_pair} : 36'd0) + ((step &&
-      lane_valid[3] && det_reuse[3]) ? {4'd0, macs_per_pair} : 36'd0) + ((step && lane_valid[4] &&
-      det_reuse[4]) ? {4'd0, macs_per_pair} : 36'd0) + ((step && lane_valid[5] && det_reuse[5]) ?
-      {4'd0, macs_per_pair} : 36'd0) + ((step && lane_valid[6] && det_reuse[6]) ? {4'd0,
-      macs_per_pair} : 36'd0) + ((step && lane_valid[7] && det_reuse[7]) ? {4'd0, macs_per_pair} :
-      36'd0);
+  assign macs_per_issue = {48'd0, cols_valid} << 3;
+  assign macs_issued_now = 64'd0 + (seg_valid ? macs_per_issue : 64'd0);
+  assign macs_skipped_now = 64'd0 + (reused_pairs_q[0] ? {48'd0, dim_m_q} << 3 : 64'd0) +
+      (reused_pairs_q[1] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[2] ? {48'd0, dim_m_q} <<
+      3 : 64'd0) + (reused_pairs_q[3] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[4] ?
+      {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[5] ? {48'd0, dim_m_q} << 3 : 64'd0) +
+      (reused_pairs_q[6] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[7] ? {48'd0, dim_m_q} <<
+      3 : 64'd0);
   assign stall_trace = det_busy_q && ctrl_trace_q && !dec_ready_i;
   assign starved = st_issue && (seg_valid == 1'b0) && !pass_last;
   assign stall_out = gather_busy_q && !out_ready_i;
@@ -906,8 +899,7 @@ module kld_top (
       wait_gather_q <= 32'd0;
       loadw_cycles_q <= 32'd0;
       starved_q <= 32'd0;
-      macs_issued_inc_q <= 20'd0;
-      macs_skipped_inc_q <= 36'd0;
+      reused_pairs_q <= 8'd0;
       macs_issued_q <= 64'd0;
       macs_skipped_q <= 64'd0;
       reused_0_q <= 32'd0;
@@ -927,10 +919,13 @@ module kld_top (
       wait_gather_q <= run_start ? 32'd0 : wait_gather_q + (wait_gather ? 32'd1 : 32'd0);
       loadw_cycles_q <= run_start ? 32'd0 : loadw_cycles_q + (st_loadw ? 32'd1 : 32'd0);
       starved_q <= run_start ? 32'd0 : starved_q + (starved ? 32'd1 : 32'd0);
-      macs_issued_inc_q <= run_start ? 20'd0 : macs_issued_now;
-      macs_skipped_inc_q <= run_start ? 36'd0 : macs_skipped_now;
-      macs_issued_q <= run_start ? 64'd0 : macs_issued_q + {44'd0, macs_issued_inc_q};
-      macs_skipped_q <= run_start ? 64'd0 : macs_skipped_q + {28'd0, macs_skipped_inc_q};
+      reused_pairs_q <= run_start ? 8'd0 : {step && lane_valid[7] && det_reuse[7], step &&
+          lane_valid[6] && det_reuse[6], step && lane_valid[5] && det_reuse[5], step &&
+          lane_valid[4] && det_reuse[4], step && lane_valid[3] && det_reuse[3], step &&
+          lane_valid[2] && det_reuse[2], step && lane_valid[1] && det_reuse[1], step &&
+          lane_valid[0] && det_reuse[0]};
+      macs_issued_q <= run_start ? 64'd0 : macs_issued_q + macs_issued_now;
+      macs_skipped_q <= run_start ? 64'd0 : macs_skipped_q + macs_skipped_now;
       reused_0_q <= run_start ? 32'd0 : reused_0_q + ((root_we[0] && det_reuse[0]) ? 32'd1 : 32'd0);
       reused_1_q <= run_start ? 32'd0 : reused_1_q + ((root_we[1] && det_reuse[1]) ? 32'd1 : 32'd0);
       reused_2_q <= run_start ? 32'd0 : reused_2_q + ((root_we[2] && det_reuse[2]) ? 32'd1 : 32'd0);
