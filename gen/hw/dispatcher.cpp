@@ -169,7 +169,10 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
     const Expr p = ptr[static_cast<size_t>(s)];
     const Expr seg_len = m.wire("seg_len_" + sn, mux(dense, mux(has_group, n_tokens, zero(tw + 1)), list_len),
                                 "tokens segment " + sn + " issues in this pass");
-    const Expr left = m.wire("left_" + sn, p < seg_len, "an entry is ready (the detector may still append)");
+    // A segment that no group can reach (s >= MAX_G) never issues; `p < 0` would be a constant
+    // comparison, which lint rejects.
+    const Expr left = m.wire("left_" + sn, s < G ? p < seg_len : bit(false),
+                             "an entry is ready (the detector may still append)");
     m.assign(seg_valid[s], issue_en && left);
     m.assign(seg_token.slice((s + 1) * tw - 1, s * tw), mux(dense, p.slice(tw - 1, 0), list_tok));
     issue.flop(p, mux(pass_start, zero(tw + 1), mux(issue_en && left && ready[s], p + constant(tw + 1, 1), p)), 0);
