@@ -534,10 +534,14 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   ctr.flop(reused_pairs_q, mux(run_start, zero(lanes), concat(reused_now)), 0);
   counter(issued_q, issued_add);
   counter(skipped_q, skipped_add);
-  for (int g = 0; g < G; ++g) {
-    const Expr inc = root_we[g] && reuse[g % lanes];
-    counter(reused_q[static_cast<size_t>(g)], mux(inc, constant(32, 1), zero(32)));
-  }
+  // REUSED[g] counts from registered decisions too: its 32-bit increment, enabled straight by
+  // the lane, was the next critical path on sky130 (the lane, then a ripple carry chain).
+  const Expr reused_groups_q = m.signal("reused_groups_q", G, Sign::Unsigned, "groups deciding REUSE last cycle");
+  std::vector<Expr> reused_groups_now;
+  for (int g = G - 1; g >= 0; --g) reused_groups_now.push_back(root_we[g] && reuse[g % lanes]);
+  ctr.flop(reused_groups_q, mux(run_start, zero(G), concat(reused_groups_now)), 0);
+  for (int g = 0; g < G; ++g)
+    counter(reused_q[static_cast<size_t>(g)], mux(reused_groups_q[g], constant(32, 1), zero(32)));
 
   // ---- register reads ----
   regs.read("STATUS", "BUSY", busy_q);

@@ -322,6 +322,8 @@ module kld_top (
   // the pass engine waits for the gather of the other bank
   wire wait_gather;
   wire stalled;
+  // groups deciding REUSE last cycle
+  reg [7:0] reused_groups_q;
   // the register at reg_addr_i
   reg [31:0] rdata;
 
@@ -903,6 +905,7 @@ module kld_top (
       reused_pairs_q <= 8'd0;
       macs_issued_q <= 64'd0;
       macs_skipped_q <= 64'd0;
+      reused_groups_q <= 8'd0;
       reused_0_q <= 32'd0;
       reused_1_q <= 32'd0;
       reused_2_q <= 32'd0;
@@ -927,14 +930,18 @@ module kld_top (
           lane_valid[0] && det_reuse[0]};
       macs_issued_q <= run_start ? 64'd0 : macs_issued_q + macs_issued_now;
       macs_skipped_q <= run_start ? 64'd0 : macs_skipped_q + macs_skipped_now;
-      reused_0_q <= run_start ? 32'd0 : reused_0_q + ((root_we[0] && det_reuse[0]) ? 32'd1 : 32'd0);
-      reused_1_q <= run_start ? 32'd0 : reused_1_q + ((root_we[1] && det_reuse[1]) ? 32'd1 : 32'd0);
-      reused_2_q <= run_start ? 32'd0 : reused_2_q + ((root_we[2] && det_reuse[2]) ? 32'd1 : 32'd0);
-      reused_3_q <= run_start ? 32'd0 : reused_3_q + ((root_we[3] && det_reuse[3]) ? 32'd1 : 32'd0);
-      reused_4_q <= run_start ? 32'd0 : reused_4_q + ((root_we[4] && det_reuse[4]) ? 32'd1 : 32'd0);
-      reused_5_q <= run_start ? 32'd0 : reused_5_q + ((root_we[5] && det_reuse[5]) ? 32'd1 : 32'd0);
-      reused_6_q <= run_start ? 32'd0 : reused_6_q + ((root_we[6] && det_reuse[6]) ? 32'd1 : 32'd0);
-      reused_7_q <= run_start ? 32'd0 : reused_7_q + ((root_we[7] && det_reuse[7]) ? 32'd1 : 32'd0);
+      reused_groups_q <= run_start ? 8'd0 : {root_we[7] && det_reuse[7], root_we[6] &&
+          det_reuse[6], root_we[5] && det_reuse[5], root_we[4] && det_reuse[4], root_we[3] &&
+          det_reuse[3], root_we[2] && det_reuse[2], root_we[1] && det_reuse[1], root_we[0] &&
+          det_reuse[0]};
+      reused_0_q <= run_start ? 32'd0 : reused_0_q + (reused_groups_q[0] ? 32'd1 : 32'd0);
+      reused_1_q <= run_start ? 32'd0 : reused_1_q + (reused_groups_q[1] ? 32'd1 : 32'd0);
+      reused_2_q <= run_start ? 32'd0 : reused_2_q + (reused_groups_q[2] ? 32'd1 : 32'd0);
+      reused_3_q <= run_start ? 32'd0 : reused_3_q + (reused_groups_q[3] ? 32'd1 : 32'd0);
+      reused_4_q <= run_start ? 32'd0 : reused_4_q + (reused_groups_q[4] ? 32'd1 : 32'd0);
+      reused_5_q <= run_start ? 32'd0 : reused_5_q + (reused_groups_q[5] ? 32'd1 : 32'd0);
+      reused_6_q <= run_start ? 32'd0 : reused_6_q + (reused_groups_q[6] ? 32'd1 : 32'd0);
+      reused_7_q <= run_start ? 32'd0 : reused_7_q + (reused_groups_q[7] ? 32'd1 : 32'd0);
     end
   end
 
