@@ -32,6 +32,7 @@ struct SynthCommand {
   uint64_t seed = 1;
   std::string vectors;
   bool no_sta = false;
+  bool flatten = false;
   bool sdc_only = false;
   bool json = false;
 
@@ -56,6 +57,7 @@ struct SynthCommand {
     o.sdc_dir = sdc_dir;
     o.vectorless_activity = activity;
     o.run_sta = !no_sta;
+    o.flatten = flatten;
     o.sdc_only = sdc_only;
     if (!vectors.empty()) {
       o.stimulus = std::make_shared<ppa::VectorFileStimulus>(vectors);
@@ -99,6 +101,9 @@ void register_synth(CLI::App& app) {
   sub->add_option("--seed", cmd->seed, "Random stimulus seed")->capture_default_str();
   sub->add_option("--vectors", cmd->vectors, "Replay input vectors from this file instead (`ports: ...` then hex rows)");
   sub->add_flag("--no-sta", cmd->no_sta, "Skip OpenSTA (area and kaleido power only)");
+  sub->add_flag("--flatten", cmd->flatten,
+                "Flat synthesis: ABC times whole paths and buffers nets that fan out across modules "
+                "(slower; no per-block area). Default: hierarchical");
   sub->add_flag("--sdc-only", cmd->sdc_only, "Only write the SDC (<out>/<config>.sdc and --sdc-dir); no synthesis");
   sub->add_flag("--json", cmd->json, "Print the JSON report instead of the summary");
   sub->callback([cmd] { cmd->run(); });

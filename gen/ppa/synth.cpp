@@ -107,6 +107,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   fs::create_directories(work);
   r.work_dir = work;
   r.top = opt.top;
+  r.flattened = opt.flatten;
   r.clock_period_ns = opt.clock_period_ns;
   r.vectorless_activity = opt.vectorless_activity;
 
@@ -190,6 +191,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   yj.abc_driving_cell = buffer.name;
   yj.abc_load_ff = r.output_load_f * 1e15;
   yj.blackbox_patterns = opt.sram_patterns;
+  yj.flatten = opt.flatten;
   yj.work_dir = work;
   if (opt.progress) opt.progress("yosys: synthesising " + opt.top + " (minutes for large arrays) ...");
   const YosysResult yr = run_yosys(yj);
@@ -419,7 +421,8 @@ json breakdown_json(const PowerBreakdown& b) {
 json result_json(const SynthResult& r) {
   const std::string lib = lib_label(r);
   const std::string clock = "clock " + sig(r.clock_period_ns, 4) + " ns";
-  const std::string area_src = "Yosys 0.23 hierarchical synthesis, cell areas from " + lib;
+  const std::string area_src = std::string("Yosys 0.23 ") + (r.flattened ? "flat" : "hierarchical") +
+                               " synthesis, cell areas from " + lib;
   json metrics;
   metrics["design__instance__area"] = metric(r.total_area_um2(), "um^2", area_src + " + SRAM model (macros)");
   metrics["design__instance__area__stdcell"] = metric(r.logic_area_um2, "um^2", area_src);
@@ -466,7 +469,10 @@ json result_json(const SynthResult& r) {
   json j;
   j["kaleido_version"] = version();
   j["warnings"] = r.warnings;
-  j["design"] = {{"top", r.top}, {"rtl_files", r.rtl_files}, {"rtl_hash", r.rtl_hash}};
+  j["design"] = {{"top", r.top},
+                 {"rtl_files", r.rtl_files},
+                 {"rtl_hash", r.rtl_hash},
+                 {"synthesis", r.flattened ? "flat" : "hierarchical"}};
   j["library"] = {{"name", r.library_name},
                   {"sources", r.liberty_sources},
                   {"prepared_file", r.prepared_liberty},

@@ -56,6 +56,9 @@ struct SynthOptions {
 
   double vectorless_activity = 0.1;   // transitions per cycle for OpenSTA and the uniform estimate
   bool run_sta = true;
+  // Synthesis recipe: hierarchical (false: per-block area, each module mapped alone) or flat
+  // (ABC times whole paths and buffers nets that fan out across modules; no per-block area).
+  bool flatten = false;
   // Activity-based power: a stimulus (null = skip), cycles counted after warm-up.
   std::shared_ptr<Stimulus> stimulus;
   uint64_t sim_cycles = 1000;
@@ -110,6 +113,7 @@ struct SynthResult {
   std::string top;
   std::vector<std::string> rtl_files;
   std::string rtl_hash;  // rtl_content_hash() of rtl_files
+  bool flattened = false;  // SynthOptions::flatten
   std::vector<std::string> liberty_sources;
   std::string library_name;
   std::string prepared_liberty;   // merged/annotated file the tools read

@@ -235,6 +235,7 @@ YosysResult run_yosys(const YosysJob& job) {
       {"LIBERTY", yosys_path(job.liberty)},
       {"READ_RTL", read.str()},
       {"TOP", job.top},
+      {"FLATTEN", job.flatten ? " -flatten" : ""},
       {"SRAM_BLOCK", sram_block},
       {"PERIOD_PS", std::to_string(static_cast<long long>(std::llround(job.period_ps)))},
       {"ABC_CONSTR", yosys_path(constr)},

@@ -18,6 +18,7 @@ struct YosysJob {
   std::string abc_driving_cell;
   double abc_load_ff = 0;
   std::vector<std::string> blackbox_patterns;  // module name globs, e.g. kld_sram*
+  bool flatten = false;                        // one flat netlist (scripts/yosys/synth.ys.in)
   std::filesystem::path work_dir;              // outputs and the filled script go here
 };
 

@@ -168,6 +168,38 @@ TEST(Flow, GridKeepsHierarchyAndCostsMoreThanOneMac) {
   EXPECT_NE(grid.instances[1].path.find("u_pe"), std::string::npos);
 }
 
+// --flatten: one netlist (no PE instances left), the same registers, and the SRAMs still black
+// boxes timed through their views.
+TEST(Flow, FlattenMapsOneNetlistAndKeepsSramsBlackBoxes) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("flat");
+  SynthOptions o = synth_options("ppa_grid2x2", {"ppa_mac.v", "ppa_grid2x2.v"}, tmp.path() / "grid", 1.0);
+  o.flatten = true;
+  const SynthResult grid = run_synthesis_flow(o);
+  ASSERT_EQ(grid.instances.size(), 1u) << "a flat netlist has no submodule instances";
+  EXPECT_EQ(grid.modules.size(), 1u);
+  // Flat, Yosys may merge input registers that PEs share; the four distinct 32-bit accumulators stay.
+  EXPECT_LE(grid.sequential_cells, 4 * 49);
+  EXPECT_GE(grid.sequential_cells, 4 * 32);
+  expect_area_adds_up(grid);
+  expect_timing_consistent(grid);
+  EXPECT_EQ(read_file(grid.netlist_v).find("ppa_mac "), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(read_file(grid.json_report));
+  EXPECT_EQ(j["design"]["synthesis"], "flat");
+  EXPECT_NE(j["metrics"]["design__instance__area__stdcell"]["source"].get<std::string>().find("flat synthesis"),
+            std::string::npos);
+
+  SynthOptions so = synth_options("ppa_sram_acc", {"kld_sram.v", "kld_sram_16x8_r2.v", "ppa_sram_acc.v"},
+                                  tmp.path() / "sram", 1.0);
+  so.flatten = true;
+  const SynthResult sram = run_synthesis_flow(so);
+  ASSERT_EQ(sram.srams.size(), 2u);
+  EXPECT_EQ(sram.sequential_cells, 8);
+  EXPECT_NE(read_file(sram.netlist_v).find("kld_sram u_mem"), std::string::npos);
+  expect_timing_consistent(sram);
+  EXPECT_EQ(sram.sta.path.startpoint, "u_mem");
+}
+
 TEST(Flow, SramIsBlackBoxedAndCostedByTheModel) {
   KLD_SKIP_WITHOUT_TOOLS();
   TempDir tmp("sram");
