@@ -1,6 +1,7 @@
 #include "equiv/equiv.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -142,7 +143,7 @@ std::vector<std::string> modules_bottom_up(const JsonDesign& d, const std::strin
     if (!m || m->blackbox) return;
     std::set<std::string> children;
     for (const JsonCell& c : m->cells)
-      if (!c.type.empty() && c.type[0] != '$') children.insert(c.type);
+      if (!c.type.empty() && (c.type[0] != '$' || d.module(c.type))) children.insert(c.type);  // $paramod too
     for (const std::string& c : children) visit(c);
     order.push_back(name);
   };
@@ -290,10 +291,14 @@ ProofResult prove_module(const JsonDesign& gold, const JsonDesign& gate, const s
     }
   }
 
-  // The proof.
-  p.aig = work / (name + ".aig");
-  p.log = work / (name + ".abc.log");
-  const fs::path cex = work / (name + ".cex");
+  // The proof. A derived module's name ($paramod\m\P=4'1000) holds characters that yosys-abc's
+  // command line and file names do not take: the files get a plain stem.
+  std::string stem = name;
+  for (char& ch : stem)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
+  p.aig = work / (stem + ".aig");
+  p.log = work / (stem + ".abc.log");
+  const fs::path cex = work / (stem + ".cex");
   write_file_atomic(p.aig, m.aig.to_aiger());
   fs::remove(cex);
   const std::string script = "read_aiger " + yosys_path(p.aig) + "; " + opt.abc_command + "; write_cex " + yosys_path(cex);

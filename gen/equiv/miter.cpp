@@ -228,7 +228,9 @@ class Side {
       drive(f.q, c, ffs_.size() - 1);
       return;
     }
-    if (!c.type.empty() && c.type[0] == '$')
+    // A `$` type is a Yosys primitive, unless the design defines it: a module derived for an instance
+    // with parameter overrides ($paramod\name\PARAM=value).
+    if (!c.type.empty() && c.type[0] == '$' && !design_.module(c.type))
       throw Error(label_ + " module " + mod_.name + ": cell " + c.name + " of type " + c.type +
                   " cannot be modelled (only single-bit gates and edge-triggered flip-flops; latches and "
                   "memories are not supported)");

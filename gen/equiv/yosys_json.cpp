@@ -70,6 +70,13 @@ int int_attr(const nlohmann::json& obj, const char* name) {
   return 0;
 }
 
+// A module read back from a Verilog netlist under an escaped name whose text begins with `$`
+// (`\$paramod\m\P=...`, a module Yosys derived for parameter overrides) keeps the backslash in
+// JSON; Yosys's own derived module has the name without it. One spelling for both sides.
+std::string json_module_name(const std::string& json_name) {
+  return json_name.size() > 1 && json_name[0] == '\\' && json_name[1] == '$' ? json_name.substr(1) : json_name;
+}
+
 }  // namespace
 
 JsonDesign parse_yosys_json(const std::string& text, const std::string& source) {
@@ -86,7 +93,7 @@ JsonDesign parse_yosys_json(const std::string& text, const std::string& source) 
   try {
     for (const auto& [mname, m] : d.at("modules").items()) {
       JsonModule mod;
-      mod.name = mname;
+      mod.name = json_module_name(mname);
       mod.blackbox = attribute_true(m, "blackbox");
       if (m.contains("ports"))
         for (const auto& [pname, p] : m.at("ports").items()) {
@@ -101,7 +108,7 @@ JsonDesign parse_yosys_json(const std::string& text, const std::string& source) 
         for (const auto& [cname, c] : m.at("cells").items()) {
           JsonCell cell;
           cell.name = cname;
-          cell.type = c.at("type").get<std::string>();
+          cell.type = json_module_name(c.at("type").get<std::string>());
           if (c.contains("port_directions"))
             for (const auto& [pn, dir] : c.at("port_directions").items()) cell.port_directions[pn] = dir.get<std::string>();
           for (const auto& [pn, bits] : c.at("connections").items())
@@ -117,7 +124,7 @@ JsonDesign parse_yosys_json(const std::string& text, const std::string& source) 
           net.offset = int_attr(n, "offset");
           mod.nets.push_back(std::move(net));
         }
-      out.modules.emplace(mname, std::move(mod));
+      out.modules.emplace(mod.name, std::move(mod));
     }
   } catch (const nlohmann::json::exception& e) {
     throw FileError(source, std::string("unexpected Yosys JSON structure: ") + e.what());

@@ -110,11 +110,17 @@ struct MergeBlock {
 };
 
 // kld_weight_loader: B and the loader that shifts each pass's weights into the
-// PE buffer of the pass's parity while the previous pass computes. seg_rows is
-// the depth of an activation's segment (GROUP_W in kld_top, ROWS in the plain
-// array): a buffer is reloaded once the last activation that used it has left.
+// PE buffer of the pass's parity while the previous pass computes. Its module
+// parameter SegRows is the depth of an activation's segment (GROUP_W in kld_top,
+// the default; ROWS in the plain array): a buffer is reloaded once the last
+// activation that used it has left. One module serves both tops.
 struct WeightLoaderBlock {
-  static vlog::Module generate(const HwConfig& c, const vlog::Module& b_sram, int seg_rows, const std::string& name);
+  static constexpr const char* kSegRows = "SegRows";
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& b_sram);
+  // The parameter overrides of an instance whose segments are seg_rows deep (none for GROUP_W).
+  static std::vector<vlog::ParamValue> overrides(const HwConfig& c, int seg_rows);
+  // Bits of the busy counters and of SegRows: enough for ROWS + COLS - 2 and for ROWS.
+  static int busy_width(const HwConfig& c);
 };
 
 // kld_top and kld_plain_top.

@@ -40,7 +40,7 @@ vlog::Design build_design(const HwConfig& c) {
   d.add(DetectorBlock::generate(c, lane));
   d.add(DispatcherBlock::generate(c, list_mem));
   d.add(MergeBlock::generate(c, partial_mem, list_mem));
-  d.add(WeightLoaderBlock::generate(c, b_mem, c.group_w, "kld_weight_loader"));
+  d.add(WeightLoaderBlock::generate(c, b_mem));
   std::vector<const vlog::Module*> parts;
   for (const auto& m : d.modules()) parts.push_back(m.get());
   d.add(TopBlock::generate(c, parts));
@@ -48,9 +48,6 @@ vlog::Design build_design(const HwConfig& c) {
   HwConfig plain = c;
   plain.group_w = c.rows;  // one segment: a plain systolic column
   d.add(ArrayBlock::generate(plain, pe, "kld_plain_array"));
-  // The plain top shares kld_weight_loader when its segments are as deep (GROUP_W = ROWS).
-  if (plain.group_w != c.group_w)
-    d.add(WeightLoaderBlock::generate(plain, b_mem, plain.group_w, "kld_plain_weight_loader"));
   parts.clear();
   for (const auto& m : d.modules()) parts.push_back(m.get());
   d.add(PlainTopBlock::generate(c, parts));
@@ -73,10 +70,18 @@ nlohmann::json manifest(const HwConfig& c, const vlog::Design& d) {
                        {"dir", p.dir == vlog::PortDir::Input ? "input" : "output"},
                        {"width", p.width},
                        {"signed", p.is_signed}});
+    nlohmann::json params = nlohmann::json::array();
+    for (const vlog::ParamInfo& p : m->parameters())
+      params.push_back({{"name", p.name}, {"width", p.width}, {"default", p.default_value}});
     nlohmann::json inst = nlohmann::json::array();
-    for (const vlog::InstanceItem* i : m->instances()) inst.push_back({{"name", i->name()}, {"module", i->module()}});
+    for (const vlog::InstanceItem* i : m->instances()) {
+      nlohmann::json overrides = nlohmann::json::object();
+      for (const vlog::InstanceItem::Override& o : i->overrides())
+        overrides[o.name] = vlog::detail::constant_value(o.value);
+      inst.push_back({{"name", i->name()}, {"module", i->module()}, {"parameters", overrides}});
+    }
     mods.push_back({{"name", m->name()}, {"file", m->name() + ".v"}, {"description", m->description()},
-                    {"ports", ports}, {"instances", inst}});
+                    {"parameters", params}, {"ports", ports}, {"instances", inst}});
   }
   j["modules"] = mods;
   nlohmann::json regs = nlohmann::json::array();

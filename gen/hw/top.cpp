@@ -57,8 +57,9 @@ struct WeightLoader {
   Expr next_ready;  // at a pass end: the next pass's last row left the loader before this cycle
 };
 
-// The weight loader instance u_weight_loader of either top (WeightLoaderBlock).
-WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, const LoaderInputs& in) {
+// The weight loader instance u_weight_loader of either top (WeightLoaderBlock), for segments of
+// seg_rows rows.
+WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, int seg_rows, const LoaderInputs& in) {
   WeightLoader wl;
   wl.shift = m.signal("wl_load", 1, Sign::Unsigned, "the loader shifts a row of weights into the array");
   wl.buf = m.signal("wl_load_sel", 1, Sign::Unsigned, "the buffer it shifts into");
@@ -66,7 +67,7 @@ WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, c
   wl.next_loaded = m.signal("wl_next_loaded", 1, Sign::Unsigned,
                             "the pass after the current one can issue from the next cycle");
   wl.w_top = m.signal("w_top", c.cols * c.data_w, Sign::Unsigned, "the row entering the array");
-  m.instance(loader, "u_weight_loader",
+  m.instance(loader, "u_weight_loader", WeightLoaderBlock::overrides(c, seg_rows),
              {{"clk_i", in.clk},
               {"rst_ni", in.rst_n},
               {"start_i", in.run_start},
@@ -307,7 +308,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
   const Expr advance = m.signal("pass_advance", 1, Sign::Unsigned, "the pass engine moves on to its next pass");
-  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"),
+  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"), gw,
                                         {clk, rst_n, run_start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
                                          b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 
@@ -665,9 +666,8 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   }
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
-  // kld_top's loader serves when its segments are ROWS deep too.
-  const Module& loader = find(parts, c.group_w == rows ? "kld_weight_loader" : "kld_plain_weight_loader");
-  const WeightLoader wl = weight_loader(m, c, loader,
+  // kld_top's loader, with segments ROWS deep (a SegRows override unless GROUP_W = ROWS).
+  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"), rows,
                                         {clk, rst_n, start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
                                          b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "hw/blocks.hpp"
 #include "hw/regmap.hpp"
 
@@ -5,16 +7,27 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
-Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram, int seg_rows, const std::string& name) {
-  Module m(name,
+int WeightLoaderBlock::busy_width(const HwConfig& c) { return clog2(c.rows + std::max(c.cols - 2, 0) + 1); }
+
+std::vector<ParamValue> WeightLoaderBlock::overrides(const HwConfig& c, int seg_rows) {
+  if (seg_rows == c.group_w) return {};
+  if (c.rows + c.cols - 2 == 0 || seg_rows < 1 || seg_rows > c.rows)
+    throw BuildError("kld_weight_loader: segments of " + std::to_string(seg_rows) + " rows in a " +
+                     std::to_string(c.rows) + "x" + std::to_string(c.cols) + " array");
+  return {{kSegRows, static_cast<uint64_t>(seg_rows)}};
+}
+
+Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram) {
+  Module m("kld_weight_loader",
            "Weight loader: holds B and shifts every pass's weights into the PE buffer of that pass's parity, "
            "one row per cycle, at most one pass ahead of the pass engine (docs/hardware.md, \"LOADW\")");
   const int rows = c.rows, cols = c.cols, dw = c.data_w;
   const int ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), krow_w = clog2(c.max_kt() * rows);
   const int lw = clog2(rows);
   // Buffer b is free once the last activation of the pass that used it has passed every PE:
-  // seg_rows + COLS - 1 cycles after that pass's ISSUE ended.
-  const int reload = seg_rows + cols - 2;
+  // SegRows + COLS - 1 cycles after that pass's ISSUE ended. SegRows is at most ROWS, so the
+  // busy counters are sized for ROWS + COLS - 2; none are needed when that is 0 (1x1 array).
+  const int max_reload = rows + cols - 2;
 
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
@@ -50,8 +63,13 @@ Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram, int 
 
   Expr buf_free = bit(true);
   std::vector<Expr> busy_q, busy_d;
-  const int bw = clog2(reload + 1);
-  if (reload > 0) {
+  const int bw = busy_width(c);
+  Expr reload;
+  if (max_reload > 0) {
+    const Expr seg_rows = m.parameter(kSegRows, bw, static_cast<uint64_t>(c.group_w),
+                                      "rows of an activation's segment: GROUP_W in kld_top, ROWS in kld_plain_top");
+    reload = m.localparam("Reload", cols >= 2 ? seg_rows + static_cast<int64_t>(cols - 2) : seg_rows - 1,
+                          "cycles from a pass's ISSUE end until its buffer is free again, less one");
     for (int b = 0; b < 2; ++b) {
       const std::string bn = std::to_string(b);
       busy_q.push_back(m.signal("busy_" + bn + "_q", bw, Sign::Unsigned,
@@ -107,7 +125,7 @@ Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram, int 
   for (size_t b = 0; b < busy_q.size(); ++b) {
     const Expr mine = b == 0 ? !pass_buf : pass_buf;
     IfStmt& set = run.if_(pass_end && mine);
-    set.then_().assign(busy_d[b], constant(bw, static_cast<uint64_t>(reload)));
+    set.then_().assign(busy_d[b], reload);
     set.else_().if_(busy_q[b] != zero(bw)).then_().assign(busy_d[b], busy_q[b] - constant(bw, 1));
   }
 

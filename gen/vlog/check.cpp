@@ -203,6 +203,8 @@ class Analyzer {
           eval(e);
         } else if (n.decl->kind == DeclKind::Param) {
           use(n.decl.get()).used = true;
+          // A localparam computed from others (e.g. from a module parameter) uses them.
+          if (!n.decl->init.is_elab()) read(n.decl->init);
         } else {
           mark_read(e, 0, n.width - 1);
         }
@@ -549,7 +551,8 @@ class Analyzer {
     switch (d.kind) {
       case DeclKind::Param:
       case DeclKind::IntParam:
-        if (!u.used && !waived(d, {"UNUSED", "UNUSEDPARAM"})) fail("localparam " + name + " is never used; drop it");
+        if (!u.used && !waived(d, {"UNUSED", "UNUSEDPARAM"}))
+          fail((d.overridable ? "parameter " : "localparam ") + name + " is never used; drop it");
         return;
       case DeclKind::Memory:
         if (!u.mem_written && !waived(d, {"UNDRIVEN"})) fail("memory " + name + " is never written");

@@ -63,6 +63,14 @@ void Design::check() const {
       if (!same)
         throw BuildError(what + "the ports of " + inst->module() +
                          " changed after the instance was connected; build submodules completely first");
+      const std::vector<ParamInfo> params_now = module(inst->module()).parameters();
+      const std::vector<ParamInfo>& params_then = inst->params();
+      same = params_now.size() == params_then.size();
+      for (size_t k = 0; same && k < params_now.size(); ++k)
+        same = params_now[k].name == params_then[k].name && params_now[k].width == params_then[k].width;
+      if (!same)
+        throw BuildError(what + "the parameters of " + inst->module() +
+                         " changed after the instance was added; build submodules completely first");
     }
   }
   // Depth-first search for instantiation cycles.

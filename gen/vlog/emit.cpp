@@ -80,7 +80,16 @@ class Emitter {
 
   std::string run(const FileHeader& h) {
     header(h);
-    out_ << "\nmodule " << m_.name() << " (\n";
+    out_ << "\nmodule " << m_.name();
+    std::vector<const Decl*> params, localparams;
+    for (const auto& p : m_.param_decls()) (p->overridable ? params : localparams).push_back(p.get());
+    if (!params.empty()) {
+      out_ << " #(\n";
+      for (size_t i = 0; i < params.size(); ++i)
+        decl_lines("  ", *params[i], param_text(*params[i]) + (i + 1 < params.size() ? "," : ""));
+      out_ << ")";
+    }
+    out_ << " (\n";
     const auto& ports = m_.port_decls();
     for (size_t i = 0; i < ports.size(); ++i) {
       const Decl& d = *ports[i];
@@ -88,11 +97,9 @@ class Emitter {
       decl_lines("  ", d, kind + range(d.width, d.is_signed) + d.name + (i + 1 < ports.size() ? "," : ""));
     }
     out_ << ");\n";
-    if (!m_.param_decls().empty()) {
+    if (!localparams.empty()) {
       out_ << "\n";
-      for (const auto& p : m_.param_decls()) {
-        decl_lines("  ", *p, param_text(*p));
-      }
+      for (const Decl* p : localparams) decl_lines("  ", *p, param_text(*p) + ";");
     }
     std::vector<std::string> genvars;
     collect_genvars(m_, genvars);
@@ -108,10 +115,11 @@ class Emitter {
 
   bool is_reg(const Decl& d) const { return a_.regs.count(&d) > 0; }
 
+  // Without the ';' (a module parameter in the header list is followed by ',' or nothing).
   static std::string param_text(const Decl& d) {
-    if (d.kind == DeclKind::IntParam) return "localparam integer " + d.name + " = " + std::to_string(d.ivalue) + ";";
-    return "localparam " + range(d.width, d.is_signed) + (d.width == 1 ? "[0:0] " : "") + d.name + " = " +
-           d.init.str() + ";";
+    if (d.kind == DeclKind::IntParam) return "localparam integer " + d.name + " = " + std::to_string(d.ivalue);
+    return std::string(d.overridable ? "parameter " : "localparam ") + range(d.width, d.is_signed) +
+           (d.width == 1 ? "[0:0] " : "") + d.name + " = " + d.init.str();
   }
 
   void comment(const std::string& ind, const std::string& text) {
@@ -187,7 +195,7 @@ class Emitter {
           decl_lines(ind, d,
                      "reg " + range(d.width, d.is_signed) + d.name + " [0:" + std::to_string(d.depth - 1) + "];");
         else if (d.kind == DeclKind::Param)
-          decl_lines(ind, d, param_text(d));
+          decl_lines(ind, d, param_text(d) + ";");
         else
           decl_lines(ind, d, std::string(is_reg(d) ? "reg " : "wire ") + range(d.width, d.is_signed) + d.name + ";");
       }
@@ -225,7 +233,15 @@ class Emitter {
         break;
       case Item::Kind::Instance: {
         const auto& inst = static_cast<const InstanceItem&>(item);
-        out_ << ind << inst.module() << " " << inst.name() << " (\n";
+        out_ << ind << inst.module() << " ";
+        if (!inst.overrides().empty()) {
+          out_ << "#(\n";
+          for (size_t i = 0; i < inst.overrides().size(); ++i)
+            out_ << ind << "  ." << inst.overrides()[i].name << "(" << inst.overrides()[i].value.str() << ")"
+                 << (i + 1 < inst.overrides().size() ? "," : "") << "\n";
+          out_ << ind << ") ";
+        }
+        out_ << inst.name() << " (\n";
         for (size_t i = 0; i < inst.ports().size(); ++i)
           out_ << ind << "  ." << inst.ports()[i].name << "(" << inst.connections()[i].str() << ")"
                << (i + 1 < inst.ports().size() ? "," : "") << "\n";

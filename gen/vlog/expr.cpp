@@ -724,12 +724,17 @@ bool is_lvalue(const Expr& e) {
   }
 }
 
-uint64_t constant_value(const Expr& e) {
+bool has_known_value(const Expr& e) {
   const Node& n = e.node();
-  if (n.op == Op::Const) return n.value;
-  if (n.op == Op::Ref && n.decl->kind == DeclKind::Param && n.decl->init.valid() && n.decl->init.node().op == Op::Const)
-    return n.decl->value;
-  fail("'" + short_text(e) + "' is not a plain constant or localparam");
+  return n.op == Op::Const || (n.op == Op::Ref && n.decl->kind == DeclKind::Param && !n.decl->overridable &&
+                               n.decl->init.valid() && n.decl->init.node().op == Op::Const);
+}
+
+uint64_t constant_value(const Expr& e) {
+  if (!has_known_value(e))
+    fail("'" + short_text(e) + "' is not a plain constant or localparam (a module parameter's value is not known)");
+  const Node& n = e.node();
+  return n.op == Op::Const ? n.value : n.decl->value;
 }
 
 std::string short_text(const Expr& e) {

@@ -181,7 +181,8 @@ struct Decl {
   uint64_t value = 0;  // sized localparams
   int64_t ivalue = 0;  // integer localparams
   Radix radix = Radix::Dec;
-  Expr init;  // sized localparams: the constant value
+  Expr init;  // sized localparams: the constant value (a module parameter's default)
+  bool overridable = false;  // a module parameter: an instance may override the value
   std::string comment;
   uint64_t module_serial = 0;
   int scope_id = 0;
@@ -207,7 +208,10 @@ struct Node {
 Expr make_ref(const std::shared_ptr<Decl>& d);
 bool is_constant(const Expr& e);  // built only from constants and sized localparams
 bool is_lvalue(const Expr& e);
-uint64_t constant_value(const Expr& e);  // value of a constant expression (<= 64 bits)
+// A plain constant, or a localparam with one: its value is known at generation time (a
+// module parameter's is not: an instance may override it).
+bool has_known_value(const Expr& e);
+uint64_t constant_value(const Expr& e);  // the value when has_known_value (<= 64 bits)
 std::string short_text(const Expr& e);   // Verilog text, shortened for error messages
 
 }  // namespace detail

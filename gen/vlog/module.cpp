@@ -276,10 +276,7 @@ Block& CaseStmt::item(const std::vector<Expr>& labels) {
     if (l.width() != selector_.width())
       detail::build_fail(scope_, what + ": label " + desc(l) + " and selector " + desc(selector_) + " differ in width");
     detail::check_visible(scope_, l, what);
-    const Node& n = l.node();
-    const bool known = n.op == Op::Const ||
-                       (n.op == Op::Ref && n.decl->kind == DeclKind::Param && n.decl->init.node().op == Op::Const);
-    if (known) {
+    if (detail::has_known_value(l)) {
       const uint64_t v = detail::constant_value(l);
       if (std::find(seen_.begin(), seen_.end(), v) != seen_.end())
         detail::build_fail(
@@ -475,12 +472,45 @@ Block& Scope::always_ff_no_reset(const Expr& clk, const std::string& comment) {
 
 Item& Scope::instance(const Module& of, const std::string& name, const std::vector<Connection>& conns,
                       const std::string& comment) {
-  return instance(of.name(), of.ports(), name, conns, comment);
+  return add_instance(of.name(), of.ports(), of.parameters(), {}, name, conns, comment);
+}
+
+Item& Scope::instance(const Module& of, const std::string& name, const std::vector<ParamValue>& params,
+                      const std::vector<Connection>& conns, const std::string& comment) {
+  return add_instance(of.name(), of.ports(), of.parameters(), params, name, conns, comment);
 }
 
 Item& Scope::instance(const std::string& module, const std::vector<PortInfo>& ports, const std::string& name,
                       const std::vector<Connection>& conns, const std::string& comment) {
+  return add_instance(module, ports, {}, {}, name, conns, comment);
+}
+
+Item& Scope::add_instance(const std::string& module, const std::vector<PortInfo>& ports,
+                          const std::vector<ParamInfo>& module_params, const std::vector<ParamValue>& params,
+                          const std::string& name, const std::vector<Connection>& conns, const std::string& comment) {
   const std::string what = "instance " + name + " of " + module;
+  // Overrides, like ports: a known name, once, and a value that fits the parameter.
+  std::vector<InstanceItem::Override> overrides;
+  for (const ParamInfo& p : module_params)
+    for (const ParamValue& v : params)
+      if (v.name == p.name) {
+        if (!overrides.empty() && overrides.back().name == p.name)
+          detail::build_fail(ref_, what + ", parameter " + p.name + ": overridden twice");
+        if (p.width < 64 && v.value >> p.width != 0)
+          detail::build_fail(ref_, what + ", parameter " + p.name + ": value " + std::to_string(v.value) +
+                                       " does not fit its " + std::to_string(p.width) + " bits");
+        overrides.push_back({p.name, constant(p.width, v.value)});
+      }
+  for (const ParamValue& v : params) {
+    bool known = false;
+    for (const ParamInfo& p : module_params) known = known || p.name == v.name;
+    if (!known) {
+      std::string names;
+      for (const ParamInfo& p : module_params) names += (names.empty() ? "" : ", ") + p.name;
+      detail::build_fail(ref_, what + ": module " + module + " has no parameter '" + v.name + "' (parameters: " +
+                                   (names.empty() ? "none" : names) + ")");
+    }
+  }
   std::vector<Expr> ordered(ports.size());
   for (const Connection& c : conns) {
     size_t i = 0;
@@ -513,7 +543,8 @@ Item& Scope::instance(const std::string& module, const std::vector<PortInfo>& po
     if (!ordered[i].valid()) missing += (missing.empty() ? "" : ", ") + ports[i].name;
   if (!missing.empty()) detail::build_fail(ref_, what + ": ports not connected: " + missing);
   check_label(name, "u_", "instance");
-  items_.push_back(std::make_unique<InstanceItem>(module, name, ports, std::move(ordered), comment));
+  items_.push_back(std::make_unique<InstanceItem>(module, name, ports, std::move(ordered), module_params,
+                                                  std::move(overrides), comment));
   return *items_.back();
 }
 
@@ -632,6 +663,15 @@ Expr Module::localparam(const std::string& name, int width, uint64_t value, cons
   return localparam(name, constant(width, value), comment);
 }
 
+Expr Module::parameter(const std::string& name, int width, uint64_t default_value, const std::string& comment) {
+  if (width > 64 || (width < 64 && default_value >> width != 0))
+    detail::build_fail(ref_, "parameter " + name + ": default " + std::to_string(default_value) + " does not fit " +
+                                 std::to_string(width) + " unsigned bits (at most 64)");
+  const Expr p = localparam(name, constant(width, default_value), comment);
+  p.node().decl->overridable = true;
+  return p;
+}
+
 Expr Module::localparam_int(const std::string& name, int64_t value, const std::string& comment) {
   if (value < INT32_MIN || value > INT32_MAX)
     detail::build_fail(ref_, "localparam " + name + " = " + std::to_string(value) + " does not fit a Verilog integer");
@@ -671,6 +711,13 @@ std::vector<PortInfo> Module::ports() const {
   for (const auto& d : ports_)
     r.push_back(
         PortInfo{d->name, d->kind == DeclKind::Input ? PortDir::Input : PortDir::Output, d->width, d->is_signed});
+  return r;
+}
+
+std::vector<ParamInfo> Module::parameters() const {
+  std::vector<ParamInfo> r;
+  for (const auto& d : params_)
+    if (d->overridable) r.push_back(ParamInfo{d->name, d->width, d->value});
   return r;
 }
 

@@ -37,6 +37,19 @@ struct Connection {
   Expr expr;
 };
 
+// A module parameter (Module::parameter): a sized constant with a default an instance may override.
+struct ParamInfo {
+  std::string name;
+  int width = 1;
+  uint64_t default_value = 0;
+};
+
+// A parameter override of an instance: `#(.NAME(W'dvalue))`, W the parameter's width.
+struct ParamValue {
+  std::string name;
+  uint64_t value = 0;
+};
+
 // Recorded in every file header: who generated it and with which parameters.
 struct FileHeader {
   std::string generator;  // e.g. "kaleido gen array"
@@ -248,22 +261,33 @@ class Always : public Item {
 
 class InstanceItem : public Item {
  public:
+  // An overridden parameter and its value, a sized constant of the parameter's width.
+  struct Override {
+    std::string name;
+    Expr value;
+  };
   InstanceItem(std::string module, std::string name, std::vector<PortInfo> ports, std::vector<Expr> conns,
-               std::string comment)
+               std::vector<ParamInfo> params, std::vector<Override> overrides, std::string comment)
       : Item(Kind::Instance, std::move(comment)),
         module_(std::move(module)),
         name_(std::move(name)),
         ports_(std::move(ports)),
-        conns_(std::move(conns)) {}
+        conns_(std::move(conns)),
+        params_(std::move(params)),
+        overrides_(std::move(overrides)) {}
   const std::string& module() const { return module_; }
   const std::string& name() const { return name_; }
   const std::vector<PortInfo>& ports() const { return ports_; }
   const std::vector<Expr>& connections() const { return conns_; }  // in port order
+  const std::vector<ParamInfo>& params() const { return params_; }  // the module's, when the instance was added
+  const std::vector<Override>& overrides() const { return overrides_; }  // in the module's parameter order
 
  private:
   std::string module_, name_;
   std::vector<PortInfo> ports_;
   std::vector<Expr> conns_;
+  std::vector<ParamInfo> params_;
+  std::vector<Override> overrides_;
 };
 
 class GenerateFor;
@@ -289,6 +313,10 @@ class Scope {
   // exactly once, equal widths, outputs to assignable signals.
   Item& instance(const Module& of, const std::string& name, const std::vector<Connection>& conns,
                  const std::string& comment = "");
+  // The same with parameter overrides, checked now: each names a parameter of the module once, and
+  // its value fits the parameter's width.
+  Item& instance(const Module& of, const std::string& name, const std::vector<ParamValue>& params,
+                 const std::vector<Connection>& conns, const std::string& comment = "");
   Item& instance(const std::string& module, const std::vector<PortInfo>& ports, const std::string& name,
                  const std::vector<Connection>& conns, const std::string& comment = "");
   // for (genvar = begin; genvar < end; genvar = genvar + 1) begin : label
@@ -306,6 +334,9 @@ class Scope {
 
  protected:
   explicit Scope(detail::ScopeRef ref) : ref_(std::move(ref)) {}
+  Item& add_instance(const std::string& module, const std::vector<PortInfo>& ports,
+                     const std::vector<ParamInfo>& module_params, const std::vector<ParamValue>& params,
+                     const std::string& name, const std::vector<Connection>& conns, const std::string& comment);
   std::shared_ptr<detail::Decl> declare(detail::DeclKind kind, const std::string& name, int width, bool is_signed,
                                         const std::string& comment);
   void check_label(const std::string& label, const std::string& prefix, const std::string& what);
@@ -352,6 +383,11 @@ class Module : public Scope {
   // Sized localparam (UpperCamelCase or ALL_CAPS) with the value's width.
   Expr localparam(const std::string& name, const Expr& value, const std::string& comment = "");
   Expr localparam(const std::string& name, int width, uint64_t value, const std::string& comment = "");
+  // `parameter [width-1:0] NAME = width'dV` in the module header: used like a sized localparam,
+  // but an instance may override its value (Scope::instance with ParamValue), so one module serves
+  // blocks that differ in one constant. Its value is not known to the builder (no case-label
+  // duplicate check on it).
+  Expr parameter(const std::string& name, int width, uint64_t default_value, const std::string& comment = "");
   // `localparam integer Name = v;` for loop bounds and index arithmetic.
   Expr localparam_int(const std::string& name, int64_t value, const std::string& comment = "");
   Memory memory(const std::string& name, int width, int depth, Sign sign = Sign::Unsigned,
@@ -361,6 +397,7 @@ class Module : public Scope {
   void waive(const Memory& declared, const std::string& code, const std::string& justification);
 
   std::vector<PortInfo> ports() const;
+  std::vector<ParamInfo> parameters() const;  // module parameters, in declaration order
   const std::vector<std::shared_ptr<detail::Decl>>& port_decls() const { return ports_; }
   const std::vector<std::shared_ptr<detail::Decl>>& param_decls() const { return params_; }
   std::vector<WaiverRecord> waivers() const;

@@ -21,7 +21,10 @@
 // Lint waivers: none
 // Deliberately unused bits: none
 
-module kld_weight_loader (
+module kld_weight_loader #(
+  // rows of an activation's segment: GROUP_W in kld_top, ROWS in kld_plain_top
+  parameter [4:0] SegRows = 5'd8
+) (
   input wire clk_i,
   input wire rst_ni,
   // a run starts: load from its first pass
@@ -53,6 +56,9 @@ module kld_weight_loader (
   // the row entering the array
   output wire [127:0] w_top_o
 );
+
+  // cycles from a pass's ISSUE end until its buffer is free again, less one
+  localparam [4:0] Reload = SegRows + 5'd14;
 
   // passes loaded ahead of the pass engine, its current pass included (0..2)
   reg [1:0] lead_q;
@@ -141,14 +147,14 @@ module kld_weight_loader (
         end
       end
       if (pass_end_i && !buf_i) begin
-        busy_0_d = 5'd22;
+        busy_0_d = Reload;
       end else begin
         if (busy_0_q != 5'd0) begin
           busy_0_d = busy_0_q - 5'd1;
         end
       end
       if (pass_end_i && buf_i) begin
-        busy_1_d = 5'd22;
+        busy_1_d = Reload;
       end else begin
         if (busy_1_q != 5'd0) begin
           busy_1_d = busy_1_q - 5'd1;

@@ -104,6 +104,24 @@ TEST(YosysJson, MalformedInputIsAFileError) {
                Error);
 }
 
+// A module Yosys derived for parameter overrides is `$paramod\m\P=...` in its own JSON and
+// `\$paramod\m\P=...` once written to a Verilog netlist and read back: both read as one name,
+// and an instance of it is an instance, not an unknown `$` primitive.
+TEST(YosysJson, DerivedModuleNamesAreTheSameOnBothSides) {
+  const std::string leaf = R"({"ports": {"a": {"direction": "input", "bits": [2]}}, "cells": {}, "netnames": {}})";
+  auto design = [&](const std::string& name) {
+    return R"({"modules": {")" + name + R"(": )" + leaf + R"(, "top": {"ports": {"a": {"direction": "input",
+      "bits": [2]}}, "cells": {"u_leaf": {"type": ")" + name + R"(", "connections": {"a": [2]}}},
+      "netnames": {}}}})";
+  };
+  const std::string derived = R"($paramod\\leaf\\P=4'1000)";  // JSON text: backslashes escaped
+  for (const std::string& spelling : {derived, R"(\\)" + derived}) {
+    const JsonDesign d = parse_yosys_json(design(spelling), "x.json");
+    ASSERT_NE(d.module("$paramod\\leaf\\P=4'1000"), nullptr) << spelling;
+    EXPECT_EQ(d.module("top")->cells.at(0).type, "$paramod\\leaf\\P=4'1000") << spelling;
+  }
+}
+
 // A one-register module: q <= a & b (reset 0), y = q ^ a. `gate_text` is the
 // same module in another form.
 std::string design_json(const std::string& cells, const std::string& netnames) {

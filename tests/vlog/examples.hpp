@@ -110,6 +110,37 @@ inline void build_delay_line(Design& d) {
   top.assign(q_o, chain.slice(19, 16));
 }
 
+// A module generic in two constants (module parameters), instantiated with and without overrides.
+inline void build_counter_pair(Design& d) {
+  Module& cnt = d.add_module("sat_counter", "Counter that stops at Limit, counting in steps of Step.");
+  {
+    Expr clk = cnt.input("clk_i", 1);
+    Expr rst_n = cnt.input("rst_ni", 1);
+    Expr en = cnt.input("en_i", 1);
+    Expr count_o = cnt.output("count_o", 4);
+    Expr done_o = cnt.output("done_o", 1);
+    Expr limit = cnt.parameter("Limit", 4, 9, "Stops at or past this count.");
+    Expr step = cnt.parameter("Step", 2, 1);
+    Expr count_q = cnt.signal("count_q", 4);
+    Expr done = cnt.wire("done", count_q >= limit);
+    cnt.always_ff(clk, rst_n).flop(count_q, mux(en && !done, count_q + zext(step, 4), count_q), 0);
+    cnt.assign(count_o, count_q);
+    cnt.assign(done_o, done);
+  }
+  Module& top = d.add_module("counter_pair", "Two sat_counters: the default one and a short one.");
+  Expr clk = top.input("clk_i", 1);
+  Expr rst_n = top.input("rst_ni", 1);
+  Expr en = top.input("en_i", 1);
+  Expr slow_o = top.output("slow_o", 4);
+  Expr fast_o = top.output("fast_o", 4);
+  Expr done_o = top.output("done_o", 2);
+  top.instance(cnt, "u_slow", {{"clk_i", clk}, {"rst_ni", rst_n}, {"en_i", en}, {"count_o", slow_o},
+                               {"done_o", done_o[1]}});
+  top.instance(cnt, "u_fast", {{"Step", 2}, {"Limit", 3}},
+               {{"clk_i", clk}, {"rst_ni", rst_n}, {"en_i", en}, {"count_o", fast_o}, {"done_o", done_o[0]}},
+               "Counts 0, 2, 4.");
+}
+
 // ---- further examples, checked with the tools only --------------------------------
 
 // Counter with enable, synchronous clear and a wrap pulse.

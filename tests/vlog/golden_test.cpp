@@ -47,12 +47,24 @@ TEST(VlogGolden, InstancesInAGenerateLoop) {
   EXPECT_EQ(d.tops(), std::vector<std::string>{"delay_line"});
 }
 
+TEST(VlogGolden, ModuleParametersAndOverrides) {
+  Design d(golden_header());
+  build_counter_pair(d);
+  const auto files = d.emit();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].name, "sat_counter.v");
+  EXPECT_EQ(files[0].text, golden("sat_counter.v"));
+  EXPECT_EQ(files[1].name, "counter_pair.v");
+  EXPECT_EQ(files[1].text, golden("counter_pair.v"));
+}
+
 TEST(VlogGolden, EmissionIsDeterministic) {
   auto build = [] {
     auto d = std::make_unique<Design>(golden_header({{"ROWS", "3"}, {"COLS", "2"}}));
     build_add_reg(*d);
     build_fsm4(*d);
     build_delay_line(*d);
+    build_counter_pair(*d);
     build_fifo(*d);
     build_regfile(*d);
     build_pe_array(*d, 3, 2);

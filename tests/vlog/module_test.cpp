@@ -115,6 +115,54 @@ TEST_F(Base, InstancePortsAreCheckedAtConnection) {
   m.instance(sub, "u_sub", {{"z_o", z}, {"y_i", en}, {"x_i", a}});  // any order; emitted in port order
 }
 
+TEST_F(Base, ParameterOverridesAreCheckedAtInstantiation) {
+  Module sub("sub");
+  Expr x = sub.input("x_i", 8);
+  Expr y = sub.output("y_o", 8);
+  // Offset is used through a localparam computed from it.
+  const Expr offset = sub.parameter("Offset", 3, 5);
+  sub.assign(y, x + zext(sub.localparam("Bias", offset + 1), 8));
+  sub.check();
+  Expr z = m.signal("z", 8);
+  const std::vector<Connection> conns = {{"x_i", a}, {"y_o", z}};
+  expect_error([&] { m.instance(sub, "u_sub", {{"Ofset", 1}}, conns); },
+               {"instance u_sub of sub", "no parameter 'Ofset'", "parameters: Offset"});
+  expect_error([&] { m.instance(sub, "u_sub", {{"Offset", 8}}, conns); },
+               {"instance u_sub of sub", "parameter Offset", "value 8 does not fit its 3 bits"});
+  expect_error([&] { m.instance(sub, "u_sub", {{"Offset", 1}, {"Offset", 2}}, conns); },
+               {"parameter Offset", "overridden twice"});
+  Module plain("plain");
+  plain.assign(plain.output("q_o", 8), plain.input("d_i", 8));
+  expect_error([&] { m.instance(plain, "u_plain", {{"Width", 8}}, {{"d_i", a}, {"q_o", z}}); },
+               {"no parameter 'Width'", "parameters: none"});
+  m.instance(sub, "u_sub", {{"Offset", 7}}, conns);  // the largest 3-bit value
+  m.assign(m.output("y_o", 8), z);
+  tie_off();
+  m.check();
+}
+
+TEST(VlogParameters, DeclarationRulesAndUnknownValues) {
+  Module m("unit");
+  expect_error([&] { m.parameter("Wide", 3, 8); }, {"parameter Wide", "default 8 does not fit 3"});
+  expect_error([&] { m.parameter("lower_case", 3, 1); }, {"'lower_case'", "UpperCamelCase or ALL_CAPS"});
+  Expr sel = m.input("sel_i", 2);
+  Expr y = m.output("y_o", 1);
+  Expr p = m.parameter("Pick", 2, 1);
+  Expr unneeded = m.parameter("Spare", 2, 1);
+  (void)unneeded;
+  // Its value belongs to each instance: no duplicate-label check against it, and no
+  // plain constant value.
+  EXPECT_FALSE(detail::has_known_value(p));
+  expect_error([&] { detail::constant_value(p); }, {"'Pick'", "module parameter's value is not known"});
+  Block& b = m.always_comb();
+  b.assign(y, 0);
+  CaseStmt& c = b.case_(sel);
+  c.item(constant(2, 1)).assign(y, 1);
+  c.item(p).assign(y, 1);  // Pick may be overridden to anything: accepted
+  c.default_();
+  expect_error([&] { m.check(); }, {"parameter 'Spare' is never used"});
+}
+
 TEST(VlogDesign, InstancesResolveAgainstTheDesign) {
   Design d(golden_header());
   Module& sub = d.add_module("leaf");
@@ -127,6 +175,14 @@ TEST(VlogDesign, InstancesResolveAgainstTheDesign) {
   top.instance(sub, "u_leaf", {{"x_i", in}, {"y_o", out}});
   sub.assign(sub.output("extra_o", 1), x);  // the leaf changes after it was instantiated
   expect_error([&] { d.check(); }, {"instance u_leaf", "ports of leaf changed"});
+
+  Design p(golden_header());
+  Module& psub = p.add_module("leaf");
+  psub.assign(psub.output("y_o", 1), psub.input("x_i", 1));
+  Module& ptop = p.add_module("top");
+  ptop.instance(psub, "u_leaf", {{"x_i", ptop.input("in_i", 1)}, {"y_o", ptop.output("out_o", 1)}});
+  psub.waive(psub.parameter("Late", 1, 0), "UNUSEDPARAM", "added after the instance to test the design check");
+  expect_error([&] { p.check(); }, {"instance u_leaf", "parameters of leaf changed"});
 
   Design e(golden_header());
   Module& t2 = e.add_module("top");

@@ -30,6 +30,7 @@ std::vector<Example> examples() {
       {"mac_pe", build_mac_pe},
       {"pe_array", [](Design& d) { build_pe_array(d, 3, 2); }},
       {"waiver_demo", build_waiver_demo},
+      {"counter_pair", build_counter_pair},
   };
 }
 
