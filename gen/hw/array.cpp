@@ -12,8 +12,7 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
   const int tw = tag_width(c);
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr load = m.input("load_i", 1, Sign::Unsigned,
-                            "every PE shifts the weight from above into a buffer, in the next cycle");
+  const Expr load = m.input("load_i", 1, Sign::Unsigned, "every PE shifts the weight from above into a buffer");
   const Expr load_sel = m.input("load_sel_i", 1, Sign::Unsigned, "the weight buffer being loaded");
   const Expr w_top = m.input("w_top_i", cols * dw, Sign::Unsigned, "weights entering the top row, column c at c*DATA_W");
   const Expr seg_valid = m.input("seg_valid_i", segs, Sign::Unsigned, "segment s issues a token this cycle");
@@ -39,10 +38,7 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
   const Expr seg_start = m.wire("seg_start", constant(rows, seg_start_bits, Radix::Bin),
                                 "rows that start a segment cut the partial-sum chain");
 
-  // The PEs shift a cycle after load_i (they register it), so the top row's weights wait a cycle too.
-  const Expr w_top_q = m.signal("w_top_q", cols * dw, Sign::Unsigned, "w_top_i of the previous load cycle");
-  m.always_ff(clk, rst_n, "the top row's weights, one cycle behind the loader").flop(w_top_q, mux(load, w_top, w_top_q), 0);
-  m.assign(w_south.slice(cols * dw - 1, 0), w_top_q);
+  m.assign(w_south.slice(cols * dw - 1, 0), w_top);
   m.assign(psum_south.slice(cols * aw - 1, 0), zero(cols * aw), "the top of every column starts from zero");
 
   // Input skew per segment: channel j reaches row j of the segment j cycles

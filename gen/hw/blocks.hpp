@@ -40,7 +40,7 @@ inline int partial_memory_depth(const HwConfig& c) {
 
 // One cycle of kld_pe's inputs.
 struct PeInputs {
-  bool load = false, load_sel = false;  // shift w into buffer load_sel in the next cycle
+  bool load = false, load_sel = false;  // shift w into buffer load_sel
   bool mac = false, sel = false;        // a valid activation, computed with buffer sel
   bool seg_start = false;
   int64_t a = 0, w = 0, psum = 0;
@@ -57,7 +57,6 @@ struct PeBlock {
     int data_w, acc_w, mul_pipe;
     int64_t w[2] = {0, 0}, a = 0, psum = 0, prod = 0;
     bool mac = false, sel = false, psum_valid = false, seg = false;
-    bool load = false, load_sel = false;  // the registered load controls
     void step(const PeInputs& in);
   };
 };

@@ -12,8 +12,7 @@ Module PeBlock::generate(const HwConfig& c) {
   const int dw = c.data_w, aw = c.acc_w;
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr load = m.input("load_i", 1, Sign::Unsigned,
-                            "shift the weight from above into buffer load_sel_i, in the next cycle");
+  const Expr load = m.input("load_i", 1, Sign::Unsigned, "shift the weight from above into buffer load_sel_i");
   const Expr load_sel = m.input("load_sel_i", 1, Sign::Unsigned, "weight buffer being loaded");
   const Expr mac_in = m.input("mac_i", 1, Sign::Unsigned, "a_i is a valid activation: multiply-accumulate");
   const Expr sel_in = m.input("sel_i", 1, Sign::Unsigned, "weight buffer of the activation (travels with it)");
@@ -24,7 +23,7 @@ Module PeBlock::generate(const HwConfig& c) {
   const Expr a_out = m.output("a_o", dw, Sign::Signed, "activation to the right");
   const Expr mac_out = m.output("mac_o", 1, Sign::Unsigned, "a_o carries a valid activation (this PE did a MAC)");
   const Expr sel_out = m.output("sel_o", 1, Sign::Unsigned, "weight buffer of a_o");
-  const Expr w_out = m.output("w_o", dw, Sign::Signed, "the buffer being loaded, to the PE below");
+  const Expr w_out = m.output("w_o", dw, Sign::Signed, "buffer load_sel_i, to the PE below when loading");
   const Expr psum_out = m.output("psum_o", aw, Sign::Signed, "partial sum to the PE below");
   const Expr psum_valid_out = m.output("psum_valid_o", 1, Sign::Unsigned, "psum_o holds a valid partial sum");
 
@@ -37,16 +36,9 @@ Module PeBlock::generate(const HwConfig& c) {
   const Expr product_ext = m.wire("product_ext", sext(product, aw));
   const Expr acc_zero = sconstant(aw, 0);
 
-  // Every PE registers the load controls itself: one net from the weight loader into every PE's
-  // buffer enables was the 16x16 arrays' critical path (hierarchical synthesis buffers no net
-  // across modules), and one copy per instance is one Yosys cannot merge away.
-  const Expr load_q = m.signal("load_q", 1, Sign::Unsigned, "load_i of the previous cycle: shift now");
-  const Expr load_sel_q = m.signal("load_sel_q", 1, Sign::Unsigned, "the buffer that shifts now");
   Always& regs = m.always_ff(clk, rst_n, "a load writes one buffer; a MAC latches its activation and buffer");
-  regs.flop(load_q, load, 0);
-  regs.flop(load_sel_q, mux(load, load_sel, load_sel_q), 0);
-  regs.flop(w0_q, mux(load_q && !load_sel_q, w_in, w0_q), 0);
-  regs.flop(w1_q, mux(load_q && load_sel_q, w_in, w1_q), 0);
+  regs.flop(w0_q, mux(load && !load_sel, w_in, w0_q), 0);
+  regs.flop(w1_q, mux(load && load_sel, w_in, w1_q), 0);
   regs.flop(a_q, mux(mac_in, a_in, a_q), 0);
   regs.flop(sel_q, mux(mac_in, sel_in, sel_q), 0);
   regs.flop(mac_q, mac_in, 0);
@@ -72,7 +64,7 @@ Module PeBlock::generate(const HwConfig& c) {
   m.assign(a_out, a_q);
   m.assign(mac_out, mac_q);
   m.assign(sel_out, sel_q);
-  m.assign(w_out, mux(load_sel_q, w1_q, w0_q));
+  m.assign(w_out, mux(load_sel, w1_q, w0_q));
   m.assign(psum_out, psum_q);
   return m;
 }
@@ -91,9 +83,7 @@ void PeBlock::Model::step(const PeInputs& in) {
       seg = in.seg_start;
     }
   }
-  if (load) w[load_sel ? 1 : 0] = in.w;  // the load registered in the previous cycle
-  if (in.load) load_sel = in.load_sel;
-  load = in.load;
+  if (in.load) w[in.load_sel ? 1 : 0] = in.w;
   if (in.mac) {
     a = in.a;
     sel = in.sel;

@@ -33,7 +33,7 @@
 module kld_array (
   input wire clk_i,
   input wire rst_ni,
-  // every PE shifts the weight from above into a buffer, in the next cycle
+  // every PE shifts the weight from above into a buffer
   input wire load_i,
   // the weight buffer being loaded
   input wire load_sel_i,
@@ -63,8 +63,6 @@ module kld_array (
   wire [63:0] psum_valid;
   // rows that start a segment cut the partial-sum chain
   wire [7:0] seg_start;
-  // w_top_i of the previous load cycle
-  reg [63:0] w_top_q;
   reg [55:0] skew_s0_1_q;
   reg skew_valid_s0_1_q;
   reg skew_sel_s0_1_q;
@@ -92,17 +90,7 @@ module kld_array (
   genvar c;
 
   assign seg_start = 8'b00000001;
-
-  // the top row's weights, one cycle behind the loader
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      w_top_q <= 64'd0;
-    end else begin
-      w_top_q <= load_i ? w_top_i : w_top_q;
-    end
-  end
-
-  assign w_south[63:0] = w_top_q;
+  assign w_south[63:0] = w_top_i;
 
   // the top of every column starts from zero
   assign psum_south[255:0] = 256'd0;

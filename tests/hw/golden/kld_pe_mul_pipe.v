@@ -24,7 +24,7 @@
 module kld_pe (
   input wire clk_i,
   input wire rst_ni,
-  // shift the weight from above into buffer load_sel_i, in the next cycle
+  // shift the weight from above into buffer load_sel_i
   input wire load_i,
   // weight buffer being loaded
   input wire load_sel_i,
@@ -46,7 +46,7 @@ module kld_pe (
   output wire mac_o,
   // weight buffer of a_o
   output wire sel_o,
-  // the buffer being loaded, to the PE below
+  // buffer load_sel_i, to the PE below when loading
   output wire signed [3:0] w_o,
   // partial sum to the PE below
   output wire signed [7:0] psum_o,
@@ -65,10 +65,6 @@ module kld_pe (
   // full-width signed product
   wire signed [7:0] product;
   wire signed [7:0] product_ext;
-  // load_i of the previous cycle: shift now
-  reg load_q;
-  // the buffer that shifts now
-  reg load_sel_q;
   reg signed [7:0] prod_q;
   reg seg_q;
   reg psum_valid_q;
@@ -82,18 +78,14 @@ module kld_pe (
   // a load writes one buffer; a MAC latches its activation and buffer
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      load_q <= 1'b0;
-      load_sel_q <= 1'b0;
       w0_q <= 4'sd0;
       w1_q <= 4'sd0;
       a_q <= 4'sd0;
       sel_q <= 1'b0;
       mac_q <= 1'b0;
     end else begin
-      load_q <= load_i;
-      load_sel_q <= load_i ? load_sel_i : load_sel_q;
-      w0_q <= (load_q && !load_sel_q) ? w_i : w0_q;
-      w1_q <= (load_q && load_sel_q) ? w_i : w1_q;
+      w0_q <= (load_i && !load_sel_i) ? w_i : w0_q;
+      w1_q <= (load_i && load_sel_i) ? w_i : w1_q;
       a_q <= mac_i ? a_i : a_q;
       sel_q <= mac_i ? sel_i : sel_q;
       mac_q <= mac_i;
@@ -120,7 +112,7 @@ module kld_pe (
   assign a_o = a_q;
   assign mac_o = mac_q;
   assign sel_o = sel_q;
-  assign w_o = load_sel_q ? w1_q : w0_q;
+  assign w_o = load_sel_i ? w1_q : w0_q;
   assign psum_o = psum_q;
 
 endmodule
