@@ -4,7 +4,27 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
-Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::string& name) {
+Module ArrayBlock::generate_load_reg() {
+  Module m("kld_load_reg",
+           "One row's copy of the weight-load controls, a cycle after the weight loader: the loader's enable "
+           "reaches one of these per row instead of every PE (hierarchical synthesis buffers no net across "
+           "instances, and separate instances are copies Yosys cannot merge)");
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr load = m.input("load_i", 1, Sign::Unsigned, "the loader shifts a row of weights");
+  const Expr load_sel = m.input("load_sel_i", 1, Sign::Unsigned, "the buffer it shifts into");
+  const Expr load_out = m.output("load_o", 1, Sign::Unsigned, "this row's PEs shift now");
+  const Expr load_sel_out = m.output("load_sel_o", 1, Sign::Unsigned, "into this buffer");
+  const Expr load_q = m.signal("load_q", 1), load_sel_q = m.signal("load_sel_q", 1);
+  Always& ff = m.always_ff(clk, rst_n, "the controls of the previous cycle; the select holds between loads");
+  ff.flop(load_q, load, 0);
+  ff.flop(load_sel_q, mux(load, load_sel, load_sel_q), 0);
+  m.assign(load_out, load_q);
+  m.assign(load_sel_out, load_sel_q);
+  return m;
+}
+
+Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const Module& load_reg, const std::string& name) {
   Module m(name,
            "ROWS x COLS weight-stationary array cut into segments of GROUP_W rows; each segment computes one "
            "channel group of its own token stream");
@@ -12,7 +32,8 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
   const int tw = tag_width(c);
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr load = m.input("load_i", 1, Sign::Unsigned, "every PE shifts the weight from above into a buffer");
+  const Expr load = m.input("load_i", 1, Sign::Unsigned,
+                            "every PE shifts the weight from above into a buffer, in the next cycle");
   const Expr load_sel = m.input("load_sel_i", 1, Sign::Unsigned, "the weight buffer being loaded");
   const Expr w_top = m.input("w_top_i", cols * dw, Sign::Unsigned, "weights entering the top row, column c at c*DATA_W");
   const Expr seg_valid = m.input("seg_valid_i", segs, Sign::Unsigned, "segment s issues a token this cycle");
@@ -38,7 +59,10 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
   const Expr seg_start = m.wire("seg_start", constant(rows, seg_start_bits, Radix::Bin),
                                 "rows that start a segment cut the partial-sum chain");
 
-  m.assign(w_south.slice(cols * dw - 1, 0), w_top);
+  // The PEs shift a cycle after load_i (a kld_load_reg per row), so the top row's weights wait a cycle too.
+  const Expr w_top_q = m.signal("w_top_q", cols * dw, Sign::Unsigned, "w_top_i of the previous load cycle");
+  m.always_ff(clk, rst_n, "the top row's weights, one cycle behind the loader").flop(w_top_q, mux(load, w_top, w_top_q), 0);
+  m.assign(w_south.slice(cols * dw - 1, 0), w_top_q);
   m.assign(psum_south.slice(cols * aw - 1, 0), zero(cols * aw), "the top of every column starts from zero");
 
   // Input skew per segment: channel j reaches row j of the segment j cycles
@@ -75,16 +99,26 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const std::stri
   }
 
   GenerateFor& grow = m.generate_for("g_row", "r", 0, rows);
+  const Expr row_load = m.signal("row_load", rows, Sign::Unsigned, "row r's PEs shift now");
+  const Expr row_load_sel = m.signal("row_load_sel", rows, Sign::Unsigned, "into this buffer");
+  const Expr r = grow.var();
+  grow.instance(load_reg, "u_load_reg",
+                {{"clk_i", clk},
+                 {"rst_ni", rst_n},
+                 {"load_i", load},
+                 {"load_sel_i", load_sel},
+                 {"load_o", element(row_load, r)},
+                 {"load_sel_o", element(row_load_sel, r)}});
   GenerateFor& gcol = grow.generate_for("g_col", "c", 0, cols);
-  const Expr r = grow.var(), col = gcol.var();
+  const Expr col = gcol.var();
   const Expr east = r * (cols + 1) + col;
   const Expr here = r * cols + col;
   const Expr below = (r + 1) * cols + col;
   gcol.instance(pe, "u_pe",
                 {{"clk_i", clk},
                  {"rst_ni", rst_n},
-                 {"load_i", load},
-                 {"load_sel_i", load_sel},
+                 {"load_i", element(row_load, r)},
+                 {"load_sel_i", element(row_load_sel, r)},
                  {"mac_i", mac_east[east]},
                  {"sel_i", sel_east[east]},
                  {"seg_start_i", element(seg_start, r)},

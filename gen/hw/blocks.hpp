@@ -66,7 +66,10 @@ struct PeBlock {
 // sum) at every segment end. The tag travels with the token: {k-tile, token}
 // (tag_width), so the passes of consecutive k-tiles can overlap in the array.
 struct ArrayBlock {
-  static vlog::Module generate(const HwConfig& c, const vlog::Module& pe, const std::string& name = "kld_array");
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& pe, const vlog::Module& load_reg,
+                               const std::string& name = "kld_array");
+  // kld_load_reg: one row's copy of the weight-load controls, a cycle after the loader.
+  static vlog::Module generate_load_reg();
   // Bits of a tap tag: the k-tile (when there can be more than one) above the token.
   static int tag_width(const HwConfig& c) { return c.token_w() + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0); }
   // Cycles from issue to the tap of column c.

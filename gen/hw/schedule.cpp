@@ -78,7 +78,8 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
       // once they are in and the pass engine has reached pass q.
       const int64_t load = std::max({loader_free, adv_prev, buf_free[q % 2]});
       loader_free = load + hw.rows;
-      const int64_t issue = std::max(adv, load + hw.rows);  // first ISSUE cycle
+      // First ISSUE cycle: the PEs shift each row a cycle after the loader sends it.
+      const int64_t issue = std::max(adv, load + hw.rows + 1);
       s.loadw += issue - adv;
       // Segments of this k-tile: their groups' lists (a segment past G has none).
       std::vector<int64_t> groups;

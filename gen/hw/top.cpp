@@ -51,6 +51,10 @@ struct WeightLoader {
   Expr finish;       // the last row of a pass shifts in
   Expr next_loaded;  // the pass after the pass engine's current one is loaded by the end of this cycle
   Expr w_top;        // the row entering the array
+  // The array registers load_i per row (kld_load_reg), so the PEs shift a cycle after the
+  // loader and a pass may issue two cycles after its last row left the loader:
+  Expr loaded;      // in LOADW: the pass's last row left the loader in the previous cycle
+  Expr next_ready;  // at a pass end: the next pass's last row left the loader before this cycle
 };
 
 // The weight loader instance u_weight_loader of either top (WeightLoaderBlock), for segments of
@@ -81,6 +85,11 @@ WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, i
               {"next_loaded_o", wl.next_loaded},
               {"w_top_o", wl.w_top}},
              "weights of every pass, loaded while the previous pass computes");
+  wl.loaded = m.signal("wl_finish_q", 1, Sign::Unsigned, "the loader finished a pass in the previous cycle");
+  m.always_ff(in.clk, in.rst_n, "the PEs shift a cycle after the loader").flop(wl.loaded, wl.finish, 0);
+  // The loader runs at most one pass ahead, so a finish in this cycle is the next pass's.
+  wl.next_ready = m.wire("wl_next_ready", wl.next_loaded && !wl.finish,
+                         "the next pass's weights are in the PEs by the end of this cycle");
   return wl;
 }
 }  // namespace
@@ -435,13 +444,13 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // on to the next pass: it issues from the next cycle if its weights are in, else waits in LOADW
   auto next_pass = [&](Block& b) {
     b.assign(buf_q, !buf_q);
-    IfStmt& in = b.if_(wl.next_loaded);
+    IfStmt& in = b.if_(wl.next_ready);
     in.then_().assign(state_q, st[kIssue]);
     in.else_().assign(state_q, st[kLoadW]);
   };
   Block& lw = sc.item(st[kLoadW]);
   lw.comment("wait until the loader has shifted in the pass's last row");
-  lw.if_(wl.finish).then_().assign(state_q, st[kIssue]);
+  lw.if_(wl.loaded).then_().assign(state_q, st[kIssue]);
   Block& is = sc.item(st[kIssue]);
   IfStmt& isl = is.if_(pass_last);
   IfStmt& kl = isl.then_().if_(kt_is_last);
@@ -716,7 +725,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   // on to the next pass: it issues from the next cycle if its weights are in, else waits in LOADW
   auto next_pass = [&](Block& b) {
     b.assign(buf_q, !buf_q);
-    IfStmt& in = b.if_(wl.next_loaded);
+    IfStmt& in = b.if_(wl.next_ready);
     in.then_().assign(state_q, st[kIssue]);
     in.else_().assign(state_q, st[kLoadW]);
   };
@@ -729,7 +738,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   go.then_().assign(tok_q, 0);
   go.then_().assign(buf_q, 0);
   go.then_().assign(state_q, st[kLoadW]);
-  sc.item(st[kLoadW]).if_(wl.finish).then_().assign(state_q, st[kIssue]);
+  sc.item(st[kLoadW]).if_(wl.loaded).then_().assign(state_q, st[kIssue]);
   IfStmt& il = sc.item(st[kIssue]).if_(tok_is_last);
   il.then_().assign(tok_q, 0);
   IfStmt& kl = il.then_().if_(kt_is_last);

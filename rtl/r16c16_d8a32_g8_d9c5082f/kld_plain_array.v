@@ -41,7 +41,7 @@
 module kld_plain_array (
   input wire clk_i,
   input wire rst_ni,
-  // every PE shifts the weight from above into a buffer
+  // every PE shifts the weight from above into a buffer, in the next cycle
   input wire load_i,
   // the weight buffer being loaded
   input wire load_sel_i,
@@ -71,6 +71,8 @@ module kld_plain_array (
   wire [255:0] psum_valid;
   // rows that start a segment cut the partial-sum chain
   wire [15:0] seg_start;
+  // w_top_i of the previous load cycle
+  reg [127:0] w_top_q;
   reg [119:0] skew_s0_1_q;
   reg skew_valid_s0_1_q;
   reg skew_sel_s0_1_q;
@@ -116,13 +118,27 @@ module kld_plain_array (
   reg [7:0] skew_s0_15_q;
   reg skew_valid_s0_15_q;
   reg skew_sel_s0_15_q;
+  // row r's PEs shift now
+  wire [15:0] row_load;
+  // into this buffer
+  wire [15:0] row_load_sel;
   reg [11:0] tag_s0_q [0:30];
 
   genvar r;
   genvar c;
 
   assign seg_start = 16'b0000000000000001;
-  assign w_south[127:0] = w_top_i;
+
+  // the top row's weights, one cycle behind the loader
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      w_top_q <= 128'd0;
+    end else begin
+      w_top_q <= load_i ? w_top_i : w_top_q;
+    end
+  end
+
+  assign w_south[127:0] = w_top_q;
 
   // the top of every column starts from zero
   assign psum_south[511:0] = 512'd0;
@@ -373,12 +389,21 @@ module kld_plain_array (
 
   generate
     for (r = 0; r < 16; r = r + 1) begin : g_row
+      kld_load_reg u_load_reg (
+        .clk_i(clk_i),
+        .rst_ni(rst_ni),
+        .load_i(load_i),
+        .load_sel_i(load_sel_i),
+        .load_o(row_load[r]),
+        .load_sel_o(row_load_sel[r])
+      );
+
       for (c = 0; c < 16; c = c + 1) begin : g_col
         kld_pe u_pe (
           .clk_i(clk_i),
           .rst_ni(rst_ni),
-          .load_i(load_i),
-          .load_sel_i(load_sel_i),
+          .load_i(row_load[r]),
+          .load_sel_i(row_load_sel[r]),
           .mac_i(mac_east[r * 17 + c]),
           .sel_i(sel_east[r * 17 + c]),
           .seg_start_i(seg_start[r]),

@@ -112,6 +112,10 @@ module kld_plain_top (
   wire wl_next_loaded;
   // the row entering the array
   wire [127:0] w_top;
+  // the loader finished a pass in the previous cycle
+  reg wl_finish_q;
+  // the next pass's weights are in the PEs by the end of this cycle
+  wire wl_next_ready;
   wire [15:0] tap_valid;
   wire [191:0] tap_tag;
   wire [511:0] tap_psum;
@@ -293,6 +297,16 @@ module kld_plain_top (
     .w_top_o(w_top)
   );
 
+  // the PEs shift a cycle after the loader
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wl_finish_q <= 1'b0;
+    end else begin
+      wl_finish_q <= wl_finish;
+    end
+  end
+
+  assign wl_next_ready = wl_next_loaded && !wl_finish;
   assign issue_tag = {kt_q, token};
   assign row_data = {((kt_q == 2'd3) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ?
       a_rdata_7 : (((kt_q == 2'd2) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ? a_rdata_5 :
@@ -545,7 +559,7 @@ module kld_plain_top (
           end
         end
         StLoadW: begin
-          if (wl_finish) begin
+          if (wl_finish_q) begin
             state_q <= StIssue;
           end
         end
@@ -559,7 +573,7 @@ module kld_plain_top (
             end else begin
               kt_q <= kt_q + 2'd1;
               buf_q <= !buf_q;
-              if (wl_next_loaded) begin
+              if (wl_next_ready) begin
                 state_q <= StIssue;
               end else begin
                 state_q <= StLoadW;
@@ -587,7 +601,7 @@ module kld_plain_top (
               end else begin
                 mt_q <= mt_q + 2'd1;
                 buf_q <= !buf_q;
-                if (wl_next_loaded) begin
+                if (wl_next_ready) begin
                   state_q <= StIssue;
                 end else begin
                   state_q <= StLoadW;

@@ -284,6 +284,10 @@ module kld_top (
   wire wl_next_loaded;
   // the row entering the array
   wire [63:0] w_top;
+  // the loader finished a pass in the previous cycle
+  reg wl_finish_q;
+  // the next pass's weights are in the PEs by the end of this cycle
+  wire wl_next_ready;
   // lane l decides group round*LANES + l
   wire [7:0] lane_valid;
   wire [7:0] lane_enable;
@@ -634,6 +638,16 @@ module kld_top (
     .w_top_o(w_top)
   );
 
+  // the PEs shift a cycle after the loader
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wl_finish_q <= 1'b0;
+    end else begin
+      wl_finish_q <= wl_finish;
+    end
+  end
+
+  assign wl_next_ready = wl_next_loaded && !wl_finish;
   assign lane_valid = {(round_q == 1'b0) ? group_valid[7] : 1'b0, (round_q == 1'b0) ?
       group_valid[6] : 1'b0, (round_q == 1'b0) ? group_valid[5] : 1'b0, (round_q == 1'b0) ?
       group_valid[4] : 1'b0, (round_q == 1'b0) ? group_valid[3] : 1'b0, (round_q == 1'b0) ?
@@ -765,7 +779,7 @@ module kld_top (
         end
         StLoadW: begin
           // wait until the loader has shifted in the pass's last row
-          if (wl_finish) begin
+          if (wl_finish_q) begin
             state_q <= StIssue;
           end
         end
@@ -778,7 +792,7 @@ module kld_top (
             end else begin
               kt_q <= kt_q + 3'd1;
               buf_q <= !buf_q;
-              if (wl_next_loaded) begin
+              if (wl_next_ready) begin
                 state_q <= StIssue;
               end else begin
                 state_q <= StLoadW;
@@ -804,7 +818,7 @@ module kld_top (
             end else begin
               mt_q <= mt_q + 3'd1;
               buf_q <= !buf_q;
-              if (wl_next_loaded) begin
+              if (wl_next_ready) begin
                 state_q <= StIssue;
               end else begin
                 state_q <= StLoadW;

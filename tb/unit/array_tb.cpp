@@ -1,5 +1,7 @@
 // Block test of kld_array: dense GEMM tiles back to back. Weights are shifted
-// in through load_i (last row first) into the buffer of the tile (tile parity),
+// in through load_i (last row first) into the buffer of the tile (tile parity);
+// the PEs shift a row one cycle after load_i (kld_load_reg), so a tile issues
+// from the second cycle after its last row,
 // the next tile's while the current one computes; every segment issues its own
 // stream of tokens with random gaps, several segments often in the same cycle,
 // and the next tile follows without a drain. Each
@@ -84,13 +86,25 @@ int run(const Job& job) {
       set_bits(dut.w_top_i, col * dw, dw,
                static_cast<uint64_t>(weight[static_cast<size_t>(t)][static_cast<size_t>(rows - 1 - k)][static_cast<size_t>(col)]));
   };
-  // Tile 0's weights: ROWS cycles before any issue.
+  // Idle (no issue, no load) until the last row sent, in cycle `last_row`, has shifted into the PEs.
+  int64_t last_row = -1;
+  auto settle = [&] {
+    set_bits(dut.seg_valid_i, 0, segs, 0);
+    drive_load(0, -1);
+    while (clock.cycle() < last_row + 2) {
+      check_taps();
+      clock.edge();
+    }
+  };
+  // Tile 0's weights: ROWS + 1 cycles before any issue.
   set_bits(dut.seg_valid_i, 0, segs, 0);
   for (int k = 0; k < rows; ++k) {
     drive_load(0, k);
+    last_row = clock.cycle();
     check_taps();
     clock.edge();
   }
+  settle();
   for (int tile = 0; tile < tiles; ++tile) {
     // ISSUE: per segment, `tokens` tokens with a segment-specific issue probability,
     // with buffer tile mod 2. Meanwhile the next tile's weights load into the
@@ -108,6 +122,7 @@ int run(const Job& job) {
       any_left = false;
       const bool loading = loaded < rows && clock.cycle() >= load_from;
       drive_load(tile + 1, loading ? loaded : -1);
+      if (loading) last_row = clock.cycle();
       loaded += loading;
       dut.sel_i = tile % 2;
       const bool all_together = rng.range(0, 7) == 0;
@@ -141,7 +156,8 @@ int run(const Job& job) {
       check_taps();
       clock.edge();
     }
-    // The next tile issues from the next cycle: no drain between tiles.
+    // No drain between tiles: the next one issues as soon as its last row is in the PEs.
+    settle();
   }
   // DRAIN: idle until every expected tap has been seen (or its cycle passed).
   set_bits(dut.seg_valid_i, 0, segs, 0);

@@ -291,8 +291,9 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
   // it applied; here, with none, the dense count is the closed formula of
   // docs/hardware.md: every m-tile's passes outlast the previous gather, and a
   // pass (N cycles) hides the next pass's weight load behind it
-  // (N >= ROWS + GROUP_W + COLS - 2), so only the first load is exposed and
-  // the k-tiles of an m-tile follow each other without a drain.
+  // (N >= ROWS + GROUP_W + COLS - 1), so only the first load (ROWS cycles,
+  // plus one: the PEs shift a cycle after the loader) is exposed and the
+  // k-tiles of an m-tile follow each other without a drain.
   for (int which = 0; which < kHwConfigs; ++which) {
     const hw::HwConfig hw = hw_config(which);
     ReuseConfig c;
@@ -308,10 +309,10 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
     expect_pass(r, "dense");
     const int64_t N = c.grid.tokens();
     const int64_t KT = (c.channels + hw.rows - 1) / hw.rows, MT = (c.out_cols + hw.cols - 1) / hw.cols;
-    ASSERT_GE(N, hw.rows + hw.group_w + hw.cols - 2) << hw.name();
-    const int64_t formula = hw.rows + MT * (KT * N + hw.group_w + hw.cols + hw.mul_pipe) + N;
+    ASSERT_GE(N, hw.rows + hw.group_w + hw.cols - 1) << hw.name();
+    const int64_t formula = hw.rows + 1 + MT * (KT * N + hw.group_w + hw.cols + hw.mul_pipe) + N;
     EXPECT_EQ(r.report.at("cycles").get<int64_t>(), formula) << hw.name();
-    EXPECT_EQ(r.report.at("stalls").at("weight_load").get<int64_t>(), hw.rows) << hw.name();
+    EXPECT_EQ(r.report.at("stalls").at("weight_load").get<int64_t>(), hw.rows + 1) << hw.name();
     EXPECT_EQ(r.report.at("stall_cycles").get<int64_t>(), 0);
   }
 }
@@ -377,13 +378,14 @@ TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
       }
       if (k == 0) {
         // Free-running, with passes long enough to hide every weight load behind the previous
-        // pass (N >= 2*ROWS + COLS - 1: a buffer frees ROWS + COLS - 2 cycles after its pass, then
-        // loads in ROWS): the first load, then per m-tile KT passes of N issues, the drain
+        // pass (N >= 2*ROWS + COLS - 1: a buffer frees ROWS + COLS - 1 cycles after its pass, then
+        // loads in ROWS, the PEs one cycle behind the loader): the first load (ROWS + 1), then per
+        // m-tile KT passes of N issues, the drain
         // (ROWS + COLS - 1 + MUL_PIPE) and the gather of N words.
         ASSERT_GE(N, 2 * hw.rows + hw.cols - 1) << what;
         const TbRun f = run_tb(which, c, a, b, "--stall 0", "plain_free", plain);
         expect_pass(f, what + " free-running");
-        const int64_t formula = hw.rows + MT * (KT * N + hw.rows + hw.cols - 1 + hw.mul_pipe + N);
+        const int64_t formula = hw.rows + 1 + MT * (KT * N + hw.rows + hw.cols - 1 + hw.mul_pipe + N);
         EXPECT_EQ(f.report.at("cycles").get<int64_t>(), formula) << what;
       }
     }
