@@ -61,7 +61,8 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const Module& l
 
   // The PEs shift a cycle after load_i (a kld_load_reg per row), so the top row's weights wait a cycle too.
   const Expr w_top_q = m.signal("w_top_q", cols * dw, Sign::Unsigned, "w_top_i of the previous load cycle");
-  m.always_ff(clk, rst_n, "the top row's weights, one cycle behind the loader").flop(w_top_q, mux(load, w_top, w_top_q), 0);
+  m.always_ff(clk, rst_n, "the top row's weights, one cycle behind the loader")
+      .flop(w_top_q, mux(load, w_top, w_top_q), 0);
   m.assign(w_south.slice(cols * dw - 1, 0), w_top_q);
   m.assign(psum_south.slice(cols * aw - 1, 0), zero(cols * aw), "the top of every column starts from zero");
 

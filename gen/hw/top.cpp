@@ -449,7 +449,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     in.else_().assign(state_q, st[kLoadW]);
   };
   Block& lw = sc.item(st[kLoadW]);
-  lw.comment("wait until the loader has shifted in the pass's last row");
+  lw.comment("wait until the pass's last row is in the PEs (a cycle after the loader sent it)");
   lw.if_(wl.loaded).then_().assign(state_q, st[kIssue]);
   Block& is = sc.item(st[kIssue]);
   IfStmt& isl = is.if_(pass_last);

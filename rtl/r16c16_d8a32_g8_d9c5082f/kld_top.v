@@ -778,7 +778,7 @@ module kld_top (
           end
         end
         StLoadW: begin
-          // wait until the loader has shifted in the pass's last row
+          // wait until the pass's last row is in the PEs (a cycle after the loader sent it)
           if (wl_finish_q) begin
             state_q <= StIssue;
           end
