@@ -336,12 +336,10 @@ class Harness {
   // Runs one GEMM; returns false if the cycle limit hit. With `reset`, asserts
   // reset once the run is reset->requested_at cycles old and returns.
   bool run(bool dense, ResetReport* reset = nullptr) {
-    const auto& c = v_.config;
     outputs_.clear();
     decisions_.clear();
     out_words_ = dec_words_ = 0;
     stalls_ = kaleido::hw::StreamStalls{};
-    stalls_.out_per_mt.assign(static_cast<size_t>((c.out_cols + kld::kCOLS - 1) / kld::kCOLS), 0);
     run_start_ = cycle_;
     uint32_t ctrl = 1u << kld::CTRL_START_LSB | 1u << kld::CTRL_TRACE_LSB;
     if (dense) ctrl |= 1u << kld::CTRL_DENSE_LSB;
@@ -367,10 +365,7 @@ class Harness {
       set_dec_ready(chance());
       eval_low();
       // Back-pressure applied, by stream (the schedule is moved by it).
-      if (top_->out_valid_o && !top_->out_ready_i) {
-        const size_t mt = top_->out_mtile_o;
-        if (mt < stalls_.out_per_mt.size()) ++stalls_.out_per_mt[mt];
-      }
+      if (top_->out_valid_o && !top_->out_ready_i) stalls_.out_cycles.push_back(static_cast<int64_t>(cycle_ - start));
       if (top_->out_valid_o && top_->out_ready_i) {
         const int mt = static_cast<int>(top_->out_mtile_o);
         const int64_t tok = static_cast<int64_t>(top_->out_token_o);
@@ -605,8 +600,7 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
       mismatch("REUSED[" + std::to_string(g) + "]: expected " + std::to_string(want) + ", got " + std::to_string(got));
   }
   // Cycle counters against the documented schedule, moved by the back-pressure this run applied.
-  int64_t out_stalls = 0;
-  for (int64_t s : h.stalls().out_per_mt) out_stalls += s;
+  const auto out_stalls = static_cast<int64_t>(h.stalls().out_cycles.size());
   auto expect_counter = [&](const char* name, uint64_t got, int64_t want) {
     if (got != static_cast<uint64_t>(want))
       mismatch(std::string(name) + ": schedule gives " + std::to_string(want) + ", hardware counted " +

@@ -9,7 +9,8 @@ using namespace vlog;
 Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const Module& root_sram) {
   Module m("kld_merge",
            "Merge unit: writes each tap's partial P_g[token] into the partial memory of (group, column); the "
-           "gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of root tokens");
+           "gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of root tokens, "
+           "in two registered steps: the root tables' read, then the partials' read and their sum");
   const int tw = c.token_w(), segs = c.segs(), cols = c.cols, aw = c.acc_w, G = c.max_groups(), lanes = c.det_lanes();
   const int ktw = clog2(c.max_kt()), tagw = ArrayBlock::tag_width(c);
   const Expr clk = m.input("clk_i", 1);
@@ -19,7 +20,9 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   const Expr root_we = m.input("root_we_i", G, Sign::Unsigned, "write group g's root of the detector's token");
   const Expr root_token = m.input("root_token_i", tw);
   const Expr root_data = m.input("root_data_i", lanes * tw, Sign::Unsigned, "root decided by each detector lane");
-  const Expr gather_token = m.input("gather_token_i", tw, Sign::Unsigned, "token being gathered");
+  const Expr gather_token = m.input("gather_token_i", tw, Sign::Unsigned, "token entering the gather");
+  const Expr gather_en = m.input("gather_en_i", 1, Sign::Unsigned,
+                                 "the gather pipeline advances (its output register is free or being read)");
   const Expr dense = m.input("dense_i", 1, Sign::Unsigned, "dense mode: every pair is its own root");
   const Expr group_valid = m.input("group_valid_i", G, Sign::Unsigned, "group g exists (g < K/GROUP_W)");
   const bool banked = partials_banked(c);
@@ -27,7 +30,8 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   Expr wbank, rbank;
   if (banked) {
     wbank = m.input("wbank_i", 1, Sign::Unsigned, "bank the taps write: parity of the m-tile in the array");
-    rbank = m.input("rbank_i", 1, Sign::Unsigned, "bank the gather reads: parity of the m-tile being gathered");
+    rbank = m.input("rbank_i", 1, Sign::Unsigned,
+                    "bank the gather reads: parity of the m-tile of the token whose roots are registered");
   }
   // Address of token `tok` in a bank: the second bank starts at the token memory depth.
   const uint64_t bank_base = static_cast<uint64_t>(token_memory_depth(c));
@@ -36,9 +40,15 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
     const Expr wide = zext(tok, paw);
     return mux(bank, wide + constant(paw, bank_base), wide);
   };
-  const Expr out = m.output("out_data_o", cols * aw, Sign::Unsigned, "Out[gather token], column c at c*ACC_W");
+  const Expr out = m.output("out_data_o", cols * aw, Sign::Unsigned,
+                            "Out[token], column c at c*ACC_W, two gather steps after the token entered");
 
-  std::vector<Expr> sums(static_cast<size_t>(cols));
+  // Every SRAM read lands in a register: the root read in addr_q, the partials' read (summed) in
+  // out_data_q. Data only, no reset: the top's valid bits say which are meaningful.
+  Block& regs = m.always_ff_no_reset(clk, "gather pipeline registers, advanced by gather_en_i");
+  IfStmt& en = regs.if_(gather_en);
+  const Expr out_q = m.signal("out_data_q", cols * aw);
+  std::vector<std::vector<Expr>> terms(static_cast<size_t>(cols));
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
     const int s = g % segs, k = g / segs;
@@ -51,7 +61,9 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
                 {"raddr_i", gather_token},
                 {"rdata_o", rt}},
                "root table of group " + gn);
-    const Expr addr = m.wire("gather_addr_" + gn, mux(dense, gather_token, rt));
+    const Expr addr = m.signal("gather_addr_" + gn + "_q", tw, Sign::Unsigned,
+                               "partial address of group " + gn + ": the root (dense mode: the token)");
+    en.then_().assign(addr, mux(dense, gather_token, rt));
     for (int cc = 0; cc < cols; ++cc) {
       const int tap = s * cols + cc;
       const std::string name = gn + "_" + std::to_string(cc);
@@ -69,9 +81,22 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
                   {"raddr_i", bank_addr(rbank, addr)},
                   {"rdata_o", rd}},
                  "partials of group " + gn + ", column " + std::to_string(cc));
-      const Expr term = m.wire("term_" + name, mux(group_valid[g], rd, zero(aw)));
-      sums[static_cast<size_t>(cc)] = g == 0 ? term : m.wire("sum_" + name, sums[static_cast<size_t>(cc)] + term);
+      terms[static_cast<size_t>(cc)].push_back(m.wire("term_" + name, mux(group_valid[g], rd, zero(aw))));
     }
+  }
+  // A balanced adder tree per column: log2(G) adders deep instead of a chain of G - 1.
+  std::vector<Expr> sums;
+  for (int cc = 0; cc < cols; ++cc) {
+    std::vector<Expr> level = terms[static_cast<size_t>(cc)];
+    for (int depth_k = 0; level.size() > 1; ++depth_k) {
+      std::vector<Expr> next;
+      for (size_t k = 0; k + 1 < level.size(); k += 2)
+        next.push_back(m.wire("sum_" + std::to_string(cc) + "_" + std::to_string(depth_k) + "_" + std::to_string(k / 2),
+                              level[k] + level[k + 1]));
+      if (level.size() % 2 == 1) next.push_back(level.back());
+      level = std::move(next);
+    }
+    sums.push_back(level.front());
   }
   for (int s = G; s < segs; ++s)  // segments that never hold a group (MAX_K/GROUP_W < SEGS)
     m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols),
@@ -80,7 +105,8 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
              "segment " + std::to_string(s) + " has no channel group in any configuration");
   std::vector<Expr> words;
   for (int cc = cols - 1; cc >= 0; --cc) words.push_back(sums[static_cast<size_t>(cc)]);
-  m.assign(out, concat(words));
+  en.then_().assign(out_q, concat(words));
+  m.assign(out, out_q);
   return m;
 }
 

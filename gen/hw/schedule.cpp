@@ -10,10 +10,6 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-int64_t out_stall(const StreamStalls& s, int64_t mt) {
-  return mt < static_cast<int64_t>(s.out_per_mt.size()) ? s.out_per_mt[static_cast<size_t>(mt)] : 0;
-}
-
 // When each group's compute-list entries become available to ISSUE, and when
 // its list is complete, from the detection engine's progress.
 struct Lists {
@@ -52,6 +48,38 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
   return l;
 }
 
+// The gather engine of docs/hardware.md, cycle by cycle: three places (a token enters and its
+// roots are read; its partials are read and summed; its word waits in the output register) that
+// advance together unless the output register holds a word the consumer does not take.
+class GatherEngine {
+ public:
+  GatherEngine(int64_t tokens, const std::vector<int64_t>& stall_cycles) : n_(tokens), stalls_(stall_cycles) {}
+  int64_t now() const { return now_; }
+  // The engine may take an m-tile in this cycle: no token left to enter, and the last one's partial
+  // read is over or being registered.
+  bool free() const { return to_enter_ == 0 && (!sum_ || advances()); }
+  // The last word of an m-tile leaves in this cycle and nothing follows it.
+  bool finishing() const { return to_enter_ == 0 && !sum_ && out_ && out_last_ && advances(); }
+  void step(bool start) {
+    if (advances()) {
+      out_ = sum_;
+      out_last_ = sum_last_;
+      sum_ = to_enter_ > 0;
+      sum_last_ = to_enter_ == 1;
+      if (to_enter_ > 0) --to_enter_;
+    }
+    if (start) to_enter_ = n_;
+    ++now_;
+  }
+
+ private:
+  bool advances() const { return !(out_ && std::binary_search(stalls_.begin(), stalls_.end(), now_)); }
+  int64_t n_;
+  const std::vector<int64_t>& stalls_;
+  int64_t now_ = 0, to_enter_ = 0;
+  bool sum_ = false, sum_last_ = false, out_ = false, out_last_ = false;
+};
+
 // The pass engine, the weight loader and the gather engine of docs/hardware.md,
 // cycle by cycle numbered from 0 (the first cycle with BUSY set). `lists` is
 // empty in dense mode (every segment issues every token, nothing waits for
@@ -71,7 +99,7 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
   int64_t adv_prev = 0;          // ... on pass q-1 (the loader stays at most one pass ahead)
   int64_t loader_free = 0;       // first cycle after the loader's previous load
   int64_t buf_free[2] = {0, 0};  // first cycle each buffer may be reloaded
-  int64_t last_word = -1;
+  GatherEngine gather(N, st.out_cycles);
   for (int64_t mt = 0, q = 0; mt < MT; ++mt) {
     for (int64_t kt = 0; kt < KT; ++kt, ++q) {
       // LOADW: the loader shifts in pass q's ROWS rows from `load`; ISSUE starts
@@ -110,19 +138,19 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
         adv = end + 1;  // the next pass follows without a drain
         continue;
       }
-      // DRAIN, then HANDOFF: hand mt to the gather engine once the gather of
-      // mt-1 sends its last word (or later); the gather then sends N words
-      // from the next cycle.
+      // DRAIN, then HANDOFF: hand mt to the gather engine in the first cycle it is free.
       s.passes += drain;
       const int64_t ready = end + drain + 1;
-      const int64_t handoff = std::max(ready, last_word);
+      while (gather.now() < ready || !gather.free()) gather.step(false);
+      const int64_t handoff = gather.now();
+      gather.step(true);
       s.wait_gather += handoff - ready;
       s.handoff += handoff - ready + 1;
-      last_word = handoff + N + out_stall(st, mt);
       adv = handoff + 1;
     }
   }
-  s.total = last_word + 1;
+  while (!gather.finishing()) gather.step(false);
+  s.total = gather.now() + 1;
   s.tail = s.total - adv;
   return s;
 }

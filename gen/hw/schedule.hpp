@@ -16,7 +16,7 @@ namespace kaleido::hw {
 // testbench passes what it applied (all zero = free-running streams).
 struct StreamStalls {
   std::vector<int64_t> trace_cycles;  // cycles (from the first BUSY cycle) the detector waited for dec_ready_i
-  std::vector<int64_t> out_per_mt;    // cycles the gather of m-tile mt waited for out_ready_i
+  std::vector<int64_t> out_cycles;    // cycles (ascending, same origin) a word waited for out_ready_i
 };
 
 struct ScheduleCycles {

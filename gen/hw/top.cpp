@@ -202,9 +202,18 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr det_busy_q = m.signal("det_busy_q", 1, Sign::Unsigned, "the detection engine scans the grid");
   const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within DRAIN");
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the pass engine's pass (pass parity)");
-  const Expr gather_busy_q = m.signal("gather_busy_q", 1, Sign::Unsigned, "the gather engine streams an m-tile");
+  // The gather engine is a pipeline of three places, all advancing together whenever the output
+  // register is free or being read (gather_en): a token enters (the root tables are read), its
+  // partials are read and summed, its word waits in the output register.
+  const Expr gather_issue_q = m.signal("gather_issue_q", 1, Sign::Unsigned, "tokens of the m-tile remain to enter");
   const Expr gmt_q = m.signal("gather_mt_q", mtw, Sign::Unsigned, "m-tile being gathered");
-  const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "token being gathered");
+  const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "next token to enter the gather");
+  const Expr sum_valid_q = m.signal("sum_valid_q", 1, Sign::Unsigned, "a token's roots are registered");
+  const Expr sum_last_q = m.signal("sum_last_q", 1, Sign::Unsigned, "... the m-tile's last token");
+  const Expr sum_mt_q = m.signal("sum_mt_q", mtw), sum_token_q = m.signal("sum_token_q", tw);
+  const Expr out_valid_q = m.signal("out_valid_q", 1, Sign::Unsigned, "the output register holds a word");
+  const Expr out_last_q = m.signal("out_last_q", 1, Sign::Unsigned, "... the m-tile's last word");
+  const Expr out_mt_q = m.signal("out_mt_q", mtw), out_token_q = m.signal("out_token_q", tw);
   auto in_state = [&](State s) { return state_q == st[static_cast<size_t>(s)]; };
   const Expr st_loadw = m.wire("st_loadw", in_state(kLoadW));
   const Expr st_issue = m.wire("st_issue", in_state(kIssue));
@@ -214,6 +223,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
   const Expr round_is_last = m.wire("round_is_last", last_tile(round_q, lanes, zext(n_groups, reg::kDimWidth)));
   const Expr gi_is_last = m.wire("gather_is_last", zext(gi_q, tw + 1) + constant(tw + 1, 1) == n_tokens);
+  const Expr gather_en = m.wire("gather_en", !out_valid_q || out_ready, "the gather pipeline advances");
+  const Expr gather_enter = m.wire("gather_enter", gather_issue_q && gather_en, "token gather_q enters the gather");
 
   // ---- the dispatcher: scan positions, compute lists, issue ----
   const Expr scan_token = m.signal("scan_token", tw), scan_slot = m.signal("scan_slot", sw);
@@ -391,19 +402,20 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"root_token_i", scan_token},
               {"root_data_i", root},
               {"gather_token_i", gi_q},
+              {"gather_en_i", gather_en},
               {"dense_i", dense_q},
               {"group_valid_i", group_valid},
               {"out_data_o", merged}};
   if (partials_banked(c)) {
     merge_conns.push_back({"wbank_i", mt_q[0]});
-    merge_conns.push_back({"rbank_i", gmt_q[0]});
+    merge_conns.push_back({"rbank_i", sum_mt_q[0]});
   }
   m.instance(find(parts, "kld_merge"), "u_merge", merge_conns);
 
   // ---- streams ----
-  m.assign(out_valid, gather_busy_q);
-  m.assign(out_mtile, gmt_q);
-  m.assign(out_token, gi_q);
+  m.assign(out_valid, out_valid_q);
+  m.assign(out_mtile, out_mt_q);
+  m.assign(out_token, out_token_q);
   m.assign(out_data, merged);
   m.assign(dec_valid, det_busy_q && trace_q);
   m.assign(dec_round, round_q);
@@ -417,10 +429,12 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(done_out, done_q);
 
   // ---- control ----
-  const Expr out_fire = m.wire("out_fire", gather_busy_q && out_ready);
-  const Expr gather_finish = m.wire("gather_finish", out_fire && gi_is_last, "the gather's last output word leaves");
-  const Expr gather_free = m.wire("gather_free", !gather_busy_q || gather_finish,
-                                  "the gather engine can take an m-tile this cycle");
+  const Expr out_fire = m.wire("out_fire", out_valid_q && out_ready);
+  const Expr gather_free = m.wire("gather_free", !gather_issue_q && (!sum_valid_q || gather_en),
+                                  "the gather engine can take an m-tile this cycle: its last read of the other "
+                                  "bank is over or being registered");
+  const Expr run_finish = m.wire("run_finish", out_fire && out_last_q && !gather_issue_q && !sum_valid_q,
+                                 "the last word of the last gather leaves (in TAIL)");
   const Expr gather_start = m.wire("gather_start", st_handoff && gather_free,
                                    "hand the m-tile's partials to the gather engine");
   const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
@@ -473,7 +487,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   hl.else_().assign(mt_q, mt_q + constant(mtw, 1));
   next_pass(hl.else_());
   Block& tl = sc.item(st[kTail]);
-  IfStmt& tf = tl.if_(gather_finish);
+  IfStmt& tf = tl.if_(run_finish);
   tf.then_().assign(state_q, st[kIdle]);
   tf.then_().assign(busy_q, 0);
   tf.then_().assign(done_q, 1);
@@ -490,16 +504,29 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   rl.then_().assign(det_busy_q, 0);
   rl.else_().assign(round_q, round_q + constant(rw, 1));
 
-  Always& gat = m.always_ff(clk, rst_n, "gather engine: one output word per cycle while out_ready_i");
-  for (const Expr& q : {gather_busy_q, gmt_q, gi_q}) gat.on_reset().assign(q, 0);
+  Always& gat = m.always_ff(clk, rst_n, "gather engine: one token enters per cycle while the pipeline advances");
+  for (const Expr& q : {gather_issue_q, gmt_q, gi_q}) gat.on_reset().assign(q, 0);
   IfStmt& gs = gat.body().if_(gather_start);
-  gs.then_().assign(gather_busy_q, 1);
+  gs.then_().assign(gather_issue_q, 1);
   gs.then_().assign(gmt_q, mt_q);
   gs.then_().assign(gi_q, 0);
-  IfStmt& gf = gs.else_().if_(out_fire);
+  IfStmt& gf = gs.else_().if_(gather_enter);
   IfStmt& gl = gf.then_().if_(gi_is_last);
-  gl.then_().assign(gather_busy_q, 0);
+  gl.then_().assign(gather_issue_q, 0);
   gl.else_().assign(gi_q, gi_q + constant(tw, 1));
+  Always& gp = m.always_ff(clk, rst_n, "gather pipeline: valid bits and the token each place holds");
+  IfStmt& ga = gp.body().if_(gather_en);
+  for (const auto& [q, d] : std::vector<std::pair<Expr, Expr>>{{sum_valid_q, gather_enter},
+                                                               {sum_last_q, gi_is_last},
+                                                               {sum_mt_q, gmt_q},
+                                                               {sum_token_q, gi_q},
+                                                               {out_valid_q, sum_valid_q},
+                                                               {out_last_q, sum_last_q},
+                                                               {out_mt_q, sum_mt_q},
+                                                               {out_token_q, sum_token_q}}) {
+    gp.on_reset().assign(q, 0);
+    ga.then_().assign(q, d);
+  }
   m.unused(concat({pass_pending, pass_nonempty}),
            "ISSUE ends on pass_last; pending and nonempty are kept for the dispatcher's unit test");
 
@@ -523,7 +550,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr stall_trace = m.wire("stall_trace", det_busy_q && trace_q && !dec_ready, "the detector waits for the trace");
   const Expr starved = m.wire("starved", st_issue && (seg_valid == zero(segs)) && !pass_last,
                               "ISSUE waits for the detector to extend a compute list");
-  const Expr stall_out = m.wire("stall_out", gather_busy_q && !out_ready, "the gather waits for the consumer");
+  const Expr stall_out = m.wire("stall_out", out_valid_q && !out_ready, "the gather waits for the consumer");
   const Expr wait_gather = m.wire("wait_gather", st_handoff && !gather_free,
                                   "the pass engine waits for the gather of the other bank");
   const Expr stalled = m.wire("stalled", stall_trace || stall_out);

@@ -2,7 +2,8 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens
+// root tokens, in two registered steps: the root tables' read, then the partials' read and their
+// sum
 // Parameters:
 //   ROWS = 16
 //   COLS = 16
@@ -32,23 +33,27 @@ module kld_merge (
   input wire [9:0] root_token_i,
   // root decided by each detector lane
   input wire [79:0] root_data_i,
-  // token being gathered
+  // token entering the gather
   input wire [9:0] gather_token_i,
+  // the gather pipeline advances (its output register is free or being read)
+  input wire gather_en_i,
   // dense mode: every pair is its own root
   input wire dense_i,
   // group g exists (g < K/GROUP_W)
   input wire [7:0] group_valid_i,
   // bank the taps write: parity of the m-tile in the array
   input wire wbank_i,
-  // bank the gather reads: parity of the m-tile being gathered
+  // bank the gather reads: parity of the m-tile of the token whose roots are registered
   input wire rbank_i,
-  // Out[gather token], column c at c*ACC_W
+  // Out[token], column c at c*ACC_W, two gather steps after the token entered
   output wire [511:0] out_data_o
 );
 
+  reg [511:0] out_data_q;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
-  wire [9:0] gather_addr_0;
+  // partial address of group 0: the root (dense mode: the token)
+  reg [9:0] gather_addr_0_q;
   wire [31:0] partial_0_0;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
@@ -115,585 +120,609 @@ module kld_merge (
   wire [31:0] term_0_15;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
-  wire [9:0] gather_addr_1;
+  // partial address of group 1: the root (dense mode: the token)
+  reg [9:0] gather_addr_1_q;
   wire [31:0] partial_1_0;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
   wire [31:0] term_1_0;
-  wire [31:0] sum_1_0;
   wire [31:0] partial_1_1;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
   wire [31:0] term_1_1;
-  wire [31:0] sum_1_1;
   wire [31:0] partial_1_2;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
   wire [31:0] term_1_2;
-  wire [31:0] sum_1_2;
   wire [31:0] partial_1_3;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
   wire [31:0] term_1_3;
-  wire [31:0] sum_1_3;
   wire [31:0] partial_1_4;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
   wire [31:0] term_1_4;
-  wire [31:0] sum_1_4;
   wire [31:0] partial_1_5;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
   wire [31:0] term_1_5;
-  wire [31:0] sum_1_5;
   wire [31:0] partial_1_6;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
   wire [31:0] term_1_6;
-  wire [31:0] sum_1_6;
   wire [31:0] partial_1_7;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
   wire [31:0] term_1_7;
-  wire [31:0] sum_1_7;
   wire [31:0] partial_1_8;
   // a partial of group 1 arrives at column 8
   wire tap_here_1_8;
   wire [31:0] term_1_8;
-  wire [31:0] sum_1_8;
   wire [31:0] partial_1_9;
   // a partial of group 1 arrives at column 9
   wire tap_here_1_9;
   wire [31:0] term_1_9;
-  wire [31:0] sum_1_9;
   wire [31:0] partial_1_10;
   // a partial of group 1 arrives at column 10
   wire tap_here_1_10;
   wire [31:0] term_1_10;
-  wire [31:0] sum_1_10;
   wire [31:0] partial_1_11;
   // a partial of group 1 arrives at column 11
   wire tap_here_1_11;
   wire [31:0] term_1_11;
-  wire [31:0] sum_1_11;
   wire [31:0] partial_1_12;
   // a partial of group 1 arrives at column 12
   wire tap_here_1_12;
   wire [31:0] term_1_12;
-  wire [31:0] sum_1_12;
   wire [31:0] partial_1_13;
   // a partial of group 1 arrives at column 13
   wire tap_here_1_13;
   wire [31:0] term_1_13;
-  wire [31:0] sum_1_13;
   wire [31:0] partial_1_14;
   // a partial of group 1 arrives at column 14
   wire tap_here_1_14;
   wire [31:0] term_1_14;
-  wire [31:0] sum_1_14;
   wire [31:0] partial_1_15;
   // a partial of group 1 arrives at column 15
   wire tap_here_1_15;
   wire [31:0] term_1_15;
-  wire [31:0] sum_1_15;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
-  wire [9:0] gather_addr_2;
+  // partial address of group 2: the root (dense mode: the token)
+  reg [9:0] gather_addr_2_q;
   wire [31:0] partial_2_0;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
   wire [31:0] term_2_0;
-  wire [31:0] sum_2_0;
   wire [31:0] partial_2_1;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
   wire [31:0] term_2_1;
-  wire [31:0] sum_2_1;
   wire [31:0] partial_2_2;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
   wire [31:0] term_2_2;
-  wire [31:0] sum_2_2;
   wire [31:0] partial_2_3;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
   wire [31:0] term_2_3;
-  wire [31:0] sum_2_3;
   wire [31:0] partial_2_4;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
   wire [31:0] term_2_4;
-  wire [31:0] sum_2_4;
   wire [31:0] partial_2_5;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
   wire [31:0] term_2_5;
-  wire [31:0] sum_2_5;
   wire [31:0] partial_2_6;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
   wire [31:0] term_2_6;
-  wire [31:0] sum_2_6;
   wire [31:0] partial_2_7;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
   wire [31:0] term_2_7;
-  wire [31:0] sum_2_7;
   wire [31:0] partial_2_8;
   // a partial of group 2 arrives at column 8
   wire tap_here_2_8;
   wire [31:0] term_2_8;
-  wire [31:0] sum_2_8;
   wire [31:0] partial_2_9;
   // a partial of group 2 arrives at column 9
   wire tap_here_2_9;
   wire [31:0] term_2_9;
-  wire [31:0] sum_2_9;
   wire [31:0] partial_2_10;
   // a partial of group 2 arrives at column 10
   wire tap_here_2_10;
   wire [31:0] term_2_10;
-  wire [31:0] sum_2_10;
   wire [31:0] partial_2_11;
   // a partial of group 2 arrives at column 11
   wire tap_here_2_11;
   wire [31:0] term_2_11;
-  wire [31:0] sum_2_11;
   wire [31:0] partial_2_12;
   // a partial of group 2 arrives at column 12
   wire tap_here_2_12;
   wire [31:0] term_2_12;
-  wire [31:0] sum_2_12;
   wire [31:0] partial_2_13;
   // a partial of group 2 arrives at column 13
   wire tap_here_2_13;
   wire [31:0] term_2_13;
-  wire [31:0] sum_2_13;
   wire [31:0] partial_2_14;
   // a partial of group 2 arrives at column 14
   wire tap_here_2_14;
   wire [31:0] term_2_14;
-  wire [31:0] sum_2_14;
   wire [31:0] partial_2_15;
   // a partial of group 2 arrives at column 15
   wire tap_here_2_15;
   wire [31:0] term_2_15;
-  wire [31:0] sum_2_15;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
-  wire [9:0] gather_addr_3;
+  // partial address of group 3: the root (dense mode: the token)
+  reg [9:0] gather_addr_3_q;
   wire [31:0] partial_3_0;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
   wire [31:0] term_3_0;
-  wire [31:0] sum_3_0;
   wire [31:0] partial_3_1;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
   wire [31:0] term_3_1;
-  wire [31:0] sum_3_1;
   wire [31:0] partial_3_2;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
   wire [31:0] term_3_2;
-  wire [31:0] sum_3_2;
   wire [31:0] partial_3_3;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
   wire [31:0] term_3_3;
-  wire [31:0] sum_3_3;
   wire [31:0] partial_3_4;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
   wire [31:0] term_3_4;
-  wire [31:0] sum_3_4;
   wire [31:0] partial_3_5;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
   wire [31:0] term_3_5;
-  wire [31:0] sum_3_5;
   wire [31:0] partial_3_6;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
   wire [31:0] term_3_6;
-  wire [31:0] sum_3_6;
   wire [31:0] partial_3_7;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
   wire [31:0] term_3_7;
-  wire [31:0] sum_3_7;
   wire [31:0] partial_3_8;
   // a partial of group 3 arrives at column 8
   wire tap_here_3_8;
   wire [31:0] term_3_8;
-  wire [31:0] sum_3_8;
   wire [31:0] partial_3_9;
   // a partial of group 3 arrives at column 9
   wire tap_here_3_9;
   wire [31:0] term_3_9;
-  wire [31:0] sum_3_9;
   wire [31:0] partial_3_10;
   // a partial of group 3 arrives at column 10
   wire tap_here_3_10;
   wire [31:0] term_3_10;
-  wire [31:0] sum_3_10;
   wire [31:0] partial_3_11;
   // a partial of group 3 arrives at column 11
   wire tap_here_3_11;
   wire [31:0] term_3_11;
-  wire [31:0] sum_3_11;
   wire [31:0] partial_3_12;
   // a partial of group 3 arrives at column 12
   wire tap_here_3_12;
   wire [31:0] term_3_12;
-  wire [31:0] sum_3_12;
   wire [31:0] partial_3_13;
   // a partial of group 3 arrives at column 13
   wire tap_here_3_13;
   wire [31:0] term_3_13;
-  wire [31:0] sum_3_13;
   wire [31:0] partial_3_14;
   // a partial of group 3 arrives at column 14
   wire tap_here_3_14;
   wire [31:0] term_3_14;
-  wire [31:0] sum_3_14;
   wire [31:0] partial_3_15;
   // a partial of group 3 arrives at column 15
   wire tap_here_3_15;
   wire [31:0] term_3_15;
-  wire [31:0] sum_3_15;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
-  wire [9:0] gather_addr_4;
+  // partial address of group 4: the root (dense mode: the token)
+  reg [9:0] gather_addr_4_q;
   wire [31:0] partial_4_0;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
   wire [31:0] term_4_0;
-  wire [31:0] sum_4_0;
   wire [31:0] partial_4_1;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
   wire [31:0] term_4_1;
-  wire [31:0] sum_4_1;
   wire [31:0] partial_4_2;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
   wire [31:0] term_4_2;
-  wire [31:0] sum_4_2;
   wire [31:0] partial_4_3;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
   wire [31:0] term_4_3;
-  wire [31:0] sum_4_3;
   wire [31:0] partial_4_4;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
   wire [31:0] term_4_4;
-  wire [31:0] sum_4_4;
   wire [31:0] partial_4_5;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
   wire [31:0] term_4_5;
-  wire [31:0] sum_4_5;
   wire [31:0] partial_4_6;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
   wire [31:0] term_4_6;
-  wire [31:0] sum_4_6;
   wire [31:0] partial_4_7;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
   wire [31:0] term_4_7;
-  wire [31:0] sum_4_7;
   wire [31:0] partial_4_8;
   // a partial of group 4 arrives at column 8
   wire tap_here_4_8;
   wire [31:0] term_4_8;
-  wire [31:0] sum_4_8;
   wire [31:0] partial_4_9;
   // a partial of group 4 arrives at column 9
   wire tap_here_4_9;
   wire [31:0] term_4_9;
-  wire [31:0] sum_4_9;
   wire [31:0] partial_4_10;
   // a partial of group 4 arrives at column 10
   wire tap_here_4_10;
   wire [31:0] term_4_10;
-  wire [31:0] sum_4_10;
   wire [31:0] partial_4_11;
   // a partial of group 4 arrives at column 11
   wire tap_here_4_11;
   wire [31:0] term_4_11;
-  wire [31:0] sum_4_11;
   wire [31:0] partial_4_12;
   // a partial of group 4 arrives at column 12
   wire tap_here_4_12;
   wire [31:0] term_4_12;
-  wire [31:0] sum_4_12;
   wire [31:0] partial_4_13;
   // a partial of group 4 arrives at column 13
   wire tap_here_4_13;
   wire [31:0] term_4_13;
-  wire [31:0] sum_4_13;
   wire [31:0] partial_4_14;
   // a partial of group 4 arrives at column 14
   wire tap_here_4_14;
   wire [31:0] term_4_14;
-  wire [31:0] sum_4_14;
   wire [31:0] partial_4_15;
   // a partial of group 4 arrives at column 15
   wire tap_here_4_15;
   wire [31:0] term_4_15;
-  wire [31:0] sum_4_15;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
-  wire [9:0] gather_addr_5;
+  // partial address of group 5: the root (dense mode: the token)
+  reg [9:0] gather_addr_5_q;
   wire [31:0] partial_5_0;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
   wire [31:0] term_5_0;
-  wire [31:0] sum_5_0;
   wire [31:0] partial_5_1;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
   wire [31:0] term_5_1;
-  wire [31:0] sum_5_1;
   wire [31:0] partial_5_2;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
   wire [31:0] term_5_2;
-  wire [31:0] sum_5_2;
   wire [31:0] partial_5_3;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
   wire [31:0] term_5_3;
-  wire [31:0] sum_5_3;
   wire [31:0] partial_5_4;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
   wire [31:0] term_5_4;
-  wire [31:0] sum_5_4;
   wire [31:0] partial_5_5;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
   wire [31:0] term_5_5;
-  wire [31:0] sum_5_5;
   wire [31:0] partial_5_6;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
   wire [31:0] term_5_6;
-  wire [31:0] sum_5_6;
   wire [31:0] partial_5_7;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
   wire [31:0] term_5_7;
-  wire [31:0] sum_5_7;
   wire [31:0] partial_5_8;
   // a partial of group 5 arrives at column 8
   wire tap_here_5_8;
   wire [31:0] term_5_8;
-  wire [31:0] sum_5_8;
   wire [31:0] partial_5_9;
   // a partial of group 5 arrives at column 9
   wire tap_here_5_9;
   wire [31:0] term_5_9;
-  wire [31:0] sum_5_9;
   wire [31:0] partial_5_10;
   // a partial of group 5 arrives at column 10
   wire tap_here_5_10;
   wire [31:0] term_5_10;
-  wire [31:0] sum_5_10;
   wire [31:0] partial_5_11;
   // a partial of group 5 arrives at column 11
   wire tap_here_5_11;
   wire [31:0] term_5_11;
-  wire [31:0] sum_5_11;
   wire [31:0] partial_5_12;
   // a partial of group 5 arrives at column 12
   wire tap_here_5_12;
   wire [31:0] term_5_12;
-  wire [31:0] sum_5_12;
   wire [31:0] partial_5_13;
   // a partial of group 5 arrives at column 13
   wire tap_here_5_13;
   wire [31:0] term_5_13;
-  wire [31:0] sum_5_13;
   wire [31:0] partial_5_14;
   // a partial of group 5 arrives at column 14
   wire tap_here_5_14;
   wire [31:0] term_5_14;
-  wire [31:0] sum_5_14;
   wire [31:0] partial_5_15;
   // a partial of group 5 arrives at column 15
   wire tap_here_5_15;
   wire [31:0] term_5_15;
-  wire [31:0] sum_5_15;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
-  wire [9:0] gather_addr_6;
+  // partial address of group 6: the root (dense mode: the token)
+  reg [9:0] gather_addr_6_q;
   wire [31:0] partial_6_0;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
   wire [31:0] term_6_0;
-  wire [31:0] sum_6_0;
   wire [31:0] partial_6_1;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
   wire [31:0] term_6_1;
-  wire [31:0] sum_6_1;
   wire [31:0] partial_6_2;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
   wire [31:0] term_6_2;
-  wire [31:0] sum_6_2;
   wire [31:0] partial_6_3;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
   wire [31:0] term_6_3;
-  wire [31:0] sum_6_3;
   wire [31:0] partial_6_4;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
   wire [31:0] term_6_4;
-  wire [31:0] sum_6_4;
   wire [31:0] partial_6_5;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
   wire [31:0] term_6_5;
-  wire [31:0] sum_6_5;
   wire [31:0] partial_6_6;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
   wire [31:0] term_6_6;
-  wire [31:0] sum_6_6;
   wire [31:0] partial_6_7;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
   wire [31:0] term_6_7;
-  wire [31:0] sum_6_7;
   wire [31:0] partial_6_8;
   // a partial of group 6 arrives at column 8
   wire tap_here_6_8;
   wire [31:0] term_6_8;
-  wire [31:0] sum_6_8;
   wire [31:0] partial_6_9;
   // a partial of group 6 arrives at column 9
   wire tap_here_6_9;
   wire [31:0] term_6_9;
-  wire [31:0] sum_6_9;
   wire [31:0] partial_6_10;
   // a partial of group 6 arrives at column 10
   wire tap_here_6_10;
   wire [31:0] term_6_10;
-  wire [31:0] sum_6_10;
   wire [31:0] partial_6_11;
   // a partial of group 6 arrives at column 11
   wire tap_here_6_11;
   wire [31:0] term_6_11;
-  wire [31:0] sum_6_11;
   wire [31:0] partial_6_12;
   // a partial of group 6 arrives at column 12
   wire tap_here_6_12;
   wire [31:0] term_6_12;
-  wire [31:0] sum_6_12;
   wire [31:0] partial_6_13;
   // a partial of group 6 arrives at column 13
   wire tap_here_6_13;
   wire [31:0] term_6_13;
-  wire [31:0] sum_6_13;
   wire [31:0] partial_6_14;
   // a partial of group 6 arrives at column 14
   wire tap_here_6_14;
   wire [31:0] term_6_14;
-  wire [31:0] sum_6_14;
   wire [31:0] partial_6_15;
   // a partial of group 6 arrives at column 15
   wire tap_here_6_15;
   wire [31:0] term_6_15;
-  wire [31:0] sum_6_15;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
-  wire [9:0] gather_addr_7;
+  // partial address of group 7: the root (dense mode: the token)
+  reg [9:0] gather_addr_7_q;
   wire [31:0] partial_7_0;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
   wire [31:0] term_7_0;
-  wire [31:0] sum_7_0;
   wire [31:0] partial_7_1;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
   wire [31:0] term_7_1;
-  wire [31:0] sum_7_1;
   wire [31:0] partial_7_2;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
   wire [31:0] term_7_2;
-  wire [31:0] sum_7_2;
   wire [31:0] partial_7_3;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
   wire [31:0] term_7_3;
-  wire [31:0] sum_7_3;
   wire [31:0] partial_7_4;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
   wire [31:0] term_7_4;
-  wire [31:0] sum_7_4;
   wire [31:0] partial_7_5;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
   wire [31:0] term_7_5;
-  wire [31:0] sum_7_5;
   wire [31:0] partial_7_6;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
   wire [31:0] term_7_6;
-  wire [31:0] sum_7_6;
   wire [31:0] partial_7_7;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
   wire [31:0] term_7_7;
-  wire [31:0] sum_7_7;
   wire [31:0] partial_7_8;
   // a partial of group 7 arrives at column 8
   wire tap_here_7_8;
   wire [31:0] term_7_8;
-  wire [31:0] sum_7_8;
   wire [31:0] partial_7_9;
   // a partial of group 7 arrives at column 9
   wire tap_here_7_9;
   wire [31:0] term_7_9;
-  wire [31:0] sum_7_9;
   wire [31:0] partial_7_10;
   // a partial of group 7 arrives at column 10
   wire tap_here_7_10;
   wire [31:0] term_7_10;
-  wire [31:0] sum_7_10;
   wire [31:0] partial_7_11;
   // a partial of group 7 arrives at column 11
   wire tap_here_7_11;
   wire [31:0] term_7_11;
-  wire [31:0] sum_7_11;
   wire [31:0] partial_7_12;
   // a partial of group 7 arrives at column 12
   wire tap_here_7_12;
   wire [31:0] term_7_12;
-  wire [31:0] sum_7_12;
   wire [31:0] partial_7_13;
   // a partial of group 7 arrives at column 13
   wire tap_here_7_13;
   wire [31:0] term_7_13;
-  wire [31:0] sum_7_13;
   wire [31:0] partial_7_14;
   // a partial of group 7 arrives at column 14
   wire tap_here_7_14;
   wire [31:0] term_7_14;
-  wire [31:0] sum_7_14;
   wire [31:0] partial_7_15;
   // a partial of group 7 arrives at column 15
   wire tap_here_7_15;
   wire [31:0] term_7_15;
-  wire [31:0] sum_7_15;
+  wire [31:0] sum_0_0_0;
+  wire [31:0] sum_0_0_1;
+  wire [31:0] sum_0_0_2;
+  wire [31:0] sum_0_0_3;
+  wire [31:0] sum_0_1_0;
+  wire [31:0] sum_0_1_1;
+  wire [31:0] sum_0_2_0;
+  wire [31:0] sum_1_0_0;
+  wire [31:0] sum_1_0_1;
+  wire [31:0] sum_1_0_2;
+  wire [31:0] sum_1_0_3;
+  wire [31:0] sum_1_1_0;
+  wire [31:0] sum_1_1_1;
+  wire [31:0] sum_1_2_0;
+  wire [31:0] sum_2_0_0;
+  wire [31:0] sum_2_0_1;
+  wire [31:0] sum_2_0_2;
+  wire [31:0] sum_2_0_3;
+  wire [31:0] sum_2_1_0;
+  wire [31:0] sum_2_1_1;
+  wire [31:0] sum_2_2_0;
+  wire [31:0] sum_3_0_0;
+  wire [31:0] sum_3_0_1;
+  wire [31:0] sum_3_0_2;
+  wire [31:0] sum_3_0_3;
+  wire [31:0] sum_3_1_0;
+  wire [31:0] sum_3_1_1;
+  wire [31:0] sum_3_2_0;
+  wire [31:0] sum_4_0_0;
+  wire [31:0] sum_4_0_1;
+  wire [31:0] sum_4_0_2;
+  wire [31:0] sum_4_0_3;
+  wire [31:0] sum_4_1_0;
+  wire [31:0] sum_4_1_1;
+  wire [31:0] sum_4_2_0;
+  wire [31:0] sum_5_0_0;
+  wire [31:0] sum_5_0_1;
+  wire [31:0] sum_5_0_2;
+  wire [31:0] sum_5_0_3;
+  wire [31:0] sum_5_1_0;
+  wire [31:0] sum_5_1_1;
+  wire [31:0] sum_5_2_0;
+  wire [31:0] sum_6_0_0;
+  wire [31:0] sum_6_0_1;
+  wire [31:0] sum_6_0_2;
+  wire [31:0] sum_6_0_3;
+  wire [31:0] sum_6_1_0;
+  wire [31:0] sum_6_1_1;
+  wire [31:0] sum_6_2_0;
+  wire [31:0] sum_7_0_0;
+  wire [31:0] sum_7_0_1;
+  wire [31:0] sum_7_0_2;
+  wire [31:0] sum_7_0_3;
+  wire [31:0] sum_7_1_0;
+  wire [31:0] sum_7_1_1;
+  wire [31:0] sum_7_2_0;
+  wire [31:0] sum_8_0_0;
+  wire [31:0] sum_8_0_1;
+  wire [31:0] sum_8_0_2;
+  wire [31:0] sum_8_0_3;
+  wire [31:0] sum_8_1_0;
+  wire [31:0] sum_8_1_1;
+  wire [31:0] sum_8_2_0;
+  wire [31:0] sum_9_0_0;
+  wire [31:0] sum_9_0_1;
+  wire [31:0] sum_9_0_2;
+  wire [31:0] sum_9_0_3;
+  wire [31:0] sum_9_1_0;
+  wire [31:0] sum_9_1_1;
+  wire [31:0] sum_9_2_0;
+  wire [31:0] sum_10_0_0;
+  wire [31:0] sum_10_0_1;
+  wire [31:0] sum_10_0_2;
+  wire [31:0] sum_10_0_3;
+  wire [31:0] sum_10_1_0;
+  wire [31:0] sum_10_1_1;
+  wire [31:0] sum_10_2_0;
+  wire [31:0] sum_11_0_0;
+  wire [31:0] sum_11_0_1;
+  wire [31:0] sum_11_0_2;
+  wire [31:0] sum_11_0_3;
+  wire [31:0] sum_11_1_0;
+  wire [31:0] sum_11_1_1;
+  wire [31:0] sum_11_2_0;
+  wire [31:0] sum_12_0_0;
+  wire [31:0] sum_12_0_1;
+  wire [31:0] sum_12_0_2;
+  wire [31:0] sum_12_0_3;
+  wire [31:0] sum_12_1_0;
+  wire [31:0] sum_12_1_1;
+  wire [31:0] sum_12_2_0;
+  wire [31:0] sum_13_0_0;
+  wire [31:0] sum_13_0_1;
+  wire [31:0] sum_13_0_2;
+  wire [31:0] sum_13_0_3;
+  wire [31:0] sum_13_1_0;
+  wire [31:0] sum_13_1_1;
+  wire [31:0] sum_13_2_0;
+  wire [31:0] sum_14_0_0;
+  wire [31:0] sum_14_0_1;
+  wire [31:0] sum_14_0_2;
+  wire [31:0] sum_14_0_3;
+  wire [31:0] sum_14_1_0;
+  wire [31:0] sum_14_1_1;
+  wire [31:0] sum_14_2_0;
+  wire [31:0] sum_15_0_0;
+  wire [31:0] sum_15_0_1;
+  wire [31:0] sum_15_0_2;
+  wire [31:0] sum_15_0_3;
+  wire [31:0] sum_15_1_0;
+  wire [31:0] sum_15_1_1;
+  wire [31:0] sum_15_2_0;
+
+  // gather pipeline registers, advanced by gather_en_i
+  always @(posedge clk_i) begin
+    if (gather_en_i) begin
+      gather_addr_0_q <= dense_i ? gather_token_i : root_0;
+      gather_addr_1_q <= dense_i ? gather_token_i : root_1;
+      gather_addr_2_q <= dense_i ? gather_token_i : root_2;
+      gather_addr_3_q <= dense_i ? gather_token_i : root_3;
+      gather_addr_4_q <= dense_i ? gather_token_i : root_4;
+      gather_addr_5_q <= dense_i ? gather_token_i : root_5;
+      gather_addr_6_q <= dense_i ? gather_token_i : root_6;
+      gather_addr_7_q <= dense_i ? gather_token_i : root_7;
+      out_data_q <= {sum_15_2_0, sum_14_2_0, sum_13_2_0, sum_12_2_0, sum_11_2_0, sum_10_2_0,
+          sum_9_2_0, sum_8_2_0, sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
+          sum_1_2_0, sum_0_2_0};
+    end
+  end
 
   // root table of group 0
   kld_sram_1024x10 u_root_0 (
@@ -705,7 +734,6 @@ module kld_merge (
     .rdata_o(root_0)
   );
 
-  assign gather_addr_0 = dense_i ? gather_token_i : root_0;
   assign tap_here_0_0 = (tap_tag_i[11:10] == 2'd0) && tap_valid_i[0];
 
   // partials of group 0, column 0
@@ -714,7 +742,7 @@ module kld_merge (
     .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_0)
   );
 
@@ -727,7 +755,7 @@ module kld_merge (
     .we_i(tap_here_0_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_1)
   );
 
@@ -740,7 +768,7 @@ module kld_merge (
     .we_i(tap_here_0_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_2)
   );
 
@@ -753,7 +781,7 @@ module kld_merge (
     .we_i(tap_here_0_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_3)
   );
 
@@ -766,7 +794,7 @@ module kld_merge (
     .we_i(tap_here_0_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_4)
   );
 
@@ -779,7 +807,7 @@ module kld_merge (
     .we_i(tap_here_0_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_5)
   );
 
@@ -792,7 +820,7 @@ module kld_merge (
     .we_i(tap_here_0_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_6)
   );
 
@@ -805,7 +833,7 @@ module kld_merge (
     .we_i(tap_here_0_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_7)
   );
 
@@ -818,7 +846,7 @@ module kld_merge (
     .we_i(tap_here_0_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_8)
   );
 
@@ -831,7 +859,7 @@ module kld_merge (
     .we_i(tap_here_0_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_9)
   );
 
@@ -844,7 +872,7 @@ module kld_merge (
     .we_i(tap_here_0_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_10)
   );
 
@@ -857,7 +885,7 @@ module kld_merge (
     .we_i(tap_here_0_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_11)
   );
 
@@ -870,7 +898,7 @@ module kld_merge (
     .we_i(tap_here_0_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_12)
   );
 
@@ -883,7 +911,7 @@ module kld_merge (
     .we_i(tap_here_0_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_13)
   );
 
@@ -896,7 +924,7 @@ module kld_merge (
     .we_i(tap_here_0_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_14)
   );
 
@@ -909,7 +937,7 @@ module kld_merge (
     .we_i(tap_here_0_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_15)
   );
 
@@ -925,7 +953,6 @@ module kld_merge (
     .rdata_o(root_1)
   );
 
-  assign gather_addr_1 = dense_i ? gather_token_i : root_1;
   assign tap_here_1_0 = (tap_tag_i[203:202] == 2'd0) && tap_valid_i[16];
 
   // partials of group 1, column 0
@@ -934,12 +961,11 @@ module kld_merge (
     .we_i(tap_here_1_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_0)
   );
 
   assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
-  assign sum_1_0 = term_0_0 + term_1_0;
   assign tap_here_1_1 = (tap_tag_i[215:214] == 2'd0) && tap_valid_i[17];
 
   // partials of group 1, column 1
@@ -948,12 +974,11 @@ module kld_merge (
     .we_i(tap_here_1_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_1)
   );
 
   assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
-  assign sum_1_1 = term_0_1 + term_1_1;
   assign tap_here_1_2 = (tap_tag_i[227:226] == 2'd0) && tap_valid_i[18];
 
   // partials of group 1, column 2
@@ -962,12 +987,11 @@ module kld_merge (
     .we_i(tap_here_1_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_2)
   );
 
   assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
-  assign sum_1_2 = term_0_2 + term_1_2;
   assign tap_here_1_3 = (tap_tag_i[239:238] == 2'd0) && tap_valid_i[19];
 
   // partials of group 1, column 3
@@ -976,12 +1000,11 @@ module kld_merge (
     .we_i(tap_here_1_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_3)
   );
 
   assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
-  assign sum_1_3 = term_0_3 + term_1_3;
   assign tap_here_1_4 = (tap_tag_i[251:250] == 2'd0) && tap_valid_i[20];
 
   // partials of group 1, column 4
@@ -990,12 +1013,11 @@ module kld_merge (
     .we_i(tap_here_1_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_4)
   );
 
   assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
-  assign sum_1_4 = term_0_4 + term_1_4;
   assign tap_here_1_5 = (tap_tag_i[263:262] == 2'd0) && tap_valid_i[21];
 
   // partials of group 1, column 5
@@ -1004,12 +1026,11 @@ module kld_merge (
     .we_i(tap_here_1_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_5)
   );
 
   assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
-  assign sum_1_5 = term_0_5 + term_1_5;
   assign tap_here_1_6 = (tap_tag_i[275:274] == 2'd0) && tap_valid_i[22];
 
   // partials of group 1, column 6
@@ -1018,12 +1039,11 @@ module kld_merge (
     .we_i(tap_here_1_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_6)
   );
 
   assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
-  assign sum_1_6 = term_0_6 + term_1_6;
   assign tap_here_1_7 = (tap_tag_i[287:286] == 2'd0) && tap_valid_i[23];
 
   // partials of group 1, column 7
@@ -1032,12 +1052,11 @@ module kld_merge (
     .we_i(tap_here_1_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_7)
   );
 
   assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
-  assign sum_1_7 = term_0_7 + term_1_7;
   assign tap_here_1_8 = (tap_tag_i[299:298] == 2'd0) && tap_valid_i[24];
 
   // partials of group 1, column 8
@@ -1046,12 +1065,11 @@ module kld_merge (
     .we_i(tap_here_1_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_8)
   );
 
   assign term_1_8 = group_valid_i[1] ? partial_1_8 : 32'd0;
-  assign sum_1_8 = term_0_8 + term_1_8;
   assign tap_here_1_9 = (tap_tag_i[311:310] == 2'd0) && tap_valid_i[25];
 
   // partials of group 1, column 9
@@ -1060,12 +1078,11 @@ module kld_merge (
     .we_i(tap_here_1_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_9)
   );
 
   assign term_1_9 = group_valid_i[1] ? partial_1_9 : 32'd0;
-  assign sum_1_9 = term_0_9 + term_1_9;
   assign tap_here_1_10 = (tap_tag_i[323:322] == 2'd0) && tap_valid_i[26];
 
   // partials of group 1, column 10
@@ -1074,12 +1091,11 @@ module kld_merge (
     .we_i(tap_here_1_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_10)
   );
 
   assign term_1_10 = group_valid_i[1] ? partial_1_10 : 32'd0;
-  assign sum_1_10 = term_0_10 + term_1_10;
   assign tap_here_1_11 = (tap_tag_i[335:334] == 2'd0) && tap_valid_i[27];
 
   // partials of group 1, column 11
@@ -1088,12 +1104,11 @@ module kld_merge (
     .we_i(tap_here_1_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_11)
   );
 
   assign term_1_11 = group_valid_i[1] ? partial_1_11 : 32'd0;
-  assign sum_1_11 = term_0_11 + term_1_11;
   assign tap_here_1_12 = (tap_tag_i[347:346] == 2'd0) && tap_valid_i[28];
 
   // partials of group 1, column 12
@@ -1102,12 +1117,11 @@ module kld_merge (
     .we_i(tap_here_1_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_12)
   );
 
   assign term_1_12 = group_valid_i[1] ? partial_1_12 : 32'd0;
-  assign sum_1_12 = term_0_12 + term_1_12;
   assign tap_here_1_13 = (tap_tag_i[359:358] == 2'd0) && tap_valid_i[29];
 
   // partials of group 1, column 13
@@ -1116,12 +1130,11 @@ module kld_merge (
     .we_i(tap_here_1_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_13)
   );
 
   assign term_1_13 = group_valid_i[1] ? partial_1_13 : 32'd0;
-  assign sum_1_13 = term_0_13 + term_1_13;
   assign tap_here_1_14 = (tap_tag_i[371:370] == 2'd0) && tap_valid_i[30];
 
   // partials of group 1, column 14
@@ -1130,12 +1143,11 @@ module kld_merge (
     .we_i(tap_here_1_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_14)
   );
 
   assign term_1_14 = group_valid_i[1] ? partial_1_14 : 32'd0;
-  assign sum_1_14 = term_0_14 + term_1_14;
   assign tap_here_1_15 = (tap_tag_i[383:382] == 2'd0) && tap_valid_i[31];
 
   // partials of group 1, column 15
@@ -1144,12 +1156,11 @@ module kld_merge (
     .we_i(tap_here_1_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_15)
   );
 
   assign term_1_15 = group_valid_i[1] ? partial_1_15 : 32'd0;
-  assign sum_1_15 = term_0_15 + term_1_15;
 
   // root table of group 2
   kld_sram_1024x10 u_root_2 (
@@ -1161,7 +1172,6 @@ module kld_merge (
     .rdata_o(root_2)
   );
 
-  assign gather_addr_2 = dense_i ? gather_token_i : root_2;
   assign tap_here_2_0 = (tap_tag_i[11:10] == 2'd1) && tap_valid_i[0];
 
   // partials of group 2, column 0
@@ -1170,12 +1180,11 @@ module kld_merge (
     .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_0)
   );
 
   assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
-  assign sum_2_0 = sum_1_0 + term_2_0;
   assign tap_here_2_1 = (tap_tag_i[23:22] == 2'd1) && tap_valid_i[1];
 
   // partials of group 2, column 1
@@ -1184,12 +1193,11 @@ module kld_merge (
     .we_i(tap_here_2_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_1)
   );
 
   assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
-  assign sum_2_1 = sum_1_1 + term_2_1;
   assign tap_here_2_2 = (tap_tag_i[35:34] == 2'd1) && tap_valid_i[2];
 
   // partials of group 2, column 2
@@ -1198,12 +1206,11 @@ module kld_merge (
     .we_i(tap_here_2_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_2)
   );
 
   assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
-  assign sum_2_2 = sum_1_2 + term_2_2;
   assign tap_here_2_3 = (tap_tag_i[47:46] == 2'd1) && tap_valid_i[3];
 
   // partials of group 2, column 3
@@ -1212,12 +1219,11 @@ module kld_merge (
     .we_i(tap_here_2_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_3)
   );
 
   assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
-  assign sum_2_3 = sum_1_3 + term_2_3;
   assign tap_here_2_4 = (tap_tag_i[59:58] == 2'd1) && tap_valid_i[4];
 
   // partials of group 2, column 4
@@ -1226,12 +1232,11 @@ module kld_merge (
     .we_i(tap_here_2_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_4)
   );
 
   assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
-  assign sum_2_4 = sum_1_4 + term_2_4;
   assign tap_here_2_5 = (tap_tag_i[71:70] == 2'd1) && tap_valid_i[5];
 
   // partials of group 2, column 5
@@ -1240,12 +1245,11 @@ module kld_merge (
     .we_i(tap_here_2_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_5)
   );
 
   assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
-  assign sum_2_5 = sum_1_5 + term_2_5;
   assign tap_here_2_6 = (tap_tag_i[83:82] == 2'd1) && tap_valid_i[6];
 
   // partials of group 2, column 6
@@ -1254,12 +1258,11 @@ module kld_merge (
     .we_i(tap_here_2_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_6)
   );
 
   assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
-  assign sum_2_6 = sum_1_6 + term_2_6;
   assign tap_here_2_7 = (tap_tag_i[95:94] == 2'd1) && tap_valid_i[7];
 
   // partials of group 2, column 7
@@ -1268,12 +1271,11 @@ module kld_merge (
     .we_i(tap_here_2_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_7)
   );
 
   assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
-  assign sum_2_7 = sum_1_7 + term_2_7;
   assign tap_here_2_8 = (tap_tag_i[107:106] == 2'd1) && tap_valid_i[8];
 
   // partials of group 2, column 8
@@ -1282,12 +1284,11 @@ module kld_merge (
     .we_i(tap_here_2_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_8)
   );
 
   assign term_2_8 = group_valid_i[2] ? partial_2_8 : 32'd0;
-  assign sum_2_8 = sum_1_8 + term_2_8;
   assign tap_here_2_9 = (tap_tag_i[119:118] == 2'd1) && tap_valid_i[9];
 
   // partials of group 2, column 9
@@ -1296,12 +1297,11 @@ module kld_merge (
     .we_i(tap_here_2_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_9)
   );
 
   assign term_2_9 = group_valid_i[2] ? partial_2_9 : 32'd0;
-  assign sum_2_9 = sum_1_9 + term_2_9;
   assign tap_here_2_10 = (tap_tag_i[131:130] == 2'd1) && tap_valid_i[10];
 
   // partials of group 2, column 10
@@ -1310,12 +1310,11 @@ module kld_merge (
     .we_i(tap_here_2_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_10)
   );
 
   assign term_2_10 = group_valid_i[2] ? partial_2_10 : 32'd0;
-  assign sum_2_10 = sum_1_10 + term_2_10;
   assign tap_here_2_11 = (tap_tag_i[143:142] == 2'd1) && tap_valid_i[11];
 
   // partials of group 2, column 11
@@ -1324,12 +1323,11 @@ module kld_merge (
     .we_i(tap_here_2_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_11)
   );
 
   assign term_2_11 = group_valid_i[2] ? partial_2_11 : 32'd0;
-  assign sum_2_11 = sum_1_11 + term_2_11;
   assign tap_here_2_12 = (tap_tag_i[155:154] == 2'd1) && tap_valid_i[12];
 
   // partials of group 2, column 12
@@ -1338,12 +1336,11 @@ module kld_merge (
     .we_i(tap_here_2_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_12)
   );
 
   assign term_2_12 = group_valid_i[2] ? partial_2_12 : 32'd0;
-  assign sum_2_12 = sum_1_12 + term_2_12;
   assign tap_here_2_13 = (tap_tag_i[167:166] == 2'd1) && tap_valid_i[13];
 
   // partials of group 2, column 13
@@ -1352,12 +1349,11 @@ module kld_merge (
     .we_i(tap_here_2_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_13)
   );
 
   assign term_2_13 = group_valid_i[2] ? partial_2_13 : 32'd0;
-  assign sum_2_13 = sum_1_13 + term_2_13;
   assign tap_here_2_14 = (tap_tag_i[179:178] == 2'd1) && tap_valid_i[14];
 
   // partials of group 2, column 14
@@ -1366,12 +1362,11 @@ module kld_merge (
     .we_i(tap_here_2_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_14)
   );
 
   assign term_2_14 = group_valid_i[2] ? partial_2_14 : 32'd0;
-  assign sum_2_14 = sum_1_14 + term_2_14;
   assign tap_here_2_15 = (tap_tag_i[191:190] == 2'd1) && tap_valid_i[15];
 
   // partials of group 2, column 15
@@ -1380,12 +1375,11 @@ module kld_merge (
     .we_i(tap_here_2_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_15)
   );
 
   assign term_2_15 = group_valid_i[2] ? partial_2_15 : 32'd0;
-  assign sum_2_15 = sum_1_15 + term_2_15;
 
   // root table of group 3
   kld_sram_1024x10 u_root_3 (
@@ -1397,7 +1391,6 @@ module kld_merge (
     .rdata_o(root_3)
   );
 
-  assign gather_addr_3 = dense_i ? gather_token_i : root_3;
   assign tap_here_3_0 = (tap_tag_i[203:202] == 2'd1) && tap_valid_i[16];
 
   // partials of group 3, column 0
@@ -1406,12 +1399,11 @@ module kld_merge (
     .we_i(tap_here_3_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_0)
   );
 
   assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
-  assign sum_3_0 = sum_2_0 + term_3_0;
   assign tap_here_3_1 = (tap_tag_i[215:214] == 2'd1) && tap_valid_i[17];
 
   // partials of group 3, column 1
@@ -1420,12 +1412,11 @@ module kld_merge (
     .we_i(tap_here_3_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_1)
   );
 
   assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
-  assign sum_3_1 = sum_2_1 + term_3_1;
   assign tap_here_3_2 = (tap_tag_i[227:226] == 2'd1) && tap_valid_i[18];
 
   // partials of group 3, column 2
@@ -1434,12 +1425,11 @@ module kld_merge (
     .we_i(tap_here_3_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_2)
   );
 
   assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
-  assign sum_3_2 = sum_2_2 + term_3_2;
   assign tap_here_3_3 = (tap_tag_i[239:238] == 2'd1) && tap_valid_i[19];
 
   // partials of group 3, column 3
@@ -1448,12 +1438,11 @@ module kld_merge (
     .we_i(tap_here_3_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_3)
   );
 
   assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
-  assign sum_3_3 = sum_2_3 + term_3_3;
   assign tap_here_3_4 = (tap_tag_i[251:250] == 2'd1) && tap_valid_i[20];
 
   // partials of group 3, column 4
@@ -1462,12 +1451,11 @@ module kld_merge (
     .we_i(tap_here_3_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_4)
   );
 
   assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
-  assign sum_3_4 = sum_2_4 + term_3_4;
   assign tap_here_3_5 = (tap_tag_i[263:262] == 2'd1) && tap_valid_i[21];
 
   // partials of group 3, column 5
@@ -1476,12 +1464,11 @@ module kld_merge (
     .we_i(tap_here_3_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_5)
   );
 
   assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
-  assign sum_3_5 = sum_2_5 + term_3_5;
   assign tap_here_3_6 = (tap_tag_i[275:274] == 2'd1) && tap_valid_i[22];
 
   // partials of group 3, column 6
@@ -1490,12 +1477,11 @@ module kld_merge (
     .we_i(tap_here_3_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_6)
   );
 
   assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
-  assign sum_3_6 = sum_2_6 + term_3_6;
   assign tap_here_3_7 = (tap_tag_i[287:286] == 2'd1) && tap_valid_i[23];
 
   // partials of group 3, column 7
@@ -1504,12 +1490,11 @@ module kld_merge (
     .we_i(tap_here_3_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_7)
   );
 
   assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
-  assign sum_3_7 = sum_2_7 + term_3_7;
   assign tap_here_3_8 = (tap_tag_i[299:298] == 2'd1) && tap_valid_i[24];
 
   // partials of group 3, column 8
@@ -1518,12 +1503,11 @@ module kld_merge (
     .we_i(tap_here_3_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_8)
   );
 
   assign term_3_8 = group_valid_i[3] ? partial_3_8 : 32'd0;
-  assign sum_3_8 = sum_2_8 + term_3_8;
   assign tap_here_3_9 = (tap_tag_i[311:310] == 2'd1) && tap_valid_i[25];
 
   // partials of group 3, column 9
@@ -1532,12 +1516,11 @@ module kld_merge (
     .we_i(tap_here_3_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_9)
   );
 
   assign term_3_9 = group_valid_i[3] ? partial_3_9 : 32'd0;
-  assign sum_3_9 = sum_2_9 + term_3_9;
   assign tap_here_3_10 = (tap_tag_i[323:322] == 2'd1) && tap_valid_i[26];
 
   // partials of group 3, column 10
@@ -1546,12 +1529,11 @@ module kld_merge (
     .we_i(tap_here_3_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_10)
   );
 
   assign term_3_10 = group_valid_i[3] ? partial_3_10 : 32'd0;
-  assign sum_3_10 = sum_2_10 + term_3_10;
   assign tap_here_3_11 = (tap_tag_i[335:334] == 2'd1) && tap_valid_i[27];
 
   // partials of group 3, column 11
@@ -1560,12 +1542,11 @@ module kld_merge (
     .we_i(tap_here_3_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_11)
   );
 
   assign term_3_11 = group_valid_i[3] ? partial_3_11 : 32'd0;
-  assign sum_3_11 = sum_2_11 + term_3_11;
   assign tap_here_3_12 = (tap_tag_i[347:346] == 2'd1) && tap_valid_i[28];
 
   // partials of group 3, column 12
@@ -1574,12 +1555,11 @@ module kld_merge (
     .we_i(tap_here_3_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_12)
   );
 
   assign term_3_12 = group_valid_i[3] ? partial_3_12 : 32'd0;
-  assign sum_3_12 = sum_2_12 + term_3_12;
   assign tap_here_3_13 = (tap_tag_i[359:358] == 2'd1) && tap_valid_i[29];
 
   // partials of group 3, column 13
@@ -1588,12 +1568,11 @@ module kld_merge (
     .we_i(tap_here_3_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_13)
   );
 
   assign term_3_13 = group_valid_i[3] ? partial_3_13 : 32'd0;
-  assign sum_3_13 = sum_2_13 + term_3_13;
   assign tap_here_3_14 = (tap_tag_i[371:370] == 2'd1) && tap_valid_i[30];
 
   // partials of group 3, column 14
@@ -1602,12 +1581,11 @@ module kld_merge (
     .we_i(tap_here_3_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_14)
   );
 
   assign term_3_14 = group_valid_i[3] ? partial_3_14 : 32'd0;
-  assign sum_3_14 = sum_2_14 + term_3_14;
   assign tap_here_3_15 = (tap_tag_i[383:382] == 2'd1) && tap_valid_i[31];
 
   // partials of group 3, column 15
@@ -1616,12 +1594,11 @@ module kld_merge (
     .we_i(tap_here_3_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_15)
   );
 
   assign term_3_15 = group_valid_i[3] ? partial_3_15 : 32'd0;
-  assign sum_3_15 = sum_2_15 + term_3_15;
 
   // root table of group 4
   kld_sram_1024x10 u_root_4 (
@@ -1633,7 +1610,6 @@ module kld_merge (
     .rdata_o(root_4)
   );
 
-  assign gather_addr_4 = dense_i ? gather_token_i : root_4;
   assign tap_here_4_0 = (tap_tag_i[11:10] == 2'd2) && tap_valid_i[0];
 
   // partials of group 4, column 0
@@ -1642,12 +1618,11 @@ module kld_merge (
     .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_0)
   );
 
   assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
-  assign sum_4_0 = sum_3_0 + term_4_0;
   assign tap_here_4_1 = (tap_tag_i[23:22] == 2'd2) && tap_valid_i[1];
 
   // partials of group 4, column 1
@@ -1656,12 +1631,11 @@ module kld_merge (
     .we_i(tap_here_4_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_1)
   );
 
   assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
-  assign sum_4_1 = sum_3_1 + term_4_1;
   assign tap_here_4_2 = (tap_tag_i[35:34] == 2'd2) && tap_valid_i[2];
 
   // partials of group 4, column 2
@@ -1670,12 +1644,11 @@ module kld_merge (
     .we_i(tap_here_4_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_2)
   );
 
   assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
-  assign sum_4_2 = sum_3_2 + term_4_2;
   assign tap_here_4_3 = (tap_tag_i[47:46] == 2'd2) && tap_valid_i[3];
 
   // partials of group 4, column 3
@@ -1684,12 +1657,11 @@ module kld_merge (
     .we_i(tap_here_4_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_3)
   );
 
   assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
-  assign sum_4_3 = sum_3_3 + term_4_3;
   assign tap_here_4_4 = (tap_tag_i[59:58] == 2'd2) && tap_valid_i[4];
 
   // partials of group 4, column 4
@@ -1698,12 +1670,11 @@ module kld_merge (
     .we_i(tap_here_4_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_4)
   );
 
   assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
-  assign sum_4_4 = sum_3_4 + term_4_4;
   assign tap_here_4_5 = (tap_tag_i[71:70] == 2'd2) && tap_valid_i[5];
 
   // partials of group 4, column 5
@@ -1712,12 +1683,11 @@ module kld_merge (
     .we_i(tap_here_4_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_5)
   );
 
   assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
-  assign sum_4_5 = sum_3_5 + term_4_5;
   assign tap_here_4_6 = (tap_tag_i[83:82] == 2'd2) && tap_valid_i[6];
 
   // partials of group 4, column 6
@@ -1726,12 +1696,11 @@ module kld_merge (
     .we_i(tap_here_4_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_6)
   );
 
   assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
-  assign sum_4_6 = sum_3_6 + term_4_6;
   assign tap_here_4_7 = (tap_tag_i[95:94] == 2'd2) && tap_valid_i[7];
 
   // partials of group 4, column 7
@@ -1740,12 +1709,11 @@ module kld_merge (
     .we_i(tap_here_4_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_7)
   );
 
   assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
-  assign sum_4_7 = sum_3_7 + term_4_7;
   assign tap_here_4_8 = (tap_tag_i[107:106] == 2'd2) && tap_valid_i[8];
 
   // partials of group 4, column 8
@@ -1754,12 +1722,11 @@ module kld_merge (
     .we_i(tap_here_4_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_8)
   );
 
   assign term_4_8 = group_valid_i[4] ? partial_4_8 : 32'd0;
-  assign sum_4_8 = sum_3_8 + term_4_8;
   assign tap_here_4_9 = (tap_tag_i[119:118] == 2'd2) && tap_valid_i[9];
 
   // partials of group 4, column 9
@@ -1768,12 +1735,11 @@ module kld_merge (
     .we_i(tap_here_4_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_9)
   );
 
   assign term_4_9 = group_valid_i[4] ? partial_4_9 : 32'd0;
-  assign sum_4_9 = sum_3_9 + term_4_9;
   assign tap_here_4_10 = (tap_tag_i[131:130] == 2'd2) && tap_valid_i[10];
 
   // partials of group 4, column 10
@@ -1782,12 +1748,11 @@ module kld_merge (
     .we_i(tap_here_4_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_10)
   );
 
   assign term_4_10 = group_valid_i[4] ? partial_4_10 : 32'd0;
-  assign sum_4_10 = sum_3_10 + term_4_10;
   assign tap_here_4_11 = (tap_tag_i[143:142] == 2'd2) && tap_valid_i[11];
 
   // partials of group 4, column 11
@@ -1796,12 +1761,11 @@ module kld_merge (
     .we_i(tap_here_4_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_11)
   );
 
   assign term_4_11 = group_valid_i[4] ? partial_4_11 : 32'd0;
-  assign sum_4_11 = sum_3_11 + term_4_11;
   assign tap_here_4_12 = (tap_tag_i[155:154] == 2'd2) && tap_valid_i[12];
 
   // partials of group 4, column 12
@@ -1810,12 +1774,11 @@ module kld_merge (
     .we_i(tap_here_4_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_12)
   );
 
   assign term_4_12 = group_valid_i[4] ? partial_4_12 : 32'd0;
-  assign sum_4_12 = sum_3_12 + term_4_12;
   assign tap_here_4_13 = (tap_tag_i[167:166] == 2'd2) && tap_valid_i[13];
 
   // partials of group 4, column 13
@@ -1824,12 +1787,11 @@ module kld_merge (
     .we_i(tap_here_4_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_13)
   );
 
   assign term_4_13 = group_valid_i[4] ? partial_4_13 : 32'd0;
-  assign sum_4_13 = sum_3_13 + term_4_13;
   assign tap_here_4_14 = (tap_tag_i[179:178] == 2'd2) && tap_valid_i[14];
 
   // partials of group 4, column 14
@@ -1838,12 +1800,11 @@ module kld_merge (
     .we_i(tap_here_4_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_14)
   );
 
   assign term_4_14 = group_valid_i[4] ? partial_4_14 : 32'd0;
-  assign sum_4_14 = sum_3_14 + term_4_14;
   assign tap_here_4_15 = (tap_tag_i[191:190] == 2'd2) && tap_valid_i[15];
 
   // partials of group 4, column 15
@@ -1852,12 +1813,11 @@ module kld_merge (
     .we_i(tap_here_4_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_15)
   );
 
   assign term_4_15 = group_valid_i[4] ? partial_4_15 : 32'd0;
-  assign sum_4_15 = sum_3_15 + term_4_15;
 
   // root table of group 5
   kld_sram_1024x10 u_root_5 (
@@ -1869,7 +1829,6 @@ module kld_merge (
     .rdata_o(root_5)
   );
 
-  assign gather_addr_5 = dense_i ? gather_token_i : root_5;
   assign tap_here_5_0 = (tap_tag_i[203:202] == 2'd2) && tap_valid_i[16];
 
   // partials of group 5, column 0
@@ -1878,12 +1837,11 @@ module kld_merge (
     .we_i(tap_here_5_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_0)
   );
 
   assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
-  assign sum_5_0 = sum_4_0 + term_5_0;
   assign tap_here_5_1 = (tap_tag_i[215:214] == 2'd2) && tap_valid_i[17];
 
   // partials of group 5, column 1
@@ -1892,12 +1850,11 @@ module kld_merge (
     .we_i(tap_here_5_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_1)
   );
 
   assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
-  assign sum_5_1 = sum_4_1 + term_5_1;
   assign tap_here_5_2 = (tap_tag_i[227:226] == 2'd2) && tap_valid_i[18];
 
   // partials of group 5, column 2
@@ -1906,12 +1863,11 @@ module kld_merge (
     .we_i(tap_here_5_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_2)
   );
 
   assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
-  assign sum_5_2 = sum_4_2 + term_5_2;
   assign tap_here_5_3 = (tap_tag_i[239:238] == 2'd2) && tap_valid_i[19];
 
   // partials of group 5, column 3
@@ -1920,12 +1876,11 @@ module kld_merge (
     .we_i(tap_here_5_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_3)
   );
 
   assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
-  assign sum_5_3 = sum_4_3 + term_5_3;
   assign tap_here_5_4 = (tap_tag_i[251:250] == 2'd2) && tap_valid_i[20];
 
   // partials of group 5, column 4
@@ -1934,12 +1889,11 @@ module kld_merge (
     .we_i(tap_here_5_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_4)
   );
 
   assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
-  assign sum_5_4 = sum_4_4 + term_5_4;
   assign tap_here_5_5 = (tap_tag_i[263:262] == 2'd2) && tap_valid_i[21];
 
   // partials of group 5, column 5
@@ -1948,12 +1902,11 @@ module kld_merge (
     .we_i(tap_here_5_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_5)
   );
 
   assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
-  assign sum_5_5 = sum_4_5 + term_5_5;
   assign tap_here_5_6 = (tap_tag_i[275:274] == 2'd2) && tap_valid_i[22];
 
   // partials of group 5, column 6
@@ -1962,12 +1915,11 @@ module kld_merge (
     .we_i(tap_here_5_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_6)
   );
 
   assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
-  assign sum_5_6 = sum_4_6 + term_5_6;
   assign tap_here_5_7 = (tap_tag_i[287:286] == 2'd2) && tap_valid_i[23];
 
   // partials of group 5, column 7
@@ -1976,12 +1928,11 @@ module kld_merge (
     .we_i(tap_here_5_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_7)
   );
 
   assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
-  assign sum_5_7 = sum_4_7 + term_5_7;
   assign tap_here_5_8 = (tap_tag_i[299:298] == 2'd2) && tap_valid_i[24];
 
   // partials of group 5, column 8
@@ -1990,12 +1941,11 @@ module kld_merge (
     .we_i(tap_here_5_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_8)
   );
 
   assign term_5_8 = group_valid_i[5] ? partial_5_8 : 32'd0;
-  assign sum_5_8 = sum_4_8 + term_5_8;
   assign tap_here_5_9 = (tap_tag_i[311:310] == 2'd2) && tap_valid_i[25];
 
   // partials of group 5, column 9
@@ -2004,12 +1954,11 @@ module kld_merge (
     .we_i(tap_here_5_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_9)
   );
 
   assign term_5_9 = group_valid_i[5] ? partial_5_9 : 32'd0;
-  assign sum_5_9 = sum_4_9 + term_5_9;
   assign tap_here_5_10 = (tap_tag_i[323:322] == 2'd2) && tap_valid_i[26];
 
   // partials of group 5, column 10
@@ -2018,12 +1967,11 @@ module kld_merge (
     .we_i(tap_here_5_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_10)
   );
 
   assign term_5_10 = group_valid_i[5] ? partial_5_10 : 32'd0;
-  assign sum_5_10 = sum_4_10 + term_5_10;
   assign tap_here_5_11 = (tap_tag_i[335:334] == 2'd2) && tap_valid_i[27];
 
   // partials of group 5, column 11
@@ -2032,12 +1980,11 @@ module kld_merge (
     .we_i(tap_here_5_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_11)
   );
 
   assign term_5_11 = group_valid_i[5] ? partial_5_11 : 32'd0;
-  assign sum_5_11 = sum_4_11 + term_5_11;
   assign tap_here_5_12 = (tap_tag_i[347:346] == 2'd2) && tap_valid_i[28];
 
   // partials of group 5, column 12
@@ -2046,12 +1993,11 @@ module kld_merge (
     .we_i(tap_here_5_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_12)
   );
 
   assign term_5_12 = group_valid_i[5] ? partial_5_12 : 32'd0;
-  assign sum_5_12 = sum_4_12 + term_5_12;
   assign tap_here_5_13 = (tap_tag_i[359:358] == 2'd2) && tap_valid_i[29];
 
   // partials of group 5, column 13
@@ -2060,12 +2006,11 @@ module kld_merge (
     .we_i(tap_here_5_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_13)
   );
 
   assign term_5_13 = group_valid_i[5] ? partial_5_13 : 32'd0;
-  assign sum_5_13 = sum_4_13 + term_5_13;
   assign tap_here_5_14 = (tap_tag_i[371:370] == 2'd2) && tap_valid_i[30];
 
   // partials of group 5, column 14
@@ -2074,12 +2019,11 @@ module kld_merge (
     .we_i(tap_here_5_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_14)
   );
 
   assign term_5_14 = group_valid_i[5] ? partial_5_14 : 32'd0;
-  assign sum_5_14 = sum_4_14 + term_5_14;
   assign tap_here_5_15 = (tap_tag_i[383:382] == 2'd2) && tap_valid_i[31];
 
   // partials of group 5, column 15
@@ -2088,12 +2032,11 @@ module kld_merge (
     .we_i(tap_here_5_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_15)
   );
 
   assign term_5_15 = group_valid_i[5] ? partial_5_15 : 32'd0;
-  assign sum_5_15 = sum_4_15 + term_5_15;
 
   // root table of group 6
   kld_sram_1024x10 u_root_6 (
@@ -2105,7 +2048,6 @@ module kld_merge (
     .rdata_o(root_6)
   );
 
-  assign gather_addr_6 = dense_i ? gather_token_i : root_6;
   assign tap_here_6_0 = (tap_tag_i[11:10] == 2'd3) && tap_valid_i[0];
 
   // partials of group 6, column 0
@@ -2114,12 +2056,11 @@ module kld_merge (
     .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_0)
   );
 
   assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
-  assign sum_6_0 = sum_5_0 + term_6_0;
   assign tap_here_6_1 = (tap_tag_i[23:22] == 2'd3) && tap_valid_i[1];
 
   // partials of group 6, column 1
@@ -2128,12 +2069,11 @@ module kld_merge (
     .we_i(tap_here_6_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_1)
   );
 
   assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
-  assign sum_6_1 = sum_5_1 + term_6_1;
   assign tap_here_6_2 = (tap_tag_i[35:34] == 2'd3) && tap_valid_i[2];
 
   // partials of group 6, column 2
@@ -2142,12 +2082,11 @@ module kld_merge (
     .we_i(tap_here_6_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_2)
   );
 
   assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
-  assign sum_6_2 = sum_5_2 + term_6_2;
   assign tap_here_6_3 = (tap_tag_i[47:46] == 2'd3) && tap_valid_i[3];
 
   // partials of group 6, column 3
@@ -2156,12 +2095,11 @@ module kld_merge (
     .we_i(tap_here_6_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_3)
   );
 
   assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
-  assign sum_6_3 = sum_5_3 + term_6_3;
   assign tap_here_6_4 = (tap_tag_i[59:58] == 2'd3) && tap_valid_i[4];
 
   // partials of group 6, column 4
@@ -2170,12 +2108,11 @@ module kld_merge (
     .we_i(tap_here_6_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_4)
   );
 
   assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
-  assign sum_6_4 = sum_5_4 + term_6_4;
   assign tap_here_6_5 = (tap_tag_i[71:70] == 2'd3) && tap_valid_i[5];
 
   // partials of group 6, column 5
@@ -2184,12 +2121,11 @@ module kld_merge (
     .we_i(tap_here_6_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_5)
   );
 
   assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
-  assign sum_6_5 = sum_5_5 + term_6_5;
   assign tap_here_6_6 = (tap_tag_i[83:82] == 2'd3) && tap_valid_i[6];
 
   // partials of group 6, column 6
@@ -2198,12 +2134,11 @@ module kld_merge (
     .we_i(tap_here_6_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_6)
   );
 
   assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
-  assign sum_6_6 = sum_5_6 + term_6_6;
   assign tap_here_6_7 = (tap_tag_i[95:94] == 2'd3) && tap_valid_i[7];
 
   // partials of group 6, column 7
@@ -2212,12 +2147,11 @@ module kld_merge (
     .we_i(tap_here_6_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_7)
   );
 
   assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
-  assign sum_6_7 = sum_5_7 + term_6_7;
   assign tap_here_6_8 = (tap_tag_i[107:106] == 2'd3) && tap_valid_i[8];
 
   // partials of group 6, column 8
@@ -2226,12 +2160,11 @@ module kld_merge (
     .we_i(tap_here_6_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[287:256]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_8)
   );
 
   assign term_6_8 = group_valid_i[6] ? partial_6_8 : 32'd0;
-  assign sum_6_8 = sum_5_8 + term_6_8;
   assign tap_here_6_9 = (tap_tag_i[119:118] == 2'd3) && tap_valid_i[9];
 
   // partials of group 6, column 9
@@ -2240,12 +2173,11 @@ module kld_merge (
     .we_i(tap_here_6_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[319:288]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_9)
   );
 
   assign term_6_9 = group_valid_i[6] ? partial_6_9 : 32'd0;
-  assign sum_6_9 = sum_5_9 + term_6_9;
   assign tap_here_6_10 = (tap_tag_i[131:130] == 2'd3) && tap_valid_i[10];
 
   // partials of group 6, column 10
@@ -2254,12 +2186,11 @@ module kld_merge (
     .we_i(tap_here_6_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[351:320]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_10)
   );
 
   assign term_6_10 = group_valid_i[6] ? partial_6_10 : 32'd0;
-  assign sum_6_10 = sum_5_10 + term_6_10;
   assign tap_here_6_11 = (tap_tag_i[143:142] == 2'd3) && tap_valid_i[11];
 
   // partials of group 6, column 11
@@ -2268,12 +2199,11 @@ module kld_merge (
     .we_i(tap_here_6_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[383:352]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_11)
   );
 
   assign term_6_11 = group_valid_i[6] ? partial_6_11 : 32'd0;
-  assign sum_6_11 = sum_5_11 + term_6_11;
   assign tap_here_6_12 = (tap_tag_i[155:154] == 2'd3) && tap_valid_i[12];
 
   // partials of group 6, column 12
@@ -2282,12 +2212,11 @@ module kld_merge (
     .we_i(tap_here_6_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[415:384]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_12)
   );
 
   assign term_6_12 = group_valid_i[6] ? partial_6_12 : 32'd0;
-  assign sum_6_12 = sum_5_12 + term_6_12;
   assign tap_here_6_13 = (tap_tag_i[167:166] == 2'd3) && tap_valid_i[13];
 
   // partials of group 6, column 13
@@ -2296,12 +2225,11 @@ module kld_merge (
     .we_i(tap_here_6_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[447:416]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_13)
   );
 
   assign term_6_13 = group_valid_i[6] ? partial_6_13 : 32'd0;
-  assign sum_6_13 = sum_5_13 + term_6_13;
   assign tap_here_6_14 = (tap_tag_i[179:178] == 2'd3) && tap_valid_i[14];
 
   // partials of group 6, column 14
@@ -2310,12 +2238,11 @@ module kld_merge (
     .we_i(tap_here_6_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[479:448]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_14)
   );
 
   assign term_6_14 = group_valid_i[6] ? partial_6_14 : 32'd0;
-  assign sum_6_14 = sum_5_14 + term_6_14;
   assign tap_here_6_15 = (tap_tag_i[191:190] == 2'd3) && tap_valid_i[15];
 
   // partials of group 6, column 15
@@ -2324,12 +2251,11 @@ module kld_merge (
     .we_i(tap_here_6_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[511:480]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_15)
   );
 
   assign term_6_15 = group_valid_i[6] ? partial_6_15 : 32'd0;
-  assign sum_6_15 = sum_5_15 + term_6_15;
 
   // root table of group 7
   kld_sram_1024x10 u_root_7 (
@@ -2341,7 +2267,6 @@ module kld_merge (
     .rdata_o(root_7)
   );
 
-  assign gather_addr_7 = dense_i ? gather_token_i : root_7;
   assign tap_here_7_0 = (tap_tag_i[203:202] == 2'd3) && tap_valid_i[16];
 
   // partials of group 7, column 0
@@ -2350,12 +2275,11 @@ module kld_merge (
     .we_i(tap_here_7_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[543:512]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_0)
   );
 
   assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
-  assign sum_7_0 = sum_6_0 + term_7_0;
   assign tap_here_7_1 = (tap_tag_i[215:214] == 2'd3) && tap_valid_i[17];
 
   // partials of group 7, column 1
@@ -2364,12 +2288,11 @@ module kld_merge (
     .we_i(tap_here_7_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[575:544]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_1)
   );
 
   assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
-  assign sum_7_1 = sum_6_1 + term_7_1;
   assign tap_here_7_2 = (tap_tag_i[227:226] == 2'd3) && tap_valid_i[18];
 
   // partials of group 7, column 2
@@ -2378,12 +2301,11 @@ module kld_merge (
     .we_i(tap_here_7_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[607:576]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_2)
   );
 
   assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
-  assign sum_7_2 = sum_6_2 + term_7_2;
   assign tap_here_7_3 = (tap_tag_i[239:238] == 2'd3) && tap_valid_i[19];
 
   // partials of group 7, column 3
@@ -2392,12 +2314,11 @@ module kld_merge (
     .we_i(tap_here_7_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[639:608]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_3)
   );
 
   assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
-  assign sum_7_3 = sum_6_3 + term_7_3;
   assign tap_here_7_4 = (tap_tag_i[251:250] == 2'd3) && tap_valid_i[20];
 
   // partials of group 7, column 4
@@ -2406,12 +2327,11 @@ module kld_merge (
     .we_i(tap_here_7_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[671:640]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_4)
   );
 
   assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
-  assign sum_7_4 = sum_6_4 + term_7_4;
   assign tap_here_7_5 = (tap_tag_i[263:262] == 2'd3) && tap_valid_i[21];
 
   // partials of group 7, column 5
@@ -2420,12 +2340,11 @@ module kld_merge (
     .we_i(tap_here_7_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[703:672]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_5)
   );
 
   assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
-  assign sum_7_5 = sum_6_5 + term_7_5;
   assign tap_here_7_6 = (tap_tag_i[275:274] == 2'd3) && tap_valid_i[22];
 
   // partials of group 7, column 6
@@ -2434,12 +2353,11 @@ module kld_merge (
     .we_i(tap_here_7_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[735:704]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_6)
   );
 
   assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
-  assign sum_7_6 = sum_6_6 + term_7_6;
   assign tap_here_7_7 = (tap_tag_i[287:286] == 2'd3) && tap_valid_i[23];
 
   // partials of group 7, column 7
@@ -2448,12 +2366,11 @@ module kld_merge (
     .we_i(tap_here_7_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[767:736]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_7)
   );
 
   assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
-  assign sum_7_7 = sum_6_7 + term_7_7;
   assign tap_here_7_8 = (tap_tag_i[299:298] == 2'd3) && tap_valid_i[24];
 
   // partials of group 7, column 8
@@ -2462,12 +2379,11 @@ module kld_merge (
     .we_i(tap_here_7_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[799:768]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_8)
   );
 
   assign term_7_8 = group_valid_i[7] ? partial_7_8 : 32'd0;
-  assign sum_7_8 = sum_6_8 + term_7_8;
   assign tap_here_7_9 = (tap_tag_i[311:310] == 2'd3) && tap_valid_i[25];
 
   // partials of group 7, column 9
@@ -2476,12 +2392,11 @@ module kld_merge (
     .we_i(tap_here_7_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[831:800]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_9)
   );
 
   assign term_7_9 = group_valid_i[7] ? partial_7_9 : 32'd0;
-  assign sum_7_9 = sum_6_9 + term_7_9;
   assign tap_here_7_10 = (tap_tag_i[323:322] == 2'd3) && tap_valid_i[26];
 
   // partials of group 7, column 10
@@ -2490,12 +2405,11 @@ module kld_merge (
     .we_i(tap_here_7_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[863:832]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_10)
   );
 
   assign term_7_10 = group_valid_i[7] ? partial_7_10 : 32'd0;
-  assign sum_7_10 = sum_6_10 + term_7_10;
   assign tap_here_7_11 = (tap_tag_i[335:334] == 2'd3) && tap_valid_i[27];
 
   // partials of group 7, column 11
@@ -2504,12 +2418,11 @@ module kld_merge (
     .we_i(tap_here_7_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[895:864]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_11)
   );
 
   assign term_7_11 = group_valid_i[7] ? partial_7_11 : 32'd0;
-  assign sum_7_11 = sum_6_11 + term_7_11;
   assign tap_here_7_12 = (tap_tag_i[347:346] == 2'd3) && tap_valid_i[28];
 
   // partials of group 7, column 12
@@ -2518,12 +2431,11 @@ module kld_merge (
     .we_i(tap_here_7_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[927:896]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_12)
   );
 
   assign term_7_12 = group_valid_i[7] ? partial_7_12 : 32'd0;
-  assign sum_7_12 = sum_6_12 + term_7_12;
   assign tap_here_7_13 = (tap_tag_i[359:358] == 2'd3) && tap_valid_i[29];
 
   // partials of group 7, column 13
@@ -2532,12 +2444,11 @@ module kld_merge (
     .we_i(tap_here_7_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[959:928]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_13)
   );
 
   assign term_7_13 = group_valid_i[7] ? partial_7_13 : 32'd0;
-  assign sum_7_13 = sum_6_13 + term_7_13;
   assign tap_here_7_14 = (tap_tag_i[371:370] == 2'd3) && tap_valid_i[30];
 
   // partials of group 7, column 14
@@ -2546,12 +2457,11 @@ module kld_merge (
     .we_i(tap_here_7_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[991:960]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_14)
   );
 
   assign term_7_14 = group_valid_i[7] ? partial_7_14 : 32'd0;
-  assign sum_7_14 = sum_6_14 + term_7_14;
   assign tap_here_7_15 = (tap_tag_i[383:382] == 2'd3) && tap_valid_i[31];
 
   // partials of group 7, column 15
@@ -2560,13 +2470,123 @@ module kld_merge (
     .we_i(tap_here_7_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[1023:992]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_15)
   );
 
   assign term_7_15 = group_valid_i[7] ? partial_7_15 : 32'd0;
-  assign sum_7_15 = sum_6_15 + term_7_15;
-  assign out_data_o = {sum_7_15, sum_7_14, sum_7_13, sum_7_12, sum_7_11, sum_7_10, sum_7_9,
-      sum_7_8, sum_7_7, sum_7_6, sum_7_5, sum_7_4, sum_7_3, sum_7_2, sum_7_1, sum_7_0};
+  assign sum_0_0_0 = term_0_0 + term_1_0;
+  assign sum_0_0_1 = term_2_0 + term_3_0;
+  assign sum_0_0_2 = term_4_0 + term_5_0;
+  assign sum_0_0_3 = term_6_0 + term_7_0;
+  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
+  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
+  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
+  assign sum_1_0_0 = term_0_1 + term_1_1;
+  assign sum_1_0_1 = term_2_1 + term_3_1;
+  assign sum_1_0_2 = term_4_1 + term_5_1;
+  assign sum_1_0_3 = term_6_1 + term_7_1;
+  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
+  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
+  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
+  assign sum_2_0_0 = term_0_2 + term_1_2;
+  assign sum_2_0_1 = term_2_2 + term_3_2;
+  assign sum_2_0_2 = term_4_2 + term_5_2;
+  assign sum_2_0_3 = term_6_2 + term_7_2;
+  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
+  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
+  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
+  assign sum_3_0_0 = term_0_3 + term_1_3;
+  assign sum_3_0_1 = term_2_3 + term_3_3;
+  assign sum_3_0_2 = term_4_3 + term_5_3;
+  assign sum_3_0_3 = term_6_3 + term_7_3;
+  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
+  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
+  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
+  assign sum_4_0_0 = term_0_4 + term_1_4;
+  assign sum_4_0_1 = term_2_4 + term_3_4;
+  assign sum_4_0_2 = term_4_4 + term_5_4;
+  assign sum_4_0_3 = term_6_4 + term_7_4;
+  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
+  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
+  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
+  assign sum_5_0_0 = term_0_5 + term_1_5;
+  assign sum_5_0_1 = term_2_5 + term_3_5;
+  assign sum_5_0_2 = term_4_5 + term_5_5;
+  assign sum_5_0_3 = term_6_5 + term_7_5;
+  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
+  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
+  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
+  assign sum_6_0_0 = term_0_6 + term_1_6;
+  assign sum_6_0_1 = term_2_6 + term_3_6;
+  assign sum_6_0_2 = term_4_6 + term_5_6;
+  assign sum_6_0_3 = term_6_6 + term_7_6;
+  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
+  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
+  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
+  assign sum_7_0_0 = term_0_7 + term_1_7;
+  assign sum_7_0_1 = term_2_7 + term_3_7;
+  assign sum_7_0_2 = term_4_7 + term_5_7;
+  assign sum_7_0_3 = term_6_7 + term_7_7;
+  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
+  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
+  assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
+  assign sum_8_0_0 = term_0_8 + term_1_8;
+  assign sum_8_0_1 = term_2_8 + term_3_8;
+  assign sum_8_0_2 = term_4_8 + term_5_8;
+  assign sum_8_0_3 = term_6_8 + term_7_8;
+  assign sum_8_1_0 = sum_8_0_0 + sum_8_0_1;
+  assign sum_8_1_1 = sum_8_0_2 + sum_8_0_3;
+  assign sum_8_2_0 = sum_8_1_0 + sum_8_1_1;
+  assign sum_9_0_0 = term_0_9 + term_1_9;
+  assign sum_9_0_1 = term_2_9 + term_3_9;
+  assign sum_9_0_2 = term_4_9 + term_5_9;
+  assign sum_9_0_3 = term_6_9 + term_7_9;
+  assign sum_9_1_0 = sum_9_0_0 + sum_9_0_1;
+  assign sum_9_1_1 = sum_9_0_2 + sum_9_0_3;
+  assign sum_9_2_0 = sum_9_1_0 + sum_9_1_1;
+  assign sum_10_0_0 = term_0_10 + term_1_10;
+  assign sum_10_0_1 = term_2_10 + term_3_10;
+  assign sum_10_0_2 = term_4_10 + term_5_10;
+  assign sum_10_0_3 = term_6_10 + term_7_10;
+  assign sum_10_1_0 = sum_10_0_0 + sum_10_0_1;
+  assign sum_10_1_1 = sum_10_0_2 + sum_10_0_3;
+  assign sum_10_2_0 = sum_10_1_0 + sum_10_1_1;
+  assign sum_11_0_0 = term_0_11 + term_1_11;
+  assign sum_11_0_1 = term_2_11 + term_3_11;
+  assign sum_11_0_2 = term_4_11 + term_5_11;
+  assign sum_11_0_3 = term_6_11 + term_7_11;
+  assign sum_11_1_0 = sum_11_0_0 + sum_11_0_1;
+  assign sum_11_1_1 = sum_11_0_2 + sum_11_0_3;
+  assign sum_11_2_0 = sum_11_1_0 + sum_11_1_1;
+  assign sum_12_0_0 = term_0_12 + term_1_12;
+  assign sum_12_0_1 = term_2_12 + term_3_12;
+  assign sum_12_0_2 = term_4_12 + term_5_12;
+  assign sum_12_0_3 = term_6_12 + term_7_12;
+  assign sum_12_1_0 = sum_12_0_0 + sum_12_0_1;
+  assign sum_12_1_1 = sum_12_0_2 + sum_12_0_3;
+  assign sum_12_2_0 = sum_12_1_0 + sum_12_1_1;
+  assign sum_13_0_0 = term_0_13 + term_1_13;
+  assign sum_13_0_1 = term_2_13 + term_3_13;
+  assign sum_13_0_2 = term_4_13 + term_5_13;
+  assign sum_13_0_3 = term_6_13 + term_7_13;
+  assign sum_13_1_0 = sum_13_0_0 + sum_13_0_1;
+  assign sum_13_1_1 = sum_13_0_2 + sum_13_0_3;
+  assign sum_13_2_0 = sum_13_1_0 + sum_13_1_1;
+  assign sum_14_0_0 = term_0_14 + term_1_14;
+  assign sum_14_0_1 = term_2_14 + term_3_14;
+  assign sum_14_0_2 = term_4_14 + term_5_14;
+  assign sum_14_0_3 = term_6_14 + term_7_14;
+  assign sum_14_1_0 = sum_14_0_0 + sum_14_0_1;
+  assign sum_14_1_1 = sum_14_0_2 + sum_14_0_3;
+  assign sum_14_2_0 = sum_14_1_0 + sum_14_1_1;
+  assign sum_15_0_0 = term_0_15 + term_1_15;
+  assign sum_15_0_1 = term_2_15 + term_3_15;
+  assign sum_15_0_2 = term_4_15 + term_5_15;
+  assign sum_15_0_3 = term_6_15 + term_7_15;
+  assign sum_15_1_0 = sum_15_0_0 + sum_15_0_1;
+  assign sum_15_1_1 = sum_15_0_2 + sum_15_0_3;
+  assign sum_15_2_0 = sum_15_1_0 + sum_15_1_1;
+  assign out_data_o = out_data_q;
 
 endmodule

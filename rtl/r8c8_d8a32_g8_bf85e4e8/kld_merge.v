@@ -2,7 +2,8 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens
+// root tokens, in two registered steps: the root tables' read, then the partials' read and their
+// sum
 // Parameters:
 //   ROWS = 8
 //   COLS = 8
@@ -32,23 +33,27 @@ module kld_merge (
   input wire [9:0] root_token_i,
   // root decided by each detector lane
   input wire [79:0] root_data_i,
-  // token being gathered
+  // token entering the gather
   input wire [9:0] gather_token_i,
+  // the gather pipeline advances (its output register is free or being read)
+  input wire gather_en_i,
   // dense mode: every pair is its own root
   input wire dense_i,
   // group g exists (g < K/GROUP_W)
   input wire [7:0] group_valid_i,
   // bank the taps write: parity of the m-tile in the array
   input wire wbank_i,
-  // bank the gather reads: parity of the m-tile being gathered
+  // bank the gather reads: parity of the m-tile of the token whose roots are registered
   input wire rbank_i,
-  // Out[gather token], column c at c*ACC_W
+  // Out[token], column c at c*ACC_W, two gather steps after the token entered
   output wire [255:0] out_data_o
 );
 
+  reg [255:0] out_data_q;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
-  wire [9:0] gather_addr_0;
+  // partial address of group 0: the root (dense mode: the token)
+  reg [9:0] gather_addr_0_q;
   wire [31:0] partial_0_0;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
@@ -83,305 +88,328 @@ module kld_merge (
   wire [31:0] term_0_7;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
-  wire [9:0] gather_addr_1;
+  // partial address of group 1: the root (dense mode: the token)
+  reg [9:0] gather_addr_1_q;
   wire [31:0] partial_1_0;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
   wire [31:0] term_1_0;
-  wire [31:0] sum_1_0;
   wire [31:0] partial_1_1;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
   wire [31:0] term_1_1;
-  wire [31:0] sum_1_1;
   wire [31:0] partial_1_2;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
   wire [31:0] term_1_2;
-  wire [31:0] sum_1_2;
   wire [31:0] partial_1_3;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
   wire [31:0] term_1_3;
-  wire [31:0] sum_1_3;
   wire [31:0] partial_1_4;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
   wire [31:0] term_1_4;
-  wire [31:0] sum_1_4;
   wire [31:0] partial_1_5;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
   wire [31:0] term_1_5;
-  wire [31:0] sum_1_5;
   wire [31:0] partial_1_6;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
   wire [31:0] term_1_6;
-  wire [31:0] sum_1_6;
   wire [31:0] partial_1_7;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
   wire [31:0] term_1_7;
-  wire [31:0] sum_1_7;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
-  wire [9:0] gather_addr_2;
+  // partial address of group 2: the root (dense mode: the token)
+  reg [9:0] gather_addr_2_q;
   wire [31:0] partial_2_0;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
   wire [31:0] term_2_0;
-  wire [31:0] sum_2_0;
   wire [31:0] partial_2_1;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
   wire [31:0] term_2_1;
-  wire [31:0] sum_2_1;
   wire [31:0] partial_2_2;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
   wire [31:0] term_2_2;
-  wire [31:0] sum_2_2;
   wire [31:0] partial_2_3;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
   wire [31:0] term_2_3;
-  wire [31:0] sum_2_3;
   wire [31:0] partial_2_4;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
   wire [31:0] term_2_4;
-  wire [31:0] sum_2_4;
   wire [31:0] partial_2_5;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
   wire [31:0] term_2_5;
-  wire [31:0] sum_2_5;
   wire [31:0] partial_2_6;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
   wire [31:0] term_2_6;
-  wire [31:0] sum_2_6;
   wire [31:0] partial_2_7;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
   wire [31:0] term_2_7;
-  wire [31:0] sum_2_7;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
-  wire [9:0] gather_addr_3;
+  // partial address of group 3: the root (dense mode: the token)
+  reg [9:0] gather_addr_3_q;
   wire [31:0] partial_3_0;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
   wire [31:0] term_3_0;
-  wire [31:0] sum_3_0;
   wire [31:0] partial_3_1;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
   wire [31:0] term_3_1;
-  wire [31:0] sum_3_1;
   wire [31:0] partial_3_2;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
   wire [31:0] term_3_2;
-  wire [31:0] sum_3_2;
   wire [31:0] partial_3_3;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
   wire [31:0] term_3_3;
-  wire [31:0] sum_3_3;
   wire [31:0] partial_3_4;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
   wire [31:0] term_3_4;
-  wire [31:0] sum_3_4;
   wire [31:0] partial_3_5;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
   wire [31:0] term_3_5;
-  wire [31:0] sum_3_5;
   wire [31:0] partial_3_6;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
   wire [31:0] term_3_6;
-  wire [31:0] sum_3_6;
   wire [31:0] partial_3_7;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
   wire [31:0] term_3_7;
-  wire [31:0] sum_3_7;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
-  wire [9:0] gather_addr_4;
+  // partial address of group 4: the root (dense mode: the token)
+  reg [9:0] gather_addr_4_q;
   wire [31:0] partial_4_0;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
   wire [31:0] term_4_0;
-  wire [31:0] sum_4_0;
   wire [31:0] partial_4_1;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
   wire [31:0] term_4_1;
-  wire [31:0] sum_4_1;
   wire [31:0] partial_4_2;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
   wire [31:0] term_4_2;
-  wire [31:0] sum_4_2;
   wire [31:0] partial_4_3;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
   wire [31:0] term_4_3;
-  wire [31:0] sum_4_3;
   wire [31:0] partial_4_4;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
   wire [31:0] term_4_4;
-  wire [31:0] sum_4_4;
   wire [31:0] partial_4_5;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
   wire [31:0] term_4_5;
-  wire [31:0] sum_4_5;
   wire [31:0] partial_4_6;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
   wire [31:0] term_4_6;
-  wire [31:0] sum_4_6;
   wire [31:0] partial_4_7;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
   wire [31:0] term_4_7;
-  wire [31:0] sum_4_7;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
-  wire [9:0] gather_addr_5;
+  // partial address of group 5: the root (dense mode: the token)
+  reg [9:0] gather_addr_5_q;
   wire [31:0] partial_5_0;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
   wire [31:0] term_5_0;
-  wire [31:0] sum_5_0;
   wire [31:0] partial_5_1;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
   wire [31:0] term_5_1;
-  wire [31:0] sum_5_1;
   wire [31:0] partial_5_2;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
   wire [31:0] term_5_2;
-  wire [31:0] sum_5_2;
   wire [31:0] partial_5_3;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
   wire [31:0] term_5_3;
-  wire [31:0] sum_5_3;
   wire [31:0] partial_5_4;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
   wire [31:0] term_5_4;
-  wire [31:0] sum_5_4;
   wire [31:0] partial_5_5;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
   wire [31:0] term_5_5;
-  wire [31:0] sum_5_5;
   wire [31:0] partial_5_6;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
   wire [31:0] term_5_6;
-  wire [31:0] sum_5_6;
   wire [31:0] partial_5_7;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
   wire [31:0] term_5_7;
-  wire [31:0] sum_5_7;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
-  wire [9:0] gather_addr_6;
+  // partial address of group 6: the root (dense mode: the token)
+  reg [9:0] gather_addr_6_q;
   wire [31:0] partial_6_0;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
   wire [31:0] term_6_0;
-  wire [31:0] sum_6_0;
   wire [31:0] partial_6_1;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
   wire [31:0] term_6_1;
-  wire [31:0] sum_6_1;
   wire [31:0] partial_6_2;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
   wire [31:0] term_6_2;
-  wire [31:0] sum_6_2;
   wire [31:0] partial_6_3;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
   wire [31:0] term_6_3;
-  wire [31:0] sum_6_3;
   wire [31:0] partial_6_4;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
   wire [31:0] term_6_4;
-  wire [31:0] sum_6_4;
   wire [31:0] partial_6_5;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
   wire [31:0] term_6_5;
-  wire [31:0] sum_6_5;
   wire [31:0] partial_6_6;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
   wire [31:0] term_6_6;
-  wire [31:0] sum_6_6;
   wire [31:0] partial_6_7;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
   wire [31:0] term_6_7;
-  wire [31:0] sum_6_7;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
-  wire [9:0] gather_addr_7;
+  // partial address of group 7: the root (dense mode: the token)
+  reg [9:0] gather_addr_7_q;
   wire [31:0] partial_7_0;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
   wire [31:0] term_7_0;
-  wire [31:0] sum_7_0;
   wire [31:0] partial_7_1;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
   wire [31:0] term_7_1;
-  wire [31:0] sum_7_1;
   wire [31:0] partial_7_2;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
   wire [31:0] term_7_2;
-  wire [31:0] sum_7_2;
   wire [31:0] partial_7_3;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
   wire [31:0] term_7_3;
-  wire [31:0] sum_7_3;
   wire [31:0] partial_7_4;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
   wire [31:0] term_7_4;
-  wire [31:0] sum_7_4;
   wire [31:0] partial_7_5;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
   wire [31:0] term_7_5;
-  wire [31:0] sum_7_5;
   wire [31:0] partial_7_6;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
   wire [31:0] term_7_6;
-  wire [31:0] sum_7_6;
   wire [31:0] partial_7_7;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
   wire [31:0] term_7_7;
-  wire [31:0] sum_7_7;
+  wire [31:0] sum_0_0_0;
+  wire [31:0] sum_0_0_1;
+  wire [31:0] sum_0_0_2;
+  wire [31:0] sum_0_0_3;
+  wire [31:0] sum_0_1_0;
+  wire [31:0] sum_0_1_1;
+  wire [31:0] sum_0_2_0;
+  wire [31:0] sum_1_0_0;
+  wire [31:0] sum_1_0_1;
+  wire [31:0] sum_1_0_2;
+  wire [31:0] sum_1_0_3;
+  wire [31:0] sum_1_1_0;
+  wire [31:0] sum_1_1_1;
+  wire [31:0] sum_1_2_0;
+  wire [31:0] sum_2_0_0;
+  wire [31:0] sum_2_0_1;
+  wire [31:0] sum_2_0_2;
+  wire [31:0] sum_2_0_3;
+  wire [31:0] sum_2_1_0;
+  wire [31:0] sum_2_1_1;
+  wire [31:0] sum_2_2_0;
+  wire [31:0] sum_3_0_0;
+  wire [31:0] sum_3_0_1;
+  wire [31:0] sum_3_0_2;
+  wire [31:0] sum_3_0_3;
+  wire [31:0] sum_3_1_0;
+  wire [31:0] sum_3_1_1;
+  wire [31:0] sum_3_2_0;
+  wire [31:0] sum_4_0_0;
+  wire [31:0] sum_4_0_1;
+  wire [31:0] sum_4_0_2;
+  wire [31:0] sum_4_0_3;
+  wire [31:0] sum_4_1_0;
+  wire [31:0] sum_4_1_1;
+  wire [31:0] sum_4_2_0;
+  wire [31:0] sum_5_0_0;
+  wire [31:0] sum_5_0_1;
+  wire [31:0] sum_5_0_2;
+  wire [31:0] sum_5_0_3;
+  wire [31:0] sum_5_1_0;
+  wire [31:0] sum_5_1_1;
+  wire [31:0] sum_5_2_0;
+  wire [31:0] sum_6_0_0;
+  wire [31:0] sum_6_0_1;
+  wire [31:0] sum_6_0_2;
+  wire [31:0] sum_6_0_3;
+  wire [31:0] sum_6_1_0;
+  wire [31:0] sum_6_1_1;
+  wire [31:0] sum_6_2_0;
+  wire [31:0] sum_7_0_0;
+  wire [31:0] sum_7_0_1;
+  wire [31:0] sum_7_0_2;
+  wire [31:0] sum_7_0_3;
+  wire [31:0] sum_7_1_0;
+  wire [31:0] sum_7_1_1;
+  wire [31:0] sum_7_2_0;
+
+  // gather pipeline registers, advanced by gather_en_i
+  always @(posedge clk_i) begin
+    if (gather_en_i) begin
+      gather_addr_0_q <= dense_i ? gather_token_i : root_0;
+      gather_addr_1_q <= dense_i ? gather_token_i : root_1;
+      gather_addr_2_q <= dense_i ? gather_token_i : root_2;
+      gather_addr_3_q <= dense_i ? gather_token_i : root_3;
+      gather_addr_4_q <= dense_i ? gather_token_i : root_4;
+      gather_addr_5_q <= dense_i ? gather_token_i : root_5;
+      gather_addr_6_q <= dense_i ? gather_token_i : root_6;
+      gather_addr_7_q <= dense_i ? gather_token_i : root_7;
+      out_data_q <= {sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
+          sum_1_2_0, sum_0_2_0};
+    end
+  end
 
   // root table of group 0
   kld_sram_1024x10 u_root_0 (
@@ -393,7 +421,6 @@ module kld_merge (
     .rdata_o(root_0)
   );
 
-  assign gather_addr_0 = dense_i ? gather_token_i : root_0;
   assign tap_here_0_0 = (tap_tag_i[12:10] == 3'd0) && tap_valid_i[0];
 
   // partials of group 0, column 0
@@ -402,7 +429,7 @@ module kld_merge (
     .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_0)
   );
 
@@ -415,7 +442,7 @@ module kld_merge (
     .we_i(tap_here_0_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_1)
   );
 
@@ -428,7 +455,7 @@ module kld_merge (
     .we_i(tap_here_0_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_2)
   );
 
@@ -441,7 +468,7 @@ module kld_merge (
     .we_i(tap_here_0_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_3)
   );
 
@@ -454,7 +481,7 @@ module kld_merge (
     .we_i(tap_here_0_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_4)
   );
 
@@ -467,7 +494,7 @@ module kld_merge (
     .we_i(tap_here_0_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_5)
   );
 
@@ -480,7 +507,7 @@ module kld_merge (
     .we_i(tap_here_0_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_6)
   );
 
@@ -493,7 +520,7 @@ module kld_merge (
     .we_i(tap_here_0_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0} + 11'd1024 : {1'b0, gather_addr_0}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_7)
   );
 
@@ -509,7 +536,6 @@ module kld_merge (
     .rdata_o(root_1)
   );
 
-  assign gather_addr_1 = dense_i ? gather_token_i : root_1;
   assign tap_here_1_0 = (tap_tag_i[12:10] == 3'd1) && tap_valid_i[0];
 
   // partials of group 1, column 0
@@ -518,12 +544,11 @@ module kld_merge (
     .we_i(tap_here_1_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_0)
   );
 
   assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
-  assign sum_1_0 = term_0_0 + term_1_0;
   assign tap_here_1_1 = (tap_tag_i[25:23] == 3'd1) && tap_valid_i[1];
 
   // partials of group 1, column 1
@@ -532,12 +557,11 @@ module kld_merge (
     .we_i(tap_here_1_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_1)
   );
 
   assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
-  assign sum_1_1 = term_0_1 + term_1_1;
   assign tap_here_1_2 = (tap_tag_i[38:36] == 3'd1) && tap_valid_i[2];
 
   // partials of group 1, column 2
@@ -546,12 +570,11 @@ module kld_merge (
     .we_i(tap_here_1_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_2)
   );
 
   assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
-  assign sum_1_2 = term_0_2 + term_1_2;
   assign tap_here_1_3 = (tap_tag_i[51:49] == 3'd1) && tap_valid_i[3];
 
   // partials of group 1, column 3
@@ -560,12 +583,11 @@ module kld_merge (
     .we_i(tap_here_1_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_3)
   );
 
   assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
-  assign sum_1_3 = term_0_3 + term_1_3;
   assign tap_here_1_4 = (tap_tag_i[64:62] == 3'd1) && tap_valid_i[4];
 
   // partials of group 1, column 4
@@ -574,12 +596,11 @@ module kld_merge (
     .we_i(tap_here_1_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_4)
   );
 
   assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
-  assign sum_1_4 = term_0_4 + term_1_4;
   assign tap_here_1_5 = (tap_tag_i[77:75] == 3'd1) && tap_valid_i[5];
 
   // partials of group 1, column 5
@@ -588,12 +609,11 @@ module kld_merge (
     .we_i(tap_here_1_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_5)
   );
 
   assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
-  assign sum_1_5 = term_0_5 + term_1_5;
   assign tap_here_1_6 = (tap_tag_i[90:88] == 3'd1) && tap_valid_i[6];
 
   // partials of group 1, column 6
@@ -602,12 +622,11 @@ module kld_merge (
     .we_i(tap_here_1_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_6)
   );
 
   assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
-  assign sum_1_6 = term_0_6 + term_1_6;
   assign tap_here_1_7 = (tap_tag_i[103:101] == 3'd1) && tap_valid_i[7];
 
   // partials of group 1, column 7
@@ -616,12 +635,11 @@ module kld_merge (
     .we_i(tap_here_1_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1} + 11'd1024 : {1'b0, gather_addr_1}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_7)
   );
 
   assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
-  assign sum_1_7 = term_0_7 + term_1_7;
 
   // root table of group 2
   kld_sram_1024x10 u_root_2 (
@@ -633,7 +651,6 @@ module kld_merge (
     .rdata_o(root_2)
   );
 
-  assign gather_addr_2 = dense_i ? gather_token_i : root_2;
   assign tap_here_2_0 = (tap_tag_i[12:10] == 3'd2) && tap_valid_i[0];
 
   // partials of group 2, column 0
@@ -642,12 +659,11 @@ module kld_merge (
     .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_0)
   );
 
   assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
-  assign sum_2_0 = sum_1_0 + term_2_0;
   assign tap_here_2_1 = (tap_tag_i[25:23] == 3'd2) && tap_valid_i[1];
 
   // partials of group 2, column 1
@@ -656,12 +672,11 @@ module kld_merge (
     .we_i(tap_here_2_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_1)
   );
 
   assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
-  assign sum_2_1 = sum_1_1 + term_2_1;
   assign tap_here_2_2 = (tap_tag_i[38:36] == 3'd2) && tap_valid_i[2];
 
   // partials of group 2, column 2
@@ -670,12 +685,11 @@ module kld_merge (
     .we_i(tap_here_2_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_2)
   );
 
   assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
-  assign sum_2_2 = sum_1_2 + term_2_2;
   assign tap_here_2_3 = (tap_tag_i[51:49] == 3'd2) && tap_valid_i[3];
 
   // partials of group 2, column 3
@@ -684,12 +698,11 @@ module kld_merge (
     .we_i(tap_here_2_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_3)
   );
 
   assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
-  assign sum_2_3 = sum_1_3 + term_2_3;
   assign tap_here_2_4 = (tap_tag_i[64:62] == 3'd2) && tap_valid_i[4];
 
   // partials of group 2, column 4
@@ -698,12 +711,11 @@ module kld_merge (
     .we_i(tap_here_2_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_4)
   );
 
   assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
-  assign sum_2_4 = sum_1_4 + term_2_4;
   assign tap_here_2_5 = (tap_tag_i[77:75] == 3'd2) && tap_valid_i[5];
 
   // partials of group 2, column 5
@@ -712,12 +724,11 @@ module kld_merge (
     .we_i(tap_here_2_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_5)
   );
 
   assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
-  assign sum_2_5 = sum_1_5 + term_2_5;
   assign tap_here_2_6 = (tap_tag_i[90:88] == 3'd2) && tap_valid_i[6];
 
   // partials of group 2, column 6
@@ -726,12 +737,11 @@ module kld_merge (
     .we_i(tap_here_2_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_6)
   );
 
   assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
-  assign sum_2_6 = sum_1_6 + term_2_6;
   assign tap_here_2_7 = (tap_tag_i[103:101] == 3'd2) && tap_valid_i[7];
 
   // partials of group 2, column 7
@@ -740,12 +750,11 @@ module kld_merge (
     .we_i(tap_here_2_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2} + 11'd1024 : {1'b0, gather_addr_2}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_7)
   );
 
   assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
-  assign sum_2_7 = sum_1_7 + term_2_7;
 
   // root table of group 3
   kld_sram_1024x10 u_root_3 (
@@ -757,7 +766,6 @@ module kld_merge (
     .rdata_o(root_3)
   );
 
-  assign gather_addr_3 = dense_i ? gather_token_i : root_3;
   assign tap_here_3_0 = (tap_tag_i[12:10] == 3'd3) && tap_valid_i[0];
 
   // partials of group 3, column 0
@@ -766,12 +774,11 @@ module kld_merge (
     .we_i(tap_here_3_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_0)
   );
 
   assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
-  assign sum_3_0 = sum_2_0 + term_3_0;
   assign tap_here_3_1 = (tap_tag_i[25:23] == 3'd3) && tap_valid_i[1];
 
   // partials of group 3, column 1
@@ -780,12 +787,11 @@ module kld_merge (
     .we_i(tap_here_3_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_1)
   );
 
   assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
-  assign sum_3_1 = sum_2_1 + term_3_1;
   assign tap_here_3_2 = (tap_tag_i[38:36] == 3'd3) && tap_valid_i[2];
 
   // partials of group 3, column 2
@@ -794,12 +800,11 @@ module kld_merge (
     .we_i(tap_here_3_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_2)
   );
 
   assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
-  assign sum_3_2 = sum_2_2 + term_3_2;
   assign tap_here_3_3 = (tap_tag_i[51:49] == 3'd3) && tap_valid_i[3];
 
   // partials of group 3, column 3
@@ -808,12 +813,11 @@ module kld_merge (
     .we_i(tap_here_3_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_3)
   );
 
   assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
-  assign sum_3_3 = sum_2_3 + term_3_3;
   assign tap_here_3_4 = (tap_tag_i[64:62] == 3'd3) && tap_valid_i[4];
 
   // partials of group 3, column 4
@@ -822,12 +826,11 @@ module kld_merge (
     .we_i(tap_here_3_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_4)
   );
 
   assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
-  assign sum_3_4 = sum_2_4 + term_3_4;
   assign tap_here_3_5 = (tap_tag_i[77:75] == 3'd3) && tap_valid_i[5];
 
   // partials of group 3, column 5
@@ -836,12 +839,11 @@ module kld_merge (
     .we_i(tap_here_3_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_5)
   );
 
   assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
-  assign sum_3_5 = sum_2_5 + term_3_5;
   assign tap_here_3_6 = (tap_tag_i[90:88] == 3'd3) && tap_valid_i[6];
 
   // partials of group 3, column 6
@@ -850,12 +852,11 @@ module kld_merge (
     .we_i(tap_here_3_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_6)
   );
 
   assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
-  assign sum_3_6 = sum_2_6 + term_3_6;
   assign tap_here_3_7 = (tap_tag_i[103:101] == 3'd3) && tap_valid_i[7];
 
   // partials of group 3, column 7
@@ -864,12 +865,11 @@ module kld_merge (
     .we_i(tap_here_3_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3} + 11'd1024 : {1'b0, gather_addr_3}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_7)
   );
 
   assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
-  assign sum_3_7 = sum_2_7 + term_3_7;
 
   // root table of group 4
   kld_sram_1024x10 u_root_4 (
@@ -881,7 +881,6 @@ module kld_merge (
     .rdata_o(root_4)
   );
 
-  assign gather_addr_4 = dense_i ? gather_token_i : root_4;
   assign tap_here_4_0 = (tap_tag_i[12:10] == 3'd4) && tap_valid_i[0];
 
   // partials of group 4, column 0
@@ -890,12 +889,11 @@ module kld_merge (
     .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_0)
   );
 
   assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
-  assign sum_4_0 = sum_3_0 + term_4_0;
   assign tap_here_4_1 = (tap_tag_i[25:23] == 3'd4) && tap_valid_i[1];
 
   // partials of group 4, column 1
@@ -904,12 +902,11 @@ module kld_merge (
     .we_i(tap_here_4_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_1)
   );
 
   assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
-  assign sum_4_1 = sum_3_1 + term_4_1;
   assign tap_here_4_2 = (tap_tag_i[38:36] == 3'd4) && tap_valid_i[2];
 
   // partials of group 4, column 2
@@ -918,12 +915,11 @@ module kld_merge (
     .we_i(tap_here_4_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_2)
   );
 
   assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
-  assign sum_4_2 = sum_3_2 + term_4_2;
   assign tap_here_4_3 = (tap_tag_i[51:49] == 3'd4) && tap_valid_i[3];
 
   // partials of group 4, column 3
@@ -932,12 +928,11 @@ module kld_merge (
     .we_i(tap_here_4_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_3)
   );
 
   assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
-  assign sum_4_3 = sum_3_3 + term_4_3;
   assign tap_here_4_4 = (tap_tag_i[64:62] == 3'd4) && tap_valid_i[4];
 
   // partials of group 4, column 4
@@ -946,12 +941,11 @@ module kld_merge (
     .we_i(tap_here_4_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_4)
   );
 
   assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
-  assign sum_4_4 = sum_3_4 + term_4_4;
   assign tap_here_4_5 = (tap_tag_i[77:75] == 3'd4) && tap_valid_i[5];
 
   // partials of group 4, column 5
@@ -960,12 +954,11 @@ module kld_merge (
     .we_i(tap_here_4_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_5)
   );
 
   assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
-  assign sum_4_5 = sum_3_5 + term_4_5;
   assign tap_here_4_6 = (tap_tag_i[90:88] == 3'd4) && tap_valid_i[6];
 
   // partials of group 4, column 6
@@ -974,12 +967,11 @@ module kld_merge (
     .we_i(tap_here_4_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_6)
   );
 
   assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
-  assign sum_4_6 = sum_3_6 + term_4_6;
   assign tap_here_4_7 = (tap_tag_i[103:101] == 3'd4) && tap_valid_i[7];
 
   // partials of group 4, column 7
@@ -988,12 +980,11 @@ module kld_merge (
     .we_i(tap_here_4_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4} + 11'd1024 : {1'b0, gather_addr_4}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_7)
   );
 
   assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
-  assign sum_4_7 = sum_3_7 + term_4_7;
 
   // root table of group 5
   kld_sram_1024x10 u_root_5 (
@@ -1005,7 +996,6 @@ module kld_merge (
     .rdata_o(root_5)
   );
 
-  assign gather_addr_5 = dense_i ? gather_token_i : root_5;
   assign tap_here_5_0 = (tap_tag_i[12:10] == 3'd5) && tap_valid_i[0];
 
   // partials of group 5, column 0
@@ -1014,12 +1004,11 @@ module kld_merge (
     .we_i(tap_here_5_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_0)
   );
 
   assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
-  assign sum_5_0 = sum_4_0 + term_5_0;
   assign tap_here_5_1 = (tap_tag_i[25:23] == 3'd5) && tap_valid_i[1];
 
   // partials of group 5, column 1
@@ -1028,12 +1017,11 @@ module kld_merge (
     .we_i(tap_here_5_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_1)
   );
 
   assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
-  assign sum_5_1 = sum_4_1 + term_5_1;
   assign tap_here_5_2 = (tap_tag_i[38:36] == 3'd5) && tap_valid_i[2];
 
   // partials of group 5, column 2
@@ -1042,12 +1030,11 @@ module kld_merge (
     .we_i(tap_here_5_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_2)
   );
 
   assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
-  assign sum_5_2 = sum_4_2 + term_5_2;
   assign tap_here_5_3 = (tap_tag_i[51:49] == 3'd5) && tap_valid_i[3];
 
   // partials of group 5, column 3
@@ -1056,12 +1043,11 @@ module kld_merge (
     .we_i(tap_here_5_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_3)
   );
 
   assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
-  assign sum_5_3 = sum_4_3 + term_5_3;
   assign tap_here_5_4 = (tap_tag_i[64:62] == 3'd5) && tap_valid_i[4];
 
   // partials of group 5, column 4
@@ -1070,12 +1056,11 @@ module kld_merge (
     .we_i(tap_here_5_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_4)
   );
 
   assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
-  assign sum_5_4 = sum_4_4 + term_5_4;
   assign tap_here_5_5 = (tap_tag_i[77:75] == 3'd5) && tap_valid_i[5];
 
   // partials of group 5, column 5
@@ -1084,12 +1069,11 @@ module kld_merge (
     .we_i(tap_here_5_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_5)
   );
 
   assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
-  assign sum_5_5 = sum_4_5 + term_5_5;
   assign tap_here_5_6 = (tap_tag_i[90:88] == 3'd5) && tap_valid_i[6];
 
   // partials of group 5, column 6
@@ -1098,12 +1082,11 @@ module kld_merge (
     .we_i(tap_here_5_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_6)
   );
 
   assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
-  assign sum_5_6 = sum_4_6 + term_5_6;
   assign tap_here_5_7 = (tap_tag_i[103:101] == 3'd5) && tap_valid_i[7];
 
   // partials of group 5, column 7
@@ -1112,12 +1095,11 @@ module kld_merge (
     .we_i(tap_here_5_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5} + 11'd1024 : {1'b0, gather_addr_5}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_7)
   );
 
   assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
-  assign sum_5_7 = sum_4_7 + term_5_7;
 
   // root table of group 6
   kld_sram_1024x10 u_root_6 (
@@ -1129,7 +1111,6 @@ module kld_merge (
     .rdata_o(root_6)
   );
 
-  assign gather_addr_6 = dense_i ? gather_token_i : root_6;
   assign tap_here_6_0 = (tap_tag_i[12:10] == 3'd6) && tap_valid_i[0];
 
   // partials of group 6, column 0
@@ -1138,12 +1119,11 @@ module kld_merge (
     .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_0)
   );
 
   assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
-  assign sum_6_0 = sum_5_0 + term_6_0;
   assign tap_here_6_1 = (tap_tag_i[25:23] == 3'd6) && tap_valid_i[1];
 
   // partials of group 6, column 1
@@ -1152,12 +1132,11 @@ module kld_merge (
     .we_i(tap_here_6_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_1)
   );
 
   assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
-  assign sum_6_1 = sum_5_1 + term_6_1;
   assign tap_here_6_2 = (tap_tag_i[38:36] == 3'd6) && tap_valid_i[2];
 
   // partials of group 6, column 2
@@ -1166,12 +1145,11 @@ module kld_merge (
     .we_i(tap_here_6_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_2)
   );
 
   assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
-  assign sum_6_2 = sum_5_2 + term_6_2;
   assign tap_here_6_3 = (tap_tag_i[51:49] == 3'd6) && tap_valid_i[3];
 
   // partials of group 6, column 3
@@ -1180,12 +1158,11 @@ module kld_merge (
     .we_i(tap_here_6_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_3)
   );
 
   assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
-  assign sum_6_3 = sum_5_3 + term_6_3;
   assign tap_here_6_4 = (tap_tag_i[64:62] == 3'd6) && tap_valid_i[4];
 
   // partials of group 6, column 4
@@ -1194,12 +1171,11 @@ module kld_merge (
     .we_i(tap_here_6_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_4)
   );
 
   assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
-  assign sum_6_4 = sum_5_4 + term_6_4;
   assign tap_here_6_5 = (tap_tag_i[77:75] == 3'd6) && tap_valid_i[5];
 
   // partials of group 6, column 5
@@ -1208,12 +1184,11 @@ module kld_merge (
     .we_i(tap_here_6_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_5)
   );
 
   assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
-  assign sum_6_5 = sum_5_5 + term_6_5;
   assign tap_here_6_6 = (tap_tag_i[90:88] == 3'd6) && tap_valid_i[6];
 
   // partials of group 6, column 6
@@ -1222,12 +1197,11 @@ module kld_merge (
     .we_i(tap_here_6_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_6)
   );
 
   assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
-  assign sum_6_6 = sum_5_6 + term_6_6;
   assign tap_here_6_7 = (tap_tag_i[103:101] == 3'd6) && tap_valid_i[7];
 
   // partials of group 6, column 7
@@ -1236,12 +1210,11 @@ module kld_merge (
     .we_i(tap_here_6_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6} + 11'd1024 : {1'b0, gather_addr_6}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_7)
   );
 
   assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
-  assign sum_6_7 = sum_5_7 + term_6_7;
 
   // root table of group 7
   kld_sram_1024x10 u_root_7 (
@@ -1253,7 +1226,6 @@ module kld_merge (
     .rdata_o(root_7)
   );
 
-  assign gather_addr_7 = dense_i ? gather_token_i : root_7;
   assign tap_here_7_0 = (tap_tag_i[12:10] == 3'd7) && tap_valid_i[0];
 
   // partials of group 7, column 0
@@ -1262,12 +1234,11 @@ module kld_merge (
     .we_i(tap_here_7_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[31:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_0)
   );
 
   assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
-  assign sum_7_0 = sum_6_0 + term_7_0;
   assign tap_here_7_1 = (tap_tag_i[25:23] == 3'd7) && tap_valid_i[1];
 
   // partials of group 7, column 1
@@ -1276,12 +1247,11 @@ module kld_merge (
     .we_i(tap_here_7_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[63:32]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_1)
   );
 
   assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
-  assign sum_7_1 = sum_6_1 + term_7_1;
   assign tap_here_7_2 = (tap_tag_i[38:36] == 3'd7) && tap_valid_i[2];
 
   // partials of group 7, column 2
@@ -1290,12 +1260,11 @@ module kld_merge (
     .we_i(tap_here_7_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[95:64]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_2)
   );
 
   assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
-  assign sum_7_2 = sum_6_2 + term_7_2;
   assign tap_here_7_3 = (tap_tag_i[51:49] == 3'd7) && tap_valid_i[3];
 
   // partials of group 7, column 3
@@ -1304,12 +1273,11 @@ module kld_merge (
     .we_i(tap_here_7_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[127:96]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_3)
   );
 
   assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
-  assign sum_7_3 = sum_6_3 + term_7_3;
   assign tap_here_7_4 = (tap_tag_i[64:62] == 3'd7) && tap_valid_i[4];
 
   // partials of group 7, column 4
@@ -1318,12 +1286,11 @@ module kld_merge (
     .we_i(tap_here_7_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[159:128]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_4)
   );
 
   assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
-  assign sum_7_4 = sum_6_4 + term_7_4;
   assign tap_here_7_5 = (tap_tag_i[77:75] == 3'd7) && tap_valid_i[5];
 
   // partials of group 7, column 5
@@ -1332,12 +1299,11 @@ module kld_merge (
     .we_i(tap_here_7_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[191:160]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_5)
   );
 
   assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
-  assign sum_7_5 = sum_6_5 + term_7_5;
   assign tap_here_7_6 = (tap_tag_i[90:88] == 3'd7) && tap_valid_i[6];
 
   // partials of group 7, column 6
@@ -1346,12 +1312,11 @@ module kld_merge (
     .we_i(tap_here_7_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[223:192]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_6)
   );
 
   assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
-  assign sum_7_6 = sum_6_6 + term_7_6;
   assign tap_here_7_7 = (tap_tag_i[103:101] == 3'd7) && tap_valid_i[7];
 
   // partials of group 7, column 7
@@ -1360,12 +1325,67 @@ module kld_merge (
     .we_i(tap_here_7_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[255:224]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7} + 11'd1024 : {1'b0, gather_addr_7}),
+    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_7)
   );
 
   assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
-  assign sum_7_7 = sum_6_7 + term_7_7;
-  assign out_data_o = {sum_7_7, sum_7_6, sum_7_5, sum_7_4, sum_7_3, sum_7_2, sum_7_1, sum_7_0};
+  assign sum_0_0_0 = term_0_0 + term_1_0;
+  assign sum_0_0_1 = term_2_0 + term_3_0;
+  assign sum_0_0_2 = term_4_0 + term_5_0;
+  assign sum_0_0_3 = term_6_0 + term_7_0;
+  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
+  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
+  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
+  assign sum_1_0_0 = term_0_1 + term_1_1;
+  assign sum_1_0_1 = term_2_1 + term_3_1;
+  assign sum_1_0_2 = term_4_1 + term_5_1;
+  assign sum_1_0_3 = term_6_1 + term_7_1;
+  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
+  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
+  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
+  assign sum_2_0_0 = term_0_2 + term_1_2;
+  assign sum_2_0_1 = term_2_2 + term_3_2;
+  assign sum_2_0_2 = term_4_2 + term_5_2;
+  assign sum_2_0_3 = term_6_2 + term_7_2;
+  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
+  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
+  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
+  assign sum_3_0_0 = term_0_3 + term_1_3;
+  assign sum_3_0_1 = term_2_3 + term_3_3;
+  assign sum_3_0_2 = term_4_3 + term_5_3;
+  assign sum_3_0_3 = term_6_3 + term_7_3;
+  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
+  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
+  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
+  assign sum_4_0_0 = term_0_4 + term_1_4;
+  assign sum_4_0_1 = term_2_4 + term_3_4;
+  assign sum_4_0_2 = term_4_4 + term_5_4;
+  assign sum_4_0_3 = term_6_4 + term_7_4;
+  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
+  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
+  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
+  assign sum_5_0_0 = term_0_5 + term_1_5;
+  assign sum_5_0_1 = term_2_5 + term_3_5;
+  assign sum_5_0_2 = term_4_5 + term_5_5;
+  assign sum_5_0_3 = term_6_5 + term_7_5;
+  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
+  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
+  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
+  assign sum_6_0_0 = term_0_6 + term_1_6;
+  assign sum_6_0_1 = term_2_6 + term_3_6;
+  assign sum_6_0_2 = term_4_6 + term_5_6;
+  assign sum_6_0_3 = term_6_6 + term_7_6;
+  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
+  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
+  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
+  assign sum_7_0_0 = term_0_7 + term_1_7;
+  assign sum_7_0_1 = term_2_7 + term_3_7;
+  assign sum_7_0_2 = term_4_7 + term_5_7;
+  assign sum_7_0_3 = term_6_7 + term_7_7;
+  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
+  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
+  assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
+  assign out_data_o = out_data_q;
 
 endmodule

@@ -199,12 +199,24 @@ module kld_top (
   reg [3:0] cnt_q;
   // weight buffer of the pass engine's pass (pass parity)
   reg buf_q;
-  // the gather engine streams an m-tile
-  reg gather_busy_q;
+  // tokens of the m-tile remain to enter
+  reg gather_issue_q;
   // m-tile being gathered
   reg [2:0] gather_mt_q;
-  // token being gathered
+  // next token to enter the gather
   reg [9:0] gather_q;
+  // a token's roots are registered
+  reg sum_valid_q;
+  // ... the m-tile's last token
+  reg sum_last_q;
+  reg [2:0] sum_mt_q;
+  reg [9:0] sum_token_q;
+  // the output register holds a word
+  reg out_valid_q;
+  // ... the m-tile's last word
+  reg out_last_q;
+  reg [2:0] out_mt_q;
+  reg [9:0] out_token_q;
   wire st_loadw;
   wire st_issue;
   wire st_handoff;
@@ -212,6 +224,10 @@ module kld_top (
   wire mt_is_last;
   wire round_is_last;
   wire gather_is_last;
+  // the gather pipeline advances
+  wire gather_en;
+  // token gather_q enters the gather
+  wire gather_enter;
   wire [9:0] scan_token;
   wire [7:0] scan_slot;
   wire [2:0] scan_avail;
@@ -303,10 +319,11 @@ module kld_top (
   wire [63:0] seg_data;
   wire [255:0] merged;
   wire out_fire;
-  // the gather's last output word leaves
-  wire gather_finish;
-  // the gather engine can take an m-tile this cycle
+  // the gather engine can take an m-tile this cycle: its last read of the other bank is over or
+  // being registered
   wire gather_free;
+  // the last word of the last gather leaves (in TAIL)
+  wire run_finish;
   // hand the m-tile's partials to the gather engine
   wire gather_start;
   wire drain_done;
@@ -461,6 +478,8 @@ module kld_top (
   assign mt_is_last = ({13'd0, mt_q} * 16'd8 + 16'd8) >= dim_m_q;
   assign round_is_last = ({15'd0, round_q} * 16'd8 + 16'd8) >= {12'd0, n_groups};
   assign gather_is_last = ({1'b0, gather_q} + 11'd1) == n_tokens;
+  assign gather_en = !out_valid_q || out_ready_i;
+  assign gather_enter = gather_issue_q && gather_en;
   assign step = det_busy_q && (!ctrl_trace_q || dec_ready_i);
   assign push = {step && (round_q == 1'b0) && (4'd7 < n_groups) && !det_reuse[7], step &&
       (round_q == 1'b0) && (4'd6 < n_groups) && !det_reuse[6], step && (round_q == 1'b0) && (4'd5 <
@@ -721,16 +740,17 @@ module kld_top (
     .root_token_i(scan_token),
     .root_data_i(det_root),
     .gather_token_i(gather_q),
+    .gather_en_i(gather_en),
     .dense_i(ctrl_dense_q),
     .group_valid_i(group_valid),
     .wbank_i(mt_q[0]),
-    .rbank_i(gather_mt_q[0]),
+    .rbank_i(sum_mt_q[0]),
     .out_data_o(merged)
   );
 
-  assign out_valid_o = gather_busy_q;
-  assign out_mtile_o = gather_mt_q;
-  assign out_token_o = gather_q;
+  assign out_valid_o = out_valid_q;
+  assign out_mtile_o = out_mt_q;
+  assign out_token_o = out_token_q;
   assign out_data_o = merged;
   assign dec_valid_o = det_busy_q && ctrl_trace_q;
   assign dec_round_o = round_q;
@@ -744,9 +764,9 @@ module kld_top (
       det_axis[1:0]}};
   assign busy_o = busy_q;
   assign done_o = done_q;
-  assign out_fire = gather_busy_q && out_ready_i;
-  assign gather_finish = out_fire && gather_is_last;
-  assign gather_free = !gather_busy_q || gather_finish;
+  assign out_fire = out_valid_q && out_ready_i;
+  assign gather_free = !gather_issue_q && (!sum_valid_q || gather_en);
+  assign run_finish = out_fire && out_last_q && !gather_issue_q && !sum_valid_q;
   assign gather_start = st_handoff && gather_free;
   assign drain_done = cnt_q == 4'd14;
   assign pass_advance = (pass_end && !kt_is_last) || (st_handoff && gather_free && !mt_is_last);
@@ -827,7 +847,7 @@ module kld_top (
           end
         end
         StTail: begin
-          if (gather_finish) begin
+          if (run_finish) begin
             state_q <= StIdle;
             busy_q <= 1'b0;
             done_q <= 1'b1;
@@ -861,25 +881,50 @@ module kld_top (
     end
   end
 
-  // gather engine: one output word per cycle while out_ready_i
+  // gather engine: one token enters per cycle while the pipeline advances
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      gather_busy_q <= 1'b0;
+      gather_issue_q <= 1'b0;
       gather_mt_q <= 3'd0;
       gather_q <= 10'd0;
     end else begin
       if (gather_start) begin
-        gather_busy_q <= 1'b1;
+        gather_issue_q <= 1'b1;
         gather_mt_q <= mt_q;
         gather_q <= 10'd0;
       end else begin
-        if (out_fire) begin
+        if (gather_enter) begin
           if (gather_is_last) begin
-            gather_busy_q <= 1'b0;
+            gather_issue_q <= 1'b0;
           end else begin
             gather_q <= gather_q + 10'd1;
           end
         end
+      end
+    end
+  end
+
+  // gather pipeline: valid bits and the token each place holds
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      sum_valid_q <= 1'b0;
+      sum_last_q <= 1'b0;
+      sum_mt_q <= 3'd0;
+      sum_token_q <= 10'd0;
+      out_valid_q <= 1'b0;
+      out_last_q <= 1'b0;
+      out_mt_q <= 3'd0;
+      out_token_q <= 10'd0;
+    end else begin
+      if (gather_en) begin
+        sum_valid_q <= gather_enter;
+        sum_last_q <= gather_is_last;
+        sum_mt_q <= gather_mt_q;
+        sum_token_q <= gather_q;
+        out_valid_q <= sum_valid_q;
+        out_last_q <= sum_last_q;
+        out_mt_q <= sum_mt_q;
+        out_token_q <= sum_token_q;
       end
     end
   end
@@ -900,7 +945,7 @@ module kld_top (
       3 : 64'd0);
   assign stall_trace = det_busy_q && ctrl_trace_q && !dec_ready_i;
   assign starved = st_issue && (seg_valid == 1'b0) && !pass_last;
-  assign stall_out = gather_busy_q && !out_ready_i;
+  assign stall_out = out_valid_q && !out_ready_i;
   assign wait_gather = st_handoff && !gather_free;
   assign stalled = stall_trace || stall_out;
 
