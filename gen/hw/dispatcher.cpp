@@ -39,6 +39,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr final_list = m.input("final_i", segs, Sign::Unsigned,
                                   "segment s's compute list is complete (its group's detection round is over)");
   const Expr scan_token = m.output("scan_token_o", tw, Sign::Unsigned, "token at the scan position");
+  const Expr scan_token_next = m.output("scan_token_next_o", tw, Sign::Unsigned,
+                                        "token at the scan position of the next cycle (to register reads of it)");
   const Expr scan_slot = m.output("scan_slot_o", sw, Sign::Unsigned, "window slot of the scan position");
   const Expr scan_avail = m.output("scan_avail_o", 3, Sign::Unsigned, "references available: bit 0 t, 1 h, 2 w");
   const Expr scan_ref_slot = m.output("scan_ref_slot_o", 3 * sw, Sign::Unsigned, "window slots of the references");
@@ -121,6 +123,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   outs.flop(ref_slot_q, ref_slot_d, 0);
   outs.flop(last_q, last_d, 0);
   m.assign(scan_token, token_q);
+  m.assign(scan_token_next, token_d);
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);
   m.assign(scan_ref_slot, ref_slot_q);

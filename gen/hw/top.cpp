@@ -222,12 +222,14 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr kt_is_last = m.wire("kt_is_last", last_tile(kt_q, rows, dim_k_q));
   const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
   const Expr round_is_last = m.wire("round_is_last", last_tile(round_q, lanes, zext(n_groups, reg::kDimWidth)));
+  const Expr round_d = m.signal("round_d", rw, Sign::Unsigned, "detection round of the next cycle");
   const Expr gi_is_last = m.wire("gather_is_last", zext(gi_q, tw + 1) + constant(tw + 1, 1) == n_tokens);
   const Expr gather_en = m.wire("gather_en", !out_valid_q || out_ready, "the gather pipeline advances");
   const Expr gather_enter = m.wire("gather_enter", gather_issue_q && gather_en, "token gather_q enters the gather");
 
   // ---- the dispatcher: scan positions, compute lists, issue ----
   const Expr scan_token = m.signal("scan_token", tw), scan_slot = m.signal("scan_slot", sw);
+  const Expr scan_token_next = m.signal("scan_token_next", tw);
   const Expr scan_avail = m.signal("scan_avail", 3), scan_ref_slot = m.signal("scan_ref_slot", 3 * sw);
   const Expr scan_last = m.signal("scan_last", 1);
   const Expr seg_valid = m.signal("seg_valid", segs), seg_token = m.signal("seg_token", segs * tw);
@@ -286,6 +288,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"ready_i", ones(segs)},
               {"final_i", list_final},
               {"scan_token_o", scan_token},
+              {"scan_token_next_o", scan_token_next},
               {"scan_slot_o", scan_slot},
               {"scan_avail_o", scan_avail},
               {"scan_ref_slot_o", scan_ref_slot},
@@ -299,10 +302,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // ---- scratchpads: A in one bank per group, B in one memory ----
   const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 2));
   const Expr a_fire = m.wire("a_fire", a_valid && !busy_q);
-  std::vector<Expr> a_rd, a_issue;  // read port 0: the detector; read port 1: the array feed
+  // Read port 0: the detector, one cycle ahead (the lanes take the registered word); port 1: the array feed.
+  std::vector<Expr> a_rd, a_issue;
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
-    a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector"));
+    a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
     a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
     const Expr seg_addr = seg_token.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
     m.instance(a_sram, "u_a_" + gn,
@@ -310,7 +314,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                 {"we_i", a_fire && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
                 {"wdata_i", a_data},
-                {"raddr0_i", scan_token},
+                {"raddr0_i", scan_token_next},
                 {"rdata0_o", a_rd.back()},
                 {"raddr1_i", seg_addr},
                 {"rdata1_o", a_issue.back()}},
@@ -324,7 +328,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                                          b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 
   // ---- the detector ----
-  std::vector<Expr> lane_valid, lane_en, lane_rope, lane_tau, lane_a;
+  // The lanes' A words are read a cycle ahead, at the next cycle's scan position and round, and
+  // registered: the A read is then off the detector's path (memory, lane, compute-list write).
+  std::vector<Expr> lane_valid, lane_en, lane_rope, lane_tau, lane_a_next;
   for (int l = lanes - 1; l >= 0; --l) {
     Expr v = bit(false), en = bit(false), rp = zero(regs.q("GROUP_CFG", "ROPE").width()), t = zero(tauw);
     Expr a = zero(gw * dw);
@@ -336,14 +342,17 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
       en = mux(here, regs.q("GROUP_CFG", "ENABLE", g), en);
       rp = mux(here, regs.q("GROUP_CFG", "ROPE", g), rp);
       t = mux(here, regs.q("TAU", "VALUE", g), t);
-      a = mux(here, a_rd[static_cast<size_t>(g)], a);
+      a = mux(round_d == constant(rw, static_cast<uint64_t>(r)), a_rd[static_cast<size_t>(g)], a);
     }
     lane_valid.push_back(v);
     lane_en.push_back(en);
     lane_rope.push_back(rp);
     lane_tau.push_back(t);
-    lane_a.push_back(a);
+    lane_a_next.push_back(a);
   }
+  const Expr lane_a_q = m.signal("lane_a_q", lanes * gw * dw, Sign::Unsigned,
+                                 "A word of each lane's group at the scan position");
+  m.always_ff_no_reset(clk, "the lanes' A words, read a cycle ahead").assign(lane_a_q, concat(lane_a_next));
   const Expr lanes_valid = m.wire("lane_valid", concat(lane_valid), "lane l decides group round*LANES + l");
   m.instance(find(parts, "kld_detector"), "u_detector",
              {{"clk_i", clk},
@@ -359,7 +368,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"enable_i", m.wire("lane_enable", concat(lane_en))},
               {"rope_i", m.wire("lane_rope", concat(lane_rope))},
               {"tau_i", m.wire("lane_tau", concat(lane_tau))},
-              {"a_i", m.wire("lane_a", concat(lane_a))},
+              {"a_i", lane_a_q},
               {"reuse_o", reuse},
               {"axis_o", axis},
               {"root_o", root}});
@@ -495,14 +504,13 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
 
   Always& dete = m.always_ff(clk, rst_n, "detection engine: rounds of LANES groups, one scan position per cycle");
   dete.on_reset().assign(det_busy_q, 0);
-  dete.on_reset().assign(round_q, 0);
+  m.assign(round_d, mux(run_start, zero(rw),
+                        mux(step && scan_last && !round_is_last, round_q + constant(rw, 1), round_q)));
+  dete.flop(round_q, round_d, 0);
   IfStmt& ds = dete.body().if_(run_start);
   ds.then_().assign(det_busy_q, !dense_start);
-  ds.then_().assign(round_q, 0);
-  IfStmt& dl = ds.else_().if_(step && scan_last);
-  IfStmt& rl = dl.then_().if_(round_is_last);
-  rl.then_().assign(det_busy_q, 0);
-  rl.else_().assign(round_q, round_q + constant(rw, 1));
+  IfStmt& dl = ds.else_().if_(step && scan_last && round_is_last);
+  dl.then_().assign(det_busy_q, 0);
 
   Always& gat = m.always_ff(clk, rst_n, "gather engine: one token enters per cycle while the pipeline advances");
   for (const Expr& q : {gather_issue_q, gmt_q, gi_q}) gat.on_reset().assign(q, 0);

@@ -223,6 +223,8 @@ module kld_top (
   wire kt_is_last;
   wire mt_is_last;
   wire round_is_last;
+  // detection round of the next cycle
+  wire round_d;
   wire gather_is_last;
   // the gather pipeline advances
   wire gather_en;
@@ -230,6 +232,7 @@ module kld_top (
   wire gather_enter;
   wire [9:0] scan_token;
   wire [7:0] scan_slot;
+  wire [9:0] scan_token_next;
   wire [2:0] scan_avail;
   wire [23:0] scan_ref_slot;
   wire scan_last;
@@ -256,35 +259,35 @@ module kld_top (
   // rewind the segment pointers
   wire pass_start;
   wire a_fire;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_0;
   // for the array
   wire [63:0] a_issue_0;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_1;
   // for the array
   wire [63:0] a_issue_1;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_2;
   // for the array
   wire [63:0] a_issue_2;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_3;
   // for the array
   wire [63:0] a_issue_3;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_4;
   // for the array
   wire [63:0] a_issue_4;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_5;
   // for the array
   wire [63:0] a_issue_5;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_6;
   // for the array
   wire [63:0] a_issue_6;
-  // for the detector
+  // for the detector, next cycle's position
   wire [63:0] a_rdata_7;
   // for the array
   wire [63:0] a_issue_7;
@@ -304,12 +307,13 @@ module kld_top (
   reg wl_finish_q;
   // the next pass's weights are in the PEs by the end of this cycle
   wire wl_next_ready;
+  // A word of each lane's group at the scan position
+  reg [511:0] lane_a_q;
   // lane l decides group round*LANES + l
   wire [7:0] lane_valid;
   wire [7:0] lane_enable;
   wire [23:0] lane_rope;
   wire [71:0] lane_tau;
-  wire [511:0] lane_a;
   wire [31:0] tap_valid;
   wire [383:0] tap_tag;
   wire [1023:0] tap_psum;
@@ -525,6 +529,7 @@ module kld_top (
     .ready_i({2{1'b1}}),
     .final_i(list_final),
     .scan_token_o(scan_token),
+    .scan_token_next_o(scan_token_next),
     .scan_slot_o(scan_slot),
     .scan_avail_o(scan_avail),
     .scan_ref_slot_o(scan_ref_slot),
@@ -544,7 +549,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd0)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_0),
     .raddr1_i(seg_token[9:0]),
     .rdata1_o(a_issue_0)
@@ -556,7 +561,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd1)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_1),
     .raddr1_i(seg_token[19:10]),
     .rdata1_o(a_issue_1)
@@ -568,7 +573,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd2)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_2),
     .raddr1_i(seg_token[9:0]),
     .rdata1_o(a_issue_2)
@@ -580,7 +585,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd3)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_3),
     .raddr1_i(seg_token[19:10]),
     .rdata1_o(a_issue_3)
@@ -592,7 +597,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd4)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_4),
     .raddr1_i(seg_token[9:0]),
     .rdata1_o(a_issue_4)
@@ -604,7 +609,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd5)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_5),
     .raddr1_i(seg_token[19:10]),
     .rdata1_o(a_issue_5)
@@ -616,7 +621,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd6)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_6),
     .raddr1_i(seg_token[9:0]),
     .rdata1_o(a_issue_6)
@@ -628,7 +633,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd7)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token),
+    .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_7),
     .raddr1_i(seg_token[19:10]),
     .rdata1_o(a_issue_7)
@@ -667,6 +672,15 @@ module kld_top (
   end
 
   assign wl_next_ready = wl_next_loaded && !wl_finish;
+
+  // the lanes' A words, read a cycle ahead
+  always @(posedge clk_i) begin
+    lane_a_q <= {(round_d == 1'b0) ? a_rdata_7 : 64'd0, (round_d == 1'b0) ? a_rdata_6 : 64'd0,
+        (round_d == 1'b0) ? a_rdata_5 : 64'd0, (round_d == 1'b0) ? a_rdata_4 : 64'd0, (round_d ==
+        1'b0) ? a_rdata_3 : 64'd0, (round_d == 1'b0) ? a_rdata_2 : 64'd0, (round_d == 1'b0) ?
+        a_rdata_1 : 64'd0, (round_d == 1'b0) ? a_rdata_0 : 64'd0};
+  end
+
   assign lane_valid = {(round_q == 1'b0) ? group_valid[7] : 1'b0, (round_q == 1'b0) ?
       group_valid[6] : 1'b0, (round_q == 1'b0) ? group_valid[5] : 1'b0, (round_q == 1'b0) ?
       group_valid[4] : 1'b0, (round_q == 1'b0) ? group_valid[3] : 1'b0, (round_q == 1'b0) ?
@@ -686,10 +700,6 @@ module kld_top (
       (round_q == 1'b0) ? tau_5_q : 9'd0, (round_q == 1'b0) ? tau_4_q : 9'd0, (round_q == 1'b0) ?
       tau_3_q : 9'd0, (round_q == 1'b0) ? tau_2_q : 9'd0, (round_q == 1'b0) ? tau_1_q : 9'd0,
       (round_q == 1'b0) ? tau_0_q : 9'd0};
-  assign lane_a = {(round_q == 1'b0) ? a_rdata_7 : 64'd0, (round_q == 1'b0) ? a_rdata_6 : 64'd0,
-      (round_q == 1'b0) ? a_rdata_5 : 64'd0, (round_q == 1'b0) ? a_rdata_4 : 64'd0, (round_q ==
-      1'b0) ? a_rdata_3 : 64'd0, (round_q == 1'b0) ? a_rdata_2 : 64'd0, (round_q == 1'b0) ?
-      a_rdata_1 : 64'd0, (round_q == 1'b0) ? a_rdata_0 : 64'd0};
 
   kld_detector u_detector (
     .clk_i(clk_i),
@@ -705,7 +715,7 @@ module kld_top (
     .enable_i(lane_enable),
     .rope_i(lane_rope),
     .tau_i(lane_tau),
-    .a_i(lane_a),
+    .a_i(lane_a_q),
     .reuse_o(det_reuse),
     .axis_o(det_axis),
     .root_o(det_root)
@@ -866,20 +876,19 @@ module kld_top (
       det_busy_q <= 1'b0;
       round_q <= 1'b0;
     end else begin
+      round_q <= round_d;
       if (run_start) begin
         det_busy_q <= !reg_wdata_i[1];
-        round_q <= 1'b0;
       end else begin
-        if (step && scan_last) begin
-          if (round_is_last) begin
-            det_busy_q <= 1'b0;
-          end else begin
-            round_q <= round_q + 1'b1;
-          end
+        if (step && scan_last && round_is_last) begin
+          det_busy_q <= 1'b0;
         end
       end
     end
   end
+
+  assign round_d = run_start ? 1'b0 : ((step && scan_last && !round_is_last) ? round_q + 1'b1 :
+      round_q);
 
   // gather engine: one token enters per cycle while the pipeline advances
   always @(posedge clk_i or negedge rst_ni) begin
