@@ -15,6 +15,7 @@
 // reset hit and what the counters read before and after it. Prints a report
 // (and JSON with --json); exit 0 only when everything compared equal and
 // something was compared.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -59,6 +60,7 @@ using kld_tb::get_bits;
 using kld_tb::set_bits;
 
 constexpr bool kPlainTop = KLD_TB_PLAIN != 0;
+constexpr int kGatherW = kPlainTop ? 1 : static_cast<int>(kld::kGATHER_W);  // output words per beat
 constexpr const char* kTopName = kPlainTop ? "kld_plain_top" : "kld_top";
 
 struct Options {
@@ -174,6 +176,14 @@ class Harness {
     top_->b_valid_i = 0;
     top_->out_ready_i = 0;
     set_dec_ready(false);
+  }
+  // Words of this output beat that exist (bit j: token out_token_o + j); the plain top sends one.
+  uint32_t out_lanes() const {
+#if !KLD_TB_PLAIN
+    return static_cast<uint32_t>(top_->out_lanes_o);
+#else
+    return 1u;
+#endif
   }
   void set_dec_ready(bool ready) {
 #if !KLD_TB_PLAIN
@@ -369,14 +379,15 @@ class Harness {
       if (top_->out_valid_o && top_->out_ready_i) {
         const int mt = static_cast<int>(top_->out_mtile_o);
         const int64_t tok = static_cast<int64_t>(top_->out_token_o);
-        for (int col = 0; col < static_cast<int>(kld::kCOLS); ++col) {
-          const int m = mt * static_cast<int>(kld::kCOLS) + col;
-          const int64_t val = kld_tb::sign_extend(
-              get_bits(top_->out_data_o, col * static_cast<int>(kld::kACC_W), static_cast<int>(kld::kACC_W)),
-              static_cast<int>(kld::kACC_W));
-          outputs_[{tok, m}] = val;
+        const int cols = static_cast<int>(kld::kCOLS), aw = static_cast<int>(kld::kACC_W);
+        const uint32_t lanes = out_lanes();
+        for (int j = 0; j < kGatherW; ++j) {
+          if (!((lanes >> j) & 1u)) continue;  // past the last token
+          for (int col = 0; col < cols; ++col)
+            outputs_[{tok + j, mt * cols + col}] =
+                kld_tb::sign_extend(get_bits(top_->out_data_o, (j * cols + col) * aw, aw), aw);
+          ++out_words_;
         }
-        ++out_words_;
       }
       watch_trace(start);
       tick();
@@ -439,20 +450,12 @@ class Harness {
 
 kaleido::hw::HwConfig hw_from_header() {
   kaleido::hw::HwConfig h;
-  h.rows = static_cast<int>(kld::kROWS);
-  h.cols = static_cast<int>(kld::kCOLS);
-  h.data_w = static_cast<int>(kld::kDATA_W);
-  h.acc_w = static_cast<int>(kld::kACC_W);
-  h.group_w = static_cast<int>(kld::kGROUP_W);
-  h.max_t = static_cast<int>(kld::kMAX_T);
-  h.max_h = static_cast<int>(kld::kMAX_H);
-  h.max_w = static_cast<int>(kld::kMAX_W);
-  h.max_k = static_cast<int>(kld::kMAX_K);
-  h.max_m = static_cast<int>(kld::kMAX_M);
-  h.lanes = static_cast<int>(kld::kLANES);
-  h.win_cap = static_cast<int>(kld::kWIN_CAP);
-  h.policies = kld::kPOLICIES;
-  h.mul_pipe = static_cast<int>(kld::kMUL_PIPE);
+  for (const kld::Parameter& p : kld::kParameters) {
+    const auto& fields = kaleido::hw::hw_fields();
+    const auto f = std::find_if(fields.begin(), fields.end(), [&](const auto& x) { return p.name == std::string(x.param); });
+    if (f == fields.end()) throw kaleido::Error(std::string("kld_regs.hpp names an unknown parameter ") + p.name);
+    f->set(h, static_cast<int64_t>(p.value));
+  }
   return h;
 }
 

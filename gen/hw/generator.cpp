@@ -30,7 +30,9 @@ vlog::Design build_design(const HwConfig& c) {
   sram(N, c.group_w * c.data_w, 1);  // A of the plain baseline
   const vlog::Module& b_mem = sram(b_memory_depth(c), c.cols * c.data_w, 1);
   const vlog::Module& list_mem = sram(N, tw, 1);
-  const vlog::Module& partial_mem = sram(std::max(N, partial_memory_depth(c)), c.acc_w, 1);
+  // The gather reads GATHER_W tokens' roots and partials per cycle: as many read ports.
+  const vlog::Module& partial_mem = sram(std::max(N, partial_memory_depth(c)), c.acc_w, c.gather_w);
+  const vlog::Module& root_mem = sram(N, tw, c.gather_w);
   const vlog::Module& window_mem = sram(std::max(2, c.window_cap()), c.group_w * c.data_w + tw, 3);
   sram(N, c.acc_w, 2);  // output accumulators of the plain baseline
 
@@ -40,7 +42,7 @@ vlog::Design build_design(const HwConfig& c) {
   const vlog::Module& lane = d.add(DetectorBlock::generate_lane(c, window_mem));
   d.add(DetectorBlock::generate(c, lane));
   d.add(DispatcherBlock::generate(c, list_mem));
-  d.add(MergeBlock::generate(c, partial_mem, list_mem));
+  d.add(MergeBlock::generate(c, partial_mem, root_mem));
   d.add(WeightLoaderBlock::generate(c, b_mem));
   std::vector<const vlog::Module*> parts;
   for (const auto& m : d.modules()) parts.push_back(m.get());

@@ -58,6 +58,10 @@ const std::vector<HwField>& hw_fields() {
        [](HwConfig& c, int64_t v) { c.policies = static_cast<uint32_t>(v); }},
       {"mul_pipe", "MUL_PIPE", "--mul-pipe", "pipeline register after each PE multiplier (0 or 1)", 0, 1,
        "must be 0 or 1", nullptr, KALEIDO_HW_INT(mul_pipe)},
+      {"gather_w", "GATHER_W", "--gather-w",
+       "tokens the gather emits per cycle (output words per beat; partial and root memories get as many read "
+       "ports)",
+       1, 8, nullptr, nullptr, KALEIDO_HW_INT(gather_w), 1},
   };
   return fields;
 }
@@ -111,6 +115,7 @@ std::string HwConfig::name() const {
   uint64_t h = kFnv1aOffset;
   for (const HwField& f : hw_fields()) {
     if (f.name_tag) prefix += f.name_tag + std::to_string(f.get(*this));
+    if (f.hashed_unless != HwField::kAlwaysHashed && f.resolved(*this) == f.hashed_unless) continue;
     h = fnv1a(h, std::string(f.param) + "=" + std::to_string(f.resolved(*this)) + ";");
   }
   return prefix + "_" + fmt::format("{:08x}", (h ^ (h >> 32)) & 0xffffffffull);

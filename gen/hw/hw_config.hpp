@@ -27,6 +27,7 @@ struct HwConfig {
   int win_cap = 0;      // window capacity (power of two); 0 = covers max_h * max_w
   uint32_t policies = 7;  // bit 0 fixed, bit 1 rope-orthogonal, bit 2 adaptive
   int mul_pipe = 0;
+  int gather_w = 1;     // tokens the gather emits per cycle (output words of one beat)
 
   // Derived values.
   int segs() const { return rows / group_w; }
@@ -63,6 +64,10 @@ struct HwField {
   int64_t (*get)(const HwConfig&);       // the value as set (0 = auto where that applies)
   int64_t (*resolved)(const HwConfig&);  // the value the hardware has (auto resolved)
   void (*set)(HwConfig&, int64_t);
+  // Parameters added after configurations were named enter name()'s hash only when they differ
+  // from this value, so earlier names stay valid (kAlwaysHashed: always hashed).
+  int64_t hashed_unless = kAlwaysHashed;
+  static constexpr int64_t kAlwaysHashed = INT64_MIN;
 };
 
 const std::vector<HwField>& hw_fields();

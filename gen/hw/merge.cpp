@@ -40,71 +40,89 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
     const Expr wide = zext(tok, paw);
     return mux(bank, wide + constant(paw, bank_base), wide);
   };
-  const Expr out = m.output("out_data_o", cols * aw, Sign::Unsigned,
-                            "Out[token], column c at c*ACC_W, two gather steps after the token entered");
+  const int gws = c.gather_w;
+  const Expr out = m.output("out_data_o", gws * cols * aw, Sign::Unsigned,
+                            "Out[token + j], column c at (j*COLS + c)*ACC_W, two gather steps after the token "
+                            "entered");
+  // Port `base` of read port k of a memory with GATHER_W read ports (unnumbered when there is one).
+  auto rport = [&](const std::string& base, int k, const char* dir) {
+    return base + (gws > 1 ? std::to_string(k) : "") + dir;
+  };
+  // Lane j of the gather (token + j): names get a lane suffix only when GATHER_W > 1.
+  auto lane_sfx = [&](int j) { return gws > 1 ? "_l" + std::to_string(j) : std::string(); };
 
-  // Every SRAM read lands in a register: the root read in addr_q, the partials' read (summed) in
-  // out_data_q. Data only, no reset: the top's valid bits say which are meaningful.
+  // Every SRAM read lands in a register: the root read in gather_addr_*_q, the partials' read (summed)
+  // in out_data_q. Data only, no reset: the top's valid bits say which are meaningful.
   Block& regs = m.always_ff_no_reset(clk, "gather pipeline registers, advanced by gather_en_i");
   IfStmt& en = regs.if_(gather_en);
-  const Expr out_q = m.signal("out_data_q", cols * aw);
-  std::vector<std::vector<Expr>> terms(static_cast<size_t>(cols));
+  const Expr out_q = m.signal("out_data_q", gws * cols * aw);
+  // terms[j][c]: the G terms of lane j, column c.
+  std::vector<std::vector<std::vector<Expr>>> terms(static_cast<size_t>(gws),
+                                                    std::vector<std::vector<Expr>>(static_cast<size_t>(cols)));
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
     const int s = g % segs, k = g / segs;
-    const Expr rt = m.signal("root_" + gn, tw, Sign::Unsigned, "root of group " + gn + " for the gathered token");
-    m.instance(root_sram, "u_root_" + gn,
-               {{"clk_i", clk},
-                {"we_i", root_we[g]},
-                {"waddr_i", root_token},
-                {"wdata_i", root_data.slice((g % lanes + 1) * tw - 1, (g % lanes) * tw)},
-                {"raddr_i", gather_token},
-                {"rdata_o", rt}},
-               "root table of group " + gn);
-    const Expr addr = m.signal("gather_addr_" + gn + "_q", tw, Sign::Unsigned,
-                               "partial address of group " + gn + ": the root (dense mode: the token)");
-    en.then_().assign(addr, mux(dense, gather_token, rt));
+    std::vector<Connection> root_conns = {{"clk_i", clk},
+                                          {"we_i", root_we[g]},
+                                          {"waddr_i", root_token},
+                                          {"wdata_i", root_data.slice((g % lanes + 1) * tw - 1, (g % lanes) * tw)}};
+    std::vector<Expr> addr(static_cast<size_t>(gws));
+    for (int j = 0; j < gws; ++j) {
+      const std::string jn = gn + lane_sfx(j);
+      const Expr rt = m.signal("root_" + jn, tw, Sign::Unsigned,
+                               "root of group " + gn + " for the gathered token" + (gws > 1 ? " + " + std::to_string(j) : ""));
+      const Expr tok = j == 0 ? gather_token : m.wire("gather_token_" + jn, gather_token + constant(tw, static_cast<uint64_t>(j)));
+      root_conns.push_back({rport("raddr", j, "_i"), tok});
+      root_conns.push_back({rport("rdata", j, "_o"), rt});
+      addr[static_cast<size_t>(j)] = m.signal("gather_addr_" + jn + "_q", tw, Sign::Unsigned,
+                                              "partial address of group " + gn + ": the root (dense mode: the token)");
+      en.then_().assign(addr[static_cast<size_t>(j)], mux(dense, tok, rt));
+    }
+    m.instance(root_sram, "u_root_" + gn, root_conns, "root table of group " + gn);
     for (int cc = 0; cc < cols; ++cc) {
       const int tap = s * cols + cc;
       const std::string name = gn + "_" + std::to_string(cc);
-      const Expr rd = m.signal("partial_" + name, aw);
       // The tap of segment s carries group kt*SEGS + s, kt from its tag.
       const Expr mine = tagw == tw ? bit(true)
                                    : tap_tag.slice((tap + 1) * tagw - 1, tap * tagw + tw) ==
                                          constant(ktw, static_cast<uint64_t>(k));
-      m.instance(partial_sram, "u_partial_" + name,
-                 {{"clk_i", clk},
-                  {"we_i", m.wire("tap_here_" + name, mine && tap_valid[tap],
-                                  "a partial of group " + gn + " arrives at column " + std::to_string(cc))},
-                  {"waddr_i", bank_addr(wbank, tap_tag.slice(tap * tagw + tw - 1, tap * tagw))},
-                  {"wdata_i", tap_psum.slice((tap + 1) * aw - 1, tap * aw)},
-                  {"raddr_i", bank_addr(rbank, addr)},
-                  {"rdata_o", rd}},
-                 "partials of group " + gn + ", column " + std::to_string(cc));
-      terms[static_cast<size_t>(cc)].push_back(m.wire("term_" + name, mux(group_valid[g], rd, zero(aw))));
+      std::vector<Connection> conns = {
+          {"clk_i", clk},
+          {"we_i", m.wire("tap_here_" + name, mine && tap_valid[tap],
+                          "a partial of group " + gn + " arrives at column " + std::to_string(cc))},
+          {"waddr_i", bank_addr(wbank, tap_tag.slice(tap * tagw + tw - 1, tap * tagw))},
+          {"wdata_i", tap_psum.slice((tap + 1) * aw - 1, tap * aw)}};
+      for (int j = 0; j < gws; ++j) {
+        const Expr rd = m.signal("partial_" + name + lane_sfx(j), aw);
+        conns.push_back({rport("raddr", j, "_i"), bank_addr(rbank, addr[static_cast<size_t>(j)])});
+        conns.push_back({rport("rdata", j, "_o"), rd});
+        terms[static_cast<size_t>(j)][static_cast<size_t>(cc)].push_back(
+            m.wire("term_" + name + lane_sfx(j), mux(group_valid[g], rd, zero(aw))));
+      }
+      m.instance(partial_sram, "u_partial_" + name, conns, "partials of group " + gn + ", column " + std::to_string(cc));
     }
   }
-  // A balanced adder tree per column: log2(G) adders deep instead of a chain of G - 1.
-  std::vector<Expr> sums;
-  for (int cc = 0; cc < cols; ++cc) {
-    std::vector<Expr> level = terms[static_cast<size_t>(cc)];
-    for (int depth_k = 0; level.size() > 1; ++depth_k) {
-      std::vector<Expr> next;
-      for (size_t k = 0; k + 1 < level.size(); k += 2)
-        next.push_back(m.wire("sum_" + std::to_string(cc) + "_" + std::to_string(depth_k) + "_" + std::to_string(k / 2),
-                              level[k] + level[k + 1]));
-      if (level.size() % 2 == 1) next.push_back(level.back());
-      level = std::move(next);
+  // A balanced adder tree per lane and column: log2(G) adders deep instead of a chain of G - 1.
+  std::vector<Expr> words;  // most significant first: lane GATHER_W-1, column COLS-1
+  for (int j = gws - 1; j >= 0; --j)
+    for (int cc = cols - 1; cc >= 0; --cc) {
+      std::vector<Expr> level = terms[static_cast<size_t>(j)][static_cast<size_t>(cc)];
+      for (int depth_k = 0; level.size() > 1; ++depth_k) {
+        std::vector<Expr> next;
+        for (size_t t = 0; t + 1 < level.size(); t += 2)
+          next.push_back(m.wire("sum_" + std::to_string(cc) + lane_sfx(j) + "_" + std::to_string(depth_k) + "_" +
+                                    std::to_string(t / 2),
+                                level[t] + level[t + 1]));
+        if (level.size() % 2 == 1) next.push_back(level.back());
+        level = std::move(next);
+      }
+      words.push_back(level.front());
     }
-    sums.push_back(level.front());
-  }
   for (int s = G; s < segs; ++s)  // segments that never hold a group (MAX_K/GROUP_W < SEGS)
     m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols),
                      tap_tag.slice((s + 1) * cols * tagw - 1, s * cols * tagw),
                      tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw)}),
              "segment " + std::to_string(s) + " has no channel group in any configuration");
-  std::vector<Expr> words;
-  for (int cc = cols - 1; cc >= 0; --cc) words.push_back(sums[static_cast<size_t>(cc)]);
   en.then_().assign(out_q, concat(words));
   m.assign(out, out_q);
   return m;

@@ -141,6 +141,10 @@ std::string register_header(const HwConfig& c) {
        "// [plain]: kld_plain_top implements the register (or the field) too.\n";
   o << "#pragma once\n\n#include <cstdint>\n\nnamespace kld {\n\n";
   for (const auto& [k, v] : c.parameter_list()) o << "constexpr uint32_t k" << k << " = " << v << ";\n";
+  o << "// Every parameter by name, for code that rebuilds the configuration from this header.\n"
+       "struct Parameter {\n  const char* name;\n  uint32_t value;\n};\nconstexpr Parameter kParameters[] = {\n";
+  for (const auto& [k, v] : c.parameter_list()) o << "    {\"" << k << "\", k" << k << "},\n";
+  o << "};\n";
   o << "constexpr uint32_t kMAX_G = " << c.max_groups() << ";\n";
   o << "constexpr uint32_t kSEGS = " << c.segs() << ";\n";
   o << "constexpr uint32_t kTOKEN_W = " << c.token_w() << ";\n";

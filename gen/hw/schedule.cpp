@@ -48,12 +48,12 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
   return l;
 }
 
-// The gather engine of docs/hardware.md, cycle by cycle: three places (a token enters and its
-// roots are read; its partials are read and summed; its word waits in the output register) that
-// advance together unless the output register holds a word the consumer does not take.
+// The gather engine of docs/hardware.md, cycle by cycle: three places (a beat of GATHER_W tokens
+// enters and its roots are read; its partials are read and summed; its words wait in the output
+// register) that advance together unless the output register holds a beat the consumer does not take.
 class GatherEngine {
  public:
-  GatherEngine(int64_t tokens, const std::vector<int64_t>& stall_cycles) : n_(tokens), stalls_(stall_cycles) {}
+  GatherEngine(int64_t beats, const std::vector<int64_t>& stall_cycles) : n_(beats), stalls_(stall_cycles) {}
   int64_t now() const { return now_; }
   // The engine may take an m-tile in this cycle: no token left to enter, and the last one's partial
   // read is over or being registered.
@@ -99,7 +99,7 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
   int64_t adv_prev = 0;          // ... on pass q-1 (the loader stays at most one pass ahead)
   int64_t loader_free = 0;       // first cycle after the loader's previous load
   int64_t buf_free[2] = {0, 0};  // first cycle each buffer may be reloaded
-  GatherEngine gather(N, st.out_cycles);
+  GatherEngine gather(ceil_div(N, hw.gather_w), st.out_cycles);  // beats of GATHER_W tokens
   for (int64_t mt = 0, q = 0; mt < MT; ++mt) {
     for (int64_t kt = 0; kt < KT; ++kt, ++q) {
       // LOADW: the loader shifts in pass q's ROWS rows from `load`; ISSUE starts

@@ -126,8 +126,12 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr out_valid = m.output("out_valid_o", 1);
   const Expr out_ready = m.input("out_ready_i", 1);
   const Expr out_mtile = m.output("out_mtile_o", mtw);
-  const Expr out_token = m.output("out_token_o", tw);
-  const Expr out_data = m.output("out_data_o", cols * aw, Sign::Unsigned, "column c at c*ACC_W");
+  const Expr out_token = m.output("out_token_o", tw, Sign::Unsigned, "token of word 0 of the beat");
+  const int gws = c.gather_w;
+  const Expr out_lanes = m.output("out_lanes_o", gws, Sign::Unsigned,
+                                  "word j of the beat exists (token out_token_o + j < N)");
+  const Expr out_data = m.output("out_data_o", gws * cols * aw, Sign::Unsigned,
+                                 "word j, column c at (j*COLS + c)*ACC_W");
   const Expr dec_valid = m.output("dec_valid_o", 1);
   const Expr dec_ready = m.input("dec_ready_i", 1);
   const Expr dec_round = m.output("dec_round_o", rw);
@@ -203,17 +207,19 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within DRAIN");
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the pass engine's pass (pass parity)");
   // The gather engine is a pipeline of three places, all advancing together whenever the output
-  // register is free or being read (gather_en): a token enters (the root tables are read), its
-  // partials are read and summed, its word waits in the output register.
+  // register is free or being read (gather_en): a beat of GATHER_W tokens enters (the root tables
+  // are read), their partials are read and summed, their words wait in the output register.
   const Expr gather_issue_q = m.signal("gather_issue_q", 1, Sign::Unsigned, "tokens of the m-tile remain to enter");
   const Expr gmt_q = m.signal("gather_mt_q", mtw, Sign::Unsigned, "m-tile being gathered");
-  const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "next token to enter the gather");
+  const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "first token of the next beat to enter the gather");
   const Expr sum_valid_q = m.signal("sum_valid_q", 1, Sign::Unsigned, "a token's roots are registered");
   const Expr sum_last_q = m.signal("sum_last_q", 1, Sign::Unsigned, "... the m-tile's last token");
   const Expr sum_mt_q = m.signal("sum_mt_q", mtw), sum_token_q = m.signal("sum_token_q", tw);
+  const Expr sum_lanes_q = m.signal("sum_lanes_q", gws, Sign::Unsigned, "tokens of the beat that exist");
   const Expr out_valid_q = m.signal("out_valid_q", 1, Sign::Unsigned, "the output register holds a word");
   const Expr out_last_q = m.signal("out_last_q", 1, Sign::Unsigned, "... the m-tile's last word");
   const Expr out_mt_q = m.signal("out_mt_q", mtw), out_token_q = m.signal("out_token_q", tw);
+  const Expr out_lanes_q = m.signal("out_lanes_q", gws);
   auto in_state = [&](State s) { return state_q == st[static_cast<size_t>(s)]; };
   const Expr st_loadw = m.wire("st_loadw", in_state(kLoadW));
   const Expr st_issue = m.wire("st_issue", in_state(kIssue));
@@ -223,7 +229,16 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
   const Expr round_is_last = m.wire("round_is_last", last_tile(round_q, lanes, zext(n_groups, reg::kDimWidth)));
   const Expr round_d = m.signal("round_d", rw, Sign::Unsigned, "detection round of the next cycle");
-  const Expr gi_is_last = m.wire("gather_is_last", zext(gi_q, tw + 1) + constant(tw + 1, 1) == n_tokens);
+  // Beats of GATHER_W tokens: token gather_q + j exists while it is below N.
+  const int ew = tw + 4;  // holds gather_q + GATHER_W (at most 8 past a token index)
+  std::vector<Expr> enter_lanes_bits;
+  for (int j = gws - 1; j >= 0; --j)
+    enter_lanes_bits.push_back(j == 0 ? bit(true)
+                                      : zext(gi_q, ew) + constant(ew, static_cast<uint64_t>(j)) < zext(n_tokens, ew));
+  const Expr enter_lanes = m.wire("gather_lanes", concat(enter_lanes_bits), "tokens of the entering beat that exist");
+  const Expr gi_next = m.wire("gather_next", zext(gi_q, ew) + constant(ew, static_cast<uint64_t>(gws)),
+                              "first token of the beat after the entering one");
+  const Expr gi_is_last = m.wire("gather_is_last", gi_next >= zext(n_tokens, ew), "the entering beat is the m-tile's last");
   const Expr gather_en = m.wire("gather_en", !out_valid_q || out_ready, "the gather pipeline advances");
   const Expr gather_enter = m.wire("gather_enter", gather_issue_q && gather_en, "token gather_q enters the gather");
 
@@ -402,7 +417,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"tap_psum_o", tap_psum}});
 
   // ---- the merge unit ----
-  const Expr merged = m.signal("merged", cols * aw);
+  const Expr merged = m.signal("merged", gws * cols * aw);
   std::vector<Connection> merge_conns = {{"clk_i", clk},
               {"tap_valid_i", tap_valid},
               {"tap_tag_i", tap_tag},
@@ -425,6 +440,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(out_valid, out_valid_q);
   m.assign(out_mtile, out_mt_q);
   m.assign(out_token, out_token_q);
+  m.assign(out_lanes, out_lanes_q);
   m.assign(out_data, merged);
   m.assign(dec_valid, det_busy_q && trace_q);
   m.assign(dec_round, round_q);
@@ -521,13 +537,15 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   IfStmt& gf = gs.else_().if_(gather_enter);
   IfStmt& gl = gf.then_().if_(gi_is_last);
   gl.then_().assign(gather_issue_q, 0);
-  gl.else_().assign(gi_q, gi_q + constant(tw, 1));
+  gl.else_().assign(gi_q, gi_next.slice(tw - 1, 0));
   Always& gp = m.always_ff(clk, rst_n, "gather pipeline: valid bits and the token each place holds");
   IfStmt& ga = gp.body().if_(gather_en);
   for (const auto& [q, d] : std::vector<std::pair<Expr, Expr>>{{sum_valid_q, gather_enter},
                                                                {sum_last_q, gi_is_last},
                                                                {sum_mt_q, gmt_q},
                                                                {sum_token_q, gi_q},
+                                                               {sum_lanes_q, enter_lanes},
+                                                               {out_lanes_q, sum_lanes_q},
                                                                {out_valid_q, sum_valid_q},
                                                                {out_last_q, sum_last_q},
                                                                {out_mt_q, sum_mt_q},

@@ -155,8 +155,9 @@ class Reports {
 
   std::string csv() const {
     std::ostringstream o;
-    o << "point_id,top,status,rows,cols,pes,data_w,acc_w,group_w,max_t,max_h,max_w,max_k,max_m,lanes,win_cap,policies,"
-         "mul_pipe,library,liberty_files,clock_ns,activity,area_logic_um2,area_sram_um2,area_total_um2,cells,"
+    o << "point_id,top,status";
+    for (const hw::HwField& f : hw::hw_fields()) o << "," << f.key << (std::string(f.key) == "cols" ? ",pes" : "");
+    o << ",library,liberty_files,clock_ns,activity,area_logic_um2,area_sram_um2,area_total_um2,cells,"
          "sequential_cells,srams,fmax_mhz,ws_ns,wns_ns,tns_ns,power_opensta_w,power_kaleido_w,power_sram_w,"
          "energy_per_mac_pj,energy_per_mac_with_sram_pj,synth_seconds,note\n";
     for (const Row& r : rows_) {

@@ -18,6 +18,7 @@
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
+//   GATHER_W = 1
 // Lint waivers: none
 // Deliberately unused bits:
 //   count_0_q[10]: a full list (N entries) is never written further

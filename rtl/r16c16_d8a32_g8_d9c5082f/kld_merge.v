@@ -19,6 +19,7 @@
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
+//   GATHER_W = 1
 // Lint waivers: none
 // Deliberately unused bits: none
 
@@ -45,7 +46,7 @@ module kld_merge (
   input wire wbank_i,
   // bank the gather reads: parity of the m-tile of the token whose roots are registered
   input wire rbank_i,
-  // Out[token], column c at c*ACC_W, two gather steps after the token entered
+  // Out[token + j], column c at (j*COLS + c)*ACC_W, two gather steps after the token entered
   output wire [511:0] out_data_o
 );
 
@@ -54,651 +55,546 @@ module kld_merge (
   wire [9:0] root_0;
   // partial address of group 0: the root (dense mode: the token)
   reg [9:0] gather_addr_0_q;
-  wire [31:0] partial_0_0;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
+  wire [31:0] partial_0_0;
   wire [31:0] term_0_0;
-  wire [31:0] partial_0_1;
   // a partial of group 0 arrives at column 1
   wire tap_here_0_1;
+  wire [31:0] partial_0_1;
   wire [31:0] term_0_1;
-  wire [31:0] partial_0_2;
   // a partial of group 0 arrives at column 2
   wire tap_here_0_2;
+  wire [31:0] partial_0_2;
   wire [31:0] term_0_2;
-  wire [31:0] partial_0_3;
   // a partial of group 0 arrives at column 3
   wire tap_here_0_3;
+  wire [31:0] partial_0_3;
   wire [31:0] term_0_3;
-  wire [31:0] partial_0_4;
   // a partial of group 0 arrives at column 4
   wire tap_here_0_4;
+  wire [31:0] partial_0_4;
   wire [31:0] term_0_4;
-  wire [31:0] partial_0_5;
   // a partial of group 0 arrives at column 5
   wire tap_here_0_5;
+  wire [31:0] partial_0_5;
   wire [31:0] term_0_5;
-  wire [31:0] partial_0_6;
   // a partial of group 0 arrives at column 6
   wire tap_here_0_6;
+  wire [31:0] partial_0_6;
   wire [31:0] term_0_6;
-  wire [31:0] partial_0_7;
   // a partial of group 0 arrives at column 7
   wire tap_here_0_7;
+  wire [31:0] partial_0_7;
   wire [31:0] term_0_7;
-  wire [31:0] partial_0_8;
   // a partial of group 0 arrives at column 8
   wire tap_here_0_8;
+  wire [31:0] partial_0_8;
   wire [31:0] term_0_8;
-  wire [31:0] partial_0_9;
   // a partial of group 0 arrives at column 9
   wire tap_here_0_9;
+  wire [31:0] partial_0_9;
   wire [31:0] term_0_9;
-  wire [31:0] partial_0_10;
   // a partial of group 0 arrives at column 10
   wire tap_here_0_10;
+  wire [31:0] partial_0_10;
   wire [31:0] term_0_10;
-  wire [31:0] partial_0_11;
   // a partial of group 0 arrives at column 11
   wire tap_here_0_11;
+  wire [31:0] partial_0_11;
   wire [31:0] term_0_11;
-  wire [31:0] partial_0_12;
   // a partial of group 0 arrives at column 12
   wire tap_here_0_12;
+  wire [31:0] partial_0_12;
   wire [31:0] term_0_12;
-  wire [31:0] partial_0_13;
   // a partial of group 0 arrives at column 13
   wire tap_here_0_13;
+  wire [31:0] partial_0_13;
   wire [31:0] term_0_13;
-  wire [31:0] partial_0_14;
   // a partial of group 0 arrives at column 14
   wire tap_here_0_14;
+  wire [31:0] partial_0_14;
   wire [31:0] term_0_14;
-  wire [31:0] partial_0_15;
   // a partial of group 0 arrives at column 15
   wire tap_here_0_15;
+  wire [31:0] partial_0_15;
   wire [31:0] term_0_15;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
   // partial address of group 1: the root (dense mode: the token)
   reg [9:0] gather_addr_1_q;
-  wire [31:0] partial_1_0;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
+  wire [31:0] partial_1_0;
   wire [31:0] term_1_0;
-  wire [31:0] partial_1_1;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
+  wire [31:0] partial_1_1;
   wire [31:0] term_1_1;
-  wire [31:0] partial_1_2;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
+  wire [31:0] partial_1_2;
   wire [31:0] term_1_2;
-  wire [31:0] partial_1_3;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
+  wire [31:0] partial_1_3;
   wire [31:0] term_1_3;
-  wire [31:0] partial_1_4;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
+  wire [31:0] partial_1_4;
   wire [31:0] term_1_4;
-  wire [31:0] partial_1_5;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
+  wire [31:0] partial_1_5;
   wire [31:0] term_1_5;
-  wire [31:0] partial_1_6;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
+  wire [31:0] partial_1_6;
   wire [31:0] term_1_6;
-  wire [31:0] partial_1_7;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
+  wire [31:0] partial_1_7;
   wire [31:0] term_1_7;
-  wire [31:0] partial_1_8;
   // a partial of group 1 arrives at column 8
   wire tap_here_1_8;
+  wire [31:0] partial_1_8;
   wire [31:0] term_1_8;
-  wire [31:0] partial_1_9;
   // a partial of group 1 arrives at column 9
   wire tap_here_1_9;
+  wire [31:0] partial_1_9;
   wire [31:0] term_1_9;
-  wire [31:0] partial_1_10;
   // a partial of group 1 arrives at column 10
   wire tap_here_1_10;
+  wire [31:0] partial_1_10;
   wire [31:0] term_1_10;
-  wire [31:0] partial_1_11;
   // a partial of group 1 arrives at column 11
   wire tap_here_1_11;
+  wire [31:0] partial_1_11;
   wire [31:0] term_1_11;
-  wire [31:0] partial_1_12;
   // a partial of group 1 arrives at column 12
   wire tap_here_1_12;
+  wire [31:0] partial_1_12;
   wire [31:0] term_1_12;
-  wire [31:0] partial_1_13;
   // a partial of group 1 arrives at column 13
   wire tap_here_1_13;
+  wire [31:0] partial_1_13;
   wire [31:0] term_1_13;
-  wire [31:0] partial_1_14;
   // a partial of group 1 arrives at column 14
   wire tap_here_1_14;
+  wire [31:0] partial_1_14;
   wire [31:0] term_1_14;
-  wire [31:0] partial_1_15;
   // a partial of group 1 arrives at column 15
   wire tap_here_1_15;
+  wire [31:0] partial_1_15;
   wire [31:0] term_1_15;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
   // partial address of group 2: the root (dense mode: the token)
   reg [9:0] gather_addr_2_q;
-  wire [31:0] partial_2_0;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
+  wire [31:0] partial_2_0;
   wire [31:0] term_2_0;
-  wire [31:0] partial_2_1;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
+  wire [31:0] partial_2_1;
   wire [31:0] term_2_1;
-  wire [31:0] partial_2_2;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
+  wire [31:0] partial_2_2;
   wire [31:0] term_2_2;
-  wire [31:0] partial_2_3;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
+  wire [31:0] partial_2_3;
   wire [31:0] term_2_3;
-  wire [31:0] partial_2_4;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
+  wire [31:0] partial_2_4;
   wire [31:0] term_2_4;
-  wire [31:0] partial_2_5;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
+  wire [31:0] partial_2_5;
   wire [31:0] term_2_5;
-  wire [31:0] partial_2_6;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
+  wire [31:0] partial_2_6;
   wire [31:0] term_2_6;
-  wire [31:0] partial_2_7;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
+  wire [31:0] partial_2_7;
   wire [31:0] term_2_7;
-  wire [31:0] partial_2_8;
   // a partial of group 2 arrives at column 8
   wire tap_here_2_8;
+  wire [31:0] partial_2_8;
   wire [31:0] term_2_8;
-  wire [31:0] partial_2_9;
   // a partial of group 2 arrives at column 9
   wire tap_here_2_9;
+  wire [31:0] partial_2_9;
   wire [31:0] term_2_9;
-  wire [31:0] partial_2_10;
   // a partial of group 2 arrives at column 10
   wire tap_here_2_10;
+  wire [31:0] partial_2_10;
   wire [31:0] term_2_10;
-  wire [31:0] partial_2_11;
   // a partial of group 2 arrives at column 11
   wire tap_here_2_11;
+  wire [31:0] partial_2_11;
   wire [31:0] term_2_11;
-  wire [31:0] partial_2_12;
   // a partial of group 2 arrives at column 12
   wire tap_here_2_12;
+  wire [31:0] partial_2_12;
   wire [31:0] term_2_12;
-  wire [31:0] partial_2_13;
   // a partial of group 2 arrives at column 13
   wire tap_here_2_13;
+  wire [31:0] partial_2_13;
   wire [31:0] term_2_13;
-  wire [31:0] partial_2_14;
   // a partial of group 2 arrives at column 14
   wire tap_here_2_14;
+  wire [31:0] partial_2_14;
   wire [31:0] term_2_14;
-  wire [31:0] partial_2_15;
   // a partial of group 2 arrives at column 15
   wire tap_here_2_15;
+  wire [31:0] partial_2_15;
   wire [31:0] term_2_15;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
   // partial address of group 3: the root (dense mode: the token)
   reg [9:0] gather_addr_3_q;
-  wire [31:0] partial_3_0;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
+  wire [31:0] partial_3_0;
   wire [31:0] term_3_0;
-  wire [31:0] partial_3_1;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
+  wire [31:0] partial_3_1;
   wire [31:0] term_3_1;
-  wire [31:0] partial_3_2;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
+  wire [31:0] partial_3_2;
   wire [31:0] term_3_2;
-  wire [31:0] partial_3_3;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
+  wire [31:0] partial_3_3;
   wire [31:0] term_3_3;
-  wire [31:0] partial_3_4;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
+  wire [31:0] partial_3_4;
   wire [31:0] term_3_4;
-  wire [31:0] partial_3_5;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
+  wire [31:0] partial_3_5;
   wire [31:0] term_3_5;
-  wire [31:0] partial_3_6;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
+  wire [31:0] partial_3_6;
   wire [31:0] term_3_6;
-  wire [31:0] partial_3_7;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
+  wire [31:0] partial_3_7;
   wire [31:0] term_3_7;
-  wire [31:0] partial_3_8;
   // a partial of group 3 arrives at column 8
   wire tap_here_3_8;
+  wire [31:0] partial_3_8;
   wire [31:0] term_3_8;
-  wire [31:0] partial_3_9;
   // a partial of group 3 arrives at column 9
   wire tap_here_3_9;
+  wire [31:0] partial_3_9;
   wire [31:0] term_3_9;
-  wire [31:0] partial_3_10;
   // a partial of group 3 arrives at column 10
   wire tap_here_3_10;
+  wire [31:0] partial_3_10;
   wire [31:0] term_3_10;
-  wire [31:0] partial_3_11;
   // a partial of group 3 arrives at column 11
   wire tap_here_3_11;
+  wire [31:0] partial_3_11;
   wire [31:0] term_3_11;
-  wire [31:0] partial_3_12;
   // a partial of group 3 arrives at column 12
   wire tap_here_3_12;
+  wire [31:0] partial_3_12;
   wire [31:0] term_3_12;
-  wire [31:0] partial_3_13;
   // a partial of group 3 arrives at column 13
   wire tap_here_3_13;
+  wire [31:0] partial_3_13;
   wire [31:0] term_3_13;
-  wire [31:0] partial_3_14;
   // a partial of group 3 arrives at column 14
   wire tap_here_3_14;
+  wire [31:0] partial_3_14;
   wire [31:0] term_3_14;
-  wire [31:0] partial_3_15;
   // a partial of group 3 arrives at column 15
   wire tap_here_3_15;
+  wire [31:0] partial_3_15;
   wire [31:0] term_3_15;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
   // partial address of group 4: the root (dense mode: the token)
   reg [9:0] gather_addr_4_q;
-  wire [31:0] partial_4_0;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
+  wire [31:0] partial_4_0;
   wire [31:0] term_4_0;
-  wire [31:0] partial_4_1;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
+  wire [31:0] partial_4_1;
   wire [31:0] term_4_1;
-  wire [31:0] partial_4_2;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
+  wire [31:0] partial_4_2;
   wire [31:0] term_4_2;
-  wire [31:0] partial_4_3;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
+  wire [31:0] partial_4_3;
   wire [31:0] term_4_3;
-  wire [31:0] partial_4_4;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
+  wire [31:0] partial_4_4;
   wire [31:0] term_4_4;
-  wire [31:0] partial_4_5;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
+  wire [31:0] partial_4_5;
   wire [31:0] term_4_5;
-  wire [31:0] partial_4_6;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
+  wire [31:0] partial_4_6;
   wire [31:0] term_4_6;
-  wire [31:0] partial_4_7;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
+  wire [31:0] partial_4_7;
   wire [31:0] term_4_7;
-  wire [31:0] partial_4_8;
   // a partial of group 4 arrives at column 8
   wire tap_here_4_8;
+  wire [31:0] partial_4_8;
   wire [31:0] term_4_8;
-  wire [31:0] partial_4_9;
   // a partial of group 4 arrives at column 9
   wire tap_here_4_9;
+  wire [31:0] partial_4_9;
   wire [31:0] term_4_9;
-  wire [31:0] partial_4_10;
   // a partial of group 4 arrives at column 10
   wire tap_here_4_10;
+  wire [31:0] partial_4_10;
   wire [31:0] term_4_10;
-  wire [31:0] partial_4_11;
   // a partial of group 4 arrives at column 11
   wire tap_here_4_11;
+  wire [31:0] partial_4_11;
   wire [31:0] term_4_11;
-  wire [31:0] partial_4_12;
   // a partial of group 4 arrives at column 12
   wire tap_here_4_12;
+  wire [31:0] partial_4_12;
   wire [31:0] term_4_12;
-  wire [31:0] partial_4_13;
   // a partial of group 4 arrives at column 13
   wire tap_here_4_13;
+  wire [31:0] partial_4_13;
   wire [31:0] term_4_13;
-  wire [31:0] partial_4_14;
   // a partial of group 4 arrives at column 14
   wire tap_here_4_14;
+  wire [31:0] partial_4_14;
   wire [31:0] term_4_14;
-  wire [31:0] partial_4_15;
   // a partial of group 4 arrives at column 15
   wire tap_here_4_15;
+  wire [31:0] partial_4_15;
   wire [31:0] term_4_15;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
   // partial address of group 5: the root (dense mode: the token)
   reg [9:0] gather_addr_5_q;
-  wire [31:0] partial_5_0;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
+  wire [31:0] partial_5_0;
   wire [31:0] term_5_0;
-  wire [31:0] partial_5_1;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
+  wire [31:0] partial_5_1;
   wire [31:0] term_5_1;
-  wire [31:0] partial_5_2;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
+  wire [31:0] partial_5_2;
   wire [31:0] term_5_2;
-  wire [31:0] partial_5_3;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
+  wire [31:0] partial_5_3;
   wire [31:0] term_5_3;
-  wire [31:0] partial_5_4;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
+  wire [31:0] partial_5_4;
   wire [31:0] term_5_4;
-  wire [31:0] partial_5_5;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
+  wire [31:0] partial_5_5;
   wire [31:0] term_5_5;
-  wire [31:0] partial_5_6;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
+  wire [31:0] partial_5_6;
   wire [31:0] term_5_6;
-  wire [31:0] partial_5_7;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
+  wire [31:0] partial_5_7;
   wire [31:0] term_5_7;
-  wire [31:0] partial_5_8;
   // a partial of group 5 arrives at column 8
   wire tap_here_5_8;
+  wire [31:0] partial_5_8;
   wire [31:0] term_5_8;
-  wire [31:0] partial_5_9;
   // a partial of group 5 arrives at column 9
   wire tap_here_5_9;
+  wire [31:0] partial_5_9;
   wire [31:0] term_5_9;
-  wire [31:0] partial_5_10;
   // a partial of group 5 arrives at column 10
   wire tap_here_5_10;
+  wire [31:0] partial_5_10;
   wire [31:0] term_5_10;
-  wire [31:0] partial_5_11;
   // a partial of group 5 arrives at column 11
   wire tap_here_5_11;
+  wire [31:0] partial_5_11;
   wire [31:0] term_5_11;
-  wire [31:0] partial_5_12;
   // a partial of group 5 arrives at column 12
   wire tap_here_5_12;
+  wire [31:0] partial_5_12;
   wire [31:0] term_5_12;
-  wire [31:0] partial_5_13;
   // a partial of group 5 arrives at column 13
   wire tap_here_5_13;
+  wire [31:0] partial_5_13;
   wire [31:0] term_5_13;
-  wire [31:0] partial_5_14;
   // a partial of group 5 arrives at column 14
   wire tap_here_5_14;
+  wire [31:0] partial_5_14;
   wire [31:0] term_5_14;
-  wire [31:0] partial_5_15;
   // a partial of group 5 arrives at column 15
   wire tap_here_5_15;
+  wire [31:0] partial_5_15;
   wire [31:0] term_5_15;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
   // partial address of group 6: the root (dense mode: the token)
   reg [9:0] gather_addr_6_q;
-  wire [31:0] partial_6_0;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
+  wire [31:0] partial_6_0;
   wire [31:0] term_6_0;
-  wire [31:0] partial_6_1;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
+  wire [31:0] partial_6_1;
   wire [31:0] term_6_1;
-  wire [31:0] partial_6_2;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
+  wire [31:0] partial_6_2;
   wire [31:0] term_6_2;
-  wire [31:0] partial_6_3;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
+  wire [31:0] partial_6_3;
   wire [31:0] term_6_3;
-  wire [31:0] partial_6_4;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
+  wire [31:0] partial_6_4;
   wire [31:0] term_6_4;
-  wire [31:0] partial_6_5;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
+  wire [31:0] partial_6_5;
   wire [31:0] term_6_5;
-  wire [31:0] partial_6_6;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
+  wire [31:0] partial_6_6;
   wire [31:0] term_6_6;
-  wire [31:0] partial_6_7;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
+  wire [31:0] partial_6_7;
   wire [31:0] term_6_7;
-  wire [31:0] partial_6_8;
   // a partial of group 6 arrives at column 8
   wire tap_here_6_8;
+  wire [31:0] partial_6_8;
   wire [31:0] term_6_8;
-  wire [31:0] partial_6_9;
   // a partial of group 6 arrives at column 9
   wire tap_here_6_9;
+  wire [31:0] partial_6_9;
   wire [31:0] term_6_9;
-  wire [31:0] partial_6_10;
   // a partial of group 6 arrives at column 10
   wire tap_here_6_10;
+  wire [31:0] partial_6_10;
   wire [31:0] term_6_10;
-  wire [31:0] partial_6_11;
   // a partial of group 6 arrives at column 11
   wire tap_here_6_11;
+  wire [31:0] partial_6_11;
   wire [31:0] term_6_11;
-  wire [31:0] partial_6_12;
   // a partial of group 6 arrives at column 12
   wire tap_here_6_12;
+  wire [31:0] partial_6_12;
   wire [31:0] term_6_12;
-  wire [31:0] partial_6_13;
   // a partial of group 6 arrives at column 13
   wire tap_here_6_13;
+  wire [31:0] partial_6_13;
   wire [31:0] term_6_13;
-  wire [31:0] partial_6_14;
   // a partial of group 6 arrives at column 14
   wire tap_here_6_14;
+  wire [31:0] partial_6_14;
   wire [31:0] term_6_14;
-  wire [31:0] partial_6_15;
   // a partial of group 6 arrives at column 15
   wire tap_here_6_15;
+  wire [31:0] partial_6_15;
   wire [31:0] term_6_15;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
   // partial address of group 7: the root (dense mode: the token)
   reg [9:0] gather_addr_7_q;
-  wire [31:0] partial_7_0;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
+  wire [31:0] partial_7_0;
   wire [31:0] term_7_0;
-  wire [31:0] partial_7_1;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
+  wire [31:0] partial_7_1;
   wire [31:0] term_7_1;
-  wire [31:0] partial_7_2;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
+  wire [31:0] partial_7_2;
   wire [31:0] term_7_2;
-  wire [31:0] partial_7_3;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
+  wire [31:0] partial_7_3;
   wire [31:0] term_7_3;
-  wire [31:0] partial_7_4;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
+  wire [31:0] partial_7_4;
   wire [31:0] term_7_4;
-  wire [31:0] partial_7_5;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
+  wire [31:0] partial_7_5;
   wire [31:0] term_7_5;
-  wire [31:0] partial_7_6;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
+  wire [31:0] partial_7_6;
   wire [31:0] term_7_6;
-  wire [31:0] partial_7_7;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
+  wire [31:0] partial_7_7;
   wire [31:0] term_7_7;
-  wire [31:0] partial_7_8;
   // a partial of group 7 arrives at column 8
   wire tap_here_7_8;
+  wire [31:0] partial_7_8;
   wire [31:0] term_7_8;
-  wire [31:0] partial_7_9;
   // a partial of group 7 arrives at column 9
   wire tap_here_7_9;
+  wire [31:0] partial_7_9;
   wire [31:0] term_7_9;
-  wire [31:0] partial_7_10;
   // a partial of group 7 arrives at column 10
   wire tap_here_7_10;
+  wire [31:0] partial_7_10;
   wire [31:0] term_7_10;
-  wire [31:0] partial_7_11;
   // a partial of group 7 arrives at column 11
   wire tap_here_7_11;
+  wire [31:0] partial_7_11;
   wire [31:0] term_7_11;
-  wire [31:0] partial_7_12;
   // a partial of group 7 arrives at column 12
   wire tap_here_7_12;
+  wire [31:0] partial_7_12;
   wire [31:0] term_7_12;
-  wire [31:0] partial_7_13;
   // a partial of group 7 arrives at column 13
   wire tap_here_7_13;
+  wire [31:0] partial_7_13;
   wire [31:0] term_7_13;
-  wire [31:0] partial_7_14;
   // a partial of group 7 arrives at column 14
   wire tap_here_7_14;
+  wire [31:0] partial_7_14;
   wire [31:0] term_7_14;
-  wire [31:0] partial_7_15;
   // a partial of group 7 arrives at column 15
   wire tap_here_7_15;
+  wire [31:0] partial_7_15;
   wire [31:0] term_7_15;
-  wire [31:0] sum_0_0_0;
-  wire [31:0] sum_0_0_1;
-  wire [31:0] sum_0_0_2;
-  wire [31:0] sum_0_0_3;
-  wire [31:0] sum_0_1_0;
-  wire [31:0] sum_0_1_1;
-  wire [31:0] sum_0_2_0;
-  wire [31:0] sum_1_0_0;
-  wire [31:0] sum_1_0_1;
-  wire [31:0] sum_1_0_2;
-  wire [31:0] sum_1_0_3;
-  wire [31:0] sum_1_1_0;
-  wire [31:0] sum_1_1_1;
-  wire [31:0] sum_1_2_0;
-  wire [31:0] sum_2_0_0;
-  wire [31:0] sum_2_0_1;
-  wire [31:0] sum_2_0_2;
-  wire [31:0] sum_2_0_3;
-  wire [31:0] sum_2_1_0;
-  wire [31:0] sum_2_1_1;
-  wire [31:0] sum_2_2_0;
-  wire [31:0] sum_3_0_0;
-  wire [31:0] sum_3_0_1;
-  wire [31:0] sum_3_0_2;
-  wire [31:0] sum_3_0_3;
-  wire [31:0] sum_3_1_0;
-  wire [31:0] sum_3_1_1;
-  wire [31:0] sum_3_2_0;
-  wire [31:0] sum_4_0_0;
-  wire [31:0] sum_4_0_1;
-  wire [31:0] sum_4_0_2;
-  wire [31:0] sum_4_0_3;
-  wire [31:0] sum_4_1_0;
-  wire [31:0] sum_4_1_1;
-  wire [31:0] sum_4_2_0;
-  wire [31:0] sum_5_0_0;
-  wire [31:0] sum_5_0_1;
-  wire [31:0] sum_5_0_2;
-  wire [31:0] sum_5_0_3;
-  wire [31:0] sum_5_1_0;
-  wire [31:0] sum_5_1_1;
-  wire [31:0] sum_5_2_0;
-  wire [31:0] sum_6_0_0;
-  wire [31:0] sum_6_0_1;
-  wire [31:0] sum_6_0_2;
-  wire [31:0] sum_6_0_3;
-  wire [31:0] sum_6_1_0;
-  wire [31:0] sum_6_1_1;
-  wire [31:0] sum_6_2_0;
-  wire [31:0] sum_7_0_0;
-  wire [31:0] sum_7_0_1;
-  wire [31:0] sum_7_0_2;
-  wire [31:0] sum_7_0_3;
-  wire [31:0] sum_7_1_0;
-  wire [31:0] sum_7_1_1;
-  wire [31:0] sum_7_2_0;
-  wire [31:0] sum_8_0_0;
-  wire [31:0] sum_8_0_1;
-  wire [31:0] sum_8_0_2;
-  wire [31:0] sum_8_0_3;
-  wire [31:0] sum_8_1_0;
-  wire [31:0] sum_8_1_1;
-  wire [31:0] sum_8_2_0;
-  wire [31:0] sum_9_0_0;
-  wire [31:0] sum_9_0_1;
-  wire [31:0] sum_9_0_2;
-  wire [31:0] sum_9_0_3;
-  wire [31:0] sum_9_1_0;
-  wire [31:0] sum_9_1_1;
-  wire [31:0] sum_9_2_0;
-  wire [31:0] sum_10_0_0;
-  wire [31:0] sum_10_0_1;
-  wire [31:0] sum_10_0_2;
-  wire [31:0] sum_10_0_3;
-  wire [31:0] sum_10_1_0;
-  wire [31:0] sum_10_1_1;
-  wire [31:0] sum_10_2_0;
-  wire [31:0] sum_11_0_0;
-  wire [31:0] sum_11_0_1;
-  wire [31:0] sum_11_0_2;
-  wire [31:0] sum_11_0_3;
-  wire [31:0] sum_11_1_0;
-  wire [31:0] sum_11_1_1;
-  wire [31:0] sum_11_2_0;
-  wire [31:0] sum_12_0_0;
-  wire [31:0] sum_12_0_1;
-  wire [31:0] sum_12_0_2;
-  wire [31:0] sum_12_0_3;
-  wire [31:0] sum_12_1_0;
-  wire [31:0] sum_12_1_1;
-  wire [31:0] sum_12_2_0;
-  wire [31:0] sum_13_0_0;
-  wire [31:0] sum_13_0_1;
-  wire [31:0] sum_13_0_2;
-  wire [31:0] sum_13_0_3;
-  wire [31:0] sum_13_1_0;
-  wire [31:0] sum_13_1_1;
-  wire [31:0] sum_13_2_0;
-  wire [31:0] sum_14_0_0;
-  wire [31:0] sum_14_0_1;
-  wire [31:0] sum_14_0_2;
-  wire [31:0] sum_14_0_3;
-  wire [31:0] sum_14_1_0;
-  wire [31:0] sum_14_1_1;
-  wire [31:0] sum_14_2_0;
   wire [31:0] sum_15_0_0;
   wire [31:0] sum_15_0_1;
   wire [31:0] sum_15_0_2;
@@ -706,6 +602,111 @@ module kld_merge (
   wire [31:0] sum_15_1_0;
   wire [31:0] sum_15_1_1;
   wire [31:0] sum_15_2_0;
+  wire [31:0] sum_14_0_0;
+  wire [31:0] sum_14_0_1;
+  wire [31:0] sum_14_0_2;
+  wire [31:0] sum_14_0_3;
+  wire [31:0] sum_14_1_0;
+  wire [31:0] sum_14_1_1;
+  wire [31:0] sum_14_2_0;
+  wire [31:0] sum_13_0_0;
+  wire [31:0] sum_13_0_1;
+  wire [31:0] sum_13_0_2;
+  wire [31:0] sum_13_0_3;
+  wire [31:0] sum_13_1_0;
+  wire [31:0] sum_13_1_1;
+  wire [31:0] sum_13_2_0;
+  wire [31:0] sum_12_0_0;
+  wire [31:0] sum_12_0_1;
+  wire [31:0] sum_12_0_2;
+  wire [31:0] sum_12_0_3;
+  wire [31:0] sum_12_1_0;
+  wire [31:0] sum_12_1_1;
+  wire [31:0] sum_12_2_0;
+  wire [31:0] sum_11_0_0;
+  wire [31:0] sum_11_0_1;
+  wire [31:0] sum_11_0_2;
+  wire [31:0] sum_11_0_3;
+  wire [31:0] sum_11_1_0;
+  wire [31:0] sum_11_1_1;
+  wire [31:0] sum_11_2_0;
+  wire [31:0] sum_10_0_0;
+  wire [31:0] sum_10_0_1;
+  wire [31:0] sum_10_0_2;
+  wire [31:0] sum_10_0_3;
+  wire [31:0] sum_10_1_0;
+  wire [31:0] sum_10_1_1;
+  wire [31:0] sum_10_2_0;
+  wire [31:0] sum_9_0_0;
+  wire [31:0] sum_9_0_1;
+  wire [31:0] sum_9_0_2;
+  wire [31:0] sum_9_0_3;
+  wire [31:0] sum_9_1_0;
+  wire [31:0] sum_9_1_1;
+  wire [31:0] sum_9_2_0;
+  wire [31:0] sum_8_0_0;
+  wire [31:0] sum_8_0_1;
+  wire [31:0] sum_8_0_2;
+  wire [31:0] sum_8_0_3;
+  wire [31:0] sum_8_1_0;
+  wire [31:0] sum_8_1_1;
+  wire [31:0] sum_8_2_0;
+  wire [31:0] sum_7_0_0;
+  wire [31:0] sum_7_0_1;
+  wire [31:0] sum_7_0_2;
+  wire [31:0] sum_7_0_3;
+  wire [31:0] sum_7_1_0;
+  wire [31:0] sum_7_1_1;
+  wire [31:0] sum_7_2_0;
+  wire [31:0] sum_6_0_0;
+  wire [31:0] sum_6_0_1;
+  wire [31:0] sum_6_0_2;
+  wire [31:0] sum_6_0_3;
+  wire [31:0] sum_6_1_0;
+  wire [31:0] sum_6_1_1;
+  wire [31:0] sum_6_2_0;
+  wire [31:0] sum_5_0_0;
+  wire [31:0] sum_5_0_1;
+  wire [31:0] sum_5_0_2;
+  wire [31:0] sum_5_0_3;
+  wire [31:0] sum_5_1_0;
+  wire [31:0] sum_5_1_1;
+  wire [31:0] sum_5_2_0;
+  wire [31:0] sum_4_0_0;
+  wire [31:0] sum_4_0_1;
+  wire [31:0] sum_4_0_2;
+  wire [31:0] sum_4_0_3;
+  wire [31:0] sum_4_1_0;
+  wire [31:0] sum_4_1_1;
+  wire [31:0] sum_4_2_0;
+  wire [31:0] sum_3_0_0;
+  wire [31:0] sum_3_0_1;
+  wire [31:0] sum_3_0_2;
+  wire [31:0] sum_3_0_3;
+  wire [31:0] sum_3_1_0;
+  wire [31:0] sum_3_1_1;
+  wire [31:0] sum_3_2_0;
+  wire [31:0] sum_2_0_0;
+  wire [31:0] sum_2_0_1;
+  wire [31:0] sum_2_0_2;
+  wire [31:0] sum_2_0_3;
+  wire [31:0] sum_2_1_0;
+  wire [31:0] sum_2_1_1;
+  wire [31:0] sum_2_2_0;
+  wire [31:0] sum_1_0_0;
+  wire [31:0] sum_1_0_1;
+  wire [31:0] sum_1_0_2;
+  wire [31:0] sum_1_0_3;
+  wire [31:0] sum_1_1_0;
+  wire [31:0] sum_1_1_1;
+  wire [31:0] sum_1_2_0;
+  wire [31:0] sum_0_0_0;
+  wire [31:0] sum_0_0_1;
+  wire [31:0] sum_0_0_2;
+  wire [31:0] sum_0_0_3;
+  wire [31:0] sum_0_1_0;
+  wire [31:0] sum_0_1_1;
+  wire [31:0] sum_0_2_0;
 
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
@@ -735,6 +736,7 @@ module kld_merge (
   );
 
   assign tap_here_0_0 = (tap_tag_i[11:10] == 2'd0) && tap_valid_i[0];
+  assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
 
   // partials of group 0, column 0
   kld_sram_2048x32 u_partial_0_0 (
@@ -746,8 +748,8 @@ module kld_merge (
     .rdata_o(partial_0_0)
   );
 
-  assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
   assign tap_here_0_1 = (tap_tag_i[23:22] == 2'd0) && tap_valid_i[1];
+  assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
 
   // partials of group 0, column 1
   kld_sram_2048x32 u_partial_0_1 (
@@ -759,8 +761,8 @@ module kld_merge (
     .rdata_o(partial_0_1)
   );
 
-  assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
   assign tap_here_0_2 = (tap_tag_i[35:34] == 2'd0) && tap_valid_i[2];
+  assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
 
   // partials of group 0, column 2
   kld_sram_2048x32 u_partial_0_2 (
@@ -772,8 +774,8 @@ module kld_merge (
     .rdata_o(partial_0_2)
   );
 
-  assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
   assign tap_here_0_3 = (tap_tag_i[47:46] == 2'd0) && tap_valid_i[3];
+  assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
 
   // partials of group 0, column 3
   kld_sram_2048x32 u_partial_0_3 (
@@ -785,8 +787,8 @@ module kld_merge (
     .rdata_o(partial_0_3)
   );
 
-  assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
   assign tap_here_0_4 = (tap_tag_i[59:58] == 2'd0) && tap_valid_i[4];
+  assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
 
   // partials of group 0, column 4
   kld_sram_2048x32 u_partial_0_4 (
@@ -798,8 +800,8 @@ module kld_merge (
     .rdata_o(partial_0_4)
   );
 
-  assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
   assign tap_here_0_5 = (tap_tag_i[71:70] == 2'd0) && tap_valid_i[5];
+  assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
 
   // partials of group 0, column 5
   kld_sram_2048x32 u_partial_0_5 (
@@ -811,8 +813,8 @@ module kld_merge (
     .rdata_o(partial_0_5)
   );
 
-  assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
   assign tap_here_0_6 = (tap_tag_i[83:82] == 2'd0) && tap_valid_i[6];
+  assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
 
   // partials of group 0, column 6
   kld_sram_2048x32 u_partial_0_6 (
@@ -824,8 +826,8 @@ module kld_merge (
     .rdata_o(partial_0_6)
   );
 
-  assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
   assign tap_here_0_7 = (tap_tag_i[95:94] == 2'd0) && tap_valid_i[7];
+  assign term_0_7 = group_valid_i[0] ? partial_0_7 : 32'd0;
 
   // partials of group 0, column 7
   kld_sram_2048x32 u_partial_0_7 (
@@ -837,8 +839,8 @@ module kld_merge (
     .rdata_o(partial_0_7)
   );
 
-  assign term_0_7 = group_valid_i[0] ? partial_0_7 : 32'd0;
   assign tap_here_0_8 = (tap_tag_i[107:106] == 2'd0) && tap_valid_i[8];
+  assign term_0_8 = group_valid_i[0] ? partial_0_8 : 32'd0;
 
   // partials of group 0, column 8
   kld_sram_2048x32 u_partial_0_8 (
@@ -850,8 +852,8 @@ module kld_merge (
     .rdata_o(partial_0_8)
   );
 
-  assign term_0_8 = group_valid_i[0] ? partial_0_8 : 32'd0;
   assign tap_here_0_9 = (tap_tag_i[119:118] == 2'd0) && tap_valid_i[9];
+  assign term_0_9 = group_valid_i[0] ? partial_0_9 : 32'd0;
 
   // partials of group 0, column 9
   kld_sram_2048x32 u_partial_0_9 (
@@ -863,8 +865,8 @@ module kld_merge (
     .rdata_o(partial_0_9)
   );
 
-  assign term_0_9 = group_valid_i[0] ? partial_0_9 : 32'd0;
   assign tap_here_0_10 = (tap_tag_i[131:130] == 2'd0) && tap_valid_i[10];
+  assign term_0_10 = group_valid_i[0] ? partial_0_10 : 32'd0;
 
   // partials of group 0, column 10
   kld_sram_2048x32 u_partial_0_10 (
@@ -876,8 +878,8 @@ module kld_merge (
     .rdata_o(partial_0_10)
   );
 
-  assign term_0_10 = group_valid_i[0] ? partial_0_10 : 32'd0;
   assign tap_here_0_11 = (tap_tag_i[143:142] == 2'd0) && tap_valid_i[11];
+  assign term_0_11 = group_valid_i[0] ? partial_0_11 : 32'd0;
 
   // partials of group 0, column 11
   kld_sram_2048x32 u_partial_0_11 (
@@ -889,8 +891,8 @@ module kld_merge (
     .rdata_o(partial_0_11)
   );
 
-  assign term_0_11 = group_valid_i[0] ? partial_0_11 : 32'd0;
   assign tap_here_0_12 = (tap_tag_i[155:154] == 2'd0) && tap_valid_i[12];
+  assign term_0_12 = group_valid_i[0] ? partial_0_12 : 32'd0;
 
   // partials of group 0, column 12
   kld_sram_2048x32 u_partial_0_12 (
@@ -902,8 +904,8 @@ module kld_merge (
     .rdata_o(partial_0_12)
   );
 
-  assign term_0_12 = group_valid_i[0] ? partial_0_12 : 32'd0;
   assign tap_here_0_13 = (tap_tag_i[167:166] == 2'd0) && tap_valid_i[13];
+  assign term_0_13 = group_valid_i[0] ? partial_0_13 : 32'd0;
 
   // partials of group 0, column 13
   kld_sram_2048x32 u_partial_0_13 (
@@ -915,8 +917,8 @@ module kld_merge (
     .rdata_o(partial_0_13)
   );
 
-  assign term_0_13 = group_valid_i[0] ? partial_0_13 : 32'd0;
   assign tap_here_0_14 = (tap_tag_i[179:178] == 2'd0) && tap_valid_i[14];
+  assign term_0_14 = group_valid_i[0] ? partial_0_14 : 32'd0;
 
   // partials of group 0, column 14
   kld_sram_2048x32 u_partial_0_14 (
@@ -928,8 +930,8 @@ module kld_merge (
     .rdata_o(partial_0_14)
   );
 
-  assign term_0_14 = group_valid_i[0] ? partial_0_14 : 32'd0;
   assign tap_here_0_15 = (tap_tag_i[191:190] == 2'd0) && tap_valid_i[15];
+  assign term_0_15 = group_valid_i[0] ? partial_0_15 : 32'd0;
 
   // partials of group 0, column 15
   kld_sram_2048x32 u_partial_0_15 (
@@ -940,8 +942,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_15)
   );
-
-  assign term_0_15 = group_valid_i[0] ? partial_0_15 : 32'd0;
 
   // root table of group 1
   kld_sram_1024x10 u_root_1 (
@@ -954,6 +954,7 @@ module kld_merge (
   );
 
   assign tap_here_1_0 = (tap_tag_i[203:202] == 2'd0) && tap_valid_i[16];
+  assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
 
   // partials of group 1, column 0
   kld_sram_2048x32 u_partial_1_0 (
@@ -965,8 +966,8 @@ module kld_merge (
     .rdata_o(partial_1_0)
   );
 
-  assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
   assign tap_here_1_1 = (tap_tag_i[215:214] == 2'd0) && tap_valid_i[17];
+  assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
 
   // partials of group 1, column 1
   kld_sram_2048x32 u_partial_1_1 (
@@ -978,8 +979,8 @@ module kld_merge (
     .rdata_o(partial_1_1)
   );
 
-  assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
   assign tap_here_1_2 = (tap_tag_i[227:226] == 2'd0) && tap_valid_i[18];
+  assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
 
   // partials of group 1, column 2
   kld_sram_2048x32 u_partial_1_2 (
@@ -991,8 +992,8 @@ module kld_merge (
     .rdata_o(partial_1_2)
   );
 
-  assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
   assign tap_here_1_3 = (tap_tag_i[239:238] == 2'd0) && tap_valid_i[19];
+  assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
 
   // partials of group 1, column 3
   kld_sram_2048x32 u_partial_1_3 (
@@ -1004,8 +1005,8 @@ module kld_merge (
     .rdata_o(partial_1_3)
   );
 
-  assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
   assign tap_here_1_4 = (tap_tag_i[251:250] == 2'd0) && tap_valid_i[20];
+  assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
 
   // partials of group 1, column 4
   kld_sram_2048x32 u_partial_1_4 (
@@ -1017,8 +1018,8 @@ module kld_merge (
     .rdata_o(partial_1_4)
   );
 
-  assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
   assign tap_here_1_5 = (tap_tag_i[263:262] == 2'd0) && tap_valid_i[21];
+  assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
 
   // partials of group 1, column 5
   kld_sram_2048x32 u_partial_1_5 (
@@ -1030,8 +1031,8 @@ module kld_merge (
     .rdata_o(partial_1_5)
   );
 
-  assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
   assign tap_here_1_6 = (tap_tag_i[275:274] == 2'd0) && tap_valid_i[22];
+  assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
 
   // partials of group 1, column 6
   kld_sram_2048x32 u_partial_1_6 (
@@ -1043,8 +1044,8 @@ module kld_merge (
     .rdata_o(partial_1_6)
   );
 
-  assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
   assign tap_here_1_7 = (tap_tag_i[287:286] == 2'd0) && tap_valid_i[23];
+  assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
 
   // partials of group 1, column 7
   kld_sram_2048x32 u_partial_1_7 (
@@ -1056,8 +1057,8 @@ module kld_merge (
     .rdata_o(partial_1_7)
   );
 
-  assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
   assign tap_here_1_8 = (tap_tag_i[299:298] == 2'd0) && tap_valid_i[24];
+  assign term_1_8 = group_valid_i[1] ? partial_1_8 : 32'd0;
 
   // partials of group 1, column 8
   kld_sram_2048x32 u_partial_1_8 (
@@ -1069,8 +1070,8 @@ module kld_merge (
     .rdata_o(partial_1_8)
   );
 
-  assign term_1_8 = group_valid_i[1] ? partial_1_8 : 32'd0;
   assign tap_here_1_9 = (tap_tag_i[311:310] == 2'd0) && tap_valid_i[25];
+  assign term_1_9 = group_valid_i[1] ? partial_1_9 : 32'd0;
 
   // partials of group 1, column 9
   kld_sram_2048x32 u_partial_1_9 (
@@ -1082,8 +1083,8 @@ module kld_merge (
     .rdata_o(partial_1_9)
   );
 
-  assign term_1_9 = group_valid_i[1] ? partial_1_9 : 32'd0;
   assign tap_here_1_10 = (tap_tag_i[323:322] == 2'd0) && tap_valid_i[26];
+  assign term_1_10 = group_valid_i[1] ? partial_1_10 : 32'd0;
 
   // partials of group 1, column 10
   kld_sram_2048x32 u_partial_1_10 (
@@ -1095,8 +1096,8 @@ module kld_merge (
     .rdata_o(partial_1_10)
   );
 
-  assign term_1_10 = group_valid_i[1] ? partial_1_10 : 32'd0;
   assign tap_here_1_11 = (tap_tag_i[335:334] == 2'd0) && tap_valid_i[27];
+  assign term_1_11 = group_valid_i[1] ? partial_1_11 : 32'd0;
 
   // partials of group 1, column 11
   kld_sram_2048x32 u_partial_1_11 (
@@ -1108,8 +1109,8 @@ module kld_merge (
     .rdata_o(partial_1_11)
   );
 
-  assign term_1_11 = group_valid_i[1] ? partial_1_11 : 32'd0;
   assign tap_here_1_12 = (tap_tag_i[347:346] == 2'd0) && tap_valid_i[28];
+  assign term_1_12 = group_valid_i[1] ? partial_1_12 : 32'd0;
 
   // partials of group 1, column 12
   kld_sram_2048x32 u_partial_1_12 (
@@ -1121,8 +1122,8 @@ module kld_merge (
     .rdata_o(partial_1_12)
   );
 
-  assign term_1_12 = group_valid_i[1] ? partial_1_12 : 32'd0;
   assign tap_here_1_13 = (tap_tag_i[359:358] == 2'd0) && tap_valid_i[29];
+  assign term_1_13 = group_valid_i[1] ? partial_1_13 : 32'd0;
 
   // partials of group 1, column 13
   kld_sram_2048x32 u_partial_1_13 (
@@ -1134,8 +1135,8 @@ module kld_merge (
     .rdata_o(partial_1_13)
   );
 
-  assign term_1_13 = group_valid_i[1] ? partial_1_13 : 32'd0;
   assign tap_here_1_14 = (tap_tag_i[371:370] == 2'd0) && tap_valid_i[30];
+  assign term_1_14 = group_valid_i[1] ? partial_1_14 : 32'd0;
 
   // partials of group 1, column 14
   kld_sram_2048x32 u_partial_1_14 (
@@ -1147,8 +1148,8 @@ module kld_merge (
     .rdata_o(partial_1_14)
   );
 
-  assign term_1_14 = group_valid_i[1] ? partial_1_14 : 32'd0;
   assign tap_here_1_15 = (tap_tag_i[383:382] == 2'd0) && tap_valid_i[31];
+  assign term_1_15 = group_valid_i[1] ? partial_1_15 : 32'd0;
 
   // partials of group 1, column 15
   kld_sram_2048x32 u_partial_1_15 (
@@ -1159,8 +1160,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_15)
   );
-
-  assign term_1_15 = group_valid_i[1] ? partial_1_15 : 32'd0;
 
   // root table of group 2
   kld_sram_1024x10 u_root_2 (
@@ -1173,6 +1172,7 @@ module kld_merge (
   );
 
   assign tap_here_2_0 = (tap_tag_i[11:10] == 2'd1) && tap_valid_i[0];
+  assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
 
   // partials of group 2, column 0
   kld_sram_2048x32 u_partial_2_0 (
@@ -1184,8 +1184,8 @@ module kld_merge (
     .rdata_o(partial_2_0)
   );
 
-  assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
   assign tap_here_2_1 = (tap_tag_i[23:22] == 2'd1) && tap_valid_i[1];
+  assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
 
   // partials of group 2, column 1
   kld_sram_2048x32 u_partial_2_1 (
@@ -1197,8 +1197,8 @@ module kld_merge (
     .rdata_o(partial_2_1)
   );
 
-  assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
   assign tap_here_2_2 = (tap_tag_i[35:34] == 2'd1) && tap_valid_i[2];
+  assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
 
   // partials of group 2, column 2
   kld_sram_2048x32 u_partial_2_2 (
@@ -1210,8 +1210,8 @@ module kld_merge (
     .rdata_o(partial_2_2)
   );
 
-  assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
   assign tap_here_2_3 = (tap_tag_i[47:46] == 2'd1) && tap_valid_i[3];
+  assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
 
   // partials of group 2, column 3
   kld_sram_2048x32 u_partial_2_3 (
@@ -1223,8 +1223,8 @@ module kld_merge (
     .rdata_o(partial_2_3)
   );
 
-  assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
   assign tap_here_2_4 = (tap_tag_i[59:58] == 2'd1) && tap_valid_i[4];
+  assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
 
   // partials of group 2, column 4
   kld_sram_2048x32 u_partial_2_4 (
@@ -1236,8 +1236,8 @@ module kld_merge (
     .rdata_o(partial_2_4)
   );
 
-  assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
   assign tap_here_2_5 = (tap_tag_i[71:70] == 2'd1) && tap_valid_i[5];
+  assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
 
   // partials of group 2, column 5
   kld_sram_2048x32 u_partial_2_5 (
@@ -1249,8 +1249,8 @@ module kld_merge (
     .rdata_o(partial_2_5)
   );
 
-  assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
   assign tap_here_2_6 = (tap_tag_i[83:82] == 2'd1) && tap_valid_i[6];
+  assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
 
   // partials of group 2, column 6
   kld_sram_2048x32 u_partial_2_6 (
@@ -1262,8 +1262,8 @@ module kld_merge (
     .rdata_o(partial_2_6)
   );
 
-  assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
   assign tap_here_2_7 = (tap_tag_i[95:94] == 2'd1) && tap_valid_i[7];
+  assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
 
   // partials of group 2, column 7
   kld_sram_2048x32 u_partial_2_7 (
@@ -1275,8 +1275,8 @@ module kld_merge (
     .rdata_o(partial_2_7)
   );
 
-  assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
   assign tap_here_2_8 = (tap_tag_i[107:106] == 2'd1) && tap_valid_i[8];
+  assign term_2_8 = group_valid_i[2] ? partial_2_8 : 32'd0;
 
   // partials of group 2, column 8
   kld_sram_2048x32 u_partial_2_8 (
@@ -1288,8 +1288,8 @@ module kld_merge (
     .rdata_o(partial_2_8)
   );
 
-  assign term_2_8 = group_valid_i[2] ? partial_2_8 : 32'd0;
   assign tap_here_2_9 = (tap_tag_i[119:118] == 2'd1) && tap_valid_i[9];
+  assign term_2_9 = group_valid_i[2] ? partial_2_9 : 32'd0;
 
   // partials of group 2, column 9
   kld_sram_2048x32 u_partial_2_9 (
@@ -1301,8 +1301,8 @@ module kld_merge (
     .rdata_o(partial_2_9)
   );
 
-  assign term_2_9 = group_valid_i[2] ? partial_2_9 : 32'd0;
   assign tap_here_2_10 = (tap_tag_i[131:130] == 2'd1) && tap_valid_i[10];
+  assign term_2_10 = group_valid_i[2] ? partial_2_10 : 32'd0;
 
   // partials of group 2, column 10
   kld_sram_2048x32 u_partial_2_10 (
@@ -1314,8 +1314,8 @@ module kld_merge (
     .rdata_o(partial_2_10)
   );
 
-  assign term_2_10 = group_valid_i[2] ? partial_2_10 : 32'd0;
   assign tap_here_2_11 = (tap_tag_i[143:142] == 2'd1) && tap_valid_i[11];
+  assign term_2_11 = group_valid_i[2] ? partial_2_11 : 32'd0;
 
   // partials of group 2, column 11
   kld_sram_2048x32 u_partial_2_11 (
@@ -1327,8 +1327,8 @@ module kld_merge (
     .rdata_o(partial_2_11)
   );
 
-  assign term_2_11 = group_valid_i[2] ? partial_2_11 : 32'd0;
   assign tap_here_2_12 = (tap_tag_i[155:154] == 2'd1) && tap_valid_i[12];
+  assign term_2_12 = group_valid_i[2] ? partial_2_12 : 32'd0;
 
   // partials of group 2, column 12
   kld_sram_2048x32 u_partial_2_12 (
@@ -1340,8 +1340,8 @@ module kld_merge (
     .rdata_o(partial_2_12)
   );
 
-  assign term_2_12 = group_valid_i[2] ? partial_2_12 : 32'd0;
   assign tap_here_2_13 = (tap_tag_i[167:166] == 2'd1) && tap_valid_i[13];
+  assign term_2_13 = group_valid_i[2] ? partial_2_13 : 32'd0;
 
   // partials of group 2, column 13
   kld_sram_2048x32 u_partial_2_13 (
@@ -1353,8 +1353,8 @@ module kld_merge (
     .rdata_o(partial_2_13)
   );
 
-  assign term_2_13 = group_valid_i[2] ? partial_2_13 : 32'd0;
   assign tap_here_2_14 = (tap_tag_i[179:178] == 2'd1) && tap_valid_i[14];
+  assign term_2_14 = group_valid_i[2] ? partial_2_14 : 32'd0;
 
   // partials of group 2, column 14
   kld_sram_2048x32 u_partial_2_14 (
@@ -1366,8 +1366,8 @@ module kld_merge (
     .rdata_o(partial_2_14)
   );
 
-  assign term_2_14 = group_valid_i[2] ? partial_2_14 : 32'd0;
   assign tap_here_2_15 = (tap_tag_i[191:190] == 2'd1) && tap_valid_i[15];
+  assign term_2_15 = group_valid_i[2] ? partial_2_15 : 32'd0;
 
   // partials of group 2, column 15
   kld_sram_2048x32 u_partial_2_15 (
@@ -1378,8 +1378,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_15)
   );
-
-  assign term_2_15 = group_valid_i[2] ? partial_2_15 : 32'd0;
 
   // root table of group 3
   kld_sram_1024x10 u_root_3 (
@@ -1392,6 +1390,7 @@ module kld_merge (
   );
 
   assign tap_here_3_0 = (tap_tag_i[203:202] == 2'd1) && tap_valid_i[16];
+  assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
 
   // partials of group 3, column 0
   kld_sram_2048x32 u_partial_3_0 (
@@ -1403,8 +1402,8 @@ module kld_merge (
     .rdata_o(partial_3_0)
   );
 
-  assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
   assign tap_here_3_1 = (tap_tag_i[215:214] == 2'd1) && tap_valid_i[17];
+  assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
 
   // partials of group 3, column 1
   kld_sram_2048x32 u_partial_3_1 (
@@ -1416,8 +1415,8 @@ module kld_merge (
     .rdata_o(partial_3_1)
   );
 
-  assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
   assign tap_here_3_2 = (tap_tag_i[227:226] == 2'd1) && tap_valid_i[18];
+  assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
 
   // partials of group 3, column 2
   kld_sram_2048x32 u_partial_3_2 (
@@ -1429,8 +1428,8 @@ module kld_merge (
     .rdata_o(partial_3_2)
   );
 
-  assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
   assign tap_here_3_3 = (tap_tag_i[239:238] == 2'd1) && tap_valid_i[19];
+  assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
 
   // partials of group 3, column 3
   kld_sram_2048x32 u_partial_3_3 (
@@ -1442,8 +1441,8 @@ module kld_merge (
     .rdata_o(partial_3_3)
   );
 
-  assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
   assign tap_here_3_4 = (tap_tag_i[251:250] == 2'd1) && tap_valid_i[20];
+  assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
 
   // partials of group 3, column 4
   kld_sram_2048x32 u_partial_3_4 (
@@ -1455,8 +1454,8 @@ module kld_merge (
     .rdata_o(partial_3_4)
   );
 
-  assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
   assign tap_here_3_5 = (tap_tag_i[263:262] == 2'd1) && tap_valid_i[21];
+  assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
 
   // partials of group 3, column 5
   kld_sram_2048x32 u_partial_3_5 (
@@ -1468,8 +1467,8 @@ module kld_merge (
     .rdata_o(partial_3_5)
   );
 
-  assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
   assign tap_here_3_6 = (tap_tag_i[275:274] == 2'd1) && tap_valid_i[22];
+  assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
 
   // partials of group 3, column 6
   kld_sram_2048x32 u_partial_3_6 (
@@ -1481,8 +1480,8 @@ module kld_merge (
     .rdata_o(partial_3_6)
   );
 
-  assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
   assign tap_here_3_7 = (tap_tag_i[287:286] == 2'd1) && tap_valid_i[23];
+  assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
 
   // partials of group 3, column 7
   kld_sram_2048x32 u_partial_3_7 (
@@ -1494,8 +1493,8 @@ module kld_merge (
     .rdata_o(partial_3_7)
   );
 
-  assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
   assign tap_here_3_8 = (tap_tag_i[299:298] == 2'd1) && tap_valid_i[24];
+  assign term_3_8 = group_valid_i[3] ? partial_3_8 : 32'd0;
 
   // partials of group 3, column 8
   kld_sram_2048x32 u_partial_3_8 (
@@ -1507,8 +1506,8 @@ module kld_merge (
     .rdata_o(partial_3_8)
   );
 
-  assign term_3_8 = group_valid_i[3] ? partial_3_8 : 32'd0;
   assign tap_here_3_9 = (tap_tag_i[311:310] == 2'd1) && tap_valid_i[25];
+  assign term_3_9 = group_valid_i[3] ? partial_3_9 : 32'd0;
 
   // partials of group 3, column 9
   kld_sram_2048x32 u_partial_3_9 (
@@ -1520,8 +1519,8 @@ module kld_merge (
     .rdata_o(partial_3_9)
   );
 
-  assign term_3_9 = group_valid_i[3] ? partial_3_9 : 32'd0;
   assign tap_here_3_10 = (tap_tag_i[323:322] == 2'd1) && tap_valid_i[26];
+  assign term_3_10 = group_valid_i[3] ? partial_3_10 : 32'd0;
 
   // partials of group 3, column 10
   kld_sram_2048x32 u_partial_3_10 (
@@ -1533,8 +1532,8 @@ module kld_merge (
     .rdata_o(partial_3_10)
   );
 
-  assign term_3_10 = group_valid_i[3] ? partial_3_10 : 32'd0;
   assign tap_here_3_11 = (tap_tag_i[335:334] == 2'd1) && tap_valid_i[27];
+  assign term_3_11 = group_valid_i[3] ? partial_3_11 : 32'd0;
 
   // partials of group 3, column 11
   kld_sram_2048x32 u_partial_3_11 (
@@ -1546,8 +1545,8 @@ module kld_merge (
     .rdata_o(partial_3_11)
   );
 
-  assign term_3_11 = group_valid_i[3] ? partial_3_11 : 32'd0;
   assign tap_here_3_12 = (tap_tag_i[347:346] == 2'd1) && tap_valid_i[28];
+  assign term_3_12 = group_valid_i[3] ? partial_3_12 : 32'd0;
 
   // partials of group 3, column 12
   kld_sram_2048x32 u_partial_3_12 (
@@ -1559,8 +1558,8 @@ module kld_merge (
     .rdata_o(partial_3_12)
   );
 
-  assign term_3_12 = group_valid_i[3] ? partial_3_12 : 32'd0;
   assign tap_here_3_13 = (tap_tag_i[359:358] == 2'd1) && tap_valid_i[29];
+  assign term_3_13 = group_valid_i[3] ? partial_3_13 : 32'd0;
 
   // partials of group 3, column 13
   kld_sram_2048x32 u_partial_3_13 (
@@ -1572,8 +1571,8 @@ module kld_merge (
     .rdata_o(partial_3_13)
   );
 
-  assign term_3_13 = group_valid_i[3] ? partial_3_13 : 32'd0;
   assign tap_here_3_14 = (tap_tag_i[371:370] == 2'd1) && tap_valid_i[30];
+  assign term_3_14 = group_valid_i[3] ? partial_3_14 : 32'd0;
 
   // partials of group 3, column 14
   kld_sram_2048x32 u_partial_3_14 (
@@ -1585,8 +1584,8 @@ module kld_merge (
     .rdata_o(partial_3_14)
   );
 
-  assign term_3_14 = group_valid_i[3] ? partial_3_14 : 32'd0;
   assign tap_here_3_15 = (tap_tag_i[383:382] == 2'd1) && tap_valid_i[31];
+  assign term_3_15 = group_valid_i[3] ? partial_3_15 : 32'd0;
 
   // partials of group 3, column 15
   kld_sram_2048x32 u_partial_3_15 (
@@ -1597,8 +1596,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_15)
   );
-
-  assign term_3_15 = group_valid_i[3] ? partial_3_15 : 32'd0;
 
   // root table of group 4
   kld_sram_1024x10 u_root_4 (
@@ -1611,6 +1608,7 @@ module kld_merge (
   );
 
   assign tap_here_4_0 = (tap_tag_i[11:10] == 2'd2) && tap_valid_i[0];
+  assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
 
   // partials of group 4, column 0
   kld_sram_2048x32 u_partial_4_0 (
@@ -1622,8 +1620,8 @@ module kld_merge (
     .rdata_o(partial_4_0)
   );
 
-  assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
   assign tap_here_4_1 = (tap_tag_i[23:22] == 2'd2) && tap_valid_i[1];
+  assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
 
   // partials of group 4, column 1
   kld_sram_2048x32 u_partial_4_1 (
@@ -1635,8 +1633,8 @@ module kld_merge (
     .rdata_o(partial_4_1)
   );
 
-  assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
   assign tap_here_4_2 = (tap_tag_i[35:34] == 2'd2) && tap_valid_i[2];
+  assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
 
   // partials of group 4, column 2
   kld_sram_2048x32 u_partial_4_2 (
@@ -1648,8 +1646,8 @@ module kld_merge (
     .rdata_o(partial_4_2)
   );
 
-  assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
   assign tap_here_4_3 = (tap_tag_i[47:46] == 2'd2) && tap_valid_i[3];
+  assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
 
   // partials of group 4, column 3
   kld_sram_2048x32 u_partial_4_3 (
@@ -1661,8 +1659,8 @@ module kld_merge (
     .rdata_o(partial_4_3)
   );
 
-  assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
   assign tap_here_4_4 = (tap_tag_i[59:58] == 2'd2) && tap_valid_i[4];
+  assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
 
   // partials of group 4, column 4
   kld_sram_2048x32 u_partial_4_4 (
@@ -1674,8 +1672,8 @@ module kld_merge (
     .rdata_o(partial_4_4)
   );
 
-  assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
   assign tap_here_4_5 = (tap_tag_i[71:70] == 2'd2) && tap_valid_i[5];
+  assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
 
   // partials of group 4, column 5
   kld_sram_2048x32 u_partial_4_5 (
@@ -1687,8 +1685,8 @@ module kld_merge (
     .rdata_o(partial_4_5)
   );
 
-  assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
   assign tap_here_4_6 = (tap_tag_i[83:82] == 2'd2) && tap_valid_i[6];
+  assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
 
   // partials of group 4, column 6
   kld_sram_2048x32 u_partial_4_6 (
@@ -1700,8 +1698,8 @@ module kld_merge (
     .rdata_o(partial_4_6)
   );
 
-  assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
   assign tap_here_4_7 = (tap_tag_i[95:94] == 2'd2) && tap_valid_i[7];
+  assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
 
   // partials of group 4, column 7
   kld_sram_2048x32 u_partial_4_7 (
@@ -1713,8 +1711,8 @@ module kld_merge (
     .rdata_o(partial_4_7)
   );
 
-  assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
   assign tap_here_4_8 = (tap_tag_i[107:106] == 2'd2) && tap_valid_i[8];
+  assign term_4_8 = group_valid_i[4] ? partial_4_8 : 32'd0;
 
   // partials of group 4, column 8
   kld_sram_2048x32 u_partial_4_8 (
@@ -1726,8 +1724,8 @@ module kld_merge (
     .rdata_o(partial_4_8)
   );
 
-  assign term_4_8 = group_valid_i[4] ? partial_4_8 : 32'd0;
   assign tap_here_4_9 = (tap_tag_i[119:118] == 2'd2) && tap_valid_i[9];
+  assign term_4_9 = group_valid_i[4] ? partial_4_9 : 32'd0;
 
   // partials of group 4, column 9
   kld_sram_2048x32 u_partial_4_9 (
@@ -1739,8 +1737,8 @@ module kld_merge (
     .rdata_o(partial_4_9)
   );
 
-  assign term_4_9 = group_valid_i[4] ? partial_4_9 : 32'd0;
   assign tap_here_4_10 = (tap_tag_i[131:130] == 2'd2) && tap_valid_i[10];
+  assign term_4_10 = group_valid_i[4] ? partial_4_10 : 32'd0;
 
   // partials of group 4, column 10
   kld_sram_2048x32 u_partial_4_10 (
@@ -1752,8 +1750,8 @@ module kld_merge (
     .rdata_o(partial_4_10)
   );
 
-  assign term_4_10 = group_valid_i[4] ? partial_4_10 : 32'd0;
   assign tap_here_4_11 = (tap_tag_i[143:142] == 2'd2) && tap_valid_i[11];
+  assign term_4_11 = group_valid_i[4] ? partial_4_11 : 32'd0;
 
   // partials of group 4, column 11
   kld_sram_2048x32 u_partial_4_11 (
@@ -1765,8 +1763,8 @@ module kld_merge (
     .rdata_o(partial_4_11)
   );
 
-  assign term_4_11 = group_valid_i[4] ? partial_4_11 : 32'd0;
   assign tap_here_4_12 = (tap_tag_i[155:154] == 2'd2) && tap_valid_i[12];
+  assign term_4_12 = group_valid_i[4] ? partial_4_12 : 32'd0;
 
   // partials of group 4, column 12
   kld_sram_2048x32 u_partial_4_12 (
@@ -1778,8 +1776,8 @@ module kld_merge (
     .rdata_o(partial_4_12)
   );
 
-  assign term_4_12 = group_valid_i[4] ? partial_4_12 : 32'd0;
   assign tap_here_4_13 = (tap_tag_i[167:166] == 2'd2) && tap_valid_i[13];
+  assign term_4_13 = group_valid_i[4] ? partial_4_13 : 32'd0;
 
   // partials of group 4, column 13
   kld_sram_2048x32 u_partial_4_13 (
@@ -1791,8 +1789,8 @@ module kld_merge (
     .rdata_o(partial_4_13)
   );
 
-  assign term_4_13 = group_valid_i[4] ? partial_4_13 : 32'd0;
   assign tap_here_4_14 = (tap_tag_i[179:178] == 2'd2) && tap_valid_i[14];
+  assign term_4_14 = group_valid_i[4] ? partial_4_14 : 32'd0;
 
   // partials of group 4, column 14
   kld_sram_2048x32 u_partial_4_14 (
@@ -1804,8 +1802,8 @@ module kld_merge (
     .rdata_o(partial_4_14)
   );
 
-  assign term_4_14 = group_valid_i[4] ? partial_4_14 : 32'd0;
   assign tap_here_4_15 = (tap_tag_i[191:190] == 2'd2) && tap_valid_i[15];
+  assign term_4_15 = group_valid_i[4] ? partial_4_15 : 32'd0;
 
   // partials of group 4, column 15
   kld_sram_2048x32 u_partial_4_15 (
@@ -1816,8 +1814,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_15)
   );
-
-  assign term_4_15 = group_valid_i[4] ? partial_4_15 : 32'd0;
 
   // root table of group 5
   kld_sram_1024x10 u_root_5 (
@@ -1830,6 +1826,7 @@ module kld_merge (
   );
 
   assign tap_here_5_0 = (tap_tag_i[203:202] == 2'd2) && tap_valid_i[16];
+  assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
 
   // partials of group 5, column 0
   kld_sram_2048x32 u_partial_5_0 (
@@ -1841,8 +1838,8 @@ module kld_merge (
     .rdata_o(partial_5_0)
   );
 
-  assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
   assign tap_here_5_1 = (tap_tag_i[215:214] == 2'd2) && tap_valid_i[17];
+  assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
 
   // partials of group 5, column 1
   kld_sram_2048x32 u_partial_5_1 (
@@ -1854,8 +1851,8 @@ module kld_merge (
     .rdata_o(partial_5_1)
   );
 
-  assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
   assign tap_here_5_2 = (tap_tag_i[227:226] == 2'd2) && tap_valid_i[18];
+  assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
 
   // partials of group 5, column 2
   kld_sram_2048x32 u_partial_5_2 (
@@ -1867,8 +1864,8 @@ module kld_merge (
     .rdata_o(partial_5_2)
   );
 
-  assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
   assign tap_here_5_3 = (tap_tag_i[239:238] == 2'd2) && tap_valid_i[19];
+  assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
 
   // partials of group 5, column 3
   kld_sram_2048x32 u_partial_5_3 (
@@ -1880,8 +1877,8 @@ module kld_merge (
     .rdata_o(partial_5_3)
   );
 
-  assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
   assign tap_here_5_4 = (tap_tag_i[251:250] == 2'd2) && tap_valid_i[20];
+  assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
 
   // partials of group 5, column 4
   kld_sram_2048x32 u_partial_5_4 (
@@ -1893,8 +1890,8 @@ module kld_merge (
     .rdata_o(partial_5_4)
   );
 
-  assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
   assign tap_here_5_5 = (tap_tag_i[263:262] == 2'd2) && tap_valid_i[21];
+  assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
 
   // partials of group 5, column 5
   kld_sram_2048x32 u_partial_5_5 (
@@ -1906,8 +1903,8 @@ module kld_merge (
     .rdata_o(partial_5_5)
   );
 
-  assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
   assign tap_here_5_6 = (tap_tag_i[275:274] == 2'd2) && tap_valid_i[22];
+  assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
 
   // partials of group 5, column 6
   kld_sram_2048x32 u_partial_5_6 (
@@ -1919,8 +1916,8 @@ module kld_merge (
     .rdata_o(partial_5_6)
   );
 
-  assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
   assign tap_here_5_7 = (tap_tag_i[287:286] == 2'd2) && tap_valid_i[23];
+  assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
 
   // partials of group 5, column 7
   kld_sram_2048x32 u_partial_5_7 (
@@ -1932,8 +1929,8 @@ module kld_merge (
     .rdata_o(partial_5_7)
   );
 
-  assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
   assign tap_here_5_8 = (tap_tag_i[299:298] == 2'd2) && tap_valid_i[24];
+  assign term_5_8 = group_valid_i[5] ? partial_5_8 : 32'd0;
 
   // partials of group 5, column 8
   kld_sram_2048x32 u_partial_5_8 (
@@ -1945,8 +1942,8 @@ module kld_merge (
     .rdata_o(partial_5_8)
   );
 
-  assign term_5_8 = group_valid_i[5] ? partial_5_8 : 32'd0;
   assign tap_here_5_9 = (tap_tag_i[311:310] == 2'd2) && tap_valid_i[25];
+  assign term_5_9 = group_valid_i[5] ? partial_5_9 : 32'd0;
 
   // partials of group 5, column 9
   kld_sram_2048x32 u_partial_5_9 (
@@ -1958,8 +1955,8 @@ module kld_merge (
     .rdata_o(partial_5_9)
   );
 
-  assign term_5_9 = group_valid_i[5] ? partial_5_9 : 32'd0;
   assign tap_here_5_10 = (tap_tag_i[323:322] == 2'd2) && tap_valid_i[26];
+  assign term_5_10 = group_valid_i[5] ? partial_5_10 : 32'd0;
 
   // partials of group 5, column 10
   kld_sram_2048x32 u_partial_5_10 (
@@ -1971,8 +1968,8 @@ module kld_merge (
     .rdata_o(partial_5_10)
   );
 
-  assign term_5_10 = group_valid_i[5] ? partial_5_10 : 32'd0;
   assign tap_here_5_11 = (tap_tag_i[335:334] == 2'd2) && tap_valid_i[27];
+  assign term_5_11 = group_valid_i[5] ? partial_5_11 : 32'd0;
 
   // partials of group 5, column 11
   kld_sram_2048x32 u_partial_5_11 (
@@ -1984,8 +1981,8 @@ module kld_merge (
     .rdata_o(partial_5_11)
   );
 
-  assign term_5_11 = group_valid_i[5] ? partial_5_11 : 32'd0;
   assign tap_here_5_12 = (tap_tag_i[347:346] == 2'd2) && tap_valid_i[28];
+  assign term_5_12 = group_valid_i[5] ? partial_5_12 : 32'd0;
 
   // partials of group 5, column 12
   kld_sram_2048x32 u_partial_5_12 (
@@ -1997,8 +1994,8 @@ module kld_merge (
     .rdata_o(partial_5_12)
   );
 
-  assign term_5_12 = group_valid_i[5] ? partial_5_12 : 32'd0;
   assign tap_here_5_13 = (tap_tag_i[359:358] == 2'd2) && tap_valid_i[29];
+  assign term_5_13 = group_valid_i[5] ? partial_5_13 : 32'd0;
 
   // partials of group 5, column 13
   kld_sram_2048x32 u_partial_5_13 (
@@ -2010,8 +2007,8 @@ module kld_merge (
     .rdata_o(partial_5_13)
   );
 
-  assign term_5_13 = group_valid_i[5] ? partial_5_13 : 32'd0;
   assign tap_here_5_14 = (tap_tag_i[371:370] == 2'd2) && tap_valid_i[30];
+  assign term_5_14 = group_valid_i[5] ? partial_5_14 : 32'd0;
 
   // partials of group 5, column 14
   kld_sram_2048x32 u_partial_5_14 (
@@ -2023,8 +2020,8 @@ module kld_merge (
     .rdata_o(partial_5_14)
   );
 
-  assign term_5_14 = group_valid_i[5] ? partial_5_14 : 32'd0;
   assign tap_here_5_15 = (tap_tag_i[383:382] == 2'd2) && tap_valid_i[31];
+  assign term_5_15 = group_valid_i[5] ? partial_5_15 : 32'd0;
 
   // partials of group 5, column 15
   kld_sram_2048x32 u_partial_5_15 (
@@ -2035,8 +2032,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_15)
   );
-
-  assign term_5_15 = group_valid_i[5] ? partial_5_15 : 32'd0;
 
   // root table of group 6
   kld_sram_1024x10 u_root_6 (
@@ -2049,6 +2044,7 @@ module kld_merge (
   );
 
   assign tap_here_6_0 = (tap_tag_i[11:10] == 2'd3) && tap_valid_i[0];
+  assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
 
   // partials of group 6, column 0
   kld_sram_2048x32 u_partial_6_0 (
@@ -2060,8 +2056,8 @@ module kld_merge (
     .rdata_o(partial_6_0)
   );
 
-  assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
   assign tap_here_6_1 = (tap_tag_i[23:22] == 2'd3) && tap_valid_i[1];
+  assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
 
   // partials of group 6, column 1
   kld_sram_2048x32 u_partial_6_1 (
@@ -2073,8 +2069,8 @@ module kld_merge (
     .rdata_o(partial_6_1)
   );
 
-  assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
   assign tap_here_6_2 = (tap_tag_i[35:34] == 2'd3) && tap_valid_i[2];
+  assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
 
   // partials of group 6, column 2
   kld_sram_2048x32 u_partial_6_2 (
@@ -2086,8 +2082,8 @@ module kld_merge (
     .rdata_o(partial_6_2)
   );
 
-  assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
   assign tap_here_6_3 = (tap_tag_i[47:46] == 2'd3) && tap_valid_i[3];
+  assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
 
   // partials of group 6, column 3
   kld_sram_2048x32 u_partial_6_3 (
@@ -2099,8 +2095,8 @@ module kld_merge (
     .rdata_o(partial_6_3)
   );
 
-  assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
   assign tap_here_6_4 = (tap_tag_i[59:58] == 2'd3) && tap_valid_i[4];
+  assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
 
   // partials of group 6, column 4
   kld_sram_2048x32 u_partial_6_4 (
@@ -2112,8 +2108,8 @@ module kld_merge (
     .rdata_o(partial_6_4)
   );
 
-  assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
   assign tap_here_6_5 = (tap_tag_i[71:70] == 2'd3) && tap_valid_i[5];
+  assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
 
   // partials of group 6, column 5
   kld_sram_2048x32 u_partial_6_5 (
@@ -2125,8 +2121,8 @@ module kld_merge (
     .rdata_o(partial_6_5)
   );
 
-  assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
   assign tap_here_6_6 = (tap_tag_i[83:82] == 2'd3) && tap_valid_i[6];
+  assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
 
   // partials of group 6, column 6
   kld_sram_2048x32 u_partial_6_6 (
@@ -2138,8 +2134,8 @@ module kld_merge (
     .rdata_o(partial_6_6)
   );
 
-  assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
   assign tap_here_6_7 = (tap_tag_i[95:94] == 2'd3) && tap_valid_i[7];
+  assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
 
   // partials of group 6, column 7
   kld_sram_2048x32 u_partial_6_7 (
@@ -2151,8 +2147,8 @@ module kld_merge (
     .rdata_o(partial_6_7)
   );
 
-  assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
   assign tap_here_6_8 = (tap_tag_i[107:106] == 2'd3) && tap_valid_i[8];
+  assign term_6_8 = group_valid_i[6] ? partial_6_8 : 32'd0;
 
   // partials of group 6, column 8
   kld_sram_2048x32 u_partial_6_8 (
@@ -2164,8 +2160,8 @@ module kld_merge (
     .rdata_o(partial_6_8)
   );
 
-  assign term_6_8 = group_valid_i[6] ? partial_6_8 : 32'd0;
   assign tap_here_6_9 = (tap_tag_i[119:118] == 2'd3) && tap_valid_i[9];
+  assign term_6_9 = group_valid_i[6] ? partial_6_9 : 32'd0;
 
   // partials of group 6, column 9
   kld_sram_2048x32 u_partial_6_9 (
@@ -2177,8 +2173,8 @@ module kld_merge (
     .rdata_o(partial_6_9)
   );
 
-  assign term_6_9 = group_valid_i[6] ? partial_6_9 : 32'd0;
   assign tap_here_6_10 = (tap_tag_i[131:130] == 2'd3) && tap_valid_i[10];
+  assign term_6_10 = group_valid_i[6] ? partial_6_10 : 32'd0;
 
   // partials of group 6, column 10
   kld_sram_2048x32 u_partial_6_10 (
@@ -2190,8 +2186,8 @@ module kld_merge (
     .rdata_o(partial_6_10)
   );
 
-  assign term_6_10 = group_valid_i[6] ? partial_6_10 : 32'd0;
   assign tap_here_6_11 = (tap_tag_i[143:142] == 2'd3) && tap_valid_i[11];
+  assign term_6_11 = group_valid_i[6] ? partial_6_11 : 32'd0;
 
   // partials of group 6, column 11
   kld_sram_2048x32 u_partial_6_11 (
@@ -2203,8 +2199,8 @@ module kld_merge (
     .rdata_o(partial_6_11)
   );
 
-  assign term_6_11 = group_valid_i[6] ? partial_6_11 : 32'd0;
   assign tap_here_6_12 = (tap_tag_i[155:154] == 2'd3) && tap_valid_i[12];
+  assign term_6_12 = group_valid_i[6] ? partial_6_12 : 32'd0;
 
   // partials of group 6, column 12
   kld_sram_2048x32 u_partial_6_12 (
@@ -2216,8 +2212,8 @@ module kld_merge (
     .rdata_o(partial_6_12)
   );
 
-  assign term_6_12 = group_valid_i[6] ? partial_6_12 : 32'd0;
   assign tap_here_6_13 = (tap_tag_i[167:166] == 2'd3) && tap_valid_i[13];
+  assign term_6_13 = group_valid_i[6] ? partial_6_13 : 32'd0;
 
   // partials of group 6, column 13
   kld_sram_2048x32 u_partial_6_13 (
@@ -2229,8 +2225,8 @@ module kld_merge (
     .rdata_o(partial_6_13)
   );
 
-  assign term_6_13 = group_valid_i[6] ? partial_6_13 : 32'd0;
   assign tap_here_6_14 = (tap_tag_i[179:178] == 2'd3) && tap_valid_i[14];
+  assign term_6_14 = group_valid_i[6] ? partial_6_14 : 32'd0;
 
   // partials of group 6, column 14
   kld_sram_2048x32 u_partial_6_14 (
@@ -2242,8 +2238,8 @@ module kld_merge (
     .rdata_o(partial_6_14)
   );
 
-  assign term_6_14 = group_valid_i[6] ? partial_6_14 : 32'd0;
   assign tap_here_6_15 = (tap_tag_i[191:190] == 2'd3) && tap_valid_i[15];
+  assign term_6_15 = group_valid_i[6] ? partial_6_15 : 32'd0;
 
   // partials of group 6, column 15
   kld_sram_2048x32 u_partial_6_15 (
@@ -2254,8 +2250,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_15)
   );
-
-  assign term_6_15 = group_valid_i[6] ? partial_6_15 : 32'd0;
 
   // root table of group 7
   kld_sram_1024x10 u_root_7 (
@@ -2268,6 +2262,7 @@ module kld_merge (
   );
 
   assign tap_here_7_0 = (tap_tag_i[203:202] == 2'd3) && tap_valid_i[16];
+  assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
 
   // partials of group 7, column 0
   kld_sram_2048x32 u_partial_7_0 (
@@ -2279,8 +2274,8 @@ module kld_merge (
     .rdata_o(partial_7_0)
   );
 
-  assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
   assign tap_here_7_1 = (tap_tag_i[215:214] == 2'd3) && tap_valid_i[17];
+  assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
 
   // partials of group 7, column 1
   kld_sram_2048x32 u_partial_7_1 (
@@ -2292,8 +2287,8 @@ module kld_merge (
     .rdata_o(partial_7_1)
   );
 
-  assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
   assign tap_here_7_2 = (tap_tag_i[227:226] == 2'd3) && tap_valid_i[18];
+  assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
 
   // partials of group 7, column 2
   kld_sram_2048x32 u_partial_7_2 (
@@ -2305,8 +2300,8 @@ module kld_merge (
     .rdata_o(partial_7_2)
   );
 
-  assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
   assign tap_here_7_3 = (tap_tag_i[239:238] == 2'd3) && tap_valid_i[19];
+  assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
 
   // partials of group 7, column 3
   kld_sram_2048x32 u_partial_7_3 (
@@ -2318,8 +2313,8 @@ module kld_merge (
     .rdata_o(partial_7_3)
   );
 
-  assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
   assign tap_here_7_4 = (tap_tag_i[251:250] == 2'd3) && tap_valid_i[20];
+  assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
 
   // partials of group 7, column 4
   kld_sram_2048x32 u_partial_7_4 (
@@ -2331,8 +2326,8 @@ module kld_merge (
     .rdata_o(partial_7_4)
   );
 
-  assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
   assign tap_here_7_5 = (tap_tag_i[263:262] == 2'd3) && tap_valid_i[21];
+  assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
 
   // partials of group 7, column 5
   kld_sram_2048x32 u_partial_7_5 (
@@ -2344,8 +2339,8 @@ module kld_merge (
     .rdata_o(partial_7_5)
   );
 
-  assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
   assign tap_here_7_6 = (tap_tag_i[275:274] == 2'd3) && tap_valid_i[22];
+  assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
 
   // partials of group 7, column 6
   kld_sram_2048x32 u_partial_7_6 (
@@ -2357,8 +2352,8 @@ module kld_merge (
     .rdata_o(partial_7_6)
   );
 
-  assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
   assign tap_here_7_7 = (tap_tag_i[287:286] == 2'd3) && tap_valid_i[23];
+  assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
 
   // partials of group 7, column 7
   kld_sram_2048x32 u_partial_7_7 (
@@ -2370,8 +2365,8 @@ module kld_merge (
     .rdata_o(partial_7_7)
   );
 
-  assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
   assign tap_here_7_8 = (tap_tag_i[299:298] == 2'd3) && tap_valid_i[24];
+  assign term_7_8 = group_valid_i[7] ? partial_7_8 : 32'd0;
 
   // partials of group 7, column 8
   kld_sram_2048x32 u_partial_7_8 (
@@ -2383,8 +2378,8 @@ module kld_merge (
     .rdata_o(partial_7_8)
   );
 
-  assign term_7_8 = group_valid_i[7] ? partial_7_8 : 32'd0;
   assign tap_here_7_9 = (tap_tag_i[311:310] == 2'd3) && tap_valid_i[25];
+  assign term_7_9 = group_valid_i[7] ? partial_7_9 : 32'd0;
 
   // partials of group 7, column 9
   kld_sram_2048x32 u_partial_7_9 (
@@ -2396,8 +2391,8 @@ module kld_merge (
     .rdata_o(partial_7_9)
   );
 
-  assign term_7_9 = group_valid_i[7] ? partial_7_9 : 32'd0;
   assign tap_here_7_10 = (tap_tag_i[323:322] == 2'd3) && tap_valid_i[26];
+  assign term_7_10 = group_valid_i[7] ? partial_7_10 : 32'd0;
 
   // partials of group 7, column 10
   kld_sram_2048x32 u_partial_7_10 (
@@ -2409,8 +2404,8 @@ module kld_merge (
     .rdata_o(partial_7_10)
   );
 
-  assign term_7_10 = group_valid_i[7] ? partial_7_10 : 32'd0;
   assign tap_here_7_11 = (tap_tag_i[335:334] == 2'd3) && tap_valid_i[27];
+  assign term_7_11 = group_valid_i[7] ? partial_7_11 : 32'd0;
 
   // partials of group 7, column 11
   kld_sram_2048x32 u_partial_7_11 (
@@ -2422,8 +2417,8 @@ module kld_merge (
     .rdata_o(partial_7_11)
   );
 
-  assign term_7_11 = group_valid_i[7] ? partial_7_11 : 32'd0;
   assign tap_here_7_12 = (tap_tag_i[347:346] == 2'd3) && tap_valid_i[28];
+  assign term_7_12 = group_valid_i[7] ? partial_7_12 : 32'd0;
 
   // partials of group 7, column 12
   kld_sram_2048x32 u_partial_7_12 (
@@ -2435,8 +2430,8 @@ module kld_merge (
     .rdata_o(partial_7_12)
   );
 
-  assign term_7_12 = group_valid_i[7] ? partial_7_12 : 32'd0;
   assign tap_here_7_13 = (tap_tag_i[359:358] == 2'd3) && tap_valid_i[29];
+  assign term_7_13 = group_valid_i[7] ? partial_7_13 : 32'd0;
 
   // partials of group 7, column 13
   kld_sram_2048x32 u_partial_7_13 (
@@ -2448,8 +2443,8 @@ module kld_merge (
     .rdata_o(partial_7_13)
   );
 
-  assign term_7_13 = group_valid_i[7] ? partial_7_13 : 32'd0;
   assign tap_here_7_14 = (tap_tag_i[371:370] == 2'd3) && tap_valid_i[30];
+  assign term_7_14 = group_valid_i[7] ? partial_7_14 : 32'd0;
 
   // partials of group 7, column 14
   kld_sram_2048x32 u_partial_7_14 (
@@ -2461,8 +2456,8 @@ module kld_merge (
     .rdata_o(partial_7_14)
   );
 
-  assign term_7_14 = group_valid_i[7] ? partial_7_14 : 32'd0;
   assign tap_here_7_15 = (tap_tag_i[383:382] == 2'd3) && tap_valid_i[31];
+  assign term_7_15 = group_valid_i[7] ? partial_7_15 : 32'd0;
 
   // partials of group 7, column 15
   kld_sram_2048x32 u_partial_7_15 (
@@ -2474,112 +2469,6 @@ module kld_merge (
     .rdata_o(partial_7_15)
   );
 
-  assign term_7_15 = group_valid_i[7] ? partial_7_15 : 32'd0;
-  assign sum_0_0_0 = term_0_0 + term_1_0;
-  assign sum_0_0_1 = term_2_0 + term_3_0;
-  assign sum_0_0_2 = term_4_0 + term_5_0;
-  assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
-  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
-  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
-  assign sum_1_0_0 = term_0_1 + term_1_1;
-  assign sum_1_0_1 = term_2_1 + term_3_1;
-  assign sum_1_0_2 = term_4_1 + term_5_1;
-  assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
-  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
-  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
-  assign sum_2_0_0 = term_0_2 + term_1_2;
-  assign sum_2_0_1 = term_2_2 + term_3_2;
-  assign sum_2_0_2 = term_4_2 + term_5_2;
-  assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
-  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
-  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
-  assign sum_3_0_0 = term_0_3 + term_1_3;
-  assign sum_3_0_1 = term_2_3 + term_3_3;
-  assign sum_3_0_2 = term_4_3 + term_5_3;
-  assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
-  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
-  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
-  assign sum_4_0_0 = term_0_4 + term_1_4;
-  assign sum_4_0_1 = term_2_4 + term_3_4;
-  assign sum_4_0_2 = term_4_4 + term_5_4;
-  assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
-  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
-  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
-  assign sum_5_0_0 = term_0_5 + term_1_5;
-  assign sum_5_0_1 = term_2_5 + term_3_5;
-  assign sum_5_0_2 = term_4_5 + term_5_5;
-  assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
-  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
-  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
-  assign sum_6_0_0 = term_0_6 + term_1_6;
-  assign sum_6_0_1 = term_2_6 + term_3_6;
-  assign sum_6_0_2 = term_4_6 + term_5_6;
-  assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
-  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
-  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
-  assign sum_7_0_0 = term_0_7 + term_1_7;
-  assign sum_7_0_1 = term_2_7 + term_3_7;
-  assign sum_7_0_2 = term_4_7 + term_5_7;
-  assign sum_7_0_3 = term_6_7 + term_7_7;
-  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
-  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
-  assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
-  assign sum_8_0_0 = term_0_8 + term_1_8;
-  assign sum_8_0_1 = term_2_8 + term_3_8;
-  assign sum_8_0_2 = term_4_8 + term_5_8;
-  assign sum_8_0_3 = term_6_8 + term_7_8;
-  assign sum_8_1_0 = sum_8_0_0 + sum_8_0_1;
-  assign sum_8_1_1 = sum_8_0_2 + sum_8_0_3;
-  assign sum_8_2_0 = sum_8_1_0 + sum_8_1_1;
-  assign sum_9_0_0 = term_0_9 + term_1_9;
-  assign sum_9_0_1 = term_2_9 + term_3_9;
-  assign sum_9_0_2 = term_4_9 + term_5_9;
-  assign sum_9_0_3 = term_6_9 + term_7_9;
-  assign sum_9_1_0 = sum_9_0_0 + sum_9_0_1;
-  assign sum_9_1_1 = sum_9_0_2 + sum_9_0_3;
-  assign sum_9_2_0 = sum_9_1_0 + sum_9_1_1;
-  assign sum_10_0_0 = term_0_10 + term_1_10;
-  assign sum_10_0_1 = term_2_10 + term_3_10;
-  assign sum_10_0_2 = term_4_10 + term_5_10;
-  assign sum_10_0_3 = term_6_10 + term_7_10;
-  assign sum_10_1_0 = sum_10_0_0 + sum_10_0_1;
-  assign sum_10_1_1 = sum_10_0_2 + sum_10_0_3;
-  assign sum_10_2_0 = sum_10_1_0 + sum_10_1_1;
-  assign sum_11_0_0 = term_0_11 + term_1_11;
-  assign sum_11_0_1 = term_2_11 + term_3_11;
-  assign sum_11_0_2 = term_4_11 + term_5_11;
-  assign sum_11_0_3 = term_6_11 + term_7_11;
-  assign sum_11_1_0 = sum_11_0_0 + sum_11_0_1;
-  assign sum_11_1_1 = sum_11_0_2 + sum_11_0_3;
-  assign sum_11_2_0 = sum_11_1_0 + sum_11_1_1;
-  assign sum_12_0_0 = term_0_12 + term_1_12;
-  assign sum_12_0_1 = term_2_12 + term_3_12;
-  assign sum_12_0_2 = term_4_12 + term_5_12;
-  assign sum_12_0_3 = term_6_12 + term_7_12;
-  assign sum_12_1_0 = sum_12_0_0 + sum_12_0_1;
-  assign sum_12_1_1 = sum_12_0_2 + sum_12_0_3;
-  assign sum_12_2_0 = sum_12_1_0 + sum_12_1_1;
-  assign sum_13_0_0 = term_0_13 + term_1_13;
-  assign sum_13_0_1 = term_2_13 + term_3_13;
-  assign sum_13_0_2 = term_4_13 + term_5_13;
-  assign sum_13_0_3 = term_6_13 + term_7_13;
-  assign sum_13_1_0 = sum_13_0_0 + sum_13_0_1;
-  assign sum_13_1_1 = sum_13_0_2 + sum_13_0_3;
-  assign sum_13_2_0 = sum_13_1_0 + sum_13_1_1;
-  assign sum_14_0_0 = term_0_14 + term_1_14;
-  assign sum_14_0_1 = term_2_14 + term_3_14;
-  assign sum_14_0_2 = term_4_14 + term_5_14;
-  assign sum_14_0_3 = term_6_14 + term_7_14;
-  assign sum_14_1_0 = sum_14_0_0 + sum_14_0_1;
-  assign sum_14_1_1 = sum_14_0_2 + sum_14_0_3;
-  assign sum_14_2_0 = sum_14_1_0 + sum_14_1_1;
   assign sum_15_0_0 = term_0_15 + term_1_15;
   assign sum_15_0_1 = term_2_15 + term_3_15;
   assign sum_15_0_2 = term_4_15 + term_5_15;
@@ -2587,6 +2476,111 @@ module kld_merge (
   assign sum_15_1_0 = sum_15_0_0 + sum_15_0_1;
   assign sum_15_1_1 = sum_15_0_2 + sum_15_0_3;
   assign sum_15_2_0 = sum_15_1_0 + sum_15_1_1;
+  assign sum_14_0_0 = term_0_14 + term_1_14;
+  assign sum_14_0_1 = term_2_14 + term_3_14;
+  assign sum_14_0_2 = term_4_14 + term_5_14;
+  assign sum_14_0_3 = term_6_14 + term_7_14;
+  assign sum_14_1_0 = sum_14_0_0 + sum_14_0_1;
+  assign sum_14_1_1 = sum_14_0_2 + sum_14_0_3;
+  assign sum_14_2_0 = sum_14_1_0 + sum_14_1_1;
+  assign sum_13_0_0 = term_0_13 + term_1_13;
+  assign sum_13_0_1 = term_2_13 + term_3_13;
+  assign sum_13_0_2 = term_4_13 + term_5_13;
+  assign sum_13_0_3 = term_6_13 + term_7_13;
+  assign sum_13_1_0 = sum_13_0_0 + sum_13_0_1;
+  assign sum_13_1_1 = sum_13_0_2 + sum_13_0_3;
+  assign sum_13_2_0 = sum_13_1_0 + sum_13_1_1;
+  assign sum_12_0_0 = term_0_12 + term_1_12;
+  assign sum_12_0_1 = term_2_12 + term_3_12;
+  assign sum_12_0_2 = term_4_12 + term_5_12;
+  assign sum_12_0_3 = term_6_12 + term_7_12;
+  assign sum_12_1_0 = sum_12_0_0 + sum_12_0_1;
+  assign sum_12_1_1 = sum_12_0_2 + sum_12_0_3;
+  assign sum_12_2_0 = sum_12_1_0 + sum_12_1_1;
+  assign sum_11_0_0 = term_0_11 + term_1_11;
+  assign sum_11_0_1 = term_2_11 + term_3_11;
+  assign sum_11_0_2 = term_4_11 + term_5_11;
+  assign sum_11_0_3 = term_6_11 + term_7_11;
+  assign sum_11_1_0 = sum_11_0_0 + sum_11_0_1;
+  assign sum_11_1_1 = sum_11_0_2 + sum_11_0_3;
+  assign sum_11_2_0 = sum_11_1_0 + sum_11_1_1;
+  assign sum_10_0_0 = term_0_10 + term_1_10;
+  assign sum_10_0_1 = term_2_10 + term_3_10;
+  assign sum_10_0_2 = term_4_10 + term_5_10;
+  assign sum_10_0_3 = term_6_10 + term_7_10;
+  assign sum_10_1_0 = sum_10_0_0 + sum_10_0_1;
+  assign sum_10_1_1 = sum_10_0_2 + sum_10_0_3;
+  assign sum_10_2_0 = sum_10_1_0 + sum_10_1_1;
+  assign sum_9_0_0 = term_0_9 + term_1_9;
+  assign sum_9_0_1 = term_2_9 + term_3_9;
+  assign sum_9_0_2 = term_4_9 + term_5_9;
+  assign sum_9_0_3 = term_6_9 + term_7_9;
+  assign sum_9_1_0 = sum_9_0_0 + sum_9_0_1;
+  assign sum_9_1_1 = sum_9_0_2 + sum_9_0_3;
+  assign sum_9_2_0 = sum_9_1_0 + sum_9_1_1;
+  assign sum_8_0_0 = term_0_8 + term_1_8;
+  assign sum_8_0_1 = term_2_8 + term_3_8;
+  assign sum_8_0_2 = term_4_8 + term_5_8;
+  assign sum_8_0_3 = term_6_8 + term_7_8;
+  assign sum_8_1_0 = sum_8_0_0 + sum_8_0_1;
+  assign sum_8_1_1 = sum_8_0_2 + sum_8_0_3;
+  assign sum_8_2_0 = sum_8_1_0 + sum_8_1_1;
+  assign sum_7_0_0 = term_0_7 + term_1_7;
+  assign sum_7_0_1 = term_2_7 + term_3_7;
+  assign sum_7_0_2 = term_4_7 + term_5_7;
+  assign sum_7_0_3 = term_6_7 + term_7_7;
+  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
+  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
+  assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
+  assign sum_6_0_0 = term_0_6 + term_1_6;
+  assign sum_6_0_1 = term_2_6 + term_3_6;
+  assign sum_6_0_2 = term_4_6 + term_5_6;
+  assign sum_6_0_3 = term_6_6 + term_7_6;
+  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
+  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
+  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
+  assign sum_5_0_0 = term_0_5 + term_1_5;
+  assign sum_5_0_1 = term_2_5 + term_3_5;
+  assign sum_5_0_2 = term_4_5 + term_5_5;
+  assign sum_5_0_3 = term_6_5 + term_7_5;
+  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
+  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
+  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
+  assign sum_4_0_0 = term_0_4 + term_1_4;
+  assign sum_4_0_1 = term_2_4 + term_3_4;
+  assign sum_4_0_2 = term_4_4 + term_5_4;
+  assign sum_4_0_3 = term_6_4 + term_7_4;
+  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
+  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
+  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
+  assign sum_3_0_0 = term_0_3 + term_1_3;
+  assign sum_3_0_1 = term_2_3 + term_3_3;
+  assign sum_3_0_2 = term_4_3 + term_5_3;
+  assign sum_3_0_3 = term_6_3 + term_7_3;
+  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
+  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
+  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
+  assign sum_2_0_0 = term_0_2 + term_1_2;
+  assign sum_2_0_1 = term_2_2 + term_3_2;
+  assign sum_2_0_2 = term_4_2 + term_5_2;
+  assign sum_2_0_3 = term_6_2 + term_7_2;
+  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
+  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
+  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
+  assign sum_1_0_0 = term_0_1 + term_1_1;
+  assign sum_1_0_1 = term_2_1 + term_3_1;
+  assign sum_1_0_2 = term_4_1 + term_5_1;
+  assign sum_1_0_3 = term_6_1 + term_7_1;
+  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
+  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
+  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
+  assign sum_0_0_0 = term_0_0 + term_1_0;
+  assign sum_0_0_1 = term_2_0 + term_3_0;
+  assign sum_0_0_2 = term_4_0 + term_5_0;
+  assign sum_0_0_3 = term_6_0 + term_7_0;
+  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
+  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
+  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
   assign out_data_o = out_data_q;
 
 endmodule

@@ -17,6 +17,7 @@
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
+//   GATHER_W = 1
 // Lint waivers: none
 // Deliberately unused bits:
 //   reg_wdata_i[31:16]: no field of the register map takes these bits

@@ -19,6 +19,7 @@
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
+//   GATHER_W = 1
 // Lint waivers: none
 // Deliberately unused bits: none
 
@@ -45,7 +46,7 @@ module kld_merge (
   input wire wbank_i,
   // bank the gather reads: parity of the m-tile of the token whose roots are registered
   input wire rbank_i,
-  // Out[token], column c at c*ACC_W, two gather steps after the token entered
+  // Out[token + j], column c at (j*COLS + c)*ACC_W, two gather steps after the token entered
   output wire [255:0] out_data_o
 );
 
@@ -54,339 +55,290 @@ module kld_merge (
   wire [9:0] root_0;
   // partial address of group 0: the root (dense mode: the token)
   reg [9:0] gather_addr_0_q;
-  wire [31:0] partial_0_0;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
+  wire [31:0] partial_0_0;
   wire [31:0] term_0_0;
-  wire [31:0] partial_0_1;
   // a partial of group 0 arrives at column 1
   wire tap_here_0_1;
+  wire [31:0] partial_0_1;
   wire [31:0] term_0_1;
-  wire [31:0] partial_0_2;
   // a partial of group 0 arrives at column 2
   wire tap_here_0_2;
+  wire [31:0] partial_0_2;
   wire [31:0] term_0_2;
-  wire [31:0] partial_0_3;
   // a partial of group 0 arrives at column 3
   wire tap_here_0_3;
+  wire [31:0] partial_0_3;
   wire [31:0] term_0_3;
-  wire [31:0] partial_0_4;
   // a partial of group 0 arrives at column 4
   wire tap_here_0_4;
+  wire [31:0] partial_0_4;
   wire [31:0] term_0_4;
-  wire [31:0] partial_0_5;
   // a partial of group 0 arrives at column 5
   wire tap_here_0_5;
+  wire [31:0] partial_0_5;
   wire [31:0] term_0_5;
-  wire [31:0] partial_0_6;
   // a partial of group 0 arrives at column 6
   wire tap_here_0_6;
+  wire [31:0] partial_0_6;
   wire [31:0] term_0_6;
-  wire [31:0] partial_0_7;
   // a partial of group 0 arrives at column 7
   wire tap_here_0_7;
+  wire [31:0] partial_0_7;
   wire [31:0] term_0_7;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
   // partial address of group 1: the root (dense mode: the token)
   reg [9:0] gather_addr_1_q;
-  wire [31:0] partial_1_0;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
+  wire [31:0] partial_1_0;
   wire [31:0] term_1_0;
-  wire [31:0] partial_1_1;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
+  wire [31:0] partial_1_1;
   wire [31:0] term_1_1;
-  wire [31:0] partial_1_2;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
+  wire [31:0] partial_1_2;
   wire [31:0] term_1_2;
-  wire [31:0] partial_1_3;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
+  wire [31:0] partial_1_3;
   wire [31:0] term_1_3;
-  wire [31:0] partial_1_4;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
+  wire [31:0] partial_1_4;
   wire [31:0] term_1_4;
-  wire [31:0] partial_1_5;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
+  wire [31:0] partial_1_5;
   wire [31:0] term_1_5;
-  wire [31:0] partial_1_6;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
+  wire [31:0] partial_1_6;
   wire [31:0] term_1_6;
-  wire [31:0] partial_1_7;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
+  wire [31:0] partial_1_7;
   wire [31:0] term_1_7;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
   // partial address of group 2: the root (dense mode: the token)
   reg [9:0] gather_addr_2_q;
-  wire [31:0] partial_2_0;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
+  wire [31:0] partial_2_0;
   wire [31:0] term_2_0;
-  wire [31:0] partial_2_1;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
+  wire [31:0] partial_2_1;
   wire [31:0] term_2_1;
-  wire [31:0] partial_2_2;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
+  wire [31:0] partial_2_2;
   wire [31:0] term_2_2;
-  wire [31:0] partial_2_3;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
+  wire [31:0] partial_2_3;
   wire [31:0] term_2_3;
-  wire [31:0] partial_2_4;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
+  wire [31:0] partial_2_4;
   wire [31:0] term_2_4;
-  wire [31:0] partial_2_5;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
+  wire [31:0] partial_2_5;
   wire [31:0] term_2_5;
-  wire [31:0] partial_2_6;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
+  wire [31:0] partial_2_6;
   wire [31:0] term_2_6;
-  wire [31:0] partial_2_7;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
+  wire [31:0] partial_2_7;
   wire [31:0] term_2_7;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
   // partial address of group 3: the root (dense mode: the token)
   reg [9:0] gather_addr_3_q;
-  wire [31:0] partial_3_0;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
+  wire [31:0] partial_3_0;
   wire [31:0] term_3_0;
-  wire [31:0] partial_3_1;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
+  wire [31:0] partial_3_1;
   wire [31:0] term_3_1;
-  wire [31:0] partial_3_2;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
+  wire [31:0] partial_3_2;
   wire [31:0] term_3_2;
-  wire [31:0] partial_3_3;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
+  wire [31:0] partial_3_3;
   wire [31:0] term_3_3;
-  wire [31:0] partial_3_4;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
+  wire [31:0] partial_3_4;
   wire [31:0] term_3_4;
-  wire [31:0] partial_3_5;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
+  wire [31:0] partial_3_5;
   wire [31:0] term_3_5;
-  wire [31:0] partial_3_6;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
+  wire [31:0] partial_3_6;
   wire [31:0] term_3_6;
-  wire [31:0] partial_3_7;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
+  wire [31:0] partial_3_7;
   wire [31:0] term_3_7;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
   // partial address of group 4: the root (dense mode: the token)
   reg [9:0] gather_addr_4_q;
-  wire [31:0] partial_4_0;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
+  wire [31:0] partial_4_0;
   wire [31:0] term_4_0;
-  wire [31:0] partial_4_1;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
+  wire [31:0] partial_4_1;
   wire [31:0] term_4_1;
-  wire [31:0] partial_4_2;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
+  wire [31:0] partial_4_2;
   wire [31:0] term_4_2;
-  wire [31:0] partial_4_3;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
+  wire [31:0] partial_4_3;
   wire [31:0] term_4_3;
-  wire [31:0] partial_4_4;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
+  wire [31:0] partial_4_4;
   wire [31:0] term_4_4;
-  wire [31:0] partial_4_5;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
+  wire [31:0] partial_4_5;
   wire [31:0] term_4_5;
-  wire [31:0] partial_4_6;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
+  wire [31:0] partial_4_6;
   wire [31:0] term_4_6;
-  wire [31:0] partial_4_7;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
+  wire [31:0] partial_4_7;
   wire [31:0] term_4_7;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
   // partial address of group 5: the root (dense mode: the token)
   reg [9:0] gather_addr_5_q;
-  wire [31:0] partial_5_0;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
+  wire [31:0] partial_5_0;
   wire [31:0] term_5_0;
-  wire [31:0] partial_5_1;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
+  wire [31:0] partial_5_1;
   wire [31:0] term_5_1;
-  wire [31:0] partial_5_2;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
+  wire [31:0] partial_5_2;
   wire [31:0] term_5_2;
-  wire [31:0] partial_5_3;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
+  wire [31:0] partial_5_3;
   wire [31:0] term_5_3;
-  wire [31:0] partial_5_4;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
+  wire [31:0] partial_5_4;
   wire [31:0] term_5_4;
-  wire [31:0] partial_5_5;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
+  wire [31:0] partial_5_5;
   wire [31:0] term_5_5;
-  wire [31:0] partial_5_6;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
+  wire [31:0] partial_5_6;
   wire [31:0] term_5_6;
-  wire [31:0] partial_5_7;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
+  wire [31:0] partial_5_7;
   wire [31:0] term_5_7;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
   // partial address of group 6: the root (dense mode: the token)
   reg [9:0] gather_addr_6_q;
-  wire [31:0] partial_6_0;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
+  wire [31:0] partial_6_0;
   wire [31:0] term_6_0;
-  wire [31:0] partial_6_1;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
+  wire [31:0] partial_6_1;
   wire [31:0] term_6_1;
-  wire [31:0] partial_6_2;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
+  wire [31:0] partial_6_2;
   wire [31:0] term_6_2;
-  wire [31:0] partial_6_3;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
+  wire [31:0] partial_6_3;
   wire [31:0] term_6_3;
-  wire [31:0] partial_6_4;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
+  wire [31:0] partial_6_4;
   wire [31:0] term_6_4;
-  wire [31:0] partial_6_5;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
+  wire [31:0] partial_6_5;
   wire [31:0] term_6_5;
-  wire [31:0] partial_6_6;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
+  wire [31:0] partial_6_6;
   wire [31:0] term_6_6;
-  wire [31:0] partial_6_7;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
+  wire [31:0] partial_6_7;
   wire [31:0] term_6_7;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
   // partial address of group 7: the root (dense mode: the token)
   reg [9:0] gather_addr_7_q;
-  wire [31:0] partial_7_0;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
+  wire [31:0] partial_7_0;
   wire [31:0] term_7_0;
-  wire [31:0] partial_7_1;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
+  wire [31:0] partial_7_1;
   wire [31:0] term_7_1;
-  wire [31:0] partial_7_2;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
+  wire [31:0] partial_7_2;
   wire [31:0] term_7_2;
-  wire [31:0] partial_7_3;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
+  wire [31:0] partial_7_3;
   wire [31:0] term_7_3;
-  wire [31:0] partial_7_4;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
+  wire [31:0] partial_7_4;
   wire [31:0] term_7_4;
-  wire [31:0] partial_7_5;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
+  wire [31:0] partial_7_5;
   wire [31:0] term_7_5;
-  wire [31:0] partial_7_6;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
+  wire [31:0] partial_7_6;
   wire [31:0] term_7_6;
-  wire [31:0] partial_7_7;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
+  wire [31:0] partial_7_7;
   wire [31:0] term_7_7;
-  wire [31:0] sum_0_0_0;
-  wire [31:0] sum_0_0_1;
-  wire [31:0] sum_0_0_2;
-  wire [31:0] sum_0_0_3;
-  wire [31:0] sum_0_1_0;
-  wire [31:0] sum_0_1_1;
-  wire [31:0] sum_0_2_0;
-  wire [31:0] sum_1_0_0;
-  wire [31:0] sum_1_0_1;
-  wire [31:0] sum_1_0_2;
-  wire [31:0] sum_1_0_3;
-  wire [31:0] sum_1_1_0;
-  wire [31:0] sum_1_1_1;
-  wire [31:0] sum_1_2_0;
-  wire [31:0] sum_2_0_0;
-  wire [31:0] sum_2_0_1;
-  wire [31:0] sum_2_0_2;
-  wire [31:0] sum_2_0_3;
-  wire [31:0] sum_2_1_0;
-  wire [31:0] sum_2_1_1;
-  wire [31:0] sum_2_2_0;
-  wire [31:0] sum_3_0_0;
-  wire [31:0] sum_3_0_1;
-  wire [31:0] sum_3_0_2;
-  wire [31:0] sum_3_0_3;
-  wire [31:0] sum_3_1_0;
-  wire [31:0] sum_3_1_1;
-  wire [31:0] sum_3_2_0;
-  wire [31:0] sum_4_0_0;
-  wire [31:0] sum_4_0_1;
-  wire [31:0] sum_4_0_2;
-  wire [31:0] sum_4_0_3;
-  wire [31:0] sum_4_1_0;
-  wire [31:0] sum_4_1_1;
-  wire [31:0] sum_4_2_0;
-  wire [31:0] sum_5_0_0;
-  wire [31:0] sum_5_0_1;
-  wire [31:0] sum_5_0_2;
-  wire [31:0] sum_5_0_3;
-  wire [31:0] sum_5_1_0;
-  wire [31:0] sum_5_1_1;
-  wire [31:0] sum_5_2_0;
-  wire [31:0] sum_6_0_0;
-  wire [31:0] sum_6_0_1;
-  wire [31:0] sum_6_0_2;
-  wire [31:0] sum_6_0_3;
-  wire [31:0] sum_6_1_0;
-  wire [31:0] sum_6_1_1;
-  wire [31:0] sum_6_2_0;
   wire [31:0] sum_7_0_0;
   wire [31:0] sum_7_0_1;
   wire [31:0] sum_7_0_2;
@@ -394,6 +346,55 @@ module kld_merge (
   wire [31:0] sum_7_1_0;
   wire [31:0] sum_7_1_1;
   wire [31:0] sum_7_2_0;
+  wire [31:0] sum_6_0_0;
+  wire [31:0] sum_6_0_1;
+  wire [31:0] sum_6_0_2;
+  wire [31:0] sum_6_0_3;
+  wire [31:0] sum_6_1_0;
+  wire [31:0] sum_6_1_1;
+  wire [31:0] sum_6_2_0;
+  wire [31:0] sum_5_0_0;
+  wire [31:0] sum_5_0_1;
+  wire [31:0] sum_5_0_2;
+  wire [31:0] sum_5_0_3;
+  wire [31:0] sum_5_1_0;
+  wire [31:0] sum_5_1_1;
+  wire [31:0] sum_5_2_0;
+  wire [31:0] sum_4_0_0;
+  wire [31:0] sum_4_0_1;
+  wire [31:0] sum_4_0_2;
+  wire [31:0] sum_4_0_3;
+  wire [31:0] sum_4_1_0;
+  wire [31:0] sum_4_1_1;
+  wire [31:0] sum_4_2_0;
+  wire [31:0] sum_3_0_0;
+  wire [31:0] sum_3_0_1;
+  wire [31:0] sum_3_0_2;
+  wire [31:0] sum_3_0_3;
+  wire [31:0] sum_3_1_0;
+  wire [31:0] sum_3_1_1;
+  wire [31:0] sum_3_2_0;
+  wire [31:0] sum_2_0_0;
+  wire [31:0] sum_2_0_1;
+  wire [31:0] sum_2_0_2;
+  wire [31:0] sum_2_0_3;
+  wire [31:0] sum_2_1_0;
+  wire [31:0] sum_2_1_1;
+  wire [31:0] sum_2_2_0;
+  wire [31:0] sum_1_0_0;
+  wire [31:0] sum_1_0_1;
+  wire [31:0] sum_1_0_2;
+  wire [31:0] sum_1_0_3;
+  wire [31:0] sum_1_1_0;
+  wire [31:0] sum_1_1_1;
+  wire [31:0] sum_1_2_0;
+  wire [31:0] sum_0_0_0;
+  wire [31:0] sum_0_0_1;
+  wire [31:0] sum_0_0_2;
+  wire [31:0] sum_0_0_3;
+  wire [31:0] sum_0_1_0;
+  wire [31:0] sum_0_1_1;
+  wire [31:0] sum_0_2_0;
 
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
@@ -422,6 +423,7 @@ module kld_merge (
   );
 
   assign tap_here_0_0 = (tap_tag_i[12:10] == 3'd0) && tap_valid_i[0];
+  assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
 
   // partials of group 0, column 0
   kld_sram_2048x32 u_partial_0_0 (
@@ -433,8 +435,8 @@ module kld_merge (
     .rdata_o(partial_0_0)
   );
 
-  assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
   assign tap_here_0_1 = (tap_tag_i[25:23] == 3'd0) && tap_valid_i[1];
+  assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
 
   // partials of group 0, column 1
   kld_sram_2048x32 u_partial_0_1 (
@@ -446,8 +448,8 @@ module kld_merge (
     .rdata_o(partial_0_1)
   );
 
-  assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
   assign tap_here_0_2 = (tap_tag_i[38:36] == 3'd0) && tap_valid_i[2];
+  assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
 
   // partials of group 0, column 2
   kld_sram_2048x32 u_partial_0_2 (
@@ -459,8 +461,8 @@ module kld_merge (
     .rdata_o(partial_0_2)
   );
 
-  assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
   assign tap_here_0_3 = (tap_tag_i[51:49] == 3'd0) && tap_valid_i[3];
+  assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
 
   // partials of group 0, column 3
   kld_sram_2048x32 u_partial_0_3 (
@@ -472,8 +474,8 @@ module kld_merge (
     .rdata_o(partial_0_3)
   );
 
-  assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
   assign tap_here_0_4 = (tap_tag_i[64:62] == 3'd0) && tap_valid_i[4];
+  assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
 
   // partials of group 0, column 4
   kld_sram_2048x32 u_partial_0_4 (
@@ -485,8 +487,8 @@ module kld_merge (
     .rdata_o(partial_0_4)
   );
 
-  assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
   assign tap_here_0_5 = (tap_tag_i[77:75] == 3'd0) && tap_valid_i[5];
+  assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
 
   // partials of group 0, column 5
   kld_sram_2048x32 u_partial_0_5 (
@@ -498,8 +500,8 @@ module kld_merge (
     .rdata_o(partial_0_5)
   );
 
-  assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
   assign tap_here_0_6 = (tap_tag_i[90:88] == 3'd0) && tap_valid_i[6];
+  assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
 
   // partials of group 0, column 6
   kld_sram_2048x32 u_partial_0_6 (
@@ -511,8 +513,8 @@ module kld_merge (
     .rdata_o(partial_0_6)
   );
 
-  assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
   assign tap_here_0_7 = (tap_tag_i[103:101] == 3'd0) && tap_valid_i[7];
+  assign term_0_7 = group_valid_i[0] ? partial_0_7 : 32'd0;
 
   // partials of group 0, column 7
   kld_sram_2048x32 u_partial_0_7 (
@@ -523,8 +525,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_7)
   );
-
-  assign term_0_7 = group_valid_i[0] ? partial_0_7 : 32'd0;
 
   // root table of group 1
   kld_sram_1024x10 u_root_1 (
@@ -537,6 +537,7 @@ module kld_merge (
   );
 
   assign tap_here_1_0 = (tap_tag_i[12:10] == 3'd1) && tap_valid_i[0];
+  assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
 
   // partials of group 1, column 0
   kld_sram_2048x32 u_partial_1_0 (
@@ -548,8 +549,8 @@ module kld_merge (
     .rdata_o(partial_1_0)
   );
 
-  assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
   assign tap_here_1_1 = (tap_tag_i[25:23] == 3'd1) && tap_valid_i[1];
+  assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
 
   // partials of group 1, column 1
   kld_sram_2048x32 u_partial_1_1 (
@@ -561,8 +562,8 @@ module kld_merge (
     .rdata_o(partial_1_1)
   );
 
-  assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
   assign tap_here_1_2 = (tap_tag_i[38:36] == 3'd1) && tap_valid_i[2];
+  assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
 
   // partials of group 1, column 2
   kld_sram_2048x32 u_partial_1_2 (
@@ -574,8 +575,8 @@ module kld_merge (
     .rdata_o(partial_1_2)
   );
 
-  assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
   assign tap_here_1_3 = (tap_tag_i[51:49] == 3'd1) && tap_valid_i[3];
+  assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
 
   // partials of group 1, column 3
   kld_sram_2048x32 u_partial_1_3 (
@@ -587,8 +588,8 @@ module kld_merge (
     .rdata_o(partial_1_3)
   );
 
-  assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
   assign tap_here_1_4 = (tap_tag_i[64:62] == 3'd1) && tap_valid_i[4];
+  assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
 
   // partials of group 1, column 4
   kld_sram_2048x32 u_partial_1_4 (
@@ -600,8 +601,8 @@ module kld_merge (
     .rdata_o(partial_1_4)
   );
 
-  assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
   assign tap_here_1_5 = (tap_tag_i[77:75] == 3'd1) && tap_valid_i[5];
+  assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
 
   // partials of group 1, column 5
   kld_sram_2048x32 u_partial_1_5 (
@@ -613,8 +614,8 @@ module kld_merge (
     .rdata_o(partial_1_5)
   );
 
-  assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
   assign tap_here_1_6 = (tap_tag_i[90:88] == 3'd1) && tap_valid_i[6];
+  assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
 
   // partials of group 1, column 6
   kld_sram_2048x32 u_partial_1_6 (
@@ -626,8 +627,8 @@ module kld_merge (
     .rdata_o(partial_1_6)
   );
 
-  assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
   assign tap_here_1_7 = (tap_tag_i[103:101] == 3'd1) && tap_valid_i[7];
+  assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
 
   // partials of group 1, column 7
   kld_sram_2048x32 u_partial_1_7 (
@@ -638,8 +639,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_7)
   );
-
-  assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
 
   // root table of group 2
   kld_sram_1024x10 u_root_2 (
@@ -652,6 +651,7 @@ module kld_merge (
   );
 
   assign tap_here_2_0 = (tap_tag_i[12:10] == 3'd2) && tap_valid_i[0];
+  assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
 
   // partials of group 2, column 0
   kld_sram_2048x32 u_partial_2_0 (
@@ -663,8 +663,8 @@ module kld_merge (
     .rdata_o(partial_2_0)
   );
 
-  assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
   assign tap_here_2_1 = (tap_tag_i[25:23] == 3'd2) && tap_valid_i[1];
+  assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
 
   // partials of group 2, column 1
   kld_sram_2048x32 u_partial_2_1 (
@@ -676,8 +676,8 @@ module kld_merge (
     .rdata_o(partial_2_1)
   );
 
-  assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
   assign tap_here_2_2 = (tap_tag_i[38:36] == 3'd2) && tap_valid_i[2];
+  assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
 
   // partials of group 2, column 2
   kld_sram_2048x32 u_partial_2_2 (
@@ -689,8 +689,8 @@ module kld_merge (
     .rdata_o(partial_2_2)
   );
 
-  assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
   assign tap_here_2_3 = (tap_tag_i[51:49] == 3'd2) && tap_valid_i[3];
+  assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
 
   // partials of group 2, column 3
   kld_sram_2048x32 u_partial_2_3 (
@@ -702,8 +702,8 @@ module kld_merge (
     .rdata_o(partial_2_3)
   );
 
-  assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
   assign tap_here_2_4 = (tap_tag_i[64:62] == 3'd2) && tap_valid_i[4];
+  assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
 
   // partials of group 2, column 4
   kld_sram_2048x32 u_partial_2_4 (
@@ -715,8 +715,8 @@ module kld_merge (
     .rdata_o(partial_2_4)
   );
 
-  assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
   assign tap_here_2_5 = (tap_tag_i[77:75] == 3'd2) && tap_valid_i[5];
+  assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
 
   // partials of group 2, column 5
   kld_sram_2048x32 u_partial_2_5 (
@@ -728,8 +728,8 @@ module kld_merge (
     .rdata_o(partial_2_5)
   );
 
-  assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
   assign tap_here_2_6 = (tap_tag_i[90:88] == 3'd2) && tap_valid_i[6];
+  assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
 
   // partials of group 2, column 6
   kld_sram_2048x32 u_partial_2_6 (
@@ -741,8 +741,8 @@ module kld_merge (
     .rdata_o(partial_2_6)
   );
 
-  assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
   assign tap_here_2_7 = (tap_tag_i[103:101] == 3'd2) && tap_valid_i[7];
+  assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
 
   // partials of group 2, column 7
   kld_sram_2048x32 u_partial_2_7 (
@@ -753,8 +753,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_7)
   );
-
-  assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
 
   // root table of group 3
   kld_sram_1024x10 u_root_3 (
@@ -767,6 +765,7 @@ module kld_merge (
   );
 
   assign tap_here_3_0 = (tap_tag_i[12:10] == 3'd3) && tap_valid_i[0];
+  assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
 
   // partials of group 3, column 0
   kld_sram_2048x32 u_partial_3_0 (
@@ -778,8 +777,8 @@ module kld_merge (
     .rdata_o(partial_3_0)
   );
 
-  assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
   assign tap_here_3_1 = (tap_tag_i[25:23] == 3'd3) && tap_valid_i[1];
+  assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
 
   // partials of group 3, column 1
   kld_sram_2048x32 u_partial_3_1 (
@@ -791,8 +790,8 @@ module kld_merge (
     .rdata_o(partial_3_1)
   );
 
-  assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
   assign tap_here_3_2 = (tap_tag_i[38:36] == 3'd3) && tap_valid_i[2];
+  assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
 
   // partials of group 3, column 2
   kld_sram_2048x32 u_partial_3_2 (
@@ -804,8 +803,8 @@ module kld_merge (
     .rdata_o(partial_3_2)
   );
 
-  assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
   assign tap_here_3_3 = (tap_tag_i[51:49] == 3'd3) && tap_valid_i[3];
+  assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
 
   // partials of group 3, column 3
   kld_sram_2048x32 u_partial_3_3 (
@@ -817,8 +816,8 @@ module kld_merge (
     .rdata_o(partial_3_3)
   );
 
-  assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
   assign tap_here_3_4 = (tap_tag_i[64:62] == 3'd3) && tap_valid_i[4];
+  assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
 
   // partials of group 3, column 4
   kld_sram_2048x32 u_partial_3_4 (
@@ -830,8 +829,8 @@ module kld_merge (
     .rdata_o(partial_3_4)
   );
 
-  assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
   assign tap_here_3_5 = (tap_tag_i[77:75] == 3'd3) && tap_valid_i[5];
+  assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
 
   // partials of group 3, column 5
   kld_sram_2048x32 u_partial_3_5 (
@@ -843,8 +842,8 @@ module kld_merge (
     .rdata_o(partial_3_5)
   );
 
-  assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
   assign tap_here_3_6 = (tap_tag_i[90:88] == 3'd3) && tap_valid_i[6];
+  assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
 
   // partials of group 3, column 6
   kld_sram_2048x32 u_partial_3_6 (
@@ -856,8 +855,8 @@ module kld_merge (
     .rdata_o(partial_3_6)
   );
 
-  assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
   assign tap_here_3_7 = (tap_tag_i[103:101] == 3'd3) && tap_valid_i[7];
+  assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
 
   // partials of group 3, column 7
   kld_sram_2048x32 u_partial_3_7 (
@@ -868,8 +867,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_7)
   );
-
-  assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
 
   // root table of group 4
   kld_sram_1024x10 u_root_4 (
@@ -882,6 +879,7 @@ module kld_merge (
   );
 
   assign tap_here_4_0 = (tap_tag_i[12:10] == 3'd4) && tap_valid_i[0];
+  assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
 
   // partials of group 4, column 0
   kld_sram_2048x32 u_partial_4_0 (
@@ -893,8 +891,8 @@ module kld_merge (
     .rdata_o(partial_4_0)
   );
 
-  assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
   assign tap_here_4_1 = (tap_tag_i[25:23] == 3'd4) && tap_valid_i[1];
+  assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
 
   // partials of group 4, column 1
   kld_sram_2048x32 u_partial_4_1 (
@@ -906,8 +904,8 @@ module kld_merge (
     .rdata_o(partial_4_1)
   );
 
-  assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
   assign tap_here_4_2 = (tap_tag_i[38:36] == 3'd4) && tap_valid_i[2];
+  assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
 
   // partials of group 4, column 2
   kld_sram_2048x32 u_partial_4_2 (
@@ -919,8 +917,8 @@ module kld_merge (
     .rdata_o(partial_4_2)
   );
 
-  assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
   assign tap_here_4_3 = (tap_tag_i[51:49] == 3'd4) && tap_valid_i[3];
+  assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
 
   // partials of group 4, column 3
   kld_sram_2048x32 u_partial_4_3 (
@@ -932,8 +930,8 @@ module kld_merge (
     .rdata_o(partial_4_3)
   );
 
-  assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
   assign tap_here_4_4 = (tap_tag_i[64:62] == 3'd4) && tap_valid_i[4];
+  assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
 
   // partials of group 4, column 4
   kld_sram_2048x32 u_partial_4_4 (
@@ -945,8 +943,8 @@ module kld_merge (
     .rdata_o(partial_4_4)
   );
 
-  assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
   assign tap_here_4_5 = (tap_tag_i[77:75] == 3'd4) && tap_valid_i[5];
+  assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
 
   // partials of group 4, column 5
   kld_sram_2048x32 u_partial_4_5 (
@@ -958,8 +956,8 @@ module kld_merge (
     .rdata_o(partial_4_5)
   );
 
-  assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
   assign tap_here_4_6 = (tap_tag_i[90:88] == 3'd4) && tap_valid_i[6];
+  assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
 
   // partials of group 4, column 6
   kld_sram_2048x32 u_partial_4_6 (
@@ -971,8 +969,8 @@ module kld_merge (
     .rdata_o(partial_4_6)
   );
 
-  assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
   assign tap_here_4_7 = (tap_tag_i[103:101] == 3'd4) && tap_valid_i[7];
+  assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
 
   // partials of group 4, column 7
   kld_sram_2048x32 u_partial_4_7 (
@@ -983,8 +981,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_7)
   );
-
-  assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
 
   // root table of group 5
   kld_sram_1024x10 u_root_5 (
@@ -997,6 +993,7 @@ module kld_merge (
   );
 
   assign tap_here_5_0 = (tap_tag_i[12:10] == 3'd5) && tap_valid_i[0];
+  assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
 
   // partials of group 5, column 0
   kld_sram_2048x32 u_partial_5_0 (
@@ -1008,8 +1005,8 @@ module kld_merge (
     .rdata_o(partial_5_0)
   );
 
-  assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
   assign tap_here_5_1 = (tap_tag_i[25:23] == 3'd5) && tap_valid_i[1];
+  assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
 
   // partials of group 5, column 1
   kld_sram_2048x32 u_partial_5_1 (
@@ -1021,8 +1018,8 @@ module kld_merge (
     .rdata_o(partial_5_1)
   );
 
-  assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
   assign tap_here_5_2 = (tap_tag_i[38:36] == 3'd5) && tap_valid_i[2];
+  assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
 
   // partials of group 5, column 2
   kld_sram_2048x32 u_partial_5_2 (
@@ -1034,8 +1031,8 @@ module kld_merge (
     .rdata_o(partial_5_2)
   );
 
-  assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
   assign tap_here_5_3 = (tap_tag_i[51:49] == 3'd5) && tap_valid_i[3];
+  assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
 
   // partials of group 5, column 3
   kld_sram_2048x32 u_partial_5_3 (
@@ -1047,8 +1044,8 @@ module kld_merge (
     .rdata_o(partial_5_3)
   );
 
-  assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
   assign tap_here_5_4 = (tap_tag_i[64:62] == 3'd5) && tap_valid_i[4];
+  assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
 
   // partials of group 5, column 4
   kld_sram_2048x32 u_partial_5_4 (
@@ -1060,8 +1057,8 @@ module kld_merge (
     .rdata_o(partial_5_4)
   );
 
-  assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
   assign tap_here_5_5 = (tap_tag_i[77:75] == 3'd5) && tap_valid_i[5];
+  assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
 
   // partials of group 5, column 5
   kld_sram_2048x32 u_partial_5_5 (
@@ -1073,8 +1070,8 @@ module kld_merge (
     .rdata_o(partial_5_5)
   );
 
-  assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
   assign tap_here_5_6 = (tap_tag_i[90:88] == 3'd5) && tap_valid_i[6];
+  assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
 
   // partials of group 5, column 6
   kld_sram_2048x32 u_partial_5_6 (
@@ -1086,8 +1083,8 @@ module kld_merge (
     .rdata_o(partial_5_6)
   );
 
-  assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
   assign tap_here_5_7 = (tap_tag_i[103:101] == 3'd5) && tap_valid_i[7];
+  assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
 
   // partials of group 5, column 7
   kld_sram_2048x32 u_partial_5_7 (
@@ -1098,8 +1095,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_7)
   );
-
-  assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
 
   // root table of group 6
   kld_sram_1024x10 u_root_6 (
@@ -1112,6 +1107,7 @@ module kld_merge (
   );
 
   assign tap_here_6_0 = (tap_tag_i[12:10] == 3'd6) && tap_valid_i[0];
+  assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
 
   // partials of group 6, column 0
   kld_sram_2048x32 u_partial_6_0 (
@@ -1123,8 +1119,8 @@ module kld_merge (
     .rdata_o(partial_6_0)
   );
 
-  assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
   assign tap_here_6_1 = (tap_tag_i[25:23] == 3'd6) && tap_valid_i[1];
+  assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
 
   // partials of group 6, column 1
   kld_sram_2048x32 u_partial_6_1 (
@@ -1136,8 +1132,8 @@ module kld_merge (
     .rdata_o(partial_6_1)
   );
 
-  assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
   assign tap_here_6_2 = (tap_tag_i[38:36] == 3'd6) && tap_valid_i[2];
+  assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
 
   // partials of group 6, column 2
   kld_sram_2048x32 u_partial_6_2 (
@@ -1149,8 +1145,8 @@ module kld_merge (
     .rdata_o(partial_6_2)
   );
 
-  assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
   assign tap_here_6_3 = (tap_tag_i[51:49] == 3'd6) && tap_valid_i[3];
+  assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
 
   // partials of group 6, column 3
   kld_sram_2048x32 u_partial_6_3 (
@@ -1162,8 +1158,8 @@ module kld_merge (
     .rdata_o(partial_6_3)
   );
 
-  assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
   assign tap_here_6_4 = (tap_tag_i[64:62] == 3'd6) && tap_valid_i[4];
+  assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
 
   // partials of group 6, column 4
   kld_sram_2048x32 u_partial_6_4 (
@@ -1175,8 +1171,8 @@ module kld_merge (
     .rdata_o(partial_6_4)
   );
 
-  assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
   assign tap_here_6_5 = (tap_tag_i[77:75] == 3'd6) && tap_valid_i[5];
+  assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
 
   // partials of group 6, column 5
   kld_sram_2048x32 u_partial_6_5 (
@@ -1188,8 +1184,8 @@ module kld_merge (
     .rdata_o(partial_6_5)
   );
 
-  assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
   assign tap_here_6_6 = (tap_tag_i[90:88] == 3'd6) && tap_valid_i[6];
+  assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
 
   // partials of group 6, column 6
   kld_sram_2048x32 u_partial_6_6 (
@@ -1201,8 +1197,8 @@ module kld_merge (
     .rdata_o(partial_6_6)
   );
 
-  assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
   assign tap_here_6_7 = (tap_tag_i[103:101] == 3'd6) && tap_valid_i[7];
+  assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
 
   // partials of group 6, column 7
   kld_sram_2048x32 u_partial_6_7 (
@@ -1213,8 +1209,6 @@ module kld_merge (
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_7)
   );
-
-  assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
 
   // root table of group 7
   kld_sram_1024x10 u_root_7 (
@@ -1227,6 +1221,7 @@ module kld_merge (
   );
 
   assign tap_here_7_0 = (tap_tag_i[12:10] == 3'd7) && tap_valid_i[0];
+  assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
 
   // partials of group 7, column 0
   kld_sram_2048x32 u_partial_7_0 (
@@ -1238,8 +1233,8 @@ module kld_merge (
     .rdata_o(partial_7_0)
   );
 
-  assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
   assign tap_here_7_1 = (tap_tag_i[25:23] == 3'd7) && tap_valid_i[1];
+  assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
 
   // partials of group 7, column 1
   kld_sram_2048x32 u_partial_7_1 (
@@ -1251,8 +1246,8 @@ module kld_merge (
     .rdata_o(partial_7_1)
   );
 
-  assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
   assign tap_here_7_2 = (tap_tag_i[38:36] == 3'd7) && tap_valid_i[2];
+  assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
 
   // partials of group 7, column 2
   kld_sram_2048x32 u_partial_7_2 (
@@ -1264,8 +1259,8 @@ module kld_merge (
     .rdata_o(partial_7_2)
   );
 
-  assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
   assign tap_here_7_3 = (tap_tag_i[51:49] == 3'd7) && tap_valid_i[3];
+  assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
 
   // partials of group 7, column 3
   kld_sram_2048x32 u_partial_7_3 (
@@ -1277,8 +1272,8 @@ module kld_merge (
     .rdata_o(partial_7_3)
   );
 
-  assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
   assign tap_here_7_4 = (tap_tag_i[64:62] == 3'd7) && tap_valid_i[4];
+  assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
 
   // partials of group 7, column 4
   kld_sram_2048x32 u_partial_7_4 (
@@ -1290,8 +1285,8 @@ module kld_merge (
     .rdata_o(partial_7_4)
   );
 
-  assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
   assign tap_here_7_5 = (tap_tag_i[77:75] == 3'd7) && tap_valid_i[5];
+  assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
 
   // partials of group 7, column 5
   kld_sram_2048x32 u_partial_7_5 (
@@ -1303,8 +1298,8 @@ module kld_merge (
     .rdata_o(partial_7_5)
   );
 
-  assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
   assign tap_here_7_6 = (tap_tag_i[90:88] == 3'd7) && tap_valid_i[6];
+  assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
 
   // partials of group 7, column 6
   kld_sram_2048x32 u_partial_7_6 (
@@ -1316,8 +1311,8 @@ module kld_merge (
     .rdata_o(partial_7_6)
   );
 
-  assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
   assign tap_here_7_7 = (tap_tag_i[103:101] == 3'd7) && tap_valid_i[7];
+  assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
 
   // partials of group 7, column 7
   kld_sram_2048x32 u_partial_7_7 (
@@ -1329,56 +1324,6 @@ module kld_merge (
     .rdata_o(partial_7_7)
   );
 
-  assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
-  assign sum_0_0_0 = term_0_0 + term_1_0;
-  assign sum_0_0_1 = term_2_0 + term_3_0;
-  assign sum_0_0_2 = term_4_0 + term_5_0;
-  assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
-  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
-  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
-  assign sum_1_0_0 = term_0_1 + term_1_1;
-  assign sum_1_0_1 = term_2_1 + term_3_1;
-  assign sum_1_0_2 = term_4_1 + term_5_1;
-  assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
-  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
-  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
-  assign sum_2_0_0 = term_0_2 + term_1_2;
-  assign sum_2_0_1 = term_2_2 + term_3_2;
-  assign sum_2_0_2 = term_4_2 + term_5_2;
-  assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
-  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
-  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
-  assign sum_3_0_0 = term_0_3 + term_1_3;
-  assign sum_3_0_1 = term_2_3 + term_3_3;
-  assign sum_3_0_2 = term_4_3 + term_5_3;
-  assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
-  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
-  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
-  assign sum_4_0_0 = term_0_4 + term_1_4;
-  assign sum_4_0_1 = term_2_4 + term_3_4;
-  assign sum_4_0_2 = term_4_4 + term_5_4;
-  assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
-  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
-  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
-  assign sum_5_0_0 = term_0_5 + term_1_5;
-  assign sum_5_0_1 = term_2_5 + term_3_5;
-  assign sum_5_0_2 = term_4_5 + term_5_5;
-  assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
-  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
-  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
-  assign sum_6_0_0 = term_0_6 + term_1_6;
-  assign sum_6_0_1 = term_2_6 + term_3_6;
-  assign sum_6_0_2 = term_4_6 + term_5_6;
-  assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
-  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
-  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
   assign sum_7_0_0 = term_0_7 + term_1_7;
   assign sum_7_0_1 = term_2_7 + term_3_7;
   assign sum_7_0_2 = term_4_7 + term_5_7;
@@ -1386,6 +1331,55 @@ module kld_merge (
   assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
   assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
   assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
+  assign sum_6_0_0 = term_0_6 + term_1_6;
+  assign sum_6_0_1 = term_2_6 + term_3_6;
+  assign sum_6_0_2 = term_4_6 + term_5_6;
+  assign sum_6_0_3 = term_6_6 + term_7_6;
+  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
+  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
+  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
+  assign sum_5_0_0 = term_0_5 + term_1_5;
+  assign sum_5_0_1 = term_2_5 + term_3_5;
+  assign sum_5_0_2 = term_4_5 + term_5_5;
+  assign sum_5_0_3 = term_6_5 + term_7_5;
+  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
+  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
+  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
+  assign sum_4_0_0 = term_0_4 + term_1_4;
+  assign sum_4_0_1 = term_2_4 + term_3_4;
+  assign sum_4_0_2 = term_4_4 + term_5_4;
+  assign sum_4_0_3 = term_6_4 + term_7_4;
+  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
+  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
+  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
+  assign sum_3_0_0 = term_0_3 + term_1_3;
+  assign sum_3_0_1 = term_2_3 + term_3_3;
+  assign sum_3_0_2 = term_4_3 + term_5_3;
+  assign sum_3_0_3 = term_6_3 + term_7_3;
+  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
+  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
+  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
+  assign sum_2_0_0 = term_0_2 + term_1_2;
+  assign sum_2_0_1 = term_2_2 + term_3_2;
+  assign sum_2_0_2 = term_4_2 + term_5_2;
+  assign sum_2_0_3 = term_6_2 + term_7_2;
+  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
+  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
+  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
+  assign sum_1_0_0 = term_0_1 + term_1_1;
+  assign sum_1_0_1 = term_2_1 + term_3_1;
+  assign sum_1_0_2 = term_4_1 + term_5_1;
+  assign sum_1_0_3 = term_6_1 + term_7_1;
+  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
+  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
+  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
+  assign sum_0_0_0 = term_0_0 + term_1_0;
+  assign sum_0_0_1 = term_2_0 + term_3_0;
+  assign sum_0_0_2 = term_4_0 + term_5_0;
+  assign sum_0_0_3 = term_6_0 + term_7_0;
+  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
+  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
+  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
   assign out_data_o = out_data_q;
 
 endmodule

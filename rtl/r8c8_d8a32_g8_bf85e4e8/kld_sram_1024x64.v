@@ -18,6 +18,7 @@
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
+//   GATHER_W = 1
 // Lint waivers: none
 // Deliberately unused bits: none
 

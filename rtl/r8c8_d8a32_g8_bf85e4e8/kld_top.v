@@ -17,6 +17,7 @@
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
+//   GATHER_W = 1
 // Lint waivers: none
 // Deliberately unused bits:
 //   reg_wdata_i[31:20]: no field of the register map takes these bits
@@ -51,8 +52,11 @@ module kld_top (
   output wire out_valid_o,
   input wire out_ready_i,
   output wire [2:0] out_mtile_o,
+  // token of word 0 of the beat
   output wire [9:0] out_token_o,
-  // column c at c*ACC_W
+  // word j of the beat exists (token out_token_o + j < N)
+  output wire out_lanes_o,
+  // word j, column c at (j*COLS + c)*ACC_W
   output wire [255:0] out_data_o,
   output wire dec_valid_o,
   input wire dec_ready_i,
@@ -203,7 +207,7 @@ module kld_top (
   reg gather_issue_q;
   // m-tile being gathered
   reg [2:0] gather_mt_q;
-  // next token to enter the gather
+  // first token of the next beat to enter the gather
   reg [9:0] gather_q;
   // a token's roots are registered
   reg sum_valid_q;
@@ -211,12 +215,15 @@ module kld_top (
   reg sum_last_q;
   reg [2:0] sum_mt_q;
   reg [9:0] sum_token_q;
+  // tokens of the beat that exist
+  reg sum_lanes_q;
   // the output register holds a word
   reg out_valid_q;
   // ... the m-tile's last word
   reg out_last_q;
   reg [2:0] out_mt_q;
   reg [9:0] out_token_q;
+  reg out_lanes_q;
   wire st_loadw;
   wire st_issue;
   wire st_handoff;
@@ -225,6 +232,11 @@ module kld_top (
   wire round_is_last;
   // detection round of the next cycle
   wire round_d;
+  // tokens of the entering beat that exist
+  wire gather_lanes;
+  // first token of the beat after the entering one
+  wire [13:0] gather_next;
+  // the entering beat is the m-tile's last
   wire gather_is_last;
   // the gather pipeline advances
   wire gather_en;
@@ -481,7 +493,9 @@ module kld_top (
   assign kt_is_last = ({13'd0, kt_q} * 16'd8 + 16'd8) >= dim_k_q;
   assign mt_is_last = ({13'd0, mt_q} * 16'd8 + 16'd8) >= dim_m_q;
   assign round_is_last = ({15'd0, round_q} * 16'd8 + 16'd8) >= {12'd0, n_groups};
-  assign gather_is_last = ({1'b0, gather_q} + 11'd1) == n_tokens;
+  assign gather_lanes = 1'b1;
+  assign gather_next = {4'd0, gather_q} + 14'd1;
+  assign gather_is_last = gather_next >= {3'd0, n_tokens};
   assign gather_en = !out_valid_q || out_ready_i;
   assign gather_enter = gather_issue_q && gather_en;
   assign step = det_busy_q && (!ctrl_trace_q || dec_ready_i);
@@ -761,6 +775,7 @@ module kld_top (
   assign out_valid_o = out_valid_q;
   assign out_mtile_o = out_mt_q;
   assign out_token_o = out_token_q;
+  assign out_lanes_o = out_lanes_q;
   assign out_data_o = merged;
   assign dec_valid_o = det_busy_q && ctrl_trace_q;
   assign dec_round_o = round_q;
@@ -906,7 +921,7 @@ module kld_top (
           if (gather_is_last) begin
             gather_issue_q <= 1'b0;
           end else begin
-            gather_q <= gather_q + 10'd1;
+            gather_q <= gather_next[9:0];
           end
         end
       end
@@ -920,6 +935,8 @@ module kld_top (
       sum_last_q <= 1'b0;
       sum_mt_q <= 3'd0;
       sum_token_q <= 10'd0;
+      sum_lanes_q <= 1'b0;
+      out_lanes_q <= 1'b0;
       out_valid_q <= 1'b0;
       out_last_q <= 1'b0;
       out_mt_q <= 3'd0;
@@ -930,6 +947,8 @@ module kld_top (
         sum_last_q <= gather_is_last;
         sum_mt_q <= gather_mt_q;
         sum_token_q <= gather_q;
+        sum_lanes_q <= gather_lanes;
+        out_lanes_q <= sum_lanes_q;
         out_valid_q <= sum_valid_q;
         out_last_q <= sum_last_q;
         out_mt_q <= sum_mt_q;

@@ -40,12 +40,12 @@ namespace fs = std::filesystem;
 hw::HwConfig hw_config(int which) {
   hw::HwConfig c;
   switch (which) {
-    case 0:  // several k-tiles and m-tiles with remainders, several detector rounds
-      c.rows = 4; c.cols = 3; c.group_w = 2; c.data_w = 8; c.acc_w = 32;
+    case 0:  // several k-tiles and m-tiles with remainders, several detector rounds, 3-token gather beats
+      c.rows = 4; c.cols = 3; c.group_w = 2; c.data_w = 8; c.acc_w = 32; c.gather_w = 3;
       c.max_t = 3; c.max_h = 5; c.max_w = 6; c.max_k = 12; c.max_m = 7; c.lanes = 2; c.win_cap = 32;
       break;
-    case 1:  // narrow data, accumulator as narrow as allowed (wraps), pipelined multipliers
-      c.rows = 8; c.cols = 4; c.group_w = 4; c.data_w = 4; c.acc_w = 8; c.mul_pipe = 1;
+    case 1:  // narrow data, accumulator as narrow as allowed (wraps), pipelined multipliers, 2-token beats
+      c.rows = 8; c.cols = 4; c.group_w = 4; c.data_w = 4; c.acc_w = 8; c.mul_pipe = 1; c.gather_w = 2;
       c.max_t = 2; c.max_h = 4; c.max_w = 5; c.max_k = 16; c.max_m = 9; c.win_cap = 32;
       break;
     default:  // one-row groups, wide data, odd accumulator
@@ -310,8 +310,10 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
     const int64_t N = c.grid.tokens();
     const int64_t KT = (c.channels + hw.rows - 1) / hw.rows, MT = (c.out_cols + hw.cols - 1) / hw.cols;
     ASSERT_GE(N, hw.rows + hw.group_w + hw.cols - 1) << hw.name();
-    // ... + N + 2: the last m-tile's gather, whose last word leaves two pipeline steps after it entered.
-    const int64_t formula = hw.rows + 1 + MT * (KT * N + hw.group_w + hw.cols + hw.mul_pipe) + N + 2;
+    // ... + beats + 2: the last m-tile's gather, ceil(N / GATHER_W) beats, the last of which leaves two
+    // pipeline steps after it entered.
+    const int64_t beats = (N + hw.gather_w - 1) / hw.gather_w;
+    const int64_t formula = hw.rows + 1 + MT * (KT * N + hw.group_w + hw.cols + hw.mul_pipe) + beats + 2;
     EXPECT_EQ(r.report.at("cycles").get<int64_t>(), formula) << hw.name();
     EXPECT_EQ(r.report.at("stalls").at("weight_load").get<int64_t>(), hw.rows + 1) << hw.name();
     EXPECT_EQ(r.report.at("stall_cycles").get<int64_t>(), 0);
