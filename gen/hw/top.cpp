@@ -671,11 +671,12 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   m.unused(n_full.slice(47, tw + 1), "N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W");
 
   // Run control: for each m-tile, LOADW (first pass only when the loader is ahead), ISSUE per k-tile
-  // pass, DRAIN, then GATHER streams the m-tile's outputs.
-  std::vector<Expr> st;
-  for (State k : {kIdle, kLoadW, kIssue, kDrain, kGather})
-    st.push_back(m.localparam(k == kGather ? "StGather" : kStateNames[k], 3, static_cast<uint64_t>(k),
-                              k == kIdle ? "run control states" : ""));
+  // pass, DRAIN, then GATHER reads the m-tile's outputs into the output register; after the last
+  // m-tile, TAIL waits until its last word has left.
+  std::vector<Expr> st(static_cast<size_t>(kTail) + 1);
+  for (State k : {kIdle, kLoadW, kIssue, kDrain, kGather, kTail})
+    st[static_cast<size_t>(k)] = m.localparam(k == kGather ? "StGather" : kStateNames[k], 3, static_cast<uint64_t>(k),
+                                              k == kIdle ? "run control states" : "");
   const Expr state_q = m.signal("state_q", 3);
   const Expr mt_q = m.signal("mt_q", mtw), kt_q = m.signal("kt_q", ktw), cnt_q = m.signal("cnt_q", cntw);
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the issuing pass (pass parity)");
@@ -688,7 +689,14 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const Expr tok_is_last = m.wire("token_is_last", tok_q + constant(tw + 1, 1) == n_tokens);
   const Expr tok = m.wire("token", tok_q.slice(tw - 1, 0));
   const Expr pass_end = m.wire("pass_end", st_issue && tok_is_last);
-  const Expr gather_end = m.wire("gather_end", st_gather && out_ready && tok_is_last);
+  // The outputs leave from a register (no path from a memory to an output): GATHER reads a token
+  // whenever the output register is free or its word is being taken.
+  const Expr out_valid_q = m.signal("out_valid_q", 1, Sign::Unsigned, "the output register holds a word");
+  const Expr out_mt_q = m.signal("out_mt_q", mtw), out_token_q = m.signal("out_token_q", tw);
+  const Expr out_data_q = m.signal("out_data_q", cols * aw);
+  const Expr gather_en = m.wire("gather_en", !out_valid_q || out_ready, "the output register takes a word");
+  const Expr gather_enter = m.wire("gather_enter", st_gather && gather_en, "GATHER reads token_q's outputs");
+  const Expr gather_end = m.wire("gather_end", gather_enter && tok_is_last);
   const Expr advance = m.wire("pass_advance", (pass_end && !kt_is_last) || (gather_end && !mt_is_last),
                               "on to the next pass");
 
@@ -763,10 +771,21 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
                "accumulators of column " + cn);
     out_words.push_back(word);
   }
-  m.assign(out_valid, st_gather);
-  m.assign(out_mtile, mt_q);
-  m.assign(out_token, tok);
-  m.assign(out_data, concat(out_words));
+  Always& outr = m.always_ff(clk, rst_n, "output register: valid, m-tile and token");
+  IfStmt& oe = outr.body().if_(gather_en);
+  for (const auto& [q, d] : std::vector<std::pair<Expr, Expr>>{
+           {out_valid_q, gather_enter}, {out_mt_q, mt_q}, {out_token_q, tok}}) {
+    outr.on_reset().assign(q, 0);
+    oe.then_().assign(q, d);
+  }
+  m.always_ff_no_reset(clk, "output register: the words (data only)")
+      .if_(gather_en)
+      .then_()
+      .assign(out_data_q, concat(out_words));
+  m.assign(out_valid, out_valid_q);
+  m.assign(out_mtile, out_mt_q);
+  m.assign(out_token, out_token_q);
+  m.assign(out_data, out_data_q);
   m.assign(busy_out, busy_q);
   m.assign(done_out, done_q);
 
@@ -804,16 +823,19 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   IfStmt& dd = sc.item(st[kDrain]).if_(drain_done);
   dd.then_().assign(state_q, st[kGather]);
   dd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
-  IfStmt& gf = sc.item(st[kGather]).if_(out_ready);
+  IfStmt& gf = sc.item(st[kGather]).if_(gather_en);
   IfStmt& gl = gf.then_().if_(tok_is_last);
   gl.then_().assign(tok_q, 0);
   IfStmt& ml = gl.then_().if_(mt_is_last);
-  ml.then_().assign(state_q, st[kIdle]);
-  ml.then_().assign(busy_q, 0);
-  ml.then_().assign(done_q, 1);
+  ml.then_().assign(state_q, st[kTail]);
   ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
   next_pass(ml.else_());
   gl.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
+  IfStmt& tf = sc.item(st[kTail]).if_(out_valid_q && out_ready);
+  tf.then_().comment("the last word leaves");
+  tf.then_().assign(state_q, st[kIdle]);
+  tf.then_().assign(busy_q, 0);
+  tf.then_().assign(done_q, 1);
   sc.default_().assign(state_q, st[kIdle]);
 
   Always& ctr = m.always_ff(clk, rst_n, "the cycle counter (cleared by a run start)");

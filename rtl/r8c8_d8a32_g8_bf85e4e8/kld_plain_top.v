@@ -56,6 +56,7 @@ module kld_plain_top (
   localparam [2:0] StIssue = 3'd2;
   localparam [2:0] StDrain = 3'd3;
   localparam [2:0] StGather = 3'd4;
+  localparam [2:0] StTail = 3'd5;
 
   reg busy_q;
   reg done_q;
@@ -92,6 +93,15 @@ module kld_plain_top (
   wire token_is_last;
   wire [9:0] token;
   wire pass_end;
+  // the output register holds a word
+  reg out_valid_q;
+  reg [2:0] out_mt_q;
+  reg [9:0] out_token_q;
+  reg [255:0] out_data_q;
+  // the output register takes a word
+  wire gather_en;
+  // GATHER reads token_q's outputs
+  wire gather_enter;
   wire gather_end;
   // on to the next pass
   wire pass_advance;
@@ -182,7 +192,9 @@ module kld_plain_top (
   assign token_is_last = (token_q + 11'd1) == n_tokens;
   assign token = token_q[9:0];
   assign pass_end = st_issue && token_is_last;
-  assign gather_end = st_gather && out_ready_i && token_is_last;
+  assign gather_en = !out_valid_q || out_ready_i;
+  assign gather_enter = st_gather && gather_en;
+  assign gather_end = gather_enter && token_is_last;
   assign pass_advance = (pass_end && !kt_is_last) || (gather_end && !mt_is_last);
 
   kld_sram_1024x64 u_a_0 (
@@ -411,11 +423,33 @@ module kld_plain_top (
     .rdata1_o(acc_out_0)
   );
 
-  assign out_valid_o = st_gather;
-  assign out_mtile_o = mt_q;
-  assign out_token_o = token;
-  assign out_data_o = {acc_out_7, acc_out_6, acc_out_5, acc_out_4, acc_out_3, acc_out_2,
-      acc_out_1, acc_out_0};
+  // output register: valid, m-tile and token
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      out_valid_q <= 1'b0;
+      out_mt_q <= 3'd0;
+      out_token_q <= 10'd0;
+    end else begin
+      if (gather_en) begin
+        out_valid_q <= gather_enter;
+        out_mt_q <= mt_q;
+        out_token_q <= token;
+      end
+    end
+  end
+
+  // output register: the words (data only)
+  always @(posedge clk_i) begin
+    if (gather_en) begin
+      out_data_q <= {acc_out_7, acc_out_6, acc_out_5, acc_out_4, acc_out_3, acc_out_2,
+          acc_out_1, acc_out_0};
+    end
+  end
+
+  assign out_valid_o = out_valid_q;
+  assign out_mtile_o = out_mt_q;
+  assign out_token_o = out_token_q;
+  assign out_data_o = out_data_q;
   assign busy_o = busy_q;
   assign done_o = done_q;
   assign drain_done = cnt_q == 4'd14;
@@ -477,13 +511,11 @@ module kld_plain_top (
           end
         end
         StGather: begin
-          if (out_ready_i) begin
+          if (gather_en) begin
             if (token_is_last) begin
               token_q <= 11'd0;
               if (mt_is_last) begin
-                state_q <= StIdle;
-                busy_q <= 1'b0;
-                done_q <= 1'b1;
+                state_q <= StTail;
               end else begin
                 mt_q <= mt_q + 3'd1;
                 buf_q <= !buf_q;
@@ -496,6 +528,14 @@ module kld_plain_top (
             end else begin
               token_q <= token_q + 11'd1;
             end
+          end
+        end
+        StTail: begin
+          if (out_valid_q && out_ready_i) begin
+            // the last word leaves
+            state_q <= StIdle;
+            busy_q <= 1'b0;
+            done_q <= 1'b1;
           end
         end
         default: begin
