@@ -8,6 +8,7 @@
 // number of random runs of the long soak test.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -234,6 +235,70 @@ TEST(Testbench, CornerCases) {
     for (int64_t v : exact.data) wraps |= v > signed_max(c.acc_w);
     EXPECT_TRUE(wraps) << "the case must overflow ACC_W";
     expect_pass(run_tb(w2, c, a, bb, "--mode both --stall 0.1", "extreme"), "extreme operands");
+  }
+}
+
+// Decision patterns that load the array's segments differently (issue 10): uniform (every group
+// reuses at one threshold), clustered (a static half of the frame reused by every group, the rest
+// computed by every group) and the worst imbalance (the groups of segment 0 reuse every pair with
+// a reference, those of segment 1 none, in every k-tile: half the MACs skipped, yet every pass is
+// as long as its busiest segment). Each is bit-exact, its cycles equal the documented schedule (the
+// testbench checks CYCLES and every stall counter), and reuse mode is never slower than dense.
+TEST(Testbench, DecisionPatternsUniformClusteredAndWorstImbalance) {
+  const int which = 0;
+  const hw::HwConfig hw = hw_config(which);
+  const int segs = hw.rows / hw.group_w;
+  ASSERT_GE(segs, 2) << "the imbalance pattern needs two segments per k-tile";
+  ReuseConfig c;
+  c.grid = {hw.max_t, hw.max_h, hw.max_w};
+  c.group_w = hw.group_w;
+  c.channels = hw.max_k;
+  c.out_cols = hw.max_m;
+  c.data_w = hw.data_w;
+  c.acc_w = hw.acc_w;
+  const IntMatrix b = make_int_uniform(c.channels, c.out_cols, c.data_w, 11);
+  const IntMatrix noise = make_int_uniform(c.grid.tokens(), c.channels, c.data_w, 12);
+
+  struct Pattern {
+    std::string name;
+    IntMatrix a;
+    std::vector<uint32_t> tau;
+  };
+  std::vector<Pattern> patterns;
+  patterns.push_back({"uniform", correlated_a(c, 13), std::vector<uint32_t>(static_cast<size_t>(c.groups()), 24)});
+  IntMatrix clustered = noise;  // tokens in the left half of every frame are one static vector
+  for (int64_t i = 0; i < clustered.rows; ++i)
+    if (i % c.grid.w < c.grid.w / 2)
+      for (int64_t k = 0; k < clustered.cols; ++k) clustered.at(i, k) = noise.at(0, k);
+  patterns.push_back({"clustered", clustered, std::vector<uint32_t>(static_cast<size_t>(c.groups()), 0)});
+  std::vector<uint32_t> imbalance;
+  for (int g = 0; g < c.groups(); ++g) imbalance.push_back(g % segs == 0 ? c.tau_max() : 0);
+  patterns.push_back({"worst_imbalance", noise, imbalance});
+
+  for (const Pattern& p : patterns) {
+    ReuseConfig pc = c;
+    pc.tau = p.tau;
+    const TbRun r = run_tb(which, pc, p.a, b, "--mode both --stall 0", "pattern_" + p.name);
+    expect_pass(r, p.name);
+    ASSERT_EQ(r.report.at("runs").size(), 2u) << p.name;
+    const nlohmann::json& reuse = r.report.at("runs").at(0);
+    const nlohmann::json& dense = r.report.at("runs").at(1);
+    ASSERT_EQ(reuse.at("mode"), "reuse");
+    ASSERT_EQ(dense.at("mode"), "dense");
+    const auto skipped = reuse.at("macs_skipped").get<double>();
+    const double fraction = skipped / (skipped + reuse.at("macs_issued").get<double>());
+    const auto reuse_cycles = reuse.at("cycles").get<int64_t>(), dense_cycles = dense.at("cycles").get<int64_t>();
+    EXPECT_LE(reuse_cycles, dense_cycles) << p.name << ": reuse mode slower than dense";
+    std::printf("%s: skipped %.3f of the MACs, reuse %lld / dense %lld cycles\n", p.name.c_str(), fraction,
+                static_cast<long long>(reuse_cycles), static_cast<long long>(dense_cycles));
+    if (p.name == "clustered") {  // about half the tokens of every group are reused
+      EXPECT_GT(fraction, 0.4) << p.name;
+      EXPECT_LT(reuse_cycles, dense_cycles * 3 / 4) << p.name;
+    }
+    if (p.name == "worst_imbalance") {  // half the MACs skipped, no pass shorter than N
+      EXPECT_NEAR(fraction, 0.5, 0.02) << p.name;
+      EXPECT_GT(reuse_cycles, dense_cycles * 9 / 10) << p.name << ": segments are fixed per group (issue 10, item 1)";
+    }
   }
 }
 
