@@ -18,6 +18,7 @@
 #include "golden/reuse.hpp"
 #include "hw/drift.hpp"
 #include "hw/generator.hpp"
+#include "hw/sram_budget.hpp"
 #include "ppa/stimulus.hpp"
 #include "ppa/synth.hpp"
 #include "sim/simulate.hpp"
@@ -347,6 +348,8 @@ FlowResult run_flow(const FlowOptions& opt) {
     }
     const json& g = rep["golden"];
     const bool timed = opt.synth && top.timed;
+    // kld_top's memories as the manifest counts them (sram.kld_top: a formula per role).
+    const int64_t sram_bits = hw::sram_bits_total(hw::sram_roles(opt.hw, "kld_top"));
     json headline{{"bit_exact", res.bit_exact},
                   {"speedup", sr.speedup},
                   {"ideal_speedup", sr.ideal_speedup},
@@ -354,7 +357,8 @@ FlowResult run_flow(const FlowOptions& opt) {
                   {"snr_db", g["snr_db"]},
                   {"cosine", g["cosine"]},
                   {"psnr_db", g["psnr_db"]},
-                  {"psnr_peak", g["psnr_peak"]}};
+                  {"psnr_peak", g["psnr_peak"]},
+                  {"sram_bits_total", sram_bits}};
     if (opt.synth) {
       headline["area_mm2"] = top.total_area_um2() * 1e-6;
       headline["logic_area_mm2"] = top.logic_area_um2 * 1e-6;
@@ -559,6 +563,8 @@ FlowResult run_flow(const FlowOptions& opt) {
     md << "- quality: SNR " << fmt(g["snr_db"].get<double>(), 2) << " dB, cosine " << fmt(g["cosine"].get<double>(), 5)
        << " (reuse output vs exact GEMM; PSNR " << fmt(g["psnr_db"].get<double>(), 2) << " dB at peak "
        << fmt(g["psnr_peak"].get<double>(), 0) << ")\n";
+    md << "- SRAM: " << sram_bits << " bits (" << fmt(static_cast<double>(sram_bits) / (1 << 20), 2)
+       << " Mib) in kld_top's memories (manifest.json, sram.kld_top: one formula per role)\n";
     if (opt.synth) {
       md << "- area: " << fmt(top.total_area_um2() * 1e-6, 3) << " mm^2 (logic " << fmt(top.logic_area_um2 * 1e-6, 3)
          << ", SRAM model " << fmt(top.sram_area_um2 * 1e-6, 3) << "), " << top.library_name << "\n";

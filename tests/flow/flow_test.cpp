@@ -19,6 +19,7 @@
 #include "golden/reuse.hpp"
 #include "golden/workload.hpp"
 #include "hw/generator.hpp"
+#include "hw/sram_budget.hpp"
 #include "ppa/yosys_flow.hpp"
 #include "support/test_dir.hpp"
 #include "support/tools.hpp"
@@ -136,6 +137,10 @@ TEST(Flow, TinyConfigurationEndToEnd) {
   EXPECT_GT(h.at("area_mm2").get<double>(), 0.0);
   EXPECT_GT(h.at("fmax_mhz").get<double>(), 0.0);
   EXPECT_GT(h.at("power_reuse_mw").get<double>(), 0.0);
+  // SRAM bits as the manifest's roles give them (tests/hw/sram_budget_test.cpp counts them in the RTL).
+  EXPECT_EQ(h.at("sram_bits_total").get<int64_t>(), hw::sram_bits_total(hw::sram_roles(t.opt.hw, "kld_top")));
+  EXPECT_NE(md.find("- SRAM: " + std::to_string(h.at("sram_bits_total").get<int64_t>()) + " bits", head),
+            std::string::npos);
 
   // The golden model's reuse ratio is the one an independent run gives.
   const IntReuse g = run_reuse(t.opt.cfg, t.opt.a);
