@@ -12,8 +12,8 @@ using namespace vlog;
 namespace {
 
 // FSM states: kld_top's pass engine (docs/hardware.md, "Schedule of one run")
-// and kld_plain_top's single FSM (which uses kGather where kld_top has a gather engine).
-enum State : uint64_t { kIdle = 0, kLoadW = 1, kIssue = 2, kDrain = 3, kHandoff = 4, kTail = 5, kGather = 4 };
+// and kld_plain_top's run control (no HANDOFF state: its DRAIN waits for the gather engine).
+enum State : uint64_t { kIdle = 0, kLoadW = 1, kIssue = 2, kDrain = 3, kHandoff = 4, kTail = 5 };
 constexpr const char* kStateNames[] = {"StIdle", "StLoadW", "StIssue", "StDrain", "StHandoff", "StTail"};
 
 const Module& find(const std::vector<const Module*>& parts, const std::string& name) {
@@ -671,33 +671,44 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   m.unused(n_full.slice(47, tw + 1), "N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W");
 
   // Run control: for each m-tile, LOADW (first pass only when the loader is ahead), ISSUE per k-tile
-  // pass, DRAIN, then GATHER reads the m-tile's outputs into the output register; after the last
-  // m-tile, TAIL waits until its last word has left.
+  // pass, DRAIN, then hand the m-tile to the gather engine and go on with the next m-tile (TAIL
+  // after the last: wait until its last word has left). The gather reads an m-tile's outputs while
+  // the next m-tile's first pass overwrites them behind it, one memory bank for both.
   std::vector<Expr> st(static_cast<size_t>(kTail) + 1);
-  for (State k : {kIdle, kLoadW, kIssue, kDrain, kGather, kTail})
-    st[static_cast<size_t>(k)] = m.localparam(k == kGather ? "StGather" : kStateNames[k], 3, static_cast<uint64_t>(k),
-                                              k == kIdle ? "run control states" : "");
+  for (State k : {kIdle, kLoadW, kIssue, kDrain, kTail})
+    st[static_cast<size_t>(k)] =
+        m.localparam(kStateNames[k], 3, static_cast<uint64_t>(k), k == kIdle ? "run control states" : "");
   const Expr state_q = m.signal("state_q", 3);
   const Expr mt_q = m.signal("mt_q", mtw), kt_q = m.signal("kt_q", ktw), cnt_q = m.signal("cnt_q", cntw);
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the issuing pass (pass parity)");
-  const Expr tok_q = m.signal("token_q", tw + 1, Sign::Unsigned, "token issued (ISSUE) or streamed (GATHER)");
+  const Expr tok_q = m.signal("token_q", tw + 1, Sign::Unsigned, "token the pass issues");
   auto in_state = [&](State s) { return state_q == st[static_cast<size_t>(s)]; };
   const Expr st_issue = m.wire("st_issue", in_state(kIssue));
-  const Expr st_gather = m.wire("st_gather", in_state(kGather));
+  const Expr st_drain = m.wire("st_drain", in_state(kDrain));
   const Expr kt_is_last = m.wire("kt_is_last", last_tile(kt_q, rows, dim_k_q));
   const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
   const Expr tok_is_last = m.wire("token_is_last", tok_q + constant(tw + 1, 1) == n_tokens);
   const Expr tok = m.wire("token", tok_q.slice(tw - 1, 0));
-  const Expr pass_end = m.wire("pass_end", st_issue && tok_is_last);
-  // The outputs leave from a register (no path from a memory to an output): GATHER reads a token
-  // whenever the output register is free or its word is being taken.
+  // The gather engine streams m-tile gather_mt_q's outputs, token gather_token_q per cycle, into the
+  // output register (no path from a memory to an output) whenever it is free or its word is taken.
+  const Expr gather_active_q = m.signal("gather_active_q", 1, Sign::Unsigned, "the gather engine holds an m-tile");
+  const Expr gather_mt_q = m.signal("gather_mt_q", mtw);
+  const Expr gather_tok_q = m.signal("gather_token_q", tw + 1, Sign::Unsigned, "token the gather reads next");
   const Expr out_valid_q = m.signal("out_valid_q", 1, Sign::Unsigned, "the output register holds a word");
   const Expr out_mt_q = m.signal("out_mt_q", mtw), out_token_q = m.signal("out_token_q", tw);
   const Expr out_data_q = m.signal("out_data_q", cols * aw);
   const Expr gather_en = m.wire("gather_en", !out_valid_q || out_ready, "the output register takes a word");
-  const Expr gather_enter = m.wire("gather_enter", st_gather && gather_en, "GATHER reads token_q's outputs");
-  const Expr gather_end = m.wire("gather_end", gather_enter && tok_is_last);
-  const Expr advance = m.wire("pass_advance", (pass_end && !kt_is_last) || (gather_end && !mt_is_last),
+  const Expr gather_enter = m.wire("gather_enter", gather_active_q && gather_en, "the gather reads a token");
+  const Expr gather_tok_is_last = m.wire("gather_token_is_last", gather_tok_q + constant(tw + 1, 1) == n_tokens);
+  // A pass issues token j only once the gather has read j (the first pass of an m-tile overwrites
+  // the accumulator the previous m-tile's gather has yet to read; later passes find it done).
+  const Expr issue = m.wire("issue", st_issue && (!gather_active_q || gather_tok_q > tok_q),
+                            "a token enters the array");
+  const Expr pass_end = m.wire("pass_end", issue && tok_is_last);
+  const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
+  const Expr handoff = m.wire("handoff", st_drain && drain_done && !gather_active_q,
+                              "the drained m-tile goes to the gather engine");
+  const Expr advance = m.wire("pass_advance", (pass_end && !kt_is_last) || (handoff && !mt_is_last),
                               "on to the next pass");
 
   // A banks as in kld_top; the array reads all groups of the k-tile at once.
@@ -741,7 +752,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
               {"load_i", wl.shift},
               {"load_sel_i", wl.buf},
               {"w_top_i", wl.w_top},
-              {"seg_valid_i", st_issue},
+              {"seg_valid_i", issue},
               {"sel_i", buf_q},
               {"seg_tag_i", m.wire("issue_tag", issue_tags(kt_q, tok, c, 1), "{k-tile, token}")},
               {"seg_data_i", m.wire("row_data", concat(row_data))},
@@ -766,7 +777,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
                 {"wdata_i", mux(first, psum, old + psum)},
                 {"raddr0_i", tag},
                 {"rdata0_o", old},
-                {"raddr1_i", tok},
+                {"raddr1_i", gather_tok_q.slice(tw - 1, 0)},
                 {"rdata1_o", word}},
                "accumulators of column " + cn);
     out_words.push_back(word);
@@ -774,7 +785,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   Always& outr = m.always_ff(clk, rst_n, "output register: valid, m-tile and token");
   IfStmt& oe = outr.body().if_(gather_en);
   for (const auto& [q, d] : std::vector<std::pair<Expr, Expr>>{
-           {out_valid_q, gather_enter}, {out_mt_q, mt_q}, {out_token_q, tok}}) {
+           {out_valid_q, gather_enter}, {out_mt_q, gather_mt_q}, {out_token_q, gather_tok_q.slice(tw - 1, 0)}}) {
     outr.on_reset().assign(q, 0);
     oe.then_().assign(q, d);
   }
@@ -789,8 +800,17 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   m.assign(busy_out, busy_q);
   m.assign(done_out, done_q);
 
-  const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
-  Always& fsm = m.always_ff(clk, rst_n, "run control: for each m-tile, every k-tile pass, then stream the outputs");
+  Always& gat = m.always_ff(clk, rst_n, "gather engine: takes a drained m-tile, reads one token per cycle");
+  for (const Expr& q : {gather_active_q, gather_mt_q, gather_tok_q}) gat.on_reset().assign(q, 0);
+  IfStmt& gh = gat.body().if_(handoff);
+  gh.then_().assign(gather_active_q, 1);
+  gh.then_().assign(gather_mt_q, mt_q);
+  gh.then_().assign(gather_tok_q, 0);
+  IfStmt& ge = gh.else_().if_(gather_enter);
+  ge.then_().assign(gather_tok_q, gather_tok_q + constant(tw + 1, 1));
+  ge.then_().if_(gather_tok_is_last).then_().assign(gather_active_q, 0);
+
+  Always& fsm = m.always_ff(clk, rst_n, "run control: for each m-tile, every k-tile pass, then the hand-off");
   for (const Expr& q : {state_q, mt_q, kt_q, cnt_q, tok_q, buf_q}) fsm.on_reset().assign(q, 0);
   fsm.on_reset().assign(busy_q, 0);
   fsm.on_reset().assign(done_q, 0);
@@ -811,7 +831,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   go.then_().assign(buf_q, 0);
   go.then_().assign(state_q, st[kLoadW]);
   sc.item(st[kLoadW]).if_(wl.loaded).then_().assign(state_q, st[kIssue]);
-  IfStmt& il = sc.item(st[kIssue]).if_(tok_is_last);
+  IfStmt& il = sc.item(st[kIssue]).if_(issue).then_().if_(tok_is_last);
   il.then_().assign(tok_q, 0);
   IfStmt& kl = il.then_().if_(kt_is_last);
   kl.then_().assign(kt_q, 0);
@@ -821,17 +841,12 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   next_pass(kl.else_());
   il.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
   IfStmt& dd = sc.item(st[kDrain]).if_(drain_done);
-  dd.then_().assign(state_q, st[kGather]);
-  dd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
-  IfStmt& gf = sc.item(st[kGather]).if_(gather_en);
-  IfStmt& gl = gf.then_().if_(tok_is_last);
-  gl.then_().assign(tok_q, 0);
-  IfStmt& ml = gl.then_().if_(mt_is_last);
+  IfStmt& ml = dd.then_().if_(handoff).then_().if_(mt_is_last);
   ml.then_().assign(state_q, st[kTail]);
   ml.else_().assign(mt_q, mt_q + constant(mtw, 1));
   next_pass(ml.else_());
-  gl.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
-  IfStmt& tf = sc.item(st[kTail]).if_(out_valid_q && out_ready);
+  dd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
+  IfStmt& tf = sc.item(st[kTail]).if_(!gather_active_q && out_valid_q && out_ready);
   tf.then_().comment("the last word leaves");
   tf.then_().assign(state_q, st[kIdle]);
   tf.then_().assign(busy_q, 0);

@@ -55,7 +55,6 @@ module kld_plain_top (
   localparam [2:0] StLoadW = 3'd1;
   localparam [2:0] StIssue = 3'd2;
   localparam [2:0] StDrain = 3'd3;
-  localparam [2:0] StGather = 3'd4;
   localparam [2:0] StTail = 3'd5;
 
   reg busy_q;
@@ -84,15 +83,19 @@ module kld_plain_top (
   reg [4:0] cnt_q;
   // weight buffer of the issuing pass (pass parity)
   reg buf_q;
-  // token issued (ISSUE) or streamed (GATHER)
+  // token the pass issues
   reg [10:0] token_q;
   wire st_issue;
-  wire st_gather;
+  wire st_drain;
   wire kt_is_last;
   wire mt_is_last;
   wire token_is_last;
   wire [9:0] token;
-  wire pass_end;
+  // the gather engine holds an m-tile
+  reg gather_active_q;
+  reg [1:0] gather_mt_q;
+  // token the gather reads next
+  reg [10:0] gather_token_q;
   // the output register holds a word
   reg out_valid_q;
   reg [1:0] out_mt_q;
@@ -100,9 +103,15 @@ module kld_plain_top (
   reg [511:0] out_data_q;
   // the output register takes a word
   wire gather_en;
-  // GATHER reads token_q's outputs
+  // the gather reads a token
   wire gather_enter;
-  wire gather_end;
+  wire gather_token_is_last;
+  // a token enters the array
+  wire issue;
+  wire pass_end;
+  wire drain_done;
+  // the drained m-tile goes to the gather engine
+  wire handoff;
   // on to the next pass
   wire pass_advance;
   wire [63:0] a_rdata_0;
@@ -165,7 +174,6 @@ module kld_plain_top (
   wire [31:0] acc_out_1;
   wire [31:0] acc_old_0;
   wire [31:0] acc_out_0;
-  wire drain_done;
   // the register at reg_addr_i
   reg [31:0] rdata;
 
@@ -202,16 +210,19 @@ module kld_plain_top (
   assign unused_n_full = ^n_full[47:11];
 
   assign st_issue = state_q == StIssue;
-  assign st_gather = state_q == StGather;
+  assign st_drain = state_q == StDrain;
   assign kt_is_last = ({14'd0, kt_q} * 16'd16 + 16'd16) >= dim_k_q;
   assign mt_is_last = ({14'd0, mt_q} * 16'd16 + 16'd16) >= dim_m_q;
   assign token_is_last = (token_q + 11'd1) == n_tokens;
   assign token = token_q[9:0];
-  assign pass_end = st_issue && token_is_last;
   assign gather_en = !out_valid_q || out_ready_i;
-  assign gather_enter = st_gather && gather_en;
-  assign gather_end = gather_enter && token_is_last;
-  assign pass_advance = (pass_end && !kt_is_last) || (gather_end && !mt_is_last);
+  assign gather_enter = gather_active_q && gather_en;
+  assign gather_token_is_last = (gather_token_q + 11'd1) == n_tokens;
+  assign issue = st_issue && (!gather_active_q || (gather_token_q > token_q));
+  assign pass_end = issue && token_is_last;
+  assign drain_done = cnt_q == 5'd30;
+  assign handoff = st_drain && drain_done && !gather_active_q;
+  assign pass_advance = (pass_end && !kt_is_last) || (handoff && !mt_is_last);
 
   kld_sram_1024x64 u_a_0 (
     .clk_i(clk_i),
@@ -336,7 +347,7 @@ module kld_plain_top (
     .load_i(wl_load),
     .load_sel_i(wl_load_sel),
     .w_top_i(w_top),
-    .seg_valid_i(st_issue),
+    .seg_valid_i(issue),
     .sel_i(buf_q),
     .seg_tag_i(issue_tag),
     .seg_data_i(row_data),
@@ -353,7 +364,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[191:190] == 2'd0) ? tap_psum[511:480] : acc_old_15 + tap_psum[511:480]),
     .raddr0_i(tap_tag[189:180]),
     .rdata0_o(acc_old_15),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_15)
   );
 
@@ -365,7 +376,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[179:178] == 2'd0) ? tap_psum[479:448] : acc_old_14 + tap_psum[479:448]),
     .raddr0_i(tap_tag[177:168]),
     .rdata0_o(acc_old_14),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_14)
   );
 
@@ -377,7 +388,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[167:166] == 2'd0) ? tap_psum[447:416] : acc_old_13 + tap_psum[447:416]),
     .raddr0_i(tap_tag[165:156]),
     .rdata0_o(acc_old_13),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_13)
   );
 
@@ -389,7 +400,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[155:154] == 2'd0) ? tap_psum[415:384] : acc_old_12 + tap_psum[415:384]),
     .raddr0_i(tap_tag[153:144]),
     .rdata0_o(acc_old_12),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_12)
   );
 
@@ -401,7 +412,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[143:142] == 2'd0) ? tap_psum[383:352] : acc_old_11 + tap_psum[383:352]),
     .raddr0_i(tap_tag[141:132]),
     .rdata0_o(acc_old_11),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_11)
   );
 
@@ -413,7 +424,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[131:130] == 2'd0) ? tap_psum[351:320] : acc_old_10 + tap_psum[351:320]),
     .raddr0_i(tap_tag[129:120]),
     .rdata0_o(acc_old_10),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_10)
   );
 
@@ -425,7 +436,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[119:118] == 2'd0) ? tap_psum[319:288] : acc_old_9 + tap_psum[319:288]),
     .raddr0_i(tap_tag[117:108]),
     .rdata0_o(acc_old_9),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_9)
   );
 
@@ -437,7 +448,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[107:106] == 2'd0) ? tap_psum[287:256] : acc_old_8 + tap_psum[287:256]),
     .raddr0_i(tap_tag[105:96]),
     .rdata0_o(acc_old_8),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_8)
   );
 
@@ -449,7 +460,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[95:94] == 2'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
     .raddr0_i(tap_tag[93:84]),
     .rdata0_o(acc_old_7),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_7)
   );
 
@@ -461,7 +472,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[83:82] == 2'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
     .raddr0_i(tap_tag[81:72]),
     .rdata0_o(acc_old_6),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_6)
   );
 
@@ -473,7 +484,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[71:70] == 2'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
     .raddr0_i(tap_tag[69:60]),
     .rdata0_o(acc_old_5),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_5)
   );
 
@@ -485,7 +496,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[59:58] == 2'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
     .raddr0_i(tap_tag[57:48]),
     .rdata0_o(acc_old_4),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_4)
   );
 
@@ -497,7 +508,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[47:46] == 2'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
     .raddr0_i(tap_tag[45:36]),
     .rdata0_o(acc_old_3),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_3)
   );
 
@@ -509,7 +520,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[35:34] == 2'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
     .raddr0_i(tap_tag[33:24]),
     .rdata0_o(acc_old_2),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_2)
   );
 
@@ -521,7 +532,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[23:22] == 2'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
     .raddr0_i(tap_tag[21:12]),
     .rdata0_o(acc_old_1),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_1)
   );
 
@@ -533,7 +544,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[11:10] == 2'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_0)
   );
 
@@ -546,8 +557,8 @@ module kld_plain_top (
     end else begin
       if (gather_en) begin
         out_valid_q <= gather_enter;
-        out_mt_q <= mt_q;
-        out_token_q <= token;
+        out_mt_q <= gather_mt_q;
+        out_token_q <= gather_token_q[9:0];
       end
     end
   end
@@ -567,9 +578,30 @@ module kld_plain_top (
   assign out_data_o = out_data_q;
   assign busy_o = busy_q;
   assign done_o = done_q;
-  assign drain_done = cnt_q == 5'd30;
 
-  // run control: for each m-tile, every k-tile pass, then stream the outputs
+  // gather engine: takes a drained m-tile, reads one token per cycle
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      gather_active_q <= 1'b0;
+      gather_mt_q <= 2'd0;
+      gather_token_q <= 11'd0;
+    end else begin
+      if (handoff) begin
+        gather_active_q <= 1'b1;
+        gather_mt_q <= mt_q;
+        gather_token_q <= 11'd0;
+      end else begin
+        if (gather_enter) begin
+          gather_token_q <= gather_token_q + 11'd1;
+          if (gather_token_is_last) begin
+            gather_active_q <= 1'b0;
+          end
+        end
+      end
+    end
+  end
+
+  // run control: for each m-tile, every k-tile pass, then the hand-off
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= 3'd0;
@@ -599,40 +631,15 @@ module kld_plain_top (
           end
         end
         StIssue: begin
-          if (token_is_last) begin
-            token_q <= 11'd0;
-            if (kt_is_last) begin
-              kt_q <= 2'd0;
-              cnt_q <= 5'd0;
-              state_q <= StDrain;
-            end else begin
-              kt_q <= kt_q + 2'd1;
-              buf_q <= !buf_q;
-              if (wl_next_ready) begin
-                state_q <= StIssue;
-              end else begin
-                state_q <= StLoadW;
-              end
-            end
-          end else begin
-            token_q <= token_q + 11'd1;
-          end
-        end
-        StDrain: begin
-          if (drain_done) begin
-            state_q <= StGather;
-          end else begin
-            cnt_q <= cnt_q + 5'd1;
-          end
-        end
-        StGather: begin
-          if (gather_en) begin
+          if (issue) begin
             if (token_is_last) begin
               token_q <= 11'd0;
-              if (mt_is_last) begin
-                state_q <= StTail;
+              if (kt_is_last) begin
+                kt_q <= 2'd0;
+                cnt_q <= 5'd0;
+                state_q <= StDrain;
               end else begin
-                mt_q <= mt_q + 2'd1;
+                kt_q <= kt_q + 2'd1;
                 buf_q <= !buf_q;
                 if (wl_next_ready) begin
                   state_q <= StIssue;
@@ -645,8 +652,27 @@ module kld_plain_top (
             end
           end
         end
+        StDrain: begin
+          if (drain_done) begin
+            if (handoff) begin
+              if (mt_is_last) begin
+                state_q <= StTail;
+              end else begin
+                mt_q <= mt_q + 2'd1;
+                buf_q <= !buf_q;
+                if (wl_next_ready) begin
+                  state_q <= StIssue;
+                end else begin
+                  state_q <= StLoadW;
+                end
+              end
+            end
+          end else begin
+            cnt_q <= cnt_q + 5'd1;
+          end
+        end
         StTail: begin
-          if (out_valid_q && out_ready_i) begin
+          if (!gather_active_q && out_valid_q && out_ready_i) begin
             // the last word leaves
             state_q <= StIdle;
             busy_q <= 1'b0;

@@ -55,7 +55,6 @@ module kld_plain_top (
   localparam [2:0] StLoadW = 3'd1;
   localparam [2:0] StIssue = 3'd2;
   localparam [2:0] StDrain = 3'd3;
-  localparam [2:0] StGather = 3'd4;
   localparam [2:0] StTail = 3'd5;
 
   reg busy_q;
@@ -84,15 +83,19 @@ module kld_plain_top (
   reg [3:0] cnt_q;
   // weight buffer of the issuing pass (pass parity)
   reg buf_q;
-  // token issued (ISSUE) or streamed (GATHER)
+  // token the pass issues
   reg [10:0] token_q;
   wire st_issue;
-  wire st_gather;
+  wire st_drain;
   wire kt_is_last;
   wire mt_is_last;
   wire token_is_last;
   wire [9:0] token;
-  wire pass_end;
+  // the gather engine holds an m-tile
+  reg gather_active_q;
+  reg [2:0] gather_mt_q;
+  // token the gather reads next
+  reg [10:0] gather_token_q;
   // the output register holds a word
   reg out_valid_q;
   reg [2:0] out_mt_q;
@@ -100,9 +103,15 @@ module kld_plain_top (
   reg [255:0] out_data_q;
   // the output register takes a word
   wire gather_en;
-  // GATHER reads token_q's outputs
+  // the gather reads a token
   wire gather_enter;
-  wire gather_end;
+  wire gather_token_is_last;
+  // a token enters the array
+  wire issue;
+  wire pass_end;
+  wire drain_done;
+  // the drained m-tile goes to the gather engine
+  wire handoff;
   // on to the next pass
   wire pass_advance;
   wire [63:0] a_rdata_0;
@@ -149,7 +158,6 @@ module kld_plain_top (
   wire [31:0] acc_out_1;
   wire [31:0] acc_old_0;
   wire [31:0] acc_out_0;
-  wire drain_done;
   // the register at reg_addr_i
   reg [31:0] rdata;
 
@@ -186,16 +194,19 @@ module kld_plain_top (
   assign unused_n_full = ^n_full[47:11];
 
   assign st_issue = state_q == StIssue;
-  assign st_gather = state_q == StGather;
+  assign st_drain = state_q == StDrain;
   assign kt_is_last = ({13'd0, kt_q} * 16'd8 + 16'd8) >= dim_k_q;
   assign mt_is_last = ({13'd0, mt_q} * 16'd8 + 16'd8) >= dim_m_q;
   assign token_is_last = (token_q + 11'd1) == n_tokens;
   assign token = token_q[9:0];
-  assign pass_end = st_issue && token_is_last;
   assign gather_en = !out_valid_q || out_ready_i;
-  assign gather_enter = st_gather && gather_en;
-  assign gather_end = gather_enter && token_is_last;
-  assign pass_advance = (pass_end && !kt_is_last) || (gather_end && !mt_is_last);
+  assign gather_enter = gather_active_q && gather_en;
+  assign gather_token_is_last = (gather_token_q + 11'd1) == n_tokens;
+  assign issue = st_issue && (!gather_active_q || (gather_token_q > token_q));
+  assign pass_end = issue && token_is_last;
+  assign drain_done = cnt_q == 4'd14;
+  assign handoff = st_drain && drain_done && !gather_active_q;
+  assign pass_advance = (pass_end && !kt_is_last) || (handoff && !mt_is_last);
 
   kld_sram_1024x64 u_a_0 (
     .clk_i(clk_i),
@@ -318,7 +329,7 @@ module kld_plain_top (
     .load_i(wl_load),
     .load_sel_i(wl_load_sel),
     .w_top_i(w_top),
-    .seg_valid_i(st_issue),
+    .seg_valid_i(issue),
     .sel_i(buf_q),
     .seg_tag_i(issue_tag),
     .seg_data_i(row_data),
@@ -335,7 +346,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[103:101] == 3'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
     .raddr0_i(tap_tag[100:91]),
     .rdata0_o(acc_old_7),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_7)
   );
 
@@ -347,7 +358,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[90:88] == 3'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
     .raddr0_i(tap_tag[87:78]),
     .rdata0_o(acc_old_6),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_6)
   );
 
@@ -359,7 +370,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[77:75] == 3'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
     .raddr0_i(tap_tag[74:65]),
     .rdata0_o(acc_old_5),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_5)
   );
 
@@ -371,7 +382,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[64:62] == 3'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
     .raddr0_i(tap_tag[61:52]),
     .rdata0_o(acc_old_4),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_4)
   );
 
@@ -383,7 +394,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[51:49] == 3'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
     .raddr0_i(tap_tag[48:39]),
     .rdata0_o(acc_old_3),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_3)
   );
 
@@ -395,7 +406,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[38:36] == 3'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
     .raddr0_i(tap_tag[35:26]),
     .rdata0_o(acc_old_2),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_2)
   );
 
@@ -407,7 +418,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[25:23] == 3'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
     .raddr0_i(tap_tag[22:13]),
     .rdata0_o(acc_old_1),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_1)
   );
 
@@ -419,7 +430,7 @@ module kld_plain_top (
     .wdata_i((tap_tag[12:10] == 3'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
-    .raddr1_i(token),
+    .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_0)
   );
 
@@ -432,8 +443,8 @@ module kld_plain_top (
     end else begin
       if (gather_en) begin
         out_valid_q <= gather_enter;
-        out_mt_q <= mt_q;
-        out_token_q <= token;
+        out_mt_q <= gather_mt_q;
+        out_token_q <= gather_token_q[9:0];
       end
     end
   end
@@ -452,9 +463,30 @@ module kld_plain_top (
   assign out_data_o = out_data_q;
   assign busy_o = busy_q;
   assign done_o = done_q;
-  assign drain_done = cnt_q == 4'd14;
 
-  // run control: for each m-tile, every k-tile pass, then stream the outputs
+  // gather engine: takes a drained m-tile, reads one token per cycle
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      gather_active_q <= 1'b0;
+      gather_mt_q <= 3'd0;
+      gather_token_q <= 11'd0;
+    end else begin
+      if (handoff) begin
+        gather_active_q <= 1'b1;
+        gather_mt_q <= mt_q;
+        gather_token_q <= 11'd0;
+      end else begin
+        if (gather_enter) begin
+          gather_token_q <= gather_token_q + 11'd1;
+          if (gather_token_is_last) begin
+            gather_active_q <= 1'b0;
+          end
+        end
+      end
+    end
+  end
+
+  // run control: for each m-tile, every k-tile pass, then the hand-off
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= 3'd0;
@@ -484,40 +516,15 @@ module kld_plain_top (
           end
         end
         StIssue: begin
-          if (token_is_last) begin
-            token_q <= 11'd0;
-            if (kt_is_last) begin
-              kt_q <= 3'd0;
-              cnt_q <= 4'd0;
-              state_q <= StDrain;
-            end else begin
-              kt_q <= kt_q + 3'd1;
-              buf_q <= !buf_q;
-              if (wl_next_ready) begin
-                state_q <= StIssue;
-              end else begin
-                state_q <= StLoadW;
-              end
-            end
-          end else begin
-            token_q <= token_q + 11'd1;
-          end
-        end
-        StDrain: begin
-          if (drain_done) begin
-            state_q <= StGather;
-          end else begin
-            cnt_q <= cnt_q + 4'd1;
-          end
-        end
-        StGather: begin
-          if (gather_en) begin
+          if (issue) begin
             if (token_is_last) begin
               token_q <= 11'd0;
-              if (mt_is_last) begin
-                state_q <= StTail;
+              if (kt_is_last) begin
+                kt_q <= 3'd0;
+                cnt_q <= 4'd0;
+                state_q <= StDrain;
               end else begin
-                mt_q <= mt_q + 3'd1;
+                kt_q <= kt_q + 3'd1;
                 buf_q <= !buf_q;
                 if (wl_next_ready) begin
                   state_q <= StIssue;
@@ -530,8 +537,27 @@ module kld_plain_top (
             end
           end
         end
+        StDrain: begin
+          if (drain_done) begin
+            if (handoff) begin
+              if (mt_is_last) begin
+                state_q <= StTail;
+              end else begin
+                mt_q <= mt_q + 3'd1;
+                buf_q <= !buf_q;
+                if (wl_next_ready) begin
+                  state_q <= StIssue;
+                end else begin
+                  state_q <= StLoadW;
+                end
+              end
+            end
+          end else begin
+            cnt_q <= cnt_q + 4'd1;
+          end
+        end
         StTail: begin
-          if (out_valid_q && out_ready_i) begin
+          if (!gather_active_q && out_valid_q && out_ready_i) begin
             // the last word leaves
             state_q <= StIdle;
             busy_q <= 1'b0;
