@@ -25,6 +25,7 @@ struct SimCommand {
   double stall = 0.0;
   std::string trace, trace_window;
   bool json = false;
+  bool plain = false;
 
   void run() const {
     const auto t0 = std::chrono::steady_clock::now();
@@ -43,6 +44,7 @@ struct SimCommand {
     req.trace = trace;
     req.trace_window = trace_window;
     req.work_dir = out;
+    req.plain = plain;
     const sim::SimResult r = sim::run_sim(req, [this](const std::string& s) {
       if (!json) std::fprintf(stderr, "kaleido sim: %s\n", s.c_str());
     });
@@ -59,7 +61,7 @@ struct SimCommand {
                   req.cfg.grid.h, req.cfg.grid.w, req.cfg.channels, req.cfg.out_cols,
                   req.workload.value("kind", "synthetic").c_str());
       std::printf("  bit-exact       %s (%lld outputs, %lld decisions compared)\n", r.bit_exact() ? "yes" : "NO",
-                  static_cast<long long>(r.reuse.compared_outputs + r.dense.compared_outputs),
+                  static_cast<long long>(r.reuse.compared_outputs + r.dense.compared_outputs + r.plain.compared_outputs),
                   static_cast<long long>(r.reuse.compared_decisions));
       std::printf("  cycles          reuse %lld, dense %lld (stall %lld / %lld)\n", static_cast<long long>(r.reuse.cycles),
                   static_cast<long long>(r.dense.cycles), static_cast<long long>(r.reuse.stall),
@@ -67,6 +69,10 @@ struct SimCommand {
       std::printf("  speedup         %.3fx measured, %.3fx ideal (1/(1-%.3f skipped)), achieved/ideal %.3f\n", r.speedup,
                   r.ideal_speedup, r.skipped_fraction, r.ideal_speedup > 0 ? r.speedup / r.ideal_speedup : 0.0);
       std::printf("  PE utilisation  reuse %.3f, dense %.3f\n", r.utilisation_reuse, r.utilisation_dense);
+      if (r.plain.ran)
+        std::printf("  kld_plain_top   dense %lld cycles, PE utilisation %.3f (kld_top dense / plain cycles %.4f)\n",
+                    static_cast<long long>(r.plain.cycles), r.utilisation_plain,
+                    r.plain.cycles > 0 ? static_cast<double>(r.dense.cycles) / static_cast<double>(r.plain.cycles) : 0.0);
       std::printf("  build           %s (%.1f s); report %s/sim.json; %.1f s in all\n",
                   r.build_cached ? "cached" : "built", r.build_seconds, out.c_str(), secs);
     }
@@ -91,6 +97,8 @@ void register_sim(CLI::App& app) {
   sub->add_option("--trace", cmd->trace, "Write an FST waveform of the reuse run");
   sub->add_option("--trace-window", cmd->trace_window, "Cycles FROM:TO of the waveform");
   sub->add_flag("--json", cmd->json, "Print the report as JSON");
+  sub->add_flag("--plain", cmd->plain,
+                "Also run the dense GEMM on kld_plain_top, the dense baseline of the same size (cycles, PE utilisation)");
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -23,17 +23,19 @@ int next_pow2(int64_t v) {
   return p;
 }
 
+// One testbench run of `mode`; its files are tb_<name>.json and .log (name: the mode unless given).
 ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string& mode, const SimRequest& req,
-                 const fs::path& dir) {
+                 const fs::path& dir, const std::string& name = "") {
   ModeRun r;
   r.ran = true;
-  const fs::path json = dir / ("tb_" + mode + ".json");
-  const fs::path log = dir / ("tb_" + mode + ".log");
+  const std::string file = name.empty() ? mode : name;
+  const fs::path json = dir / ("tb_" + file + ".json");
+  const fs::path log = dir / ("tb_" + file + ".log");
   std::vector<std::string> argv = {exe.string(), "--vectors", vectors.string(), "--mode", mode, "--seed",
                                    std::to_string(req.seed), "--stall", std::to_string(req.stall), "--json",
                                    json.string()};
   if (req.dump_inputs) {
-    r.inputs = dir / ("inputs_" + mode + ".txt");
+    r.inputs = dir / ("inputs_" + file + ".txt");
     argv.insert(argv.end(), {"--dump-inputs", r.inputs.string()});
   }
   if (req.reset_fraction >= 0) argv.insert(argv.end(), {"--reset-at-fraction", std::to_string(req.reset_fraction)});
@@ -112,16 +114,19 @@ SimResult run_sim(SimRequest req, const Log& log) {
   res.rtl_dir = cached_rtl(hw);
 
   const fs::path src = source_dir();
-  BuildSpec spec;
-  spec.name = "kld_tb_" + hw.name();
-  spec.rtl_dir = res.rtl_dir;
-  spec.top = "kld_top";
-  spec.sources = {src / "tb/tb_main.cpp"};
-  spec.include_dirs = {src / "gen", src / "tb", res.rtl_dir};
-  spec.libs = testbench_libs();
-  spec.trace = !req.trace.empty();
-  say("build the Verilator testbench (cached by content)");
-  const BuildResult b = build_model(spec);
+  auto testbench_of = [&](const std::string& top) {
+    BuildSpec spec;
+    spec.name = (top == "kld_top" ? "kld_tb_" : "kld_tb_plain_") + hw.name();
+    spec.rtl_dir = res.rtl_dir;
+    spec.top = top;
+    spec.sources = {src / "tb/tb_main.cpp"};
+    spec.include_dirs = {src / "gen", src / "tb", res.rtl_dir};
+    spec.libs = testbench_libs();
+    spec.trace = top == "kld_top" && !req.trace.empty();
+    say("build the Verilator testbench of " + top + " (cached by content)");
+    return build_model(spec);
+  };
+  const BuildResult b = testbench_of("kld_top");
   res.build_cached = b.cached;
   res.build_seconds = b.seconds;
 
@@ -136,6 +141,13 @@ SimResult run_sim(SimRequest req, const Log& log) {
     say("simulate dense mode");
     res.dense = run_mode(b.exe, vec, "dense", req, req.work_dir);
   }
+  if (req.plain) {
+    const BuildResult p = testbench_of("kld_plain_top");
+    res.build_cached = res.build_cached && p.cached;
+    res.build_seconds += p.seconds;
+    say("simulate the dense GEMM on kld_plain_top");
+    res.plain = run_mode(p.exe, vec, "dense", req, req.work_dir, "plain");
+  }
   const double all = static_cast<double>(v.counters.macs_issued + v.counters.macs_skipped);
   res.skipped_fraction = all > 0 ? static_cast<double>(v.counters.macs_skipped) / all : 0.0;
   res.ideal_speedup = res.skipped_fraction < 1.0 ? 1.0 / (1.0 - res.skipped_fraction) : 0.0;
@@ -144,6 +156,8 @@ SimResult run_sim(SimRequest req, const Log& log) {
     res.utilisation_reuse = static_cast<double>(res.reuse.macs_issued) / (static_cast<double>(res.reuse.cycles) * pes);
   if (res.dense.ran && res.dense.cycles > 0)
     res.utilisation_dense = static_cast<double>(res.dense.macs_issued) / (static_cast<double>(res.dense.cycles) * pes);
+  if (res.plain.ran && res.plain.cycles > 0)
+    res.utilisation_plain = all / (static_cast<double>(res.plain.cycles) * pes);
   if (res.reuse.ran && res.dense.ran && res.reuse.cycles > 0)
     res.speedup = static_cast<double>(res.dense.cycles) / static_cast<double>(res.reuse.cycles);
   return res;
@@ -166,6 +180,8 @@ nlohmann::json SimResult::to_json() const {
                       {"dense", dense.ran ? dense.tb.value("stalls", nlohmann::json::object()) : nlohmann::json()}}},
           {"pe_utilisation_reuse", utilisation_reuse},
           {"pe_utilisation_dense", utilisation_dense},
+          {"plain", mode_json(plain)},
+          {"pe_utilisation_plain", utilisation_plain},
           {"generator_version", version()}};
 }
 

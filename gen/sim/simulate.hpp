@@ -23,6 +23,7 @@ struct SimRequest {
   uint64_t seed = 1;           // stall pattern of the testbench
   double stall = 0.0;          // probability of a stalled stream cycle (0: cycle counts are the schedule's)
   bool reuse = true, dense = true;
+  bool plain = false;          // also run the dense GEMM on kld_plain_top, the baseline of the same size
   std::string trace;           // FST file of the reuse run ("" = none)
   std::string trace_window;    // FROM:TO cycles
   std::filesystem::path work_dir;  // vectors and testbench JSON go here
@@ -47,11 +48,15 @@ struct SimResult {
   bool build_cached = false;
   double build_seconds = 0.0;
   ModeRun reuse, dense;
+  ModeRun plain;               // kld_plain_top's dense run (SimRequest::plain)
   double skipped_fraction = 0.0;
   double speedup = 0.0;        // dense cycles / reuse cycles
   double ideal_speedup = 0.0;  // 1 / (1 - skipped fraction)
   double utilisation_reuse = 0.0, utilisation_dense = 0.0;  // MACs issued / (cycles * ROWS * COLS)
-  bool bit_exact() const { return (!reuse.ran || reuse.bit_exact) && (!dense.ran || dense.bit_exact); }
+  double utilisation_plain = 0.0;                           // the GEMM's MACs / (plain cycles * ROWS * COLS)
+  bool bit_exact() const {
+    return (!reuse.ran || reuse.bit_exact) && (!dense.ran || dense.bit_exact) && (!plain.ran || plain.bit_exact);
+  }
   nlohmann::json to_json() const;
 };
 

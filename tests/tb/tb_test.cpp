@@ -397,6 +397,15 @@ TEST(Testbench, AWrongExpectedValueMakesTheHarnessFail) {
   EXPECT_NE(bad.output.find("reproduce:"), std::string::npos);
 }
 
+// kld_plain_top's free-running dense cycles (docs/hardware.md) when every pass hides the next
+// weight load (N >= 2*ROWS + COLS - 1): the first load, KT passes and the drain per m-tile, a cycle
+// per later m-tile for its first token to follow the gather, the last m-tile's N words and the
+// output register.
+int64_t plain_dense_cycles(const hw::HwConfig& hw, int64_t N, int64_t KT, int64_t MT) {
+  const int64_t drain = hw.rows + hw.cols - 1 + hw.mul_pipe;
+  return hw.rows + 1 + MT * (KT * N + drain) + (MT - 1) + N + 1;
+}
+
 // kld_plain_top through the same testbench: every output of the dense GEMM
 // against A . B of the golden model (gemm_wrap at ACC_W), on array shapes
 // 4x3, 8x4 (pipelined multiplier, 8-bit accumulator that wraps) and 2x5, with
@@ -456,9 +465,7 @@ TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
         ASSERT_GE(N, 2 * hw.rows + hw.cols - 1) << what;
         const TbRun f = run_tb(which, c, a, b, "--stall 0", "plain_free", plain);
         expect_pass(f, what + " free-running");
-        const int64_t drain = hw.rows + hw.cols - 1 + hw.mul_pipe;
-        const int64_t formula = hw.rows + 1 + MT * (KT * N + drain) + (MT - 1) + N + 1;
-        EXPECT_EQ(f.report.at("cycles").get<int64_t>(), formula) << what;
+        EXPECT_EQ(f.report.at("cycles").get<int64_t>(), plain_dense_cycles(hw, N, KT, MT)) << what;
       }
     }
   }
@@ -474,6 +481,41 @@ TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
 // Both tops read back the register map they are built from: reset values and
 // constants, RW fields written with ones and zeros, fields a top does not
 // implement ignored (the testbench's --check-registers, from kld_regs.hpp).
+// `kaleido sim --plain`: the same GEMM on kld_plain_top beside kld_top's dense run, bit-exact,
+// with its cycles (the formula above) and PE utilisation in the report.
+TEST(Sim, PlainBaselineRunsTheSameGemm) {
+  sim::SimRequest req;
+  req.hw = hw_config(0);
+  req.fit_hw = false;
+  ReuseConfig& c = req.cfg;
+  c.grid = {req.hw.max_t, req.hw.max_h, req.hw.max_w};
+  c.group_w = req.hw.group_w;
+  c.channels = req.hw.max_k;
+  c.out_cols = req.hw.max_m;
+  c.data_w = req.hw.data_w;
+  c.acc_w = req.hw.acc_w;
+  c.tau.assign(static_cast<size_t>(c.groups()), 24);
+  req.a = correlated_a(c, 21);
+  req.b = make_int_uniform(c.channels, c.out_cols, c.data_w, 22);
+  req.plain = true;
+  req.work_dir = testing::process_dir("sim_plain");
+  const sim::SimResult r = sim::run_sim(req);
+  ASSERT_TRUE(r.plain.ran);
+  EXPECT_TRUE(r.plain.bit_exact);
+  EXPECT_TRUE(r.bit_exact());
+  const int64_t N = c.grid.tokens();
+  const int64_t KT = (c.channels + req.hw.rows - 1) / req.hw.rows, MT = (c.out_cols + req.hw.cols - 1) / req.hw.cols;
+  EXPECT_EQ(r.plain.compared_outputs, N * c.out_cols);
+  EXPECT_EQ(r.plain.cycles, plain_dense_cycles(req.hw, N, KT, MT));
+  const double pes = static_cast<double>(req.hw.rows) * req.hw.cols;
+  EXPECT_DOUBLE_EQ(r.utilisation_plain, static_cast<double>(N) * c.channels * c.out_cols / (static_cast<double>(r.plain.cycles) * pes));
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j.at("plain").at("cycles").get<int64_t>(), r.plain.cycles);
+  EXPECT_DOUBLE_EQ(j.at("pe_utilisation_plain").get<double>(), r.utilisation_plain);
+  EXPECT_TRUE(fs::exists(req.work_dir / "tb_plain.json")) << "the plain run keeps its own report";
+  EXPECT_TRUE(fs::exists(req.work_dir / "tb_dense.json"));
+}
+
 TEST(Testbench, BothTopsReadBackTheRegisterMap) {
   for (const std::string top : {"kld_top", "kld_plain_top"})
     for (int which : {0, 2}) {
