@@ -110,6 +110,18 @@ ReuseConfig random_config(int which, Rng& r) {
   return c;
 }
 
+// A workload at the limits of `hw`: the whole grid, K = MAX_K, M = MAX_M, the hardware's widths.
+ReuseConfig at_limits(const hw::HwConfig& hw) {
+  ReuseConfig c;
+  c.grid = {hw.max_t, hw.max_h, hw.max_w};
+  c.group_w = hw.group_w;
+  c.channels = hw.max_k;
+  c.out_cols = hw.max_m;
+  c.data_w = hw.data_w;
+  c.acc_w = hw.acc_w;
+  return c;
+}
+
 IntMatrix correlated_a(const ReuseConfig& c, uint64_t seed) {
   SyntheticSpec s;
   s.grid = c.grid;
@@ -174,13 +186,8 @@ TEST(Testbench, CornerCases) {
   const int which = 0;
   const hw::HwConfig hw = hw_config(which);
   auto base = [&] {
-    ReuseConfig c;
-    c.grid = {hw.max_t, hw.max_h, hw.max_w};
-    c.group_w = hw.group_w;
+    ReuseConfig c = at_limits(hw);  // M = MAX_M: not a multiple of COLS
     c.channels = hw.max_k - hw.group_w;  // not a multiple of ROWS
-    c.out_cols = hw.max_m;               // not a multiple of COLS
-    c.data_w = hw.data_w;
-    c.acc_w = hw.acc_w;
     c.tau.assign(static_cast<size_t>(c.groups()), 20);
     return c;
   };
@@ -219,13 +226,7 @@ TEST(Testbench, CornerCases) {
   {  // extreme operands: most negative values everywhere, wrap-around at ACC_W
     const int w2 = 1;  // narrow accumulator configuration
     const hw::HwConfig h2 = hw_config(w2);
-    ReuseConfig c;
-    c.grid = {h2.max_t, h2.max_h, h2.max_w};
-    c.group_w = h2.group_w;
-    c.channels = h2.max_k;
-    c.out_cols = h2.max_m;
-    c.data_w = h2.data_w;
-    c.acc_w = h2.acc_w;
+    ReuseConfig c = at_limits(h2);
     c.tau.assign(static_cast<size_t>(c.groups()), 1);
     IntMatrix a(c.grid.tokens(), c.channels, -(1 << (c.data_w - 1)));
     IntMatrix bb(c.channels, c.out_cols, -(1 << (c.data_w - 1)));
@@ -247,15 +248,9 @@ TEST(Testbench, CornerCases) {
 TEST(Testbench, DecisionPatternsUniformClusteredAndWorstImbalance) {
   const int which = 0;
   const hw::HwConfig hw = hw_config(which);
-  const int segs = hw.rows / hw.group_w;
+  const int segs = hw.segs();
   ASSERT_GE(segs, 2) << "the imbalance pattern needs two segments per k-tile";
-  ReuseConfig c;
-  c.grid = {hw.max_t, hw.max_h, hw.max_w};
-  c.group_w = hw.group_w;
-  c.channels = hw.max_k;
-  c.out_cols = hw.max_m;
-  c.data_w = hw.data_w;
-  c.acc_w = hw.acc_w;
+  const ReuseConfig c = at_limits(hw);
   const IntMatrix b = make_int_uniform(c.channels, c.out_cols, c.data_w, 11);
   const IntMatrix noise = make_int_uniform(c.grid.tokens(), c.channels, c.data_w, 12);
 
@@ -361,13 +356,7 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
   // k-tiles of an m-tile follow each other without a drain.
   for (int which = 0; which < kHwConfigs; ++which) {
     const hw::HwConfig hw = hw_config(which);
-    ReuseConfig c;
-    c.grid = {hw.max_t, hw.max_h, hw.max_w};
-    c.group_w = hw.group_w;
-    c.channels = hw.max_k;
-    c.out_cols = hw.max_m;
-    c.data_w = hw.data_w;
-    c.acc_w = hw.acc_w;
+    ReuseConfig c = at_limits(hw);
     c.mode = Mode::Dense;
     const TbRun r = run_tb(which, c, correlated_a(c, 1), make_int_uniform(c.channels, c.out_cols, c.data_w, 2),
                            "--stall 0", "dense");
@@ -421,13 +410,9 @@ TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
     for (int k = 0; k < 4; ++k) {
       ReuseConfig c = random_config(which, r);
       if (k == 0) {  // the largest grid, K and M at their odd limits
-        c = ReuseConfig{};
-        c.grid = {hw.max_t, hw.max_h, hw.max_w};
-        c.group_w = hw.group_w;
+        c = at_limits(hw);
         c.channels = hw.max_k % hw.rows != 0 || hw.max_k == hw.group_w ? hw.max_k : hw.max_k - hw.group_w;
         c.out_cols = hw.max_m % hw.cols != 0 ? hw.max_m : hw.max_m - 1;
-        c.data_w = hw.data_w;
-        c.acc_w = hw.acc_w;
         c.mode = Mode::Dense;
         EXPECT_NE(c.channels % hw.rows, 0) << hw.name() << ": K must leave a partial k-tile";
         EXPECT_NE(c.out_cols % hw.cols, 0) << hw.name() << ": M must leave a partial m-tile";
@@ -487,13 +472,8 @@ TEST(Sim, PlainBaselineRunsTheSameGemm) {
   sim::SimRequest req;
   req.hw = hw_config(0);
   req.fit_hw = false;
+  req.cfg = at_limits(req.hw);
   ReuseConfig& c = req.cfg;
-  c.grid = {req.hw.max_t, req.hw.max_h, req.hw.max_w};
-  c.group_w = req.hw.group_w;
-  c.channels = req.hw.max_k;
-  c.out_cols = req.hw.max_m;
-  c.data_w = req.hw.data_w;
-  c.acc_w = req.hw.acc_w;
   c.tau.assign(static_cast<size_t>(c.groups()), 24);
   req.a = correlated_a(c, 21);
   req.b = make_int_uniform(c.channels, c.out_cols, c.data_w, 22);
