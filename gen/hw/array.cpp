@@ -28,7 +28,8 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const Module& l
   Module m(name,
            "ROWS x COLS weight-stationary array cut into segments of GROUP_W rows; each segment computes one "
            "channel group of its own token stream");
-  const int rows = c.rows, cols = c.cols, dw = c.data_w, aw = c.acc_w, gw = c.group_w, segs = c.segs();
+  const int rows = c.rows, cols = c.cols, dw = c.data_w, aw = c.psum_w(), gw = c.group_w, segs = c.segs();
+  const int pw = c.partial_w();  // a segment's sum fits PARTIAL_W <= PSUM_W bits
   const int tw = tag_width(c);
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
@@ -43,7 +44,7 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const Module& l
                                 "the group's GROUP_W channels of each segment's token");
   const Expr tap_valid = m.output("tap_valid_o", segs * cols, Sign::Unsigned, "segment s, column c at s*COLS+c");
   const Expr tap_tag = m.output("tap_tag_o", segs * cols * tw, Sign::Unsigned, "tag {k-tile, token} of each tap");
-  const Expr tap_psum = m.output("tap_psum_o", segs * cols * aw, Sign::Unsigned, "partial sum of each tap");
+  const Expr tap_psum = m.output("tap_psum_o", segs * cols * pw, Sign::Unsigned, "partial sum of each tap (PARTIAL_W)");
 
   // Flattened nets between PEs: activations and MAC flags run east (COLS+1
   // per row, column 0 fed by the skew), weights and partial sums run south
@@ -160,8 +161,10 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const Module& l
       m.assign(tap_valid[tap], psum_valid[end_row * cols + cc]);
       m.assign(tap_tag.slice((tap + 1) * tw - 1, tap * tw), stage[static_cast<size_t>(latency(c, cc) - 1)]);
     }
-    m.assign(tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw),
-             psum_south.slice((end_row + 2) * cols * aw - 1, (end_row + 1) * cols * aw));
+    for (int cc = 0; cc < cols; ++cc) {
+      const int at = ((end_row + 1) * cols + cc) * aw;
+      m.assign(tap_psum.slice((s * cols + cc + 1) * pw - 1, (s * cols + cc) * pw), psum_south.slice(at + pw - 1, at));
+    }
   }
   std::vector<Expr> edge_a, edge_mac, edge_sel;
   for (int rr = 0; rr < rows; ++rr) {
@@ -173,6 +176,12 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const Module& l
   m.unused(concat(edge_mac), "MAC flags leaving the right edge of the array");
   m.unused(concat(edge_sel), "buffer selects leaving the right edge of the array");
   m.unused(w_south.slice((rows + 1) * cols * dw - 1, rows * cols * dw), "weights leaving the bottom row");
+  if (pw < aw) {
+    std::vector<Expr> sign_copies;
+    for (int cc = cols - 1; cc >= 0; --cc)
+      sign_copies.push_back(psum_south.slice((rows * cols + cc + 1) * aw - 1, (rows * cols + cc) * aw + pw));
+    m.unused(concat(sign_copies), "a segment's sum fits PARTIAL_W bits: the bottom row's upper bits copy its sign");
+  }
   std::vector<Expr> inner_valid;
   for (int rr = 0; rr < rows; ++rr)
     if (rr % gw != gw - 1) inner_valid.push_back(psum_valid.slice((rr + 1) * cols - 1, rr * cols));

@@ -54,7 +54,7 @@ struct PeBlock {
 
   // Bit-exact behaviour, one clock edge at a time.
   struct Model {
-    int data_w, acc_w, mul_pipe;
+    int data_w, psum_w, mul_pipe;  // psum_w: HwConfig::psum_w()
     int64_t w[2] = {0, 0}, a = 0, psum = 0, prod = 0;
     bool mac = false, sel = false, psum_valid = false, seg = false;
     void step(const PeInputs& in);

@@ -1,5 +1,6 @@
 #include "hw/hw_config.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -88,6 +89,11 @@ int HwConfig::window_cap() const {
 }
 
 int HwConfig::token_w() const { return clog2(static_cast<uint64_t>(max_tokens())); }
+
+int HwConfig::sum_w(int64_t terms) const {
+  // clog2(1) is 1 (an index width): one product then gets a spare bit, still exact.
+  return std::min(acc_w, 2 * data_w + clog2(terms));
+}
 
 void HwConfig::validate() const {
   for (const HwField& f : hw_fields()) {

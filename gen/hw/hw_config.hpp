@@ -39,6 +39,14 @@ struct HwConfig {
   int max_kt() const { return (max_k + rows - 1) / rows; }
   int max_mt() const { return (max_m + cols - 1) / cols; }
   int tau_w() const { return data_w + 1; }
+  // Exact widths of sums (docs/hardware.md "Widths"): n signed DATA_W x DATA_W products sum to
+  // at most n * 2^(2*DATA_W-2) in magnitude, which 2*DATA_W + clog2(n) bits hold; past ACC_W the
+  // sum wraps modulo 2^ACC_W as the golden model's does, so min(ACC_W, ...) is bit-exact.
+  int sum_w(int64_t terms) const;
+  int psum_w() const { return sum_w(rows); }         // partial sums inside the array (ROWS deep)
+  // A segment's tap: GROUP_W products (kld_plain_array's one segment: ROWS, at most MAX_K of them).
+  int partial_w() const { return sum_w(group_w < max_k ? group_w : max_k); }
+  int out_sum_w() const { return sum_w(max_k); }     // a whole dot product (gather sum, accumulators)
 
   // Throws ConfigError naming the parameter and the rule.
   void validate() const;

@@ -10,13 +10,15 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   Module m("kld_merge",
            "Merge unit: writes each tap's partial P_g[token] into the partial memory of (group, column); the "
            "gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of root tokens, "
-           "in two registered steps: the root tables' read, then the partials' read and their sum");
+           "in two registered steps: the root tables' read, then the partials' read and their sum. Partials "
+           "are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output sign-extended");
   const int tw = c.token_w(), segs = c.segs(), cols = c.cols, aw = c.acc_w, G = c.max_groups(), lanes = c.det_lanes();
+  const int pw = c.partial_w(), sw = c.out_sum_w();
   const int ktw = clog2(c.max_kt()), tagw = ArrayBlock::tag_width(c);
   const Expr clk = m.input("clk_i", 1);
   const Expr tap_valid = m.input("tap_valid_i", segs * cols);
   const Expr tap_tag = m.input("tap_tag_i", segs * cols * tagw, Sign::Unsigned, "{k-tile, token} of each tap");
-  const Expr tap_psum = m.input("tap_psum_i", segs * cols * aw);
+  const Expr tap_psum = m.input("tap_psum_i", segs * cols * pw, Sign::Unsigned, "PARTIAL_W bits per tap");
   const Expr root_we = m.input("root_we_i", G, Sign::Unsigned, "write group g's root of the detector's token");
   const Expr root_token = m.input("root_token_i", tw);
   const Expr root_data = m.input("root_data_i", lanes * tw, Sign::Unsigned, "root decided by each detector lane");
@@ -55,7 +57,7 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   // in out_data_q. Data only, no reset: the top's valid bits say which are meaningful.
   Block& regs = m.always_ff_no_reset(clk, "gather pipeline registers, advanced by gather_en_i");
   IfStmt& en = regs.if_(gather_en);
-  const Expr out_q = m.signal("out_data_q", gws * cols * aw);
+  const Expr out_q = m.signal("out_data_q", gws * cols * sw, Sign::Unsigned, "the sums, OUT_SUM_W bits each");
   // terms[j][c]: the G terms of lane j, column c.
   std::vector<std::vector<std::vector<Expr>>> terms(static_cast<size_t>(gws),
                                                     std::vector<std::vector<Expr>>(static_cast<size_t>(cols)));
@@ -91,13 +93,13 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
           {"we_i", m.wire("tap_here_" + name, mine && tap_valid[tap],
                           "a partial of group " + gn + " arrives at column " + std::to_string(cc))},
           {"waddr_i", bank_addr(wbank, tap_tag.slice(tap * tagw + tw - 1, tap * tagw))},
-          {"wdata_i", tap_psum.slice((tap + 1) * aw - 1, tap * aw)}};
+          {"wdata_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)}};
       for (int j = 0; j < gws; ++j) {
-        const Expr rd = m.signal("partial_" + name + lane_sfx(j), aw);
+        const Expr rd = m.signal("partial_" + name + lane_sfx(j), pw);
         conns.push_back({rport("raddr", j, "_i"), bank_addr(rbank, addr[static_cast<size_t>(j)])});
         conns.push_back({rport("rdata", j, "_o"), rd});
         terms[static_cast<size_t>(j)][static_cast<size_t>(cc)].push_back(
-            m.wire("term_" + name + lane_sfx(j), mux(group_valid[g], rd, zero(aw))));
+            m.wire("term_" + name + lane_sfx(j), mux(group_valid[g], sext(rd, sw), zero(sw))));
       }
       m.instance(partial_sram, "u_partial_" + name, conns, "partials of group " + gn + ", column " + std::to_string(cc));
     }
@@ -121,10 +123,12 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   for (int s = G; s < segs; ++s)  // segments that never hold a group (MAX_K/GROUP_W < SEGS)
     m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols),
                      tap_tag.slice((s + 1) * cols * tagw - 1, s * cols * tagw),
-                     tap_psum.slice((s + 1) * cols * aw - 1, s * cols * aw)}),
+                     tap_psum.slice((s + 1) * cols * pw - 1, s * cols * pw)}),
              "segment " + std::to_string(s) + " has no channel group in any configuration");
   en.then_().assign(out_q, concat(words));
-  m.assign(out, out_q);
+  std::vector<Expr> out_words;  // most significant first, as words
+  for (int w = gws * cols - 1; w >= 0; --w) out_words.push_back(sext(out_q.slice((w + 1) * sw - 1, w * sw), aw));
+  m.assign(out, concat(out_words));
   return m;
 }
 

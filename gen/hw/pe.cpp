@@ -7,9 +7,10 @@ using namespace vlog;
 
 Module PeBlock::generate(const HwConfig& c) {
   Module m("kld_pe",
-           "Weight-stationary processing element with two weight buffers: signed DATA_W x DATA_W multiply into an "
-           "ACC_W partial sum with the buffer the activation selects, while the other buffer loads");
-  const int dw = c.data_w, aw = c.acc_w;
+           "Weight-stationary processing element with two weight buffers: signed DATA_W x DATA_W multiply into a "
+           "PSUM_W partial sum (exact for ROWS products) with the buffer the activation selects, while the other "
+           "buffer loads");
+  const int dw = c.data_w, aw = c.psum_w();
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr load = m.input("load_i", 1, Sign::Unsigned, "shift the weight from above into buffer load_sel_i");
@@ -70,13 +71,13 @@ Module PeBlock::generate(const HwConfig& c) {
 }
 
 void PeBlock::Model::step(const PeInputs& in) {
-  const int64_t product = wrap_signed(in.a * w[in.sel ? 1 : 0], acc_w);
+  const int64_t product = wrap_signed(in.a * w[in.sel ? 1 : 0], psum_w);
   if (mul_pipe == 0) {
-    psum = in.mac ? wrap_signed((in.seg_start ? 0 : in.psum) + product, acc_w) : in.psum;
+    psum = in.mac ? wrap_signed((in.seg_start ? 0 : in.psum) + product, psum_w) : in.psum;
     psum_valid = in.mac;
   } else {
     // Pipelined: the add uses the product and segment bit registered by the previous MAC.
-    psum = mac ? wrap_signed((seg ? 0 : in.psum) + prod, acc_w) : in.psum;
+    psum = mac ? wrap_signed((seg ? 0 : in.psum) + prod, psum_w) : in.psum;
     psum_valid = mac;
     if (in.mac) {
       prod = product;

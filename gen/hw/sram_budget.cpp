@@ -16,7 +16,7 @@ std::vector<SramRole> sram_roles(const HwConfig& c, const std::string& top) {
   const SramRole b{"B scratchpad (row of B, m-tile)", "2^(clog2(MAX_KT*ROWS)+clog2(MAX_MT)) x COLS*DATA_W", 1,
                    b_memory_depth(c), static_cast<int64_t>(c.cols) * c.data_w};
   if (top == "kld_plain_top")
-    return {a, b, {"output accumulators (one per column)", "COLS x MAX_N x ACC_W", c.cols, n, c.acc_w}};
+    return {a, b, {"output accumulators (one per column)", "COLS x MAX_N x OUT_SUM_W", c.cols, n, c.out_sum_w()}};
   if (top != "kld_top") throw InternalError("no memory budget for top " + top);
   const bool banked = partials_banked(c);
   return {a,
@@ -26,8 +26,8 @@ std::vector<SramRole> sram_roles(const HwConfig& c, const std::string& top) {
           {"compute lists (one per group)", "MAX_G x MAX_N x TW", g, n, tw},
           {"root tables (one per group)", "MAX_G x MAX_N x TW", g, n, tw},
           {"partial sums (one per group and column)",
-           banked ? "MAX_G*COLS x 2*MAX_N x ACC_W (two m-tile banks)" : "MAX_G*COLS x MAX_N x ACC_W",
-           g * c.cols, static_cast<int64_t>(partial_memory_depth(c)), c.acc_w}};
+           banked ? "MAX_G*COLS x 2*MAX_N x PARTIAL_W (two m-tile banks)" : "MAX_G*COLS x MAX_N x PARTIAL_W",
+           g * c.cols, static_cast<int64_t>(partial_memory_depth(c)), c.partial_w()}};
 }
 
 int64_t sram_bits_total(const std::vector<SramRole>& roles) {

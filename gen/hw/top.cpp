@@ -401,7 +401,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   }
   const Expr tap_valid = m.signal("tap_valid", segs * cols);
   const Expr tap_tag = m.signal("tap_tag", segs * cols * ArrayBlock::tag_width(c));
-  const Expr tap_psum = m.signal("tap_psum", segs * cols * aw);
+  const Expr tap_psum = m.signal("tap_psum", segs * cols * c.partial_w(), Sign::Unsigned, "PARTIAL_W bits per tap");
   m.instance(find(parts, "kld_array"), "u_array",
              {{"clk_i", clk},
               {"rst_ni", rst_n},
@@ -696,7 +696,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const Expr gather_tok_q = m.signal("gather_token_q", tw + 1, Sign::Unsigned, "token the gather reads next");
   const Expr out_valid_q = m.signal("out_valid_q", 1, Sign::Unsigned, "the output register holds a word");
   const Expr out_mt_q = m.signal("out_mt_q", mtw), out_token_q = m.signal("out_token_q", tw);
-  const Expr out_data_q = m.signal("out_data_q", cols * aw);
+  const Expr out_data_q = m.signal("out_data_q", cols * c.out_sum_w(), Sign::Unsigned, "OUT_SUM_W bits a word");
   const Expr gather_en = m.wire("gather_en", !out_valid_q || out_ready, "the output register takes a word");
   const Expr gather_enter = m.wire("gather_enter", gather_active_q && gather_en, "the gather reads a token");
   const Expr gather_tok_is_last = m.wire("gather_token_is_last", gather_tok_q + constant(tw + 1, 1) == n_tokens);
@@ -745,7 +745,10 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
 
   const int tagw = ArrayBlock::tag_width(c);
   const Expr tap_valid = m.signal("tap_valid", cols), tap_tag = m.signal("tap_tag", cols * tagw);
-  const Expr tap_psum = m.signal("tap_psum", cols * aw);
+  // kld_plain_array's taps (its PARTIAL_W: a column of ROWS products, at most MAX_K of them non-zero)
+  // and a dot product's width (docs/hardware.md "Widths").
+  const int pw = c.sum_w(std::min(rows, c.max_k)), sw = c.out_sum_w();
+  const Expr tap_psum = m.signal("tap_psum", cols * pw);
   m.instance(find(parts, "kld_plain_array"), "u_array",
              {{"clk_i", clk},
               {"rst_ni", rst_n},
@@ -761,15 +764,15 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
               {"tap_psum_o", tap_psum}});
 
   // Output accumulators: one memory per column, read-modify-write at each tap.
-  const Module& acc_sram = find(parts, SramBlock::name(token_memory_depth(c), aw, 2));
+  const Module& acc_sram = find(parts, SramBlock::name(token_memory_depth(c), sw, 2));
   std::vector<Expr> out_words;
   for (int cc = cols - 1; cc >= 0; --cc) {
     const std::string cn = std::to_string(cc);
     const Expr tag = tap_tag.slice(cc * tagw + tw - 1, cc * tagw);
     // The first k-tile's partial starts the sum (the tag carries the k-tile: passes overlap).
     const Expr first = tagw == tw ? bit(true) : tap_tag.slice((cc + 1) * tagw - 1, cc * tagw + tw) == zero(ktw);
-    const Expr old = m.signal("acc_old_" + cn, aw), word = m.signal("acc_out_" + cn, aw);
-    const Expr psum = tap_psum.slice((cc + 1) * aw - 1, cc * aw);
+    const Expr old = m.signal("acc_old_" + cn, sw), word = m.signal("acc_out_" + cn, sw);
+    const Expr psum = m.wire("acc_in_" + cn, sext(tap_psum.slice((cc + 1) * pw - 1, cc * pw), sw));
     m.instance(acc_sram, "u_acc_" + cn,
                {{"clk_i", clk},
                 {"we_i", tap_valid[cc]},
@@ -796,7 +799,9 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   m.assign(out_valid, out_valid_q);
   m.assign(out_mtile, out_mt_q);
   m.assign(out_token, out_token_q);
-  m.assign(out_data, out_data_q);
+  std::vector<Expr> sext_words;  // most significant first
+  for (int cc = cols - 1; cc >= 0; --cc) sext_words.push_back(sext(out_data_q.slice((cc + 1) * sw - 1, cc * sw), aw));
+  m.assign(out_data, concat(sext_words));
   m.assign(busy_out, busy_q);
   m.assign(done_out, done_q);
 

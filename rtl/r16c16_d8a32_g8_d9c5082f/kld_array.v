@@ -33,6 +33,10 @@
 // sel_east[220], sel_east[237], sel_east[254], sel_east[271]}: buffer selects leaving the right
 // edge of the array
 //   w_south[2175:2048]: weights leaving the bottom row
+// {psum_south[5439], psum_south[5419], psum_south[5399], psum_south[5379], psum_south[5359],
+// psum_south[5339], psum_south[5319], psum_south[5299], psum_south[5279], psum_south[5259],
+// psum_south[5239], psum_south[5219], psum_south[5199], psum_south[5179], psum_south[5159],
+// psum_south[5139]}: a segment's sum fits PARTIAL_W bits: the bottom row's upper bits copy its sign
 // {psum_valid[15:0], psum_valid[31:16], psum_valid[47:32], psum_valid[63:48], psum_valid[79:64],
 // psum_valid[95:80], psum_valid[111:96], psum_valid[143:128], psum_valid[159:144],
 // psum_valid[175:160], psum_valid[191:176], psum_valid[207:192], psum_valid[223:208],
@@ -59,15 +63,15 @@ module kld_array (
   output wire [31:0] tap_valid_o,
   // tag {k-tile, token} of each tap
   output wire [383:0] tap_tag_o,
-  // partial sum of each tap
-  output wire [1023:0] tap_psum_o
+  // partial sum of each tap (PARTIAL_W)
+  output wire [607:0] tap_psum_o
 );
 
   wire [2175:0] a_east;
   wire [271:0] mac_east;
   wire [271:0] sel_east;
   wire [2175:0] w_south;
-  wire [8703:0] psum_south;
+  wire [5439:0] psum_south;
   wire [255:0] psum_valid;
   // rows that start a segment cut the partial-sum chain
   wire [15:0] seg_start;
@@ -139,7 +143,7 @@ module kld_array (
   assign w_south[127:0] = w_top_q;
 
   // the top of every column starts from zero
-  assign psum_south[511:0] = 512'd0;
+  assign psum_south[319:0] = 320'd0;
 
   assign a_east[7:0] = seg_data_i[7:0];
   assign mac_east[0] = seg_valid_i[0];
@@ -394,12 +398,12 @@ module kld_array (
           .seg_start_i(seg_start[r]),
           .a_i($signed(a_east[(r * 17 + c) * 8 +: 8])),
           .w_i($signed(w_south[(r * 16 + c) * 8 +: 8])),
-          .psum_i($signed(psum_south[(r * 16 + c) * 32 +: 32])),
+          .psum_i($signed(psum_south[(r * 16 + c) * 20 +: 20])),
           .a_o(a_east[(r * 17 + c + 1) * 8 +: 8]),
           .mac_o(mac_east[r * 17 + c + 1]),
           .sel_o(sel_east[r * 17 + c + 1]),
           .w_o(w_south[((r + 1) * 16 + c) * 8 +: 8]),
-          .psum_o(psum_south[((r + 1) * 16 + c) * 32 +: 32]),
+          .psum_o(psum_south[((r + 1) * 16 + c) * 20 +: 20]),
           .psum_valid_o(psum_valid[r * 16 + c])
         );
       end
@@ -465,7 +469,22 @@ module kld_array (
   assign tap_tag_o[179:168] = tag_s0_q[5'd21];
   assign tap_valid_o[15] = psum_valid[127];
   assign tap_tag_o[191:180] = tag_s0_q[5'd22];
-  assign tap_psum_o[511:0] = psum_south[4607:4096];
+  assign tap_psum_o[18:0] = psum_south[2578:2560];
+  assign tap_psum_o[37:19] = psum_south[2598:2580];
+  assign tap_psum_o[56:38] = psum_south[2618:2600];
+  assign tap_psum_o[75:57] = psum_south[2638:2620];
+  assign tap_psum_o[94:76] = psum_south[2658:2640];
+  assign tap_psum_o[113:95] = psum_south[2678:2660];
+  assign tap_psum_o[132:114] = psum_south[2698:2680];
+  assign tap_psum_o[151:133] = psum_south[2718:2700];
+  assign tap_psum_o[170:152] = psum_south[2738:2720];
+  assign tap_psum_o[189:171] = psum_south[2758:2740];
+  assign tap_psum_o[208:190] = psum_south[2778:2760];
+  assign tap_psum_o[227:209] = psum_south[2798:2780];
+  assign tap_psum_o[246:228] = psum_south[2818:2800];
+  assign tap_psum_o[265:247] = psum_south[2838:2820];
+  assign tap_psum_o[284:266] = psum_south[2858:2840];
+  assign tap_psum_o[303:285] = psum_south[2878:2860];
 
   // tags need no reset: the valid bits qualify them
   always @(posedge clk_i) begin
@@ -526,7 +545,22 @@ module kld_array (
   assign tap_tag_o[371:360] = tag_s1_q[5'd21];
   assign tap_valid_o[31] = psum_valid[255];
   assign tap_tag_o[383:372] = tag_s1_q[5'd22];
-  assign tap_psum_o[1023:512] = psum_south[8703:8192];
+  assign tap_psum_o[322:304] = psum_south[5138:5120];
+  assign tap_psum_o[341:323] = psum_south[5158:5140];
+  assign tap_psum_o[360:342] = psum_south[5178:5160];
+  assign tap_psum_o[379:361] = psum_south[5198:5180];
+  assign tap_psum_o[398:380] = psum_south[5218:5200];
+  assign tap_psum_o[417:399] = psum_south[5238:5220];
+  assign tap_psum_o[436:418] = psum_south[5258:5240];
+  assign tap_psum_o[455:437] = psum_south[5278:5260];
+  assign tap_psum_o[474:456] = psum_south[5298:5280];
+  assign tap_psum_o[493:475] = psum_south[5318:5300];
+  assign tap_psum_o[512:494] = psum_south[5338:5320];
+  assign tap_psum_o[531:513] = psum_south[5358:5340];
+  assign tap_psum_o[550:532] = psum_south[5378:5360];
+  assign tap_psum_o[569:551] = psum_south[5398:5380];
+  assign tap_psum_o[588:570] = psum_south[5418:5400];
+  assign tap_psum_o[607:589] = psum_south[5438:5420];
 
   // Deliberately unused: activations leaving the right edge of the array
   wire unused_a_east;
@@ -550,6 +584,14 @@ module kld_array (
   // Deliberately unused: weights leaving the bottom row
   wire unused_w_south;
   assign unused_w_south = ^w_south[2175:2048];
+
+  // Deliberately unused: a segment's sum fits PARTIAL_W bits: the bottom row's upper bits copy its
+  // sign
+  wire unused_psum_south;
+  assign unused_psum_south = ^{psum_south[5439], psum_south[5419], psum_south[5399],
+      psum_south[5379], psum_south[5359], psum_south[5339], psum_south[5319], psum_south[5299],
+      psum_south[5279], psum_south[5259], psum_south[5239], psum_south[5219], psum_south[5199],
+      psum_south[5179], psum_south[5159], psum_south[5139]};
 
   // Deliberately unused: partial-sum valid flags inside a segment (no tap there)
   wire unused_psum_valid;

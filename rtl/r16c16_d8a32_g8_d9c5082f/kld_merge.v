@@ -3,7 +3,8 @@
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
 // root tokens, in two registered steps: the root tables' read, then the partials' read and their
-// sum
+// sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
+// sign-extended
 // Parameters:
 //   ROWS = 16
 //   COLS = 16
@@ -28,7 +29,8 @@ module kld_merge (
   input wire [31:0] tap_valid_i,
   // {k-tile, token} of each tap
   input wire [383:0] tap_tag_i,
-  input wire [1023:0] tap_psum_i,
+  // PARTIAL_W bits per tap
+  input wire [607:0] tap_psum_i,
   // write group g's root of the detector's token
   input wire [7:0] root_we_i,
   input wire [9:0] root_token_i,
@@ -50,663 +52,664 @@ module kld_merge (
   output wire [511:0] out_data_o
 );
 
-  reg [511:0] out_data_q;
+  // the sums, OUT_SUM_W bits each
+  reg [351:0] out_data_q;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
   // partial address of group 0: the root (dense mode: the token)
   reg [9:0] gather_addr_0_q;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
-  wire [31:0] partial_0_0;
-  wire [31:0] term_0_0;
+  wire [18:0] partial_0_0;
+  wire [21:0] term_0_0;
   // a partial of group 0 arrives at column 1
   wire tap_here_0_1;
-  wire [31:0] partial_0_1;
-  wire [31:0] term_0_1;
+  wire [18:0] partial_0_1;
+  wire [21:0] term_0_1;
   // a partial of group 0 arrives at column 2
   wire tap_here_0_2;
-  wire [31:0] partial_0_2;
-  wire [31:0] term_0_2;
+  wire [18:0] partial_0_2;
+  wire [21:0] term_0_2;
   // a partial of group 0 arrives at column 3
   wire tap_here_0_3;
-  wire [31:0] partial_0_3;
-  wire [31:0] term_0_3;
+  wire [18:0] partial_0_3;
+  wire [21:0] term_0_3;
   // a partial of group 0 arrives at column 4
   wire tap_here_0_4;
-  wire [31:0] partial_0_4;
-  wire [31:0] term_0_4;
+  wire [18:0] partial_0_4;
+  wire [21:0] term_0_4;
   // a partial of group 0 arrives at column 5
   wire tap_here_0_5;
-  wire [31:0] partial_0_5;
-  wire [31:0] term_0_5;
+  wire [18:0] partial_0_5;
+  wire [21:0] term_0_5;
   // a partial of group 0 arrives at column 6
   wire tap_here_0_6;
-  wire [31:0] partial_0_6;
-  wire [31:0] term_0_6;
+  wire [18:0] partial_0_6;
+  wire [21:0] term_0_6;
   // a partial of group 0 arrives at column 7
   wire tap_here_0_7;
-  wire [31:0] partial_0_7;
-  wire [31:0] term_0_7;
+  wire [18:0] partial_0_7;
+  wire [21:0] term_0_7;
   // a partial of group 0 arrives at column 8
   wire tap_here_0_8;
-  wire [31:0] partial_0_8;
-  wire [31:0] term_0_8;
+  wire [18:0] partial_0_8;
+  wire [21:0] term_0_8;
   // a partial of group 0 arrives at column 9
   wire tap_here_0_9;
-  wire [31:0] partial_0_9;
-  wire [31:0] term_0_9;
+  wire [18:0] partial_0_9;
+  wire [21:0] term_0_9;
   // a partial of group 0 arrives at column 10
   wire tap_here_0_10;
-  wire [31:0] partial_0_10;
-  wire [31:0] term_0_10;
+  wire [18:0] partial_0_10;
+  wire [21:0] term_0_10;
   // a partial of group 0 arrives at column 11
   wire tap_here_0_11;
-  wire [31:0] partial_0_11;
-  wire [31:0] term_0_11;
+  wire [18:0] partial_0_11;
+  wire [21:0] term_0_11;
   // a partial of group 0 arrives at column 12
   wire tap_here_0_12;
-  wire [31:0] partial_0_12;
-  wire [31:0] term_0_12;
+  wire [18:0] partial_0_12;
+  wire [21:0] term_0_12;
   // a partial of group 0 arrives at column 13
   wire tap_here_0_13;
-  wire [31:0] partial_0_13;
-  wire [31:0] term_0_13;
+  wire [18:0] partial_0_13;
+  wire [21:0] term_0_13;
   // a partial of group 0 arrives at column 14
   wire tap_here_0_14;
-  wire [31:0] partial_0_14;
-  wire [31:0] term_0_14;
+  wire [18:0] partial_0_14;
+  wire [21:0] term_0_14;
   // a partial of group 0 arrives at column 15
   wire tap_here_0_15;
-  wire [31:0] partial_0_15;
-  wire [31:0] term_0_15;
+  wire [18:0] partial_0_15;
+  wire [21:0] term_0_15;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
   // partial address of group 1: the root (dense mode: the token)
   reg [9:0] gather_addr_1_q;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
-  wire [31:0] partial_1_0;
-  wire [31:0] term_1_0;
+  wire [18:0] partial_1_0;
+  wire [21:0] term_1_0;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
-  wire [31:0] partial_1_1;
-  wire [31:0] term_1_1;
+  wire [18:0] partial_1_1;
+  wire [21:0] term_1_1;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
-  wire [31:0] partial_1_2;
-  wire [31:0] term_1_2;
+  wire [18:0] partial_1_2;
+  wire [21:0] term_1_2;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
-  wire [31:0] partial_1_3;
-  wire [31:0] term_1_3;
+  wire [18:0] partial_1_3;
+  wire [21:0] term_1_3;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
-  wire [31:0] partial_1_4;
-  wire [31:0] term_1_4;
+  wire [18:0] partial_1_4;
+  wire [21:0] term_1_4;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
-  wire [31:0] partial_1_5;
-  wire [31:0] term_1_5;
+  wire [18:0] partial_1_5;
+  wire [21:0] term_1_5;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
-  wire [31:0] partial_1_6;
-  wire [31:0] term_1_6;
+  wire [18:0] partial_1_6;
+  wire [21:0] term_1_6;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
-  wire [31:0] partial_1_7;
-  wire [31:0] term_1_7;
+  wire [18:0] partial_1_7;
+  wire [21:0] term_1_7;
   // a partial of group 1 arrives at column 8
   wire tap_here_1_8;
-  wire [31:0] partial_1_8;
-  wire [31:0] term_1_8;
+  wire [18:0] partial_1_8;
+  wire [21:0] term_1_8;
   // a partial of group 1 arrives at column 9
   wire tap_here_1_9;
-  wire [31:0] partial_1_9;
-  wire [31:0] term_1_9;
+  wire [18:0] partial_1_9;
+  wire [21:0] term_1_9;
   // a partial of group 1 arrives at column 10
   wire tap_here_1_10;
-  wire [31:0] partial_1_10;
-  wire [31:0] term_1_10;
+  wire [18:0] partial_1_10;
+  wire [21:0] term_1_10;
   // a partial of group 1 arrives at column 11
   wire tap_here_1_11;
-  wire [31:0] partial_1_11;
-  wire [31:0] term_1_11;
+  wire [18:0] partial_1_11;
+  wire [21:0] term_1_11;
   // a partial of group 1 arrives at column 12
   wire tap_here_1_12;
-  wire [31:0] partial_1_12;
-  wire [31:0] term_1_12;
+  wire [18:0] partial_1_12;
+  wire [21:0] term_1_12;
   // a partial of group 1 arrives at column 13
   wire tap_here_1_13;
-  wire [31:0] partial_1_13;
-  wire [31:0] term_1_13;
+  wire [18:0] partial_1_13;
+  wire [21:0] term_1_13;
   // a partial of group 1 arrives at column 14
   wire tap_here_1_14;
-  wire [31:0] partial_1_14;
-  wire [31:0] term_1_14;
+  wire [18:0] partial_1_14;
+  wire [21:0] term_1_14;
   // a partial of group 1 arrives at column 15
   wire tap_here_1_15;
-  wire [31:0] partial_1_15;
-  wire [31:0] term_1_15;
+  wire [18:0] partial_1_15;
+  wire [21:0] term_1_15;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
   // partial address of group 2: the root (dense mode: the token)
   reg [9:0] gather_addr_2_q;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
-  wire [31:0] partial_2_0;
-  wire [31:0] term_2_0;
+  wire [18:0] partial_2_0;
+  wire [21:0] term_2_0;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
-  wire [31:0] partial_2_1;
-  wire [31:0] term_2_1;
+  wire [18:0] partial_2_1;
+  wire [21:0] term_2_1;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
-  wire [31:0] partial_2_2;
-  wire [31:0] term_2_2;
+  wire [18:0] partial_2_2;
+  wire [21:0] term_2_2;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
-  wire [31:0] partial_2_3;
-  wire [31:0] term_2_3;
+  wire [18:0] partial_2_3;
+  wire [21:0] term_2_3;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
-  wire [31:0] partial_2_4;
-  wire [31:0] term_2_4;
+  wire [18:0] partial_2_4;
+  wire [21:0] term_2_4;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
-  wire [31:0] partial_2_5;
-  wire [31:0] term_2_5;
+  wire [18:0] partial_2_5;
+  wire [21:0] term_2_5;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
-  wire [31:0] partial_2_6;
-  wire [31:0] term_2_6;
+  wire [18:0] partial_2_6;
+  wire [21:0] term_2_6;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
-  wire [31:0] partial_2_7;
-  wire [31:0] term_2_7;
+  wire [18:0] partial_2_7;
+  wire [21:0] term_2_7;
   // a partial of group 2 arrives at column 8
   wire tap_here_2_8;
-  wire [31:0] partial_2_8;
-  wire [31:0] term_2_8;
+  wire [18:0] partial_2_8;
+  wire [21:0] term_2_8;
   // a partial of group 2 arrives at column 9
   wire tap_here_2_9;
-  wire [31:0] partial_2_9;
-  wire [31:0] term_2_9;
+  wire [18:0] partial_2_9;
+  wire [21:0] term_2_9;
   // a partial of group 2 arrives at column 10
   wire tap_here_2_10;
-  wire [31:0] partial_2_10;
-  wire [31:0] term_2_10;
+  wire [18:0] partial_2_10;
+  wire [21:0] term_2_10;
   // a partial of group 2 arrives at column 11
   wire tap_here_2_11;
-  wire [31:0] partial_2_11;
-  wire [31:0] term_2_11;
+  wire [18:0] partial_2_11;
+  wire [21:0] term_2_11;
   // a partial of group 2 arrives at column 12
   wire tap_here_2_12;
-  wire [31:0] partial_2_12;
-  wire [31:0] term_2_12;
+  wire [18:0] partial_2_12;
+  wire [21:0] term_2_12;
   // a partial of group 2 arrives at column 13
   wire tap_here_2_13;
-  wire [31:0] partial_2_13;
-  wire [31:0] term_2_13;
+  wire [18:0] partial_2_13;
+  wire [21:0] term_2_13;
   // a partial of group 2 arrives at column 14
   wire tap_here_2_14;
-  wire [31:0] partial_2_14;
-  wire [31:0] term_2_14;
+  wire [18:0] partial_2_14;
+  wire [21:0] term_2_14;
   // a partial of group 2 arrives at column 15
   wire tap_here_2_15;
-  wire [31:0] partial_2_15;
-  wire [31:0] term_2_15;
+  wire [18:0] partial_2_15;
+  wire [21:0] term_2_15;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
   // partial address of group 3: the root (dense mode: the token)
   reg [9:0] gather_addr_3_q;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
-  wire [31:0] partial_3_0;
-  wire [31:0] term_3_0;
+  wire [18:0] partial_3_0;
+  wire [21:0] term_3_0;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
-  wire [31:0] partial_3_1;
-  wire [31:0] term_3_1;
+  wire [18:0] partial_3_1;
+  wire [21:0] term_3_1;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
-  wire [31:0] partial_3_2;
-  wire [31:0] term_3_2;
+  wire [18:0] partial_3_2;
+  wire [21:0] term_3_2;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
-  wire [31:0] partial_3_3;
-  wire [31:0] term_3_3;
+  wire [18:0] partial_3_3;
+  wire [21:0] term_3_3;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
-  wire [31:0] partial_3_4;
-  wire [31:0] term_3_4;
+  wire [18:0] partial_3_4;
+  wire [21:0] term_3_4;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
-  wire [31:0] partial_3_5;
-  wire [31:0] term_3_5;
+  wire [18:0] partial_3_5;
+  wire [21:0] term_3_5;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
-  wire [31:0] partial_3_6;
-  wire [31:0] term_3_6;
+  wire [18:0] partial_3_6;
+  wire [21:0] term_3_6;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
-  wire [31:0] partial_3_7;
-  wire [31:0] term_3_7;
+  wire [18:0] partial_3_7;
+  wire [21:0] term_3_7;
   // a partial of group 3 arrives at column 8
   wire tap_here_3_8;
-  wire [31:0] partial_3_8;
-  wire [31:0] term_3_8;
+  wire [18:0] partial_3_8;
+  wire [21:0] term_3_8;
   // a partial of group 3 arrives at column 9
   wire tap_here_3_9;
-  wire [31:0] partial_3_9;
-  wire [31:0] term_3_9;
+  wire [18:0] partial_3_9;
+  wire [21:0] term_3_9;
   // a partial of group 3 arrives at column 10
   wire tap_here_3_10;
-  wire [31:0] partial_3_10;
-  wire [31:0] term_3_10;
+  wire [18:0] partial_3_10;
+  wire [21:0] term_3_10;
   // a partial of group 3 arrives at column 11
   wire tap_here_3_11;
-  wire [31:0] partial_3_11;
-  wire [31:0] term_3_11;
+  wire [18:0] partial_3_11;
+  wire [21:0] term_3_11;
   // a partial of group 3 arrives at column 12
   wire tap_here_3_12;
-  wire [31:0] partial_3_12;
-  wire [31:0] term_3_12;
+  wire [18:0] partial_3_12;
+  wire [21:0] term_3_12;
   // a partial of group 3 arrives at column 13
   wire tap_here_3_13;
-  wire [31:0] partial_3_13;
-  wire [31:0] term_3_13;
+  wire [18:0] partial_3_13;
+  wire [21:0] term_3_13;
   // a partial of group 3 arrives at column 14
   wire tap_here_3_14;
-  wire [31:0] partial_3_14;
-  wire [31:0] term_3_14;
+  wire [18:0] partial_3_14;
+  wire [21:0] term_3_14;
   // a partial of group 3 arrives at column 15
   wire tap_here_3_15;
-  wire [31:0] partial_3_15;
-  wire [31:0] term_3_15;
+  wire [18:0] partial_3_15;
+  wire [21:0] term_3_15;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
   // partial address of group 4: the root (dense mode: the token)
   reg [9:0] gather_addr_4_q;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
-  wire [31:0] partial_4_0;
-  wire [31:0] term_4_0;
+  wire [18:0] partial_4_0;
+  wire [21:0] term_4_0;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
-  wire [31:0] partial_4_1;
-  wire [31:0] term_4_1;
+  wire [18:0] partial_4_1;
+  wire [21:0] term_4_1;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
-  wire [31:0] partial_4_2;
-  wire [31:0] term_4_2;
+  wire [18:0] partial_4_2;
+  wire [21:0] term_4_2;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
-  wire [31:0] partial_4_3;
-  wire [31:0] term_4_3;
+  wire [18:0] partial_4_3;
+  wire [21:0] term_4_3;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
-  wire [31:0] partial_4_4;
-  wire [31:0] term_4_4;
+  wire [18:0] partial_4_4;
+  wire [21:0] term_4_4;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
-  wire [31:0] partial_4_5;
-  wire [31:0] term_4_5;
+  wire [18:0] partial_4_5;
+  wire [21:0] term_4_5;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
-  wire [31:0] partial_4_6;
-  wire [31:0] term_4_6;
+  wire [18:0] partial_4_6;
+  wire [21:0] term_4_6;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
-  wire [31:0] partial_4_7;
-  wire [31:0] term_4_7;
+  wire [18:0] partial_4_7;
+  wire [21:0] term_4_7;
   // a partial of group 4 arrives at column 8
   wire tap_here_4_8;
-  wire [31:0] partial_4_8;
-  wire [31:0] term_4_8;
+  wire [18:0] partial_4_8;
+  wire [21:0] term_4_8;
   // a partial of group 4 arrives at column 9
   wire tap_here_4_9;
-  wire [31:0] partial_4_9;
-  wire [31:0] term_4_9;
+  wire [18:0] partial_4_9;
+  wire [21:0] term_4_9;
   // a partial of group 4 arrives at column 10
   wire tap_here_4_10;
-  wire [31:0] partial_4_10;
-  wire [31:0] term_4_10;
+  wire [18:0] partial_4_10;
+  wire [21:0] term_4_10;
   // a partial of group 4 arrives at column 11
   wire tap_here_4_11;
-  wire [31:0] partial_4_11;
-  wire [31:0] term_4_11;
+  wire [18:0] partial_4_11;
+  wire [21:0] term_4_11;
   // a partial of group 4 arrives at column 12
   wire tap_here_4_12;
-  wire [31:0] partial_4_12;
-  wire [31:0] term_4_12;
+  wire [18:0] partial_4_12;
+  wire [21:0] term_4_12;
   // a partial of group 4 arrives at column 13
   wire tap_here_4_13;
-  wire [31:0] partial_4_13;
-  wire [31:0] term_4_13;
+  wire [18:0] partial_4_13;
+  wire [21:0] term_4_13;
   // a partial of group 4 arrives at column 14
   wire tap_here_4_14;
-  wire [31:0] partial_4_14;
-  wire [31:0] term_4_14;
+  wire [18:0] partial_4_14;
+  wire [21:0] term_4_14;
   // a partial of group 4 arrives at column 15
   wire tap_here_4_15;
-  wire [31:0] partial_4_15;
-  wire [31:0] term_4_15;
+  wire [18:0] partial_4_15;
+  wire [21:0] term_4_15;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
   // partial address of group 5: the root (dense mode: the token)
   reg [9:0] gather_addr_5_q;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
-  wire [31:0] partial_5_0;
-  wire [31:0] term_5_0;
+  wire [18:0] partial_5_0;
+  wire [21:0] term_5_0;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
-  wire [31:0] partial_5_1;
-  wire [31:0] term_5_1;
+  wire [18:0] partial_5_1;
+  wire [21:0] term_5_1;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
-  wire [31:0] partial_5_2;
-  wire [31:0] term_5_2;
+  wire [18:0] partial_5_2;
+  wire [21:0] term_5_2;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
-  wire [31:0] partial_5_3;
-  wire [31:0] term_5_3;
+  wire [18:0] partial_5_3;
+  wire [21:0] term_5_3;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
-  wire [31:0] partial_5_4;
-  wire [31:0] term_5_4;
+  wire [18:0] partial_5_4;
+  wire [21:0] term_5_4;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
-  wire [31:0] partial_5_5;
-  wire [31:0] term_5_5;
+  wire [18:0] partial_5_5;
+  wire [21:0] term_5_5;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
-  wire [31:0] partial_5_6;
-  wire [31:0] term_5_6;
+  wire [18:0] partial_5_6;
+  wire [21:0] term_5_6;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
-  wire [31:0] partial_5_7;
-  wire [31:0] term_5_7;
+  wire [18:0] partial_5_7;
+  wire [21:0] term_5_7;
   // a partial of group 5 arrives at column 8
   wire tap_here_5_8;
-  wire [31:0] partial_5_8;
-  wire [31:0] term_5_8;
+  wire [18:0] partial_5_8;
+  wire [21:0] term_5_8;
   // a partial of group 5 arrives at column 9
   wire tap_here_5_9;
-  wire [31:0] partial_5_9;
-  wire [31:0] term_5_9;
+  wire [18:0] partial_5_9;
+  wire [21:0] term_5_9;
   // a partial of group 5 arrives at column 10
   wire tap_here_5_10;
-  wire [31:0] partial_5_10;
-  wire [31:0] term_5_10;
+  wire [18:0] partial_5_10;
+  wire [21:0] term_5_10;
   // a partial of group 5 arrives at column 11
   wire tap_here_5_11;
-  wire [31:0] partial_5_11;
-  wire [31:0] term_5_11;
+  wire [18:0] partial_5_11;
+  wire [21:0] term_5_11;
   // a partial of group 5 arrives at column 12
   wire tap_here_5_12;
-  wire [31:0] partial_5_12;
-  wire [31:0] term_5_12;
+  wire [18:0] partial_5_12;
+  wire [21:0] term_5_12;
   // a partial of group 5 arrives at column 13
   wire tap_here_5_13;
-  wire [31:0] partial_5_13;
-  wire [31:0] term_5_13;
+  wire [18:0] partial_5_13;
+  wire [21:0] term_5_13;
   // a partial of group 5 arrives at column 14
   wire tap_here_5_14;
-  wire [31:0] partial_5_14;
-  wire [31:0] term_5_14;
+  wire [18:0] partial_5_14;
+  wire [21:0] term_5_14;
   // a partial of group 5 arrives at column 15
   wire tap_here_5_15;
-  wire [31:0] partial_5_15;
-  wire [31:0] term_5_15;
+  wire [18:0] partial_5_15;
+  wire [21:0] term_5_15;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
   // partial address of group 6: the root (dense mode: the token)
   reg [9:0] gather_addr_6_q;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
-  wire [31:0] partial_6_0;
-  wire [31:0] term_6_0;
+  wire [18:0] partial_6_0;
+  wire [21:0] term_6_0;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
-  wire [31:0] partial_6_1;
-  wire [31:0] term_6_1;
+  wire [18:0] partial_6_1;
+  wire [21:0] term_6_1;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
-  wire [31:0] partial_6_2;
-  wire [31:0] term_6_2;
+  wire [18:0] partial_6_2;
+  wire [21:0] term_6_2;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
-  wire [31:0] partial_6_3;
-  wire [31:0] term_6_3;
+  wire [18:0] partial_6_3;
+  wire [21:0] term_6_3;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
-  wire [31:0] partial_6_4;
-  wire [31:0] term_6_4;
+  wire [18:0] partial_6_4;
+  wire [21:0] term_6_4;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
-  wire [31:0] partial_6_5;
-  wire [31:0] term_6_5;
+  wire [18:0] partial_6_5;
+  wire [21:0] term_6_5;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
-  wire [31:0] partial_6_6;
-  wire [31:0] term_6_6;
+  wire [18:0] partial_6_6;
+  wire [21:0] term_6_6;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
-  wire [31:0] partial_6_7;
-  wire [31:0] term_6_7;
+  wire [18:0] partial_6_7;
+  wire [21:0] term_6_7;
   // a partial of group 6 arrives at column 8
   wire tap_here_6_8;
-  wire [31:0] partial_6_8;
-  wire [31:0] term_6_8;
+  wire [18:0] partial_6_8;
+  wire [21:0] term_6_8;
   // a partial of group 6 arrives at column 9
   wire tap_here_6_9;
-  wire [31:0] partial_6_9;
-  wire [31:0] term_6_9;
+  wire [18:0] partial_6_9;
+  wire [21:0] term_6_9;
   // a partial of group 6 arrives at column 10
   wire tap_here_6_10;
-  wire [31:0] partial_6_10;
-  wire [31:0] term_6_10;
+  wire [18:0] partial_6_10;
+  wire [21:0] term_6_10;
   // a partial of group 6 arrives at column 11
   wire tap_here_6_11;
-  wire [31:0] partial_6_11;
-  wire [31:0] term_6_11;
+  wire [18:0] partial_6_11;
+  wire [21:0] term_6_11;
   // a partial of group 6 arrives at column 12
   wire tap_here_6_12;
-  wire [31:0] partial_6_12;
-  wire [31:0] term_6_12;
+  wire [18:0] partial_6_12;
+  wire [21:0] term_6_12;
   // a partial of group 6 arrives at column 13
   wire tap_here_6_13;
-  wire [31:0] partial_6_13;
-  wire [31:0] term_6_13;
+  wire [18:0] partial_6_13;
+  wire [21:0] term_6_13;
   // a partial of group 6 arrives at column 14
   wire tap_here_6_14;
-  wire [31:0] partial_6_14;
-  wire [31:0] term_6_14;
+  wire [18:0] partial_6_14;
+  wire [21:0] term_6_14;
   // a partial of group 6 arrives at column 15
   wire tap_here_6_15;
-  wire [31:0] partial_6_15;
-  wire [31:0] term_6_15;
+  wire [18:0] partial_6_15;
+  wire [21:0] term_6_15;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
   // partial address of group 7: the root (dense mode: the token)
   reg [9:0] gather_addr_7_q;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
-  wire [31:0] partial_7_0;
-  wire [31:0] term_7_0;
+  wire [18:0] partial_7_0;
+  wire [21:0] term_7_0;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
-  wire [31:0] partial_7_1;
-  wire [31:0] term_7_1;
+  wire [18:0] partial_7_1;
+  wire [21:0] term_7_1;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
-  wire [31:0] partial_7_2;
-  wire [31:0] term_7_2;
+  wire [18:0] partial_7_2;
+  wire [21:0] term_7_2;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
-  wire [31:0] partial_7_3;
-  wire [31:0] term_7_3;
+  wire [18:0] partial_7_3;
+  wire [21:0] term_7_3;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
-  wire [31:0] partial_7_4;
-  wire [31:0] term_7_4;
+  wire [18:0] partial_7_4;
+  wire [21:0] term_7_4;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
-  wire [31:0] partial_7_5;
-  wire [31:0] term_7_5;
+  wire [18:0] partial_7_5;
+  wire [21:0] term_7_5;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
-  wire [31:0] partial_7_6;
-  wire [31:0] term_7_6;
+  wire [18:0] partial_7_6;
+  wire [21:0] term_7_6;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
-  wire [31:0] partial_7_7;
-  wire [31:0] term_7_7;
+  wire [18:0] partial_7_7;
+  wire [21:0] term_7_7;
   // a partial of group 7 arrives at column 8
   wire tap_here_7_8;
-  wire [31:0] partial_7_8;
-  wire [31:0] term_7_8;
+  wire [18:0] partial_7_8;
+  wire [21:0] term_7_8;
   // a partial of group 7 arrives at column 9
   wire tap_here_7_9;
-  wire [31:0] partial_7_9;
-  wire [31:0] term_7_9;
+  wire [18:0] partial_7_9;
+  wire [21:0] term_7_9;
   // a partial of group 7 arrives at column 10
   wire tap_here_7_10;
-  wire [31:0] partial_7_10;
-  wire [31:0] term_7_10;
+  wire [18:0] partial_7_10;
+  wire [21:0] term_7_10;
   // a partial of group 7 arrives at column 11
   wire tap_here_7_11;
-  wire [31:0] partial_7_11;
-  wire [31:0] term_7_11;
+  wire [18:0] partial_7_11;
+  wire [21:0] term_7_11;
   // a partial of group 7 arrives at column 12
   wire tap_here_7_12;
-  wire [31:0] partial_7_12;
-  wire [31:0] term_7_12;
+  wire [18:0] partial_7_12;
+  wire [21:0] term_7_12;
   // a partial of group 7 arrives at column 13
   wire tap_here_7_13;
-  wire [31:0] partial_7_13;
-  wire [31:0] term_7_13;
+  wire [18:0] partial_7_13;
+  wire [21:0] term_7_13;
   // a partial of group 7 arrives at column 14
   wire tap_here_7_14;
-  wire [31:0] partial_7_14;
-  wire [31:0] term_7_14;
+  wire [18:0] partial_7_14;
+  wire [21:0] term_7_14;
   // a partial of group 7 arrives at column 15
   wire tap_here_7_15;
-  wire [31:0] partial_7_15;
-  wire [31:0] term_7_15;
-  wire [31:0] sum_15_0_0;
-  wire [31:0] sum_15_0_1;
-  wire [31:0] sum_15_0_2;
-  wire [31:0] sum_15_0_3;
-  wire [31:0] sum_15_1_0;
-  wire [31:0] sum_15_1_1;
-  wire [31:0] sum_15_2_0;
-  wire [31:0] sum_14_0_0;
-  wire [31:0] sum_14_0_1;
-  wire [31:0] sum_14_0_2;
-  wire [31:0] sum_14_0_3;
-  wire [31:0] sum_14_1_0;
-  wire [31:0] sum_14_1_1;
-  wire [31:0] sum_14_2_0;
-  wire [31:0] sum_13_0_0;
-  wire [31:0] sum_13_0_1;
-  wire [31:0] sum_13_0_2;
-  wire [31:0] sum_13_0_3;
-  wire [31:0] sum_13_1_0;
-  wire [31:0] sum_13_1_1;
-  wire [31:0] sum_13_2_0;
-  wire [31:0] sum_12_0_0;
-  wire [31:0] sum_12_0_1;
-  wire [31:0] sum_12_0_2;
-  wire [31:0] sum_12_0_3;
-  wire [31:0] sum_12_1_0;
-  wire [31:0] sum_12_1_1;
-  wire [31:0] sum_12_2_0;
-  wire [31:0] sum_11_0_0;
-  wire [31:0] sum_11_0_1;
-  wire [31:0] sum_11_0_2;
-  wire [31:0] sum_11_0_3;
-  wire [31:0] sum_11_1_0;
-  wire [31:0] sum_11_1_1;
-  wire [31:0] sum_11_2_0;
-  wire [31:0] sum_10_0_0;
-  wire [31:0] sum_10_0_1;
-  wire [31:0] sum_10_0_2;
-  wire [31:0] sum_10_0_3;
-  wire [31:0] sum_10_1_0;
-  wire [31:0] sum_10_1_1;
-  wire [31:0] sum_10_2_0;
-  wire [31:0] sum_9_0_0;
-  wire [31:0] sum_9_0_1;
-  wire [31:0] sum_9_0_2;
-  wire [31:0] sum_9_0_3;
-  wire [31:0] sum_9_1_0;
-  wire [31:0] sum_9_1_1;
-  wire [31:0] sum_9_2_0;
-  wire [31:0] sum_8_0_0;
-  wire [31:0] sum_8_0_1;
-  wire [31:0] sum_8_0_2;
-  wire [31:0] sum_8_0_3;
-  wire [31:0] sum_8_1_0;
-  wire [31:0] sum_8_1_1;
-  wire [31:0] sum_8_2_0;
-  wire [31:0] sum_7_0_0;
-  wire [31:0] sum_7_0_1;
-  wire [31:0] sum_7_0_2;
-  wire [31:0] sum_7_0_3;
-  wire [31:0] sum_7_1_0;
-  wire [31:0] sum_7_1_1;
-  wire [31:0] sum_7_2_0;
-  wire [31:0] sum_6_0_0;
-  wire [31:0] sum_6_0_1;
-  wire [31:0] sum_6_0_2;
-  wire [31:0] sum_6_0_3;
-  wire [31:0] sum_6_1_0;
-  wire [31:0] sum_6_1_1;
-  wire [31:0] sum_6_2_0;
-  wire [31:0] sum_5_0_0;
-  wire [31:0] sum_5_0_1;
-  wire [31:0] sum_5_0_2;
-  wire [31:0] sum_5_0_3;
-  wire [31:0] sum_5_1_0;
-  wire [31:0] sum_5_1_1;
-  wire [31:0] sum_5_2_0;
-  wire [31:0] sum_4_0_0;
-  wire [31:0] sum_4_0_1;
-  wire [31:0] sum_4_0_2;
-  wire [31:0] sum_4_0_3;
-  wire [31:0] sum_4_1_0;
-  wire [31:0] sum_4_1_1;
-  wire [31:0] sum_4_2_0;
-  wire [31:0] sum_3_0_0;
-  wire [31:0] sum_3_0_1;
-  wire [31:0] sum_3_0_2;
-  wire [31:0] sum_3_0_3;
-  wire [31:0] sum_3_1_0;
-  wire [31:0] sum_3_1_1;
-  wire [31:0] sum_3_2_0;
-  wire [31:0] sum_2_0_0;
-  wire [31:0] sum_2_0_1;
-  wire [31:0] sum_2_0_2;
-  wire [31:0] sum_2_0_3;
-  wire [31:0] sum_2_1_0;
-  wire [31:0] sum_2_1_1;
-  wire [31:0] sum_2_2_0;
-  wire [31:0] sum_1_0_0;
-  wire [31:0] sum_1_0_1;
-  wire [31:0] sum_1_0_2;
-  wire [31:0] sum_1_0_3;
-  wire [31:0] sum_1_1_0;
-  wire [31:0] sum_1_1_1;
-  wire [31:0] sum_1_2_0;
-  wire [31:0] sum_0_0_0;
-  wire [31:0] sum_0_0_1;
-  wire [31:0] sum_0_0_2;
-  wire [31:0] sum_0_0_3;
-  wire [31:0] sum_0_1_0;
-  wire [31:0] sum_0_1_1;
-  wire [31:0] sum_0_2_0;
+  wire [18:0] partial_7_15;
+  wire [21:0] term_7_15;
+  wire [21:0] sum_15_0_0;
+  wire [21:0] sum_15_0_1;
+  wire [21:0] sum_15_0_2;
+  wire [21:0] sum_15_0_3;
+  wire [21:0] sum_15_1_0;
+  wire [21:0] sum_15_1_1;
+  wire [21:0] sum_15_2_0;
+  wire [21:0] sum_14_0_0;
+  wire [21:0] sum_14_0_1;
+  wire [21:0] sum_14_0_2;
+  wire [21:0] sum_14_0_3;
+  wire [21:0] sum_14_1_0;
+  wire [21:0] sum_14_1_1;
+  wire [21:0] sum_14_2_0;
+  wire [21:0] sum_13_0_0;
+  wire [21:0] sum_13_0_1;
+  wire [21:0] sum_13_0_2;
+  wire [21:0] sum_13_0_3;
+  wire [21:0] sum_13_1_0;
+  wire [21:0] sum_13_1_1;
+  wire [21:0] sum_13_2_0;
+  wire [21:0] sum_12_0_0;
+  wire [21:0] sum_12_0_1;
+  wire [21:0] sum_12_0_2;
+  wire [21:0] sum_12_0_3;
+  wire [21:0] sum_12_1_0;
+  wire [21:0] sum_12_1_1;
+  wire [21:0] sum_12_2_0;
+  wire [21:0] sum_11_0_0;
+  wire [21:0] sum_11_0_1;
+  wire [21:0] sum_11_0_2;
+  wire [21:0] sum_11_0_3;
+  wire [21:0] sum_11_1_0;
+  wire [21:0] sum_11_1_1;
+  wire [21:0] sum_11_2_0;
+  wire [21:0] sum_10_0_0;
+  wire [21:0] sum_10_0_1;
+  wire [21:0] sum_10_0_2;
+  wire [21:0] sum_10_0_3;
+  wire [21:0] sum_10_1_0;
+  wire [21:0] sum_10_1_1;
+  wire [21:0] sum_10_2_0;
+  wire [21:0] sum_9_0_0;
+  wire [21:0] sum_9_0_1;
+  wire [21:0] sum_9_0_2;
+  wire [21:0] sum_9_0_3;
+  wire [21:0] sum_9_1_0;
+  wire [21:0] sum_9_1_1;
+  wire [21:0] sum_9_2_0;
+  wire [21:0] sum_8_0_0;
+  wire [21:0] sum_8_0_1;
+  wire [21:0] sum_8_0_2;
+  wire [21:0] sum_8_0_3;
+  wire [21:0] sum_8_1_0;
+  wire [21:0] sum_8_1_1;
+  wire [21:0] sum_8_2_0;
+  wire [21:0] sum_7_0_0;
+  wire [21:0] sum_7_0_1;
+  wire [21:0] sum_7_0_2;
+  wire [21:0] sum_7_0_3;
+  wire [21:0] sum_7_1_0;
+  wire [21:0] sum_7_1_1;
+  wire [21:0] sum_7_2_0;
+  wire [21:0] sum_6_0_0;
+  wire [21:0] sum_6_0_1;
+  wire [21:0] sum_6_0_2;
+  wire [21:0] sum_6_0_3;
+  wire [21:0] sum_6_1_0;
+  wire [21:0] sum_6_1_1;
+  wire [21:0] sum_6_2_0;
+  wire [21:0] sum_5_0_0;
+  wire [21:0] sum_5_0_1;
+  wire [21:0] sum_5_0_2;
+  wire [21:0] sum_5_0_3;
+  wire [21:0] sum_5_1_0;
+  wire [21:0] sum_5_1_1;
+  wire [21:0] sum_5_2_0;
+  wire [21:0] sum_4_0_0;
+  wire [21:0] sum_4_0_1;
+  wire [21:0] sum_4_0_2;
+  wire [21:0] sum_4_0_3;
+  wire [21:0] sum_4_1_0;
+  wire [21:0] sum_4_1_1;
+  wire [21:0] sum_4_2_0;
+  wire [21:0] sum_3_0_0;
+  wire [21:0] sum_3_0_1;
+  wire [21:0] sum_3_0_2;
+  wire [21:0] sum_3_0_3;
+  wire [21:0] sum_3_1_0;
+  wire [21:0] sum_3_1_1;
+  wire [21:0] sum_3_2_0;
+  wire [21:0] sum_2_0_0;
+  wire [21:0] sum_2_0_1;
+  wire [21:0] sum_2_0_2;
+  wire [21:0] sum_2_0_3;
+  wire [21:0] sum_2_1_0;
+  wire [21:0] sum_2_1_1;
+  wire [21:0] sum_2_2_0;
+  wire [21:0] sum_1_0_0;
+  wire [21:0] sum_1_0_1;
+  wire [21:0] sum_1_0_2;
+  wire [21:0] sum_1_0_3;
+  wire [21:0] sum_1_1_0;
+  wire [21:0] sum_1_1_1;
+  wire [21:0] sum_1_2_0;
+  wire [21:0] sum_0_0_0;
+  wire [21:0] sum_0_0_1;
+  wire [21:0] sum_0_0_2;
+  wire [21:0] sum_0_0_3;
+  wire [21:0] sum_0_1_0;
+  wire [21:0] sum_0_1_1;
+  wire [21:0] sum_0_2_0;
 
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
@@ -736,209 +739,209 @@ module kld_merge (
   );
 
   assign tap_here_0_0 = (tap_tag_i[11:10] == 2'd0) && tap_valid_i[0];
-  assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
+  assign term_0_0 = group_valid_i[0] ? {{3{partial_0_0[18]}}, partial_0_0} : 22'd0;
 
   // partials of group 0, column 0
-  kld_sram_2048x32 u_partial_0_0 (
+  kld_sram_2048x19 u_partial_0_0 (
     .clk_i(clk_i),
     .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_0)
   );
 
   assign tap_here_0_1 = (tap_tag_i[23:22] == 2'd0) && tap_valid_i[1];
-  assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
+  assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1[18]}}, partial_0_1} : 22'd0;
 
   // partials of group 0, column 1
-  kld_sram_2048x32 u_partial_0_1 (
+  kld_sram_2048x19 u_partial_0_1 (
     .clk_i(clk_i),
     .we_i(tap_here_0_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_1)
   );
 
   assign tap_here_0_2 = (tap_tag_i[35:34] == 2'd0) && tap_valid_i[2];
-  assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
+  assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2[18]}}, partial_0_2} : 22'd0;
 
   // partials of group 0, column 2
-  kld_sram_2048x32 u_partial_0_2 (
+  kld_sram_2048x19 u_partial_0_2 (
     .clk_i(clk_i),
     .we_i(tap_here_0_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_2)
   );
 
   assign tap_here_0_3 = (tap_tag_i[47:46] == 2'd0) && tap_valid_i[3];
-  assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
+  assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3[18]}}, partial_0_3} : 22'd0;
 
   // partials of group 0, column 3
-  kld_sram_2048x32 u_partial_0_3 (
+  kld_sram_2048x19 u_partial_0_3 (
     .clk_i(clk_i),
     .we_i(tap_here_0_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_3)
   );
 
   assign tap_here_0_4 = (tap_tag_i[59:58] == 2'd0) && tap_valid_i[4];
-  assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
+  assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4[18]}}, partial_0_4} : 22'd0;
 
   // partials of group 0, column 4
-  kld_sram_2048x32 u_partial_0_4 (
+  kld_sram_2048x19 u_partial_0_4 (
     .clk_i(clk_i),
     .we_i(tap_here_0_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_4)
   );
 
   assign tap_here_0_5 = (tap_tag_i[71:70] == 2'd0) && tap_valid_i[5];
-  assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
+  assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5[18]}}, partial_0_5} : 22'd0;
 
   // partials of group 0, column 5
-  kld_sram_2048x32 u_partial_0_5 (
+  kld_sram_2048x19 u_partial_0_5 (
     .clk_i(clk_i),
     .we_i(tap_here_0_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_5)
   );
 
   assign tap_here_0_6 = (tap_tag_i[83:82] == 2'd0) && tap_valid_i[6];
-  assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
+  assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6[18]}}, partial_0_6} : 22'd0;
 
   // partials of group 0, column 6
-  kld_sram_2048x32 u_partial_0_6 (
+  kld_sram_2048x19 u_partial_0_6 (
     .clk_i(clk_i),
     .we_i(tap_here_0_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_6)
   );
 
   assign tap_here_0_7 = (tap_tag_i[95:94] == 2'd0) && tap_valid_i[7];
-  assign term_0_7 = group_valid_i[0] ? partial_0_7 : 32'd0;
+  assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7[18]}}, partial_0_7} : 22'd0;
 
   // partials of group 0, column 7
-  kld_sram_2048x32 u_partial_0_7 (
+  kld_sram_2048x19 u_partial_0_7 (
     .clk_i(clk_i),
     .we_i(tap_here_0_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_7)
   );
 
   assign tap_here_0_8 = (tap_tag_i[107:106] == 2'd0) && tap_valid_i[8];
-  assign term_0_8 = group_valid_i[0] ? partial_0_8 : 32'd0;
+  assign term_0_8 = group_valid_i[0] ? {{3{partial_0_8[18]}}, partial_0_8} : 22'd0;
 
   // partials of group 0, column 8
-  kld_sram_2048x32 u_partial_0_8 (
+  kld_sram_2048x19 u_partial_0_8 (
     .clk_i(clk_i),
     .we_i(tap_here_0_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
-    .wdata_i(tap_psum_i[287:256]),
+    .wdata_i(tap_psum_i[170:152]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_8)
   );
 
   assign tap_here_0_9 = (tap_tag_i[119:118] == 2'd0) && tap_valid_i[9];
-  assign term_0_9 = group_valid_i[0] ? partial_0_9 : 32'd0;
+  assign term_0_9 = group_valid_i[0] ? {{3{partial_0_9[18]}}, partial_0_9} : 22'd0;
 
   // partials of group 0, column 9
-  kld_sram_2048x32 u_partial_0_9 (
+  kld_sram_2048x19 u_partial_0_9 (
     .clk_i(clk_i),
     .we_i(tap_here_0_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
-    .wdata_i(tap_psum_i[319:288]),
+    .wdata_i(tap_psum_i[189:171]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_9)
   );
 
   assign tap_here_0_10 = (tap_tag_i[131:130] == 2'd0) && tap_valid_i[10];
-  assign term_0_10 = group_valid_i[0] ? partial_0_10 : 32'd0;
+  assign term_0_10 = group_valid_i[0] ? {{3{partial_0_10[18]}}, partial_0_10} : 22'd0;
 
   // partials of group 0, column 10
-  kld_sram_2048x32 u_partial_0_10 (
+  kld_sram_2048x19 u_partial_0_10 (
     .clk_i(clk_i),
     .we_i(tap_here_0_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
-    .wdata_i(tap_psum_i[351:320]),
+    .wdata_i(tap_psum_i[208:190]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_10)
   );
 
   assign tap_here_0_11 = (tap_tag_i[143:142] == 2'd0) && tap_valid_i[11];
-  assign term_0_11 = group_valid_i[0] ? partial_0_11 : 32'd0;
+  assign term_0_11 = group_valid_i[0] ? {{3{partial_0_11[18]}}, partial_0_11} : 22'd0;
 
   // partials of group 0, column 11
-  kld_sram_2048x32 u_partial_0_11 (
+  kld_sram_2048x19 u_partial_0_11 (
     .clk_i(clk_i),
     .we_i(tap_here_0_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
-    .wdata_i(tap_psum_i[383:352]),
+    .wdata_i(tap_psum_i[227:209]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_11)
   );
 
   assign tap_here_0_12 = (tap_tag_i[155:154] == 2'd0) && tap_valid_i[12];
-  assign term_0_12 = group_valid_i[0] ? partial_0_12 : 32'd0;
+  assign term_0_12 = group_valid_i[0] ? {{3{partial_0_12[18]}}, partial_0_12} : 22'd0;
 
   // partials of group 0, column 12
-  kld_sram_2048x32 u_partial_0_12 (
+  kld_sram_2048x19 u_partial_0_12 (
     .clk_i(clk_i),
     .we_i(tap_here_0_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
-    .wdata_i(tap_psum_i[415:384]),
+    .wdata_i(tap_psum_i[246:228]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_12)
   );
 
   assign tap_here_0_13 = (tap_tag_i[167:166] == 2'd0) && tap_valid_i[13];
-  assign term_0_13 = group_valid_i[0] ? partial_0_13 : 32'd0;
+  assign term_0_13 = group_valid_i[0] ? {{3{partial_0_13[18]}}, partial_0_13} : 22'd0;
 
   // partials of group 0, column 13
-  kld_sram_2048x32 u_partial_0_13 (
+  kld_sram_2048x19 u_partial_0_13 (
     .clk_i(clk_i),
     .we_i(tap_here_0_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
-    .wdata_i(tap_psum_i[447:416]),
+    .wdata_i(tap_psum_i[265:247]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_13)
   );
 
   assign tap_here_0_14 = (tap_tag_i[179:178] == 2'd0) && tap_valid_i[14];
-  assign term_0_14 = group_valid_i[0] ? partial_0_14 : 32'd0;
+  assign term_0_14 = group_valid_i[0] ? {{3{partial_0_14[18]}}, partial_0_14} : 22'd0;
 
   // partials of group 0, column 14
-  kld_sram_2048x32 u_partial_0_14 (
+  kld_sram_2048x19 u_partial_0_14 (
     .clk_i(clk_i),
     .we_i(tap_here_0_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
-    .wdata_i(tap_psum_i[479:448]),
+    .wdata_i(tap_psum_i[284:266]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_14)
   );
 
   assign tap_here_0_15 = (tap_tag_i[191:190] == 2'd0) && tap_valid_i[15];
-  assign term_0_15 = group_valid_i[0] ? partial_0_15 : 32'd0;
+  assign term_0_15 = group_valid_i[0] ? {{3{partial_0_15[18]}}, partial_0_15} : 22'd0;
 
   // partials of group 0, column 15
-  kld_sram_2048x32 u_partial_0_15 (
+  kld_sram_2048x19 u_partial_0_15 (
     .clk_i(clk_i),
     .we_i(tap_here_0_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
-    .wdata_i(tap_psum_i[511:480]),
+    .wdata_i(tap_psum_i[303:285]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_15)
   );
@@ -954,209 +957,209 @@ module kld_merge (
   );
 
   assign tap_here_1_0 = (tap_tag_i[203:202] == 2'd0) && tap_valid_i[16];
-  assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
+  assign term_1_0 = group_valid_i[1] ? {{3{partial_1_0[18]}}, partial_1_0} : 22'd0;
 
   // partials of group 1, column 0
-  kld_sram_2048x32 u_partial_1_0 (
+  kld_sram_2048x19 u_partial_1_0 (
     .clk_i(clk_i),
     .we_i(tap_here_1_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
-    .wdata_i(tap_psum_i[543:512]),
+    .wdata_i(tap_psum_i[322:304]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_0)
   );
 
   assign tap_here_1_1 = (tap_tag_i[215:214] == 2'd0) && tap_valid_i[17];
-  assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
+  assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1[18]}}, partial_1_1} : 22'd0;
 
   // partials of group 1, column 1
-  kld_sram_2048x32 u_partial_1_1 (
+  kld_sram_2048x19 u_partial_1_1 (
     .clk_i(clk_i),
     .we_i(tap_here_1_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
-    .wdata_i(tap_psum_i[575:544]),
+    .wdata_i(tap_psum_i[341:323]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_1)
   );
 
   assign tap_here_1_2 = (tap_tag_i[227:226] == 2'd0) && tap_valid_i[18];
-  assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
+  assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2[18]}}, partial_1_2} : 22'd0;
 
   // partials of group 1, column 2
-  kld_sram_2048x32 u_partial_1_2 (
+  kld_sram_2048x19 u_partial_1_2 (
     .clk_i(clk_i),
     .we_i(tap_here_1_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
-    .wdata_i(tap_psum_i[607:576]),
+    .wdata_i(tap_psum_i[360:342]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_2)
   );
 
   assign tap_here_1_3 = (tap_tag_i[239:238] == 2'd0) && tap_valid_i[19];
-  assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
+  assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3[18]}}, partial_1_3} : 22'd0;
 
   // partials of group 1, column 3
-  kld_sram_2048x32 u_partial_1_3 (
+  kld_sram_2048x19 u_partial_1_3 (
     .clk_i(clk_i),
     .we_i(tap_here_1_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
-    .wdata_i(tap_psum_i[639:608]),
+    .wdata_i(tap_psum_i[379:361]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_3)
   );
 
   assign tap_here_1_4 = (tap_tag_i[251:250] == 2'd0) && tap_valid_i[20];
-  assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
+  assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4[18]}}, partial_1_4} : 22'd0;
 
   // partials of group 1, column 4
-  kld_sram_2048x32 u_partial_1_4 (
+  kld_sram_2048x19 u_partial_1_4 (
     .clk_i(clk_i),
     .we_i(tap_here_1_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
-    .wdata_i(tap_psum_i[671:640]),
+    .wdata_i(tap_psum_i[398:380]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_4)
   );
 
   assign tap_here_1_5 = (tap_tag_i[263:262] == 2'd0) && tap_valid_i[21];
-  assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
+  assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5[18]}}, partial_1_5} : 22'd0;
 
   // partials of group 1, column 5
-  kld_sram_2048x32 u_partial_1_5 (
+  kld_sram_2048x19 u_partial_1_5 (
     .clk_i(clk_i),
     .we_i(tap_here_1_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
-    .wdata_i(tap_psum_i[703:672]),
+    .wdata_i(tap_psum_i[417:399]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_5)
   );
 
   assign tap_here_1_6 = (tap_tag_i[275:274] == 2'd0) && tap_valid_i[22];
-  assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
+  assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6[18]}}, partial_1_6} : 22'd0;
 
   // partials of group 1, column 6
-  kld_sram_2048x32 u_partial_1_6 (
+  kld_sram_2048x19 u_partial_1_6 (
     .clk_i(clk_i),
     .we_i(tap_here_1_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
-    .wdata_i(tap_psum_i[735:704]),
+    .wdata_i(tap_psum_i[436:418]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_6)
   );
 
   assign tap_here_1_7 = (tap_tag_i[287:286] == 2'd0) && tap_valid_i[23];
-  assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
+  assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7[18]}}, partial_1_7} : 22'd0;
 
   // partials of group 1, column 7
-  kld_sram_2048x32 u_partial_1_7 (
+  kld_sram_2048x19 u_partial_1_7 (
     .clk_i(clk_i),
     .we_i(tap_here_1_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
-    .wdata_i(tap_psum_i[767:736]),
+    .wdata_i(tap_psum_i[455:437]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_7)
   );
 
   assign tap_here_1_8 = (tap_tag_i[299:298] == 2'd0) && tap_valid_i[24];
-  assign term_1_8 = group_valid_i[1] ? partial_1_8 : 32'd0;
+  assign term_1_8 = group_valid_i[1] ? {{3{partial_1_8[18]}}, partial_1_8} : 22'd0;
 
   // partials of group 1, column 8
-  kld_sram_2048x32 u_partial_1_8 (
+  kld_sram_2048x19 u_partial_1_8 (
     .clk_i(clk_i),
     .we_i(tap_here_1_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
-    .wdata_i(tap_psum_i[799:768]),
+    .wdata_i(tap_psum_i[474:456]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_8)
   );
 
   assign tap_here_1_9 = (tap_tag_i[311:310] == 2'd0) && tap_valid_i[25];
-  assign term_1_9 = group_valid_i[1] ? partial_1_9 : 32'd0;
+  assign term_1_9 = group_valid_i[1] ? {{3{partial_1_9[18]}}, partial_1_9} : 22'd0;
 
   // partials of group 1, column 9
-  kld_sram_2048x32 u_partial_1_9 (
+  kld_sram_2048x19 u_partial_1_9 (
     .clk_i(clk_i),
     .we_i(tap_here_1_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
-    .wdata_i(tap_psum_i[831:800]),
+    .wdata_i(tap_psum_i[493:475]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_9)
   );
 
   assign tap_here_1_10 = (tap_tag_i[323:322] == 2'd0) && tap_valid_i[26];
-  assign term_1_10 = group_valid_i[1] ? partial_1_10 : 32'd0;
+  assign term_1_10 = group_valid_i[1] ? {{3{partial_1_10[18]}}, partial_1_10} : 22'd0;
 
   // partials of group 1, column 10
-  kld_sram_2048x32 u_partial_1_10 (
+  kld_sram_2048x19 u_partial_1_10 (
     .clk_i(clk_i),
     .we_i(tap_here_1_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
-    .wdata_i(tap_psum_i[863:832]),
+    .wdata_i(tap_psum_i[512:494]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_10)
   );
 
   assign tap_here_1_11 = (tap_tag_i[335:334] == 2'd0) && tap_valid_i[27];
-  assign term_1_11 = group_valid_i[1] ? partial_1_11 : 32'd0;
+  assign term_1_11 = group_valid_i[1] ? {{3{partial_1_11[18]}}, partial_1_11} : 22'd0;
 
   // partials of group 1, column 11
-  kld_sram_2048x32 u_partial_1_11 (
+  kld_sram_2048x19 u_partial_1_11 (
     .clk_i(clk_i),
     .we_i(tap_here_1_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
-    .wdata_i(tap_psum_i[895:864]),
+    .wdata_i(tap_psum_i[531:513]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_11)
   );
 
   assign tap_here_1_12 = (tap_tag_i[347:346] == 2'd0) && tap_valid_i[28];
-  assign term_1_12 = group_valid_i[1] ? partial_1_12 : 32'd0;
+  assign term_1_12 = group_valid_i[1] ? {{3{partial_1_12[18]}}, partial_1_12} : 22'd0;
 
   // partials of group 1, column 12
-  kld_sram_2048x32 u_partial_1_12 (
+  kld_sram_2048x19 u_partial_1_12 (
     .clk_i(clk_i),
     .we_i(tap_here_1_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
-    .wdata_i(tap_psum_i[927:896]),
+    .wdata_i(tap_psum_i[550:532]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_12)
   );
 
   assign tap_here_1_13 = (tap_tag_i[359:358] == 2'd0) && tap_valid_i[29];
-  assign term_1_13 = group_valid_i[1] ? partial_1_13 : 32'd0;
+  assign term_1_13 = group_valid_i[1] ? {{3{partial_1_13[18]}}, partial_1_13} : 22'd0;
 
   // partials of group 1, column 13
-  kld_sram_2048x32 u_partial_1_13 (
+  kld_sram_2048x19 u_partial_1_13 (
     .clk_i(clk_i),
     .we_i(tap_here_1_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
-    .wdata_i(tap_psum_i[959:928]),
+    .wdata_i(tap_psum_i[569:551]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_13)
   );
 
   assign tap_here_1_14 = (tap_tag_i[371:370] == 2'd0) && tap_valid_i[30];
-  assign term_1_14 = group_valid_i[1] ? partial_1_14 : 32'd0;
+  assign term_1_14 = group_valid_i[1] ? {{3{partial_1_14[18]}}, partial_1_14} : 22'd0;
 
   // partials of group 1, column 14
-  kld_sram_2048x32 u_partial_1_14 (
+  kld_sram_2048x19 u_partial_1_14 (
     .clk_i(clk_i),
     .we_i(tap_here_1_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
-    .wdata_i(tap_psum_i[991:960]),
+    .wdata_i(tap_psum_i[588:570]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_14)
   );
 
   assign tap_here_1_15 = (tap_tag_i[383:382] == 2'd0) && tap_valid_i[31];
-  assign term_1_15 = group_valid_i[1] ? partial_1_15 : 32'd0;
+  assign term_1_15 = group_valid_i[1] ? {{3{partial_1_15[18]}}, partial_1_15} : 22'd0;
 
   // partials of group 1, column 15
-  kld_sram_2048x32 u_partial_1_15 (
+  kld_sram_2048x19 u_partial_1_15 (
     .clk_i(clk_i),
     .we_i(tap_here_1_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
-    .wdata_i(tap_psum_i[1023:992]),
+    .wdata_i(tap_psum_i[607:589]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_15)
   );
@@ -1172,209 +1175,209 @@ module kld_merge (
   );
 
   assign tap_here_2_0 = (tap_tag_i[11:10] == 2'd1) && tap_valid_i[0];
-  assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
+  assign term_2_0 = group_valid_i[2] ? {{3{partial_2_0[18]}}, partial_2_0} : 22'd0;
 
   // partials of group 2, column 0
-  kld_sram_2048x32 u_partial_2_0 (
+  kld_sram_2048x19 u_partial_2_0 (
     .clk_i(clk_i),
     .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_0)
   );
 
   assign tap_here_2_1 = (tap_tag_i[23:22] == 2'd1) && tap_valid_i[1];
-  assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
+  assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1[18]}}, partial_2_1} : 22'd0;
 
   // partials of group 2, column 1
-  kld_sram_2048x32 u_partial_2_1 (
+  kld_sram_2048x19 u_partial_2_1 (
     .clk_i(clk_i),
     .we_i(tap_here_2_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_1)
   );
 
   assign tap_here_2_2 = (tap_tag_i[35:34] == 2'd1) && tap_valid_i[2];
-  assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
+  assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2[18]}}, partial_2_2} : 22'd0;
 
   // partials of group 2, column 2
-  kld_sram_2048x32 u_partial_2_2 (
+  kld_sram_2048x19 u_partial_2_2 (
     .clk_i(clk_i),
     .we_i(tap_here_2_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_2)
   );
 
   assign tap_here_2_3 = (tap_tag_i[47:46] == 2'd1) && tap_valid_i[3];
-  assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
+  assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3[18]}}, partial_2_3} : 22'd0;
 
   // partials of group 2, column 3
-  kld_sram_2048x32 u_partial_2_3 (
+  kld_sram_2048x19 u_partial_2_3 (
     .clk_i(clk_i),
     .we_i(tap_here_2_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_3)
   );
 
   assign tap_here_2_4 = (tap_tag_i[59:58] == 2'd1) && tap_valid_i[4];
-  assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
+  assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4[18]}}, partial_2_4} : 22'd0;
 
   // partials of group 2, column 4
-  kld_sram_2048x32 u_partial_2_4 (
+  kld_sram_2048x19 u_partial_2_4 (
     .clk_i(clk_i),
     .we_i(tap_here_2_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_4)
   );
 
   assign tap_here_2_5 = (tap_tag_i[71:70] == 2'd1) && tap_valid_i[5];
-  assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
+  assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5[18]}}, partial_2_5} : 22'd0;
 
   // partials of group 2, column 5
-  kld_sram_2048x32 u_partial_2_5 (
+  kld_sram_2048x19 u_partial_2_5 (
     .clk_i(clk_i),
     .we_i(tap_here_2_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_5)
   );
 
   assign tap_here_2_6 = (tap_tag_i[83:82] == 2'd1) && tap_valid_i[6];
-  assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
+  assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6[18]}}, partial_2_6} : 22'd0;
 
   // partials of group 2, column 6
-  kld_sram_2048x32 u_partial_2_6 (
+  kld_sram_2048x19 u_partial_2_6 (
     .clk_i(clk_i),
     .we_i(tap_here_2_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_6)
   );
 
   assign tap_here_2_7 = (tap_tag_i[95:94] == 2'd1) && tap_valid_i[7];
-  assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
+  assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7[18]}}, partial_2_7} : 22'd0;
 
   // partials of group 2, column 7
-  kld_sram_2048x32 u_partial_2_7 (
+  kld_sram_2048x19 u_partial_2_7 (
     .clk_i(clk_i),
     .we_i(tap_here_2_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_7)
   );
 
   assign tap_here_2_8 = (tap_tag_i[107:106] == 2'd1) && tap_valid_i[8];
-  assign term_2_8 = group_valid_i[2] ? partial_2_8 : 32'd0;
+  assign term_2_8 = group_valid_i[2] ? {{3{partial_2_8[18]}}, partial_2_8} : 22'd0;
 
   // partials of group 2, column 8
-  kld_sram_2048x32 u_partial_2_8 (
+  kld_sram_2048x19 u_partial_2_8 (
     .clk_i(clk_i),
     .we_i(tap_here_2_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
-    .wdata_i(tap_psum_i[287:256]),
+    .wdata_i(tap_psum_i[170:152]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_8)
   );
 
   assign tap_here_2_9 = (tap_tag_i[119:118] == 2'd1) && tap_valid_i[9];
-  assign term_2_9 = group_valid_i[2] ? partial_2_9 : 32'd0;
+  assign term_2_9 = group_valid_i[2] ? {{3{partial_2_9[18]}}, partial_2_9} : 22'd0;
 
   // partials of group 2, column 9
-  kld_sram_2048x32 u_partial_2_9 (
+  kld_sram_2048x19 u_partial_2_9 (
     .clk_i(clk_i),
     .we_i(tap_here_2_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
-    .wdata_i(tap_psum_i[319:288]),
+    .wdata_i(tap_psum_i[189:171]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_9)
   );
 
   assign tap_here_2_10 = (tap_tag_i[131:130] == 2'd1) && tap_valid_i[10];
-  assign term_2_10 = group_valid_i[2] ? partial_2_10 : 32'd0;
+  assign term_2_10 = group_valid_i[2] ? {{3{partial_2_10[18]}}, partial_2_10} : 22'd0;
 
   // partials of group 2, column 10
-  kld_sram_2048x32 u_partial_2_10 (
+  kld_sram_2048x19 u_partial_2_10 (
     .clk_i(clk_i),
     .we_i(tap_here_2_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
-    .wdata_i(tap_psum_i[351:320]),
+    .wdata_i(tap_psum_i[208:190]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_10)
   );
 
   assign tap_here_2_11 = (tap_tag_i[143:142] == 2'd1) && tap_valid_i[11];
-  assign term_2_11 = group_valid_i[2] ? partial_2_11 : 32'd0;
+  assign term_2_11 = group_valid_i[2] ? {{3{partial_2_11[18]}}, partial_2_11} : 22'd0;
 
   // partials of group 2, column 11
-  kld_sram_2048x32 u_partial_2_11 (
+  kld_sram_2048x19 u_partial_2_11 (
     .clk_i(clk_i),
     .we_i(tap_here_2_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
-    .wdata_i(tap_psum_i[383:352]),
+    .wdata_i(tap_psum_i[227:209]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_11)
   );
 
   assign tap_here_2_12 = (tap_tag_i[155:154] == 2'd1) && tap_valid_i[12];
-  assign term_2_12 = group_valid_i[2] ? partial_2_12 : 32'd0;
+  assign term_2_12 = group_valid_i[2] ? {{3{partial_2_12[18]}}, partial_2_12} : 22'd0;
 
   // partials of group 2, column 12
-  kld_sram_2048x32 u_partial_2_12 (
+  kld_sram_2048x19 u_partial_2_12 (
     .clk_i(clk_i),
     .we_i(tap_here_2_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
-    .wdata_i(tap_psum_i[415:384]),
+    .wdata_i(tap_psum_i[246:228]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_12)
   );
 
   assign tap_here_2_13 = (tap_tag_i[167:166] == 2'd1) && tap_valid_i[13];
-  assign term_2_13 = group_valid_i[2] ? partial_2_13 : 32'd0;
+  assign term_2_13 = group_valid_i[2] ? {{3{partial_2_13[18]}}, partial_2_13} : 22'd0;
 
   // partials of group 2, column 13
-  kld_sram_2048x32 u_partial_2_13 (
+  kld_sram_2048x19 u_partial_2_13 (
     .clk_i(clk_i),
     .we_i(tap_here_2_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
-    .wdata_i(tap_psum_i[447:416]),
+    .wdata_i(tap_psum_i[265:247]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_13)
   );
 
   assign tap_here_2_14 = (tap_tag_i[179:178] == 2'd1) && tap_valid_i[14];
-  assign term_2_14 = group_valid_i[2] ? partial_2_14 : 32'd0;
+  assign term_2_14 = group_valid_i[2] ? {{3{partial_2_14[18]}}, partial_2_14} : 22'd0;
 
   // partials of group 2, column 14
-  kld_sram_2048x32 u_partial_2_14 (
+  kld_sram_2048x19 u_partial_2_14 (
     .clk_i(clk_i),
     .we_i(tap_here_2_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
-    .wdata_i(tap_psum_i[479:448]),
+    .wdata_i(tap_psum_i[284:266]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_14)
   );
 
   assign tap_here_2_15 = (tap_tag_i[191:190] == 2'd1) && tap_valid_i[15];
-  assign term_2_15 = group_valid_i[2] ? partial_2_15 : 32'd0;
+  assign term_2_15 = group_valid_i[2] ? {{3{partial_2_15[18]}}, partial_2_15} : 22'd0;
 
   // partials of group 2, column 15
-  kld_sram_2048x32 u_partial_2_15 (
+  kld_sram_2048x19 u_partial_2_15 (
     .clk_i(clk_i),
     .we_i(tap_here_2_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
-    .wdata_i(tap_psum_i[511:480]),
+    .wdata_i(tap_psum_i[303:285]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_15)
   );
@@ -1390,209 +1393,209 @@ module kld_merge (
   );
 
   assign tap_here_3_0 = (tap_tag_i[203:202] == 2'd1) && tap_valid_i[16];
-  assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
+  assign term_3_0 = group_valid_i[3] ? {{3{partial_3_0[18]}}, partial_3_0} : 22'd0;
 
   // partials of group 3, column 0
-  kld_sram_2048x32 u_partial_3_0 (
+  kld_sram_2048x19 u_partial_3_0 (
     .clk_i(clk_i),
     .we_i(tap_here_3_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
-    .wdata_i(tap_psum_i[543:512]),
+    .wdata_i(tap_psum_i[322:304]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_0)
   );
 
   assign tap_here_3_1 = (tap_tag_i[215:214] == 2'd1) && tap_valid_i[17];
-  assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
+  assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1[18]}}, partial_3_1} : 22'd0;
 
   // partials of group 3, column 1
-  kld_sram_2048x32 u_partial_3_1 (
+  kld_sram_2048x19 u_partial_3_1 (
     .clk_i(clk_i),
     .we_i(tap_here_3_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
-    .wdata_i(tap_psum_i[575:544]),
+    .wdata_i(tap_psum_i[341:323]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_1)
   );
 
   assign tap_here_3_2 = (tap_tag_i[227:226] == 2'd1) && tap_valid_i[18];
-  assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
+  assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2[18]}}, partial_3_2} : 22'd0;
 
   // partials of group 3, column 2
-  kld_sram_2048x32 u_partial_3_2 (
+  kld_sram_2048x19 u_partial_3_2 (
     .clk_i(clk_i),
     .we_i(tap_here_3_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
-    .wdata_i(tap_psum_i[607:576]),
+    .wdata_i(tap_psum_i[360:342]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_2)
   );
 
   assign tap_here_3_3 = (tap_tag_i[239:238] == 2'd1) && tap_valid_i[19];
-  assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
+  assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3[18]}}, partial_3_3} : 22'd0;
 
   // partials of group 3, column 3
-  kld_sram_2048x32 u_partial_3_3 (
+  kld_sram_2048x19 u_partial_3_3 (
     .clk_i(clk_i),
     .we_i(tap_here_3_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
-    .wdata_i(tap_psum_i[639:608]),
+    .wdata_i(tap_psum_i[379:361]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_3)
   );
 
   assign tap_here_3_4 = (tap_tag_i[251:250] == 2'd1) && tap_valid_i[20];
-  assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
+  assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4[18]}}, partial_3_4} : 22'd0;
 
   // partials of group 3, column 4
-  kld_sram_2048x32 u_partial_3_4 (
+  kld_sram_2048x19 u_partial_3_4 (
     .clk_i(clk_i),
     .we_i(tap_here_3_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
-    .wdata_i(tap_psum_i[671:640]),
+    .wdata_i(tap_psum_i[398:380]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_4)
   );
 
   assign tap_here_3_5 = (tap_tag_i[263:262] == 2'd1) && tap_valid_i[21];
-  assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
+  assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5[18]}}, partial_3_5} : 22'd0;
 
   // partials of group 3, column 5
-  kld_sram_2048x32 u_partial_3_5 (
+  kld_sram_2048x19 u_partial_3_5 (
     .clk_i(clk_i),
     .we_i(tap_here_3_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
-    .wdata_i(tap_psum_i[703:672]),
+    .wdata_i(tap_psum_i[417:399]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_5)
   );
 
   assign tap_here_3_6 = (tap_tag_i[275:274] == 2'd1) && tap_valid_i[22];
-  assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
+  assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6[18]}}, partial_3_6} : 22'd0;
 
   // partials of group 3, column 6
-  kld_sram_2048x32 u_partial_3_6 (
+  kld_sram_2048x19 u_partial_3_6 (
     .clk_i(clk_i),
     .we_i(tap_here_3_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
-    .wdata_i(tap_psum_i[735:704]),
+    .wdata_i(tap_psum_i[436:418]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_6)
   );
 
   assign tap_here_3_7 = (tap_tag_i[287:286] == 2'd1) && tap_valid_i[23];
-  assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
+  assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7[18]}}, partial_3_7} : 22'd0;
 
   // partials of group 3, column 7
-  kld_sram_2048x32 u_partial_3_7 (
+  kld_sram_2048x19 u_partial_3_7 (
     .clk_i(clk_i),
     .we_i(tap_here_3_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
-    .wdata_i(tap_psum_i[767:736]),
+    .wdata_i(tap_psum_i[455:437]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_7)
   );
 
   assign tap_here_3_8 = (tap_tag_i[299:298] == 2'd1) && tap_valid_i[24];
-  assign term_3_8 = group_valid_i[3] ? partial_3_8 : 32'd0;
+  assign term_3_8 = group_valid_i[3] ? {{3{partial_3_8[18]}}, partial_3_8} : 22'd0;
 
   // partials of group 3, column 8
-  kld_sram_2048x32 u_partial_3_8 (
+  kld_sram_2048x19 u_partial_3_8 (
     .clk_i(clk_i),
     .we_i(tap_here_3_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
-    .wdata_i(tap_psum_i[799:768]),
+    .wdata_i(tap_psum_i[474:456]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_8)
   );
 
   assign tap_here_3_9 = (tap_tag_i[311:310] == 2'd1) && tap_valid_i[25];
-  assign term_3_9 = group_valid_i[3] ? partial_3_9 : 32'd0;
+  assign term_3_9 = group_valid_i[3] ? {{3{partial_3_9[18]}}, partial_3_9} : 22'd0;
 
   // partials of group 3, column 9
-  kld_sram_2048x32 u_partial_3_9 (
+  kld_sram_2048x19 u_partial_3_9 (
     .clk_i(clk_i),
     .we_i(tap_here_3_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
-    .wdata_i(tap_psum_i[831:800]),
+    .wdata_i(tap_psum_i[493:475]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_9)
   );
 
   assign tap_here_3_10 = (tap_tag_i[323:322] == 2'd1) && tap_valid_i[26];
-  assign term_3_10 = group_valid_i[3] ? partial_3_10 : 32'd0;
+  assign term_3_10 = group_valid_i[3] ? {{3{partial_3_10[18]}}, partial_3_10} : 22'd0;
 
   // partials of group 3, column 10
-  kld_sram_2048x32 u_partial_3_10 (
+  kld_sram_2048x19 u_partial_3_10 (
     .clk_i(clk_i),
     .we_i(tap_here_3_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
-    .wdata_i(tap_psum_i[863:832]),
+    .wdata_i(tap_psum_i[512:494]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_10)
   );
 
   assign tap_here_3_11 = (tap_tag_i[335:334] == 2'd1) && tap_valid_i[27];
-  assign term_3_11 = group_valid_i[3] ? partial_3_11 : 32'd0;
+  assign term_3_11 = group_valid_i[3] ? {{3{partial_3_11[18]}}, partial_3_11} : 22'd0;
 
   // partials of group 3, column 11
-  kld_sram_2048x32 u_partial_3_11 (
+  kld_sram_2048x19 u_partial_3_11 (
     .clk_i(clk_i),
     .we_i(tap_here_3_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
-    .wdata_i(tap_psum_i[895:864]),
+    .wdata_i(tap_psum_i[531:513]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_11)
   );
 
   assign tap_here_3_12 = (tap_tag_i[347:346] == 2'd1) && tap_valid_i[28];
-  assign term_3_12 = group_valid_i[3] ? partial_3_12 : 32'd0;
+  assign term_3_12 = group_valid_i[3] ? {{3{partial_3_12[18]}}, partial_3_12} : 22'd0;
 
   // partials of group 3, column 12
-  kld_sram_2048x32 u_partial_3_12 (
+  kld_sram_2048x19 u_partial_3_12 (
     .clk_i(clk_i),
     .we_i(tap_here_3_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
-    .wdata_i(tap_psum_i[927:896]),
+    .wdata_i(tap_psum_i[550:532]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_12)
   );
 
   assign tap_here_3_13 = (tap_tag_i[359:358] == 2'd1) && tap_valid_i[29];
-  assign term_3_13 = group_valid_i[3] ? partial_3_13 : 32'd0;
+  assign term_3_13 = group_valid_i[3] ? {{3{partial_3_13[18]}}, partial_3_13} : 22'd0;
 
   // partials of group 3, column 13
-  kld_sram_2048x32 u_partial_3_13 (
+  kld_sram_2048x19 u_partial_3_13 (
     .clk_i(clk_i),
     .we_i(tap_here_3_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
-    .wdata_i(tap_psum_i[959:928]),
+    .wdata_i(tap_psum_i[569:551]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_13)
   );
 
   assign tap_here_3_14 = (tap_tag_i[371:370] == 2'd1) && tap_valid_i[30];
-  assign term_3_14 = group_valid_i[3] ? partial_3_14 : 32'd0;
+  assign term_3_14 = group_valid_i[3] ? {{3{partial_3_14[18]}}, partial_3_14} : 22'd0;
 
   // partials of group 3, column 14
-  kld_sram_2048x32 u_partial_3_14 (
+  kld_sram_2048x19 u_partial_3_14 (
     .clk_i(clk_i),
     .we_i(tap_here_3_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
-    .wdata_i(tap_psum_i[991:960]),
+    .wdata_i(tap_psum_i[588:570]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_14)
   );
 
   assign tap_here_3_15 = (tap_tag_i[383:382] == 2'd1) && tap_valid_i[31];
-  assign term_3_15 = group_valid_i[3] ? partial_3_15 : 32'd0;
+  assign term_3_15 = group_valid_i[3] ? {{3{partial_3_15[18]}}, partial_3_15} : 22'd0;
 
   // partials of group 3, column 15
-  kld_sram_2048x32 u_partial_3_15 (
+  kld_sram_2048x19 u_partial_3_15 (
     .clk_i(clk_i),
     .we_i(tap_here_3_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
-    .wdata_i(tap_psum_i[1023:992]),
+    .wdata_i(tap_psum_i[607:589]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_15)
   );
@@ -1608,209 +1611,209 @@ module kld_merge (
   );
 
   assign tap_here_4_0 = (tap_tag_i[11:10] == 2'd2) && tap_valid_i[0];
-  assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
+  assign term_4_0 = group_valid_i[4] ? {{3{partial_4_0[18]}}, partial_4_0} : 22'd0;
 
   // partials of group 4, column 0
-  kld_sram_2048x32 u_partial_4_0 (
+  kld_sram_2048x19 u_partial_4_0 (
     .clk_i(clk_i),
     .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_0)
   );
 
   assign tap_here_4_1 = (tap_tag_i[23:22] == 2'd2) && tap_valid_i[1];
-  assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
+  assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1[18]}}, partial_4_1} : 22'd0;
 
   // partials of group 4, column 1
-  kld_sram_2048x32 u_partial_4_1 (
+  kld_sram_2048x19 u_partial_4_1 (
     .clk_i(clk_i),
     .we_i(tap_here_4_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_1)
   );
 
   assign tap_here_4_2 = (tap_tag_i[35:34] == 2'd2) && tap_valid_i[2];
-  assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
+  assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2[18]}}, partial_4_2} : 22'd0;
 
   // partials of group 4, column 2
-  kld_sram_2048x32 u_partial_4_2 (
+  kld_sram_2048x19 u_partial_4_2 (
     .clk_i(clk_i),
     .we_i(tap_here_4_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_2)
   );
 
   assign tap_here_4_3 = (tap_tag_i[47:46] == 2'd2) && tap_valid_i[3];
-  assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
+  assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3[18]}}, partial_4_3} : 22'd0;
 
   // partials of group 4, column 3
-  kld_sram_2048x32 u_partial_4_3 (
+  kld_sram_2048x19 u_partial_4_3 (
     .clk_i(clk_i),
     .we_i(tap_here_4_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_3)
   );
 
   assign tap_here_4_4 = (tap_tag_i[59:58] == 2'd2) && tap_valid_i[4];
-  assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
+  assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4[18]}}, partial_4_4} : 22'd0;
 
   // partials of group 4, column 4
-  kld_sram_2048x32 u_partial_4_4 (
+  kld_sram_2048x19 u_partial_4_4 (
     .clk_i(clk_i),
     .we_i(tap_here_4_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_4)
   );
 
   assign tap_here_4_5 = (tap_tag_i[71:70] == 2'd2) && tap_valid_i[5];
-  assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
+  assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5[18]}}, partial_4_5} : 22'd0;
 
   // partials of group 4, column 5
-  kld_sram_2048x32 u_partial_4_5 (
+  kld_sram_2048x19 u_partial_4_5 (
     .clk_i(clk_i),
     .we_i(tap_here_4_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_5)
   );
 
   assign tap_here_4_6 = (tap_tag_i[83:82] == 2'd2) && tap_valid_i[6];
-  assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
+  assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6[18]}}, partial_4_6} : 22'd0;
 
   // partials of group 4, column 6
-  kld_sram_2048x32 u_partial_4_6 (
+  kld_sram_2048x19 u_partial_4_6 (
     .clk_i(clk_i),
     .we_i(tap_here_4_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_6)
   );
 
   assign tap_here_4_7 = (tap_tag_i[95:94] == 2'd2) && tap_valid_i[7];
-  assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
+  assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7[18]}}, partial_4_7} : 22'd0;
 
   // partials of group 4, column 7
-  kld_sram_2048x32 u_partial_4_7 (
+  kld_sram_2048x19 u_partial_4_7 (
     .clk_i(clk_i),
     .we_i(tap_here_4_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_7)
   );
 
   assign tap_here_4_8 = (tap_tag_i[107:106] == 2'd2) && tap_valid_i[8];
-  assign term_4_8 = group_valid_i[4] ? partial_4_8 : 32'd0;
+  assign term_4_8 = group_valid_i[4] ? {{3{partial_4_8[18]}}, partial_4_8} : 22'd0;
 
   // partials of group 4, column 8
-  kld_sram_2048x32 u_partial_4_8 (
+  kld_sram_2048x19 u_partial_4_8 (
     .clk_i(clk_i),
     .we_i(tap_here_4_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
-    .wdata_i(tap_psum_i[287:256]),
+    .wdata_i(tap_psum_i[170:152]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_8)
   );
 
   assign tap_here_4_9 = (tap_tag_i[119:118] == 2'd2) && tap_valid_i[9];
-  assign term_4_9 = group_valid_i[4] ? partial_4_9 : 32'd0;
+  assign term_4_9 = group_valid_i[4] ? {{3{partial_4_9[18]}}, partial_4_9} : 22'd0;
 
   // partials of group 4, column 9
-  kld_sram_2048x32 u_partial_4_9 (
+  kld_sram_2048x19 u_partial_4_9 (
     .clk_i(clk_i),
     .we_i(tap_here_4_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
-    .wdata_i(tap_psum_i[319:288]),
+    .wdata_i(tap_psum_i[189:171]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_9)
   );
 
   assign tap_here_4_10 = (tap_tag_i[131:130] == 2'd2) && tap_valid_i[10];
-  assign term_4_10 = group_valid_i[4] ? partial_4_10 : 32'd0;
+  assign term_4_10 = group_valid_i[4] ? {{3{partial_4_10[18]}}, partial_4_10} : 22'd0;
 
   // partials of group 4, column 10
-  kld_sram_2048x32 u_partial_4_10 (
+  kld_sram_2048x19 u_partial_4_10 (
     .clk_i(clk_i),
     .we_i(tap_here_4_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
-    .wdata_i(tap_psum_i[351:320]),
+    .wdata_i(tap_psum_i[208:190]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_10)
   );
 
   assign tap_here_4_11 = (tap_tag_i[143:142] == 2'd2) && tap_valid_i[11];
-  assign term_4_11 = group_valid_i[4] ? partial_4_11 : 32'd0;
+  assign term_4_11 = group_valid_i[4] ? {{3{partial_4_11[18]}}, partial_4_11} : 22'd0;
 
   // partials of group 4, column 11
-  kld_sram_2048x32 u_partial_4_11 (
+  kld_sram_2048x19 u_partial_4_11 (
     .clk_i(clk_i),
     .we_i(tap_here_4_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
-    .wdata_i(tap_psum_i[383:352]),
+    .wdata_i(tap_psum_i[227:209]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_11)
   );
 
   assign tap_here_4_12 = (tap_tag_i[155:154] == 2'd2) && tap_valid_i[12];
-  assign term_4_12 = group_valid_i[4] ? partial_4_12 : 32'd0;
+  assign term_4_12 = group_valid_i[4] ? {{3{partial_4_12[18]}}, partial_4_12} : 22'd0;
 
   // partials of group 4, column 12
-  kld_sram_2048x32 u_partial_4_12 (
+  kld_sram_2048x19 u_partial_4_12 (
     .clk_i(clk_i),
     .we_i(tap_here_4_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
-    .wdata_i(tap_psum_i[415:384]),
+    .wdata_i(tap_psum_i[246:228]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_12)
   );
 
   assign tap_here_4_13 = (tap_tag_i[167:166] == 2'd2) && tap_valid_i[13];
-  assign term_4_13 = group_valid_i[4] ? partial_4_13 : 32'd0;
+  assign term_4_13 = group_valid_i[4] ? {{3{partial_4_13[18]}}, partial_4_13} : 22'd0;
 
   // partials of group 4, column 13
-  kld_sram_2048x32 u_partial_4_13 (
+  kld_sram_2048x19 u_partial_4_13 (
     .clk_i(clk_i),
     .we_i(tap_here_4_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
-    .wdata_i(tap_psum_i[447:416]),
+    .wdata_i(tap_psum_i[265:247]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_13)
   );
 
   assign tap_here_4_14 = (tap_tag_i[179:178] == 2'd2) && tap_valid_i[14];
-  assign term_4_14 = group_valid_i[4] ? partial_4_14 : 32'd0;
+  assign term_4_14 = group_valid_i[4] ? {{3{partial_4_14[18]}}, partial_4_14} : 22'd0;
 
   // partials of group 4, column 14
-  kld_sram_2048x32 u_partial_4_14 (
+  kld_sram_2048x19 u_partial_4_14 (
     .clk_i(clk_i),
     .we_i(tap_here_4_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
-    .wdata_i(tap_psum_i[479:448]),
+    .wdata_i(tap_psum_i[284:266]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_14)
   );
 
   assign tap_here_4_15 = (tap_tag_i[191:190] == 2'd2) && tap_valid_i[15];
-  assign term_4_15 = group_valid_i[4] ? partial_4_15 : 32'd0;
+  assign term_4_15 = group_valid_i[4] ? {{3{partial_4_15[18]}}, partial_4_15} : 22'd0;
 
   // partials of group 4, column 15
-  kld_sram_2048x32 u_partial_4_15 (
+  kld_sram_2048x19 u_partial_4_15 (
     .clk_i(clk_i),
     .we_i(tap_here_4_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
-    .wdata_i(tap_psum_i[511:480]),
+    .wdata_i(tap_psum_i[303:285]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_15)
   );
@@ -1826,209 +1829,209 @@ module kld_merge (
   );
 
   assign tap_here_5_0 = (tap_tag_i[203:202] == 2'd2) && tap_valid_i[16];
-  assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
+  assign term_5_0 = group_valid_i[5] ? {{3{partial_5_0[18]}}, partial_5_0} : 22'd0;
 
   // partials of group 5, column 0
-  kld_sram_2048x32 u_partial_5_0 (
+  kld_sram_2048x19 u_partial_5_0 (
     .clk_i(clk_i),
     .we_i(tap_here_5_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
-    .wdata_i(tap_psum_i[543:512]),
+    .wdata_i(tap_psum_i[322:304]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_0)
   );
 
   assign tap_here_5_1 = (tap_tag_i[215:214] == 2'd2) && tap_valid_i[17];
-  assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
+  assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1[18]}}, partial_5_1} : 22'd0;
 
   // partials of group 5, column 1
-  kld_sram_2048x32 u_partial_5_1 (
+  kld_sram_2048x19 u_partial_5_1 (
     .clk_i(clk_i),
     .we_i(tap_here_5_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
-    .wdata_i(tap_psum_i[575:544]),
+    .wdata_i(tap_psum_i[341:323]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_1)
   );
 
   assign tap_here_5_2 = (tap_tag_i[227:226] == 2'd2) && tap_valid_i[18];
-  assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
+  assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2[18]}}, partial_5_2} : 22'd0;
 
   // partials of group 5, column 2
-  kld_sram_2048x32 u_partial_5_2 (
+  kld_sram_2048x19 u_partial_5_2 (
     .clk_i(clk_i),
     .we_i(tap_here_5_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
-    .wdata_i(tap_psum_i[607:576]),
+    .wdata_i(tap_psum_i[360:342]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_2)
   );
 
   assign tap_here_5_3 = (tap_tag_i[239:238] == 2'd2) && tap_valid_i[19];
-  assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
+  assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3[18]}}, partial_5_3} : 22'd0;
 
   // partials of group 5, column 3
-  kld_sram_2048x32 u_partial_5_3 (
+  kld_sram_2048x19 u_partial_5_3 (
     .clk_i(clk_i),
     .we_i(tap_here_5_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
-    .wdata_i(tap_psum_i[639:608]),
+    .wdata_i(tap_psum_i[379:361]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_3)
   );
 
   assign tap_here_5_4 = (tap_tag_i[251:250] == 2'd2) && tap_valid_i[20];
-  assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
+  assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4[18]}}, partial_5_4} : 22'd0;
 
   // partials of group 5, column 4
-  kld_sram_2048x32 u_partial_5_4 (
+  kld_sram_2048x19 u_partial_5_4 (
     .clk_i(clk_i),
     .we_i(tap_here_5_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
-    .wdata_i(tap_psum_i[671:640]),
+    .wdata_i(tap_psum_i[398:380]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_4)
   );
 
   assign tap_here_5_5 = (tap_tag_i[263:262] == 2'd2) && tap_valid_i[21];
-  assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
+  assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5[18]}}, partial_5_5} : 22'd0;
 
   // partials of group 5, column 5
-  kld_sram_2048x32 u_partial_5_5 (
+  kld_sram_2048x19 u_partial_5_5 (
     .clk_i(clk_i),
     .we_i(tap_here_5_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
-    .wdata_i(tap_psum_i[703:672]),
+    .wdata_i(tap_psum_i[417:399]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_5)
   );
 
   assign tap_here_5_6 = (tap_tag_i[275:274] == 2'd2) && tap_valid_i[22];
-  assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
+  assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6[18]}}, partial_5_6} : 22'd0;
 
   // partials of group 5, column 6
-  kld_sram_2048x32 u_partial_5_6 (
+  kld_sram_2048x19 u_partial_5_6 (
     .clk_i(clk_i),
     .we_i(tap_here_5_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
-    .wdata_i(tap_psum_i[735:704]),
+    .wdata_i(tap_psum_i[436:418]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_6)
   );
 
   assign tap_here_5_7 = (tap_tag_i[287:286] == 2'd2) && tap_valid_i[23];
-  assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
+  assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7[18]}}, partial_5_7} : 22'd0;
 
   // partials of group 5, column 7
-  kld_sram_2048x32 u_partial_5_7 (
+  kld_sram_2048x19 u_partial_5_7 (
     .clk_i(clk_i),
     .we_i(tap_here_5_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
-    .wdata_i(tap_psum_i[767:736]),
+    .wdata_i(tap_psum_i[455:437]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_7)
   );
 
   assign tap_here_5_8 = (tap_tag_i[299:298] == 2'd2) && tap_valid_i[24];
-  assign term_5_8 = group_valid_i[5] ? partial_5_8 : 32'd0;
+  assign term_5_8 = group_valid_i[5] ? {{3{partial_5_8[18]}}, partial_5_8} : 22'd0;
 
   // partials of group 5, column 8
-  kld_sram_2048x32 u_partial_5_8 (
+  kld_sram_2048x19 u_partial_5_8 (
     .clk_i(clk_i),
     .we_i(tap_here_5_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
-    .wdata_i(tap_psum_i[799:768]),
+    .wdata_i(tap_psum_i[474:456]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_8)
   );
 
   assign tap_here_5_9 = (tap_tag_i[311:310] == 2'd2) && tap_valid_i[25];
-  assign term_5_9 = group_valid_i[5] ? partial_5_9 : 32'd0;
+  assign term_5_9 = group_valid_i[5] ? {{3{partial_5_9[18]}}, partial_5_9} : 22'd0;
 
   // partials of group 5, column 9
-  kld_sram_2048x32 u_partial_5_9 (
+  kld_sram_2048x19 u_partial_5_9 (
     .clk_i(clk_i),
     .we_i(tap_here_5_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
-    .wdata_i(tap_psum_i[831:800]),
+    .wdata_i(tap_psum_i[493:475]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_9)
   );
 
   assign tap_here_5_10 = (tap_tag_i[323:322] == 2'd2) && tap_valid_i[26];
-  assign term_5_10 = group_valid_i[5] ? partial_5_10 : 32'd0;
+  assign term_5_10 = group_valid_i[5] ? {{3{partial_5_10[18]}}, partial_5_10} : 22'd0;
 
   // partials of group 5, column 10
-  kld_sram_2048x32 u_partial_5_10 (
+  kld_sram_2048x19 u_partial_5_10 (
     .clk_i(clk_i),
     .we_i(tap_here_5_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
-    .wdata_i(tap_psum_i[863:832]),
+    .wdata_i(tap_psum_i[512:494]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_10)
   );
 
   assign tap_here_5_11 = (tap_tag_i[335:334] == 2'd2) && tap_valid_i[27];
-  assign term_5_11 = group_valid_i[5] ? partial_5_11 : 32'd0;
+  assign term_5_11 = group_valid_i[5] ? {{3{partial_5_11[18]}}, partial_5_11} : 22'd0;
 
   // partials of group 5, column 11
-  kld_sram_2048x32 u_partial_5_11 (
+  kld_sram_2048x19 u_partial_5_11 (
     .clk_i(clk_i),
     .we_i(tap_here_5_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
-    .wdata_i(tap_psum_i[895:864]),
+    .wdata_i(tap_psum_i[531:513]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_11)
   );
 
   assign tap_here_5_12 = (tap_tag_i[347:346] == 2'd2) && tap_valid_i[28];
-  assign term_5_12 = group_valid_i[5] ? partial_5_12 : 32'd0;
+  assign term_5_12 = group_valid_i[5] ? {{3{partial_5_12[18]}}, partial_5_12} : 22'd0;
 
   // partials of group 5, column 12
-  kld_sram_2048x32 u_partial_5_12 (
+  kld_sram_2048x19 u_partial_5_12 (
     .clk_i(clk_i),
     .we_i(tap_here_5_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
-    .wdata_i(tap_psum_i[927:896]),
+    .wdata_i(tap_psum_i[550:532]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_12)
   );
 
   assign tap_here_5_13 = (tap_tag_i[359:358] == 2'd2) && tap_valid_i[29];
-  assign term_5_13 = group_valid_i[5] ? partial_5_13 : 32'd0;
+  assign term_5_13 = group_valid_i[5] ? {{3{partial_5_13[18]}}, partial_5_13} : 22'd0;
 
   // partials of group 5, column 13
-  kld_sram_2048x32 u_partial_5_13 (
+  kld_sram_2048x19 u_partial_5_13 (
     .clk_i(clk_i),
     .we_i(tap_here_5_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
-    .wdata_i(tap_psum_i[959:928]),
+    .wdata_i(tap_psum_i[569:551]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_13)
   );
 
   assign tap_here_5_14 = (tap_tag_i[371:370] == 2'd2) && tap_valid_i[30];
-  assign term_5_14 = group_valid_i[5] ? partial_5_14 : 32'd0;
+  assign term_5_14 = group_valid_i[5] ? {{3{partial_5_14[18]}}, partial_5_14} : 22'd0;
 
   // partials of group 5, column 14
-  kld_sram_2048x32 u_partial_5_14 (
+  kld_sram_2048x19 u_partial_5_14 (
     .clk_i(clk_i),
     .we_i(tap_here_5_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
-    .wdata_i(tap_psum_i[991:960]),
+    .wdata_i(tap_psum_i[588:570]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_14)
   );
 
   assign tap_here_5_15 = (tap_tag_i[383:382] == 2'd2) && tap_valid_i[31];
-  assign term_5_15 = group_valid_i[5] ? partial_5_15 : 32'd0;
+  assign term_5_15 = group_valid_i[5] ? {{3{partial_5_15[18]}}, partial_5_15} : 22'd0;
 
   // partials of group 5, column 15
-  kld_sram_2048x32 u_partial_5_15 (
+  kld_sram_2048x19 u_partial_5_15 (
     .clk_i(clk_i),
     .we_i(tap_here_5_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
-    .wdata_i(tap_psum_i[1023:992]),
+    .wdata_i(tap_psum_i[607:589]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_15)
   );
@@ -2044,209 +2047,209 @@ module kld_merge (
   );
 
   assign tap_here_6_0 = (tap_tag_i[11:10] == 2'd3) && tap_valid_i[0];
-  assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
+  assign term_6_0 = group_valid_i[6] ? {{3{partial_6_0[18]}}, partial_6_0} : 22'd0;
 
   // partials of group 6, column 0
-  kld_sram_2048x32 u_partial_6_0 (
+  kld_sram_2048x19 u_partial_6_0 (
     .clk_i(clk_i),
     .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_0)
   );
 
   assign tap_here_6_1 = (tap_tag_i[23:22] == 2'd3) && tap_valid_i[1];
-  assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
+  assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1[18]}}, partial_6_1} : 22'd0;
 
   // partials of group 6, column 1
-  kld_sram_2048x32 u_partial_6_1 (
+  kld_sram_2048x19 u_partial_6_1 (
     .clk_i(clk_i),
     .we_i(tap_here_6_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_1)
   );
 
   assign tap_here_6_2 = (tap_tag_i[35:34] == 2'd3) && tap_valid_i[2];
-  assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
+  assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2[18]}}, partial_6_2} : 22'd0;
 
   // partials of group 6, column 2
-  kld_sram_2048x32 u_partial_6_2 (
+  kld_sram_2048x19 u_partial_6_2 (
     .clk_i(clk_i),
     .we_i(tap_here_6_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_2)
   );
 
   assign tap_here_6_3 = (tap_tag_i[47:46] == 2'd3) && tap_valid_i[3];
-  assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
+  assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3[18]}}, partial_6_3} : 22'd0;
 
   // partials of group 6, column 3
-  kld_sram_2048x32 u_partial_6_3 (
+  kld_sram_2048x19 u_partial_6_3 (
     .clk_i(clk_i),
     .we_i(tap_here_6_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_3)
   );
 
   assign tap_here_6_4 = (tap_tag_i[59:58] == 2'd3) && tap_valid_i[4];
-  assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
+  assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4[18]}}, partial_6_4} : 22'd0;
 
   // partials of group 6, column 4
-  kld_sram_2048x32 u_partial_6_4 (
+  kld_sram_2048x19 u_partial_6_4 (
     .clk_i(clk_i),
     .we_i(tap_here_6_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_4)
   );
 
   assign tap_here_6_5 = (tap_tag_i[71:70] == 2'd3) && tap_valid_i[5];
-  assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
+  assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5[18]}}, partial_6_5} : 22'd0;
 
   // partials of group 6, column 5
-  kld_sram_2048x32 u_partial_6_5 (
+  kld_sram_2048x19 u_partial_6_5 (
     .clk_i(clk_i),
     .we_i(tap_here_6_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_5)
   );
 
   assign tap_here_6_6 = (tap_tag_i[83:82] == 2'd3) && tap_valid_i[6];
-  assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
+  assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6[18]}}, partial_6_6} : 22'd0;
 
   // partials of group 6, column 6
-  kld_sram_2048x32 u_partial_6_6 (
+  kld_sram_2048x19 u_partial_6_6 (
     .clk_i(clk_i),
     .we_i(tap_here_6_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_6)
   );
 
   assign tap_here_6_7 = (tap_tag_i[95:94] == 2'd3) && tap_valid_i[7];
-  assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
+  assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7[18]}}, partial_6_7} : 22'd0;
 
   // partials of group 6, column 7
-  kld_sram_2048x32 u_partial_6_7 (
+  kld_sram_2048x19 u_partial_6_7 (
     .clk_i(clk_i),
     .we_i(tap_here_6_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_7)
   );
 
   assign tap_here_6_8 = (tap_tag_i[107:106] == 2'd3) && tap_valid_i[8];
-  assign term_6_8 = group_valid_i[6] ? partial_6_8 : 32'd0;
+  assign term_6_8 = group_valid_i[6] ? {{3{partial_6_8[18]}}, partial_6_8} : 22'd0;
 
   // partials of group 6, column 8
-  kld_sram_2048x32 u_partial_6_8 (
+  kld_sram_2048x19 u_partial_6_8 (
     .clk_i(clk_i),
     .we_i(tap_here_6_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
-    .wdata_i(tap_psum_i[287:256]),
+    .wdata_i(tap_psum_i[170:152]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_8)
   );
 
   assign tap_here_6_9 = (tap_tag_i[119:118] == 2'd3) && tap_valid_i[9];
-  assign term_6_9 = group_valid_i[6] ? partial_6_9 : 32'd0;
+  assign term_6_9 = group_valid_i[6] ? {{3{partial_6_9[18]}}, partial_6_9} : 22'd0;
 
   // partials of group 6, column 9
-  kld_sram_2048x32 u_partial_6_9 (
+  kld_sram_2048x19 u_partial_6_9 (
     .clk_i(clk_i),
     .we_i(tap_here_6_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
-    .wdata_i(tap_psum_i[319:288]),
+    .wdata_i(tap_psum_i[189:171]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_9)
   );
 
   assign tap_here_6_10 = (tap_tag_i[131:130] == 2'd3) && tap_valid_i[10];
-  assign term_6_10 = group_valid_i[6] ? partial_6_10 : 32'd0;
+  assign term_6_10 = group_valid_i[6] ? {{3{partial_6_10[18]}}, partial_6_10} : 22'd0;
 
   // partials of group 6, column 10
-  kld_sram_2048x32 u_partial_6_10 (
+  kld_sram_2048x19 u_partial_6_10 (
     .clk_i(clk_i),
     .we_i(tap_here_6_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
-    .wdata_i(tap_psum_i[351:320]),
+    .wdata_i(tap_psum_i[208:190]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_10)
   );
 
   assign tap_here_6_11 = (tap_tag_i[143:142] == 2'd3) && tap_valid_i[11];
-  assign term_6_11 = group_valid_i[6] ? partial_6_11 : 32'd0;
+  assign term_6_11 = group_valid_i[6] ? {{3{partial_6_11[18]}}, partial_6_11} : 22'd0;
 
   // partials of group 6, column 11
-  kld_sram_2048x32 u_partial_6_11 (
+  kld_sram_2048x19 u_partial_6_11 (
     .clk_i(clk_i),
     .we_i(tap_here_6_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
-    .wdata_i(tap_psum_i[383:352]),
+    .wdata_i(tap_psum_i[227:209]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_11)
   );
 
   assign tap_here_6_12 = (tap_tag_i[155:154] == 2'd3) && tap_valid_i[12];
-  assign term_6_12 = group_valid_i[6] ? partial_6_12 : 32'd0;
+  assign term_6_12 = group_valid_i[6] ? {{3{partial_6_12[18]}}, partial_6_12} : 22'd0;
 
   // partials of group 6, column 12
-  kld_sram_2048x32 u_partial_6_12 (
+  kld_sram_2048x19 u_partial_6_12 (
     .clk_i(clk_i),
     .we_i(tap_here_6_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
-    .wdata_i(tap_psum_i[415:384]),
+    .wdata_i(tap_psum_i[246:228]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_12)
   );
 
   assign tap_here_6_13 = (tap_tag_i[167:166] == 2'd3) && tap_valid_i[13];
-  assign term_6_13 = group_valid_i[6] ? partial_6_13 : 32'd0;
+  assign term_6_13 = group_valid_i[6] ? {{3{partial_6_13[18]}}, partial_6_13} : 22'd0;
 
   // partials of group 6, column 13
-  kld_sram_2048x32 u_partial_6_13 (
+  kld_sram_2048x19 u_partial_6_13 (
     .clk_i(clk_i),
     .we_i(tap_here_6_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
-    .wdata_i(tap_psum_i[447:416]),
+    .wdata_i(tap_psum_i[265:247]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_13)
   );
 
   assign tap_here_6_14 = (tap_tag_i[179:178] == 2'd3) && tap_valid_i[14];
-  assign term_6_14 = group_valid_i[6] ? partial_6_14 : 32'd0;
+  assign term_6_14 = group_valid_i[6] ? {{3{partial_6_14[18]}}, partial_6_14} : 22'd0;
 
   // partials of group 6, column 14
-  kld_sram_2048x32 u_partial_6_14 (
+  kld_sram_2048x19 u_partial_6_14 (
     .clk_i(clk_i),
     .we_i(tap_here_6_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
-    .wdata_i(tap_psum_i[479:448]),
+    .wdata_i(tap_psum_i[284:266]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_14)
   );
 
   assign tap_here_6_15 = (tap_tag_i[191:190] == 2'd3) && tap_valid_i[15];
-  assign term_6_15 = group_valid_i[6] ? partial_6_15 : 32'd0;
+  assign term_6_15 = group_valid_i[6] ? {{3{partial_6_15[18]}}, partial_6_15} : 22'd0;
 
   // partials of group 6, column 15
-  kld_sram_2048x32 u_partial_6_15 (
+  kld_sram_2048x19 u_partial_6_15 (
     .clk_i(clk_i),
     .we_i(tap_here_6_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
-    .wdata_i(tap_psum_i[511:480]),
+    .wdata_i(tap_psum_i[303:285]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_15)
   );
@@ -2262,209 +2265,209 @@ module kld_merge (
   );
 
   assign tap_here_7_0 = (tap_tag_i[203:202] == 2'd3) && tap_valid_i[16];
-  assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
+  assign term_7_0 = group_valid_i[7] ? {{3{partial_7_0[18]}}, partial_7_0} : 22'd0;
 
   // partials of group 7, column 0
-  kld_sram_2048x32 u_partial_7_0 (
+  kld_sram_2048x19 u_partial_7_0 (
     .clk_i(clk_i),
     .we_i(tap_here_7_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
-    .wdata_i(tap_psum_i[543:512]),
+    .wdata_i(tap_psum_i[322:304]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_0)
   );
 
   assign tap_here_7_1 = (tap_tag_i[215:214] == 2'd3) && tap_valid_i[17];
-  assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
+  assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1[18]}}, partial_7_1} : 22'd0;
 
   // partials of group 7, column 1
-  kld_sram_2048x32 u_partial_7_1 (
+  kld_sram_2048x19 u_partial_7_1 (
     .clk_i(clk_i),
     .we_i(tap_here_7_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
-    .wdata_i(tap_psum_i[575:544]),
+    .wdata_i(tap_psum_i[341:323]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_1)
   );
 
   assign tap_here_7_2 = (tap_tag_i[227:226] == 2'd3) && tap_valid_i[18];
-  assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
+  assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2[18]}}, partial_7_2} : 22'd0;
 
   // partials of group 7, column 2
-  kld_sram_2048x32 u_partial_7_2 (
+  kld_sram_2048x19 u_partial_7_2 (
     .clk_i(clk_i),
     .we_i(tap_here_7_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
-    .wdata_i(tap_psum_i[607:576]),
+    .wdata_i(tap_psum_i[360:342]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_2)
   );
 
   assign tap_here_7_3 = (tap_tag_i[239:238] == 2'd3) && tap_valid_i[19];
-  assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
+  assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3[18]}}, partial_7_3} : 22'd0;
 
   // partials of group 7, column 3
-  kld_sram_2048x32 u_partial_7_3 (
+  kld_sram_2048x19 u_partial_7_3 (
     .clk_i(clk_i),
     .we_i(tap_here_7_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
-    .wdata_i(tap_psum_i[639:608]),
+    .wdata_i(tap_psum_i[379:361]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_3)
   );
 
   assign tap_here_7_4 = (tap_tag_i[251:250] == 2'd3) && tap_valid_i[20];
-  assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
+  assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4[18]}}, partial_7_4} : 22'd0;
 
   // partials of group 7, column 4
-  kld_sram_2048x32 u_partial_7_4 (
+  kld_sram_2048x19 u_partial_7_4 (
     .clk_i(clk_i),
     .we_i(tap_here_7_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
-    .wdata_i(tap_psum_i[671:640]),
+    .wdata_i(tap_psum_i[398:380]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_4)
   );
 
   assign tap_here_7_5 = (tap_tag_i[263:262] == 2'd3) && tap_valid_i[21];
-  assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
+  assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5[18]}}, partial_7_5} : 22'd0;
 
   // partials of group 7, column 5
-  kld_sram_2048x32 u_partial_7_5 (
+  kld_sram_2048x19 u_partial_7_5 (
     .clk_i(clk_i),
     .we_i(tap_here_7_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
-    .wdata_i(tap_psum_i[703:672]),
+    .wdata_i(tap_psum_i[417:399]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_5)
   );
 
   assign tap_here_7_6 = (tap_tag_i[275:274] == 2'd3) && tap_valid_i[22];
-  assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
+  assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6[18]}}, partial_7_6} : 22'd0;
 
   // partials of group 7, column 6
-  kld_sram_2048x32 u_partial_7_6 (
+  kld_sram_2048x19 u_partial_7_6 (
     .clk_i(clk_i),
     .we_i(tap_here_7_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
-    .wdata_i(tap_psum_i[735:704]),
+    .wdata_i(tap_psum_i[436:418]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_6)
   );
 
   assign tap_here_7_7 = (tap_tag_i[287:286] == 2'd3) && tap_valid_i[23];
-  assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
+  assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7[18]}}, partial_7_7} : 22'd0;
 
   // partials of group 7, column 7
-  kld_sram_2048x32 u_partial_7_7 (
+  kld_sram_2048x19 u_partial_7_7 (
     .clk_i(clk_i),
     .we_i(tap_here_7_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
-    .wdata_i(tap_psum_i[767:736]),
+    .wdata_i(tap_psum_i[455:437]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_7)
   );
 
   assign tap_here_7_8 = (tap_tag_i[299:298] == 2'd3) && tap_valid_i[24];
-  assign term_7_8 = group_valid_i[7] ? partial_7_8 : 32'd0;
+  assign term_7_8 = group_valid_i[7] ? {{3{partial_7_8[18]}}, partial_7_8} : 22'd0;
 
   // partials of group 7, column 8
-  kld_sram_2048x32 u_partial_7_8 (
+  kld_sram_2048x19 u_partial_7_8 (
     .clk_i(clk_i),
     .we_i(tap_here_7_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
-    .wdata_i(tap_psum_i[799:768]),
+    .wdata_i(tap_psum_i[474:456]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_8)
   );
 
   assign tap_here_7_9 = (tap_tag_i[311:310] == 2'd3) && tap_valid_i[25];
-  assign term_7_9 = group_valid_i[7] ? partial_7_9 : 32'd0;
+  assign term_7_9 = group_valid_i[7] ? {{3{partial_7_9[18]}}, partial_7_9} : 22'd0;
 
   // partials of group 7, column 9
-  kld_sram_2048x32 u_partial_7_9 (
+  kld_sram_2048x19 u_partial_7_9 (
     .clk_i(clk_i),
     .we_i(tap_here_7_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
-    .wdata_i(tap_psum_i[831:800]),
+    .wdata_i(tap_psum_i[493:475]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_9)
   );
 
   assign tap_here_7_10 = (tap_tag_i[323:322] == 2'd3) && tap_valid_i[26];
-  assign term_7_10 = group_valid_i[7] ? partial_7_10 : 32'd0;
+  assign term_7_10 = group_valid_i[7] ? {{3{partial_7_10[18]}}, partial_7_10} : 22'd0;
 
   // partials of group 7, column 10
-  kld_sram_2048x32 u_partial_7_10 (
+  kld_sram_2048x19 u_partial_7_10 (
     .clk_i(clk_i),
     .we_i(tap_here_7_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
-    .wdata_i(tap_psum_i[863:832]),
+    .wdata_i(tap_psum_i[512:494]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_10)
   );
 
   assign tap_here_7_11 = (tap_tag_i[335:334] == 2'd3) && tap_valid_i[27];
-  assign term_7_11 = group_valid_i[7] ? partial_7_11 : 32'd0;
+  assign term_7_11 = group_valid_i[7] ? {{3{partial_7_11[18]}}, partial_7_11} : 22'd0;
 
   // partials of group 7, column 11
-  kld_sram_2048x32 u_partial_7_11 (
+  kld_sram_2048x19 u_partial_7_11 (
     .clk_i(clk_i),
     .we_i(tap_here_7_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
-    .wdata_i(tap_psum_i[895:864]),
+    .wdata_i(tap_psum_i[531:513]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_11)
   );
 
   assign tap_here_7_12 = (tap_tag_i[347:346] == 2'd3) && tap_valid_i[28];
-  assign term_7_12 = group_valid_i[7] ? partial_7_12 : 32'd0;
+  assign term_7_12 = group_valid_i[7] ? {{3{partial_7_12[18]}}, partial_7_12} : 22'd0;
 
   // partials of group 7, column 12
-  kld_sram_2048x32 u_partial_7_12 (
+  kld_sram_2048x19 u_partial_7_12 (
     .clk_i(clk_i),
     .we_i(tap_here_7_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
-    .wdata_i(tap_psum_i[927:896]),
+    .wdata_i(tap_psum_i[550:532]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_12)
   );
 
   assign tap_here_7_13 = (tap_tag_i[359:358] == 2'd3) && tap_valid_i[29];
-  assign term_7_13 = group_valid_i[7] ? partial_7_13 : 32'd0;
+  assign term_7_13 = group_valid_i[7] ? {{3{partial_7_13[18]}}, partial_7_13} : 22'd0;
 
   // partials of group 7, column 13
-  kld_sram_2048x32 u_partial_7_13 (
+  kld_sram_2048x19 u_partial_7_13 (
     .clk_i(clk_i),
     .we_i(tap_here_7_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
-    .wdata_i(tap_psum_i[959:928]),
+    .wdata_i(tap_psum_i[569:551]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_13)
   );
 
   assign tap_here_7_14 = (tap_tag_i[371:370] == 2'd3) && tap_valid_i[30];
-  assign term_7_14 = group_valid_i[7] ? partial_7_14 : 32'd0;
+  assign term_7_14 = group_valid_i[7] ? {{3{partial_7_14[18]}}, partial_7_14} : 22'd0;
 
   // partials of group 7, column 14
-  kld_sram_2048x32 u_partial_7_14 (
+  kld_sram_2048x19 u_partial_7_14 (
     .clk_i(clk_i),
     .we_i(tap_here_7_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
-    .wdata_i(tap_psum_i[991:960]),
+    .wdata_i(tap_psum_i[588:570]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_14)
   );
 
   assign tap_here_7_15 = (tap_tag_i[383:382] == 2'd3) && tap_valid_i[31];
-  assign term_7_15 = group_valid_i[7] ? partial_7_15 : 32'd0;
+  assign term_7_15 = group_valid_i[7] ? {{3{partial_7_15[18]}}, partial_7_15} : 22'd0;
 
   // partials of group 7, column 15
-  kld_sram_2048x32 u_partial_7_15 (
+  kld_sram_2048x19 u_partial_7_15 (
     .clk_i(clk_i),
     .we_i(tap_here_7_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
-    .wdata_i(tap_psum_i[1023:992]),
+    .wdata_i(tap_psum_i[607:589]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_15)
   );
@@ -2581,6 +2584,14 @@ module kld_merge (
   assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
   assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
   assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
-  assign out_data_o = out_data_q;
+  assign out_data_o = {{{10{out_data_q[351]}}, out_data_q[351:330]}, {{10{out_data_q[329]}},
+      out_data_q[329:308]}, {{10{out_data_q[307]}}, out_data_q[307:286]}, {{10{out_data_q[285]}},
+      out_data_q[285:264]}, {{10{out_data_q[263]}}, out_data_q[263:242]}, {{10{out_data_q[241]}},
+      out_data_q[241:220]}, {{10{out_data_q[219]}}, out_data_q[219:198]}, {{10{out_data_q[197]}},
+      out_data_q[197:176]}, {{10{out_data_q[175]}}, out_data_q[175:154]}, {{10{out_data_q[153]}},
+      out_data_q[153:132]}, {{10{out_data_q[131]}}, out_data_q[131:110]}, {{10{out_data_q[109]}},
+      out_data_q[109:88]}, {{10{out_data_q[87]}}, out_data_q[87:66]}, {{10{out_data_q[65]}},
+      out_data_q[65:44]}, {{10{out_data_q[43]}}, out_data_q[43:22]}, {{10{out_data_q[21]}},
+      out_data_q[21:0]}};
 
 endmodule

@@ -60,15 +60,15 @@ module kld_plain_array (
   output wire [15:0] tap_valid_o,
   // tag {k-tile, token} of each tap
   output wire [191:0] tap_tag_o,
-  // partial sum of each tap
-  output wire [511:0] tap_psum_o
+  // partial sum of each tap (PARTIAL_W)
+  output wire [319:0] tap_psum_o
 );
 
   wire [2175:0] a_east;
   wire [271:0] mac_east;
   wire [271:0] sel_east;
   wire [2175:0] w_south;
-  wire [8703:0] psum_south;
+  wire [5439:0] psum_south;
   wire [255:0] psum_valid;
   // rows that start a segment cut the partial-sum chain
   wire [15:0] seg_start;
@@ -142,7 +142,7 @@ module kld_plain_array (
   assign w_south[127:0] = w_top_q;
 
   // the top of every column starts from zero
-  assign psum_south[511:0] = 512'd0;
+  assign psum_south[319:0] = 320'd0;
 
   assign a_east[7:0] = seg_data_i[7:0];
   assign mac_east[0] = seg_valid_i;
@@ -410,12 +410,12 @@ module kld_plain_array (
           .seg_start_i(seg_start[r]),
           .a_i($signed(a_east[(r * 17 + c) * 8 +: 8])),
           .w_i($signed(w_south[(r * 16 + c) * 8 +: 8])),
-          .psum_i($signed(psum_south[(r * 16 + c) * 32 +: 32])),
+          .psum_i($signed(psum_south[(r * 16 + c) * 20 +: 20])),
           .a_o(a_east[(r * 17 + c + 1) * 8 +: 8]),
           .mac_o(mac_east[r * 17 + c + 1]),
           .sel_o(sel_east[r * 17 + c + 1]),
           .w_o(w_south[((r + 1) * 16 + c) * 8 +: 8]),
-          .psum_o(psum_south[((r + 1) * 16 + c) * 32 +: 32]),
+          .psum_o(psum_south[((r + 1) * 16 + c) * 20 +: 20]),
           .psum_valid_o(psum_valid[r * 16 + c])
         );
       end
@@ -489,7 +489,22 @@ module kld_plain_array (
   assign tap_tag_o[179:168] = tag_s0_q[5'd29];
   assign tap_valid_o[15] = psum_valid[255];
   assign tap_tag_o[191:180] = tag_s0_q[5'd30];
-  assign tap_psum_o = psum_south[8703:8192];
+  assign tap_psum_o[19:0] = psum_south[5139:5120];
+  assign tap_psum_o[39:20] = psum_south[5159:5140];
+  assign tap_psum_o[59:40] = psum_south[5179:5160];
+  assign tap_psum_o[79:60] = psum_south[5199:5180];
+  assign tap_psum_o[99:80] = psum_south[5219:5200];
+  assign tap_psum_o[119:100] = psum_south[5239:5220];
+  assign tap_psum_o[139:120] = psum_south[5259:5240];
+  assign tap_psum_o[159:140] = psum_south[5279:5260];
+  assign tap_psum_o[179:160] = psum_south[5299:5280];
+  assign tap_psum_o[199:180] = psum_south[5319:5300];
+  assign tap_psum_o[219:200] = psum_south[5339:5320];
+  assign tap_psum_o[239:220] = psum_south[5359:5340];
+  assign tap_psum_o[259:240] = psum_south[5379:5360];
+  assign tap_psum_o[279:260] = psum_south[5399:5380];
+  assign tap_psum_o[299:280] = psum_south[5419:5400];
+  assign tap_psum_o[319:300] = psum_south[5439:5420];
 
   // Deliberately unused: activations leaving the right edge of the array
   wire unused_a_east;

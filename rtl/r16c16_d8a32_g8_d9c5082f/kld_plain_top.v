@@ -100,7 +100,8 @@ module kld_plain_top (
   reg out_valid_q;
   reg [1:0] out_mt_q;
   reg [9:0] out_token_q;
-  reg [511:0] out_data_q;
+  // OUT_SUM_W bits a word
+  reg [351:0] out_data_q;
   // the output register takes a word
   wire gather_en;
   // the gather reads a token
@@ -138,42 +139,58 @@ module kld_plain_top (
   wire wl_next_ready;
   wire [15:0] tap_valid;
   wire [191:0] tap_tag;
-  wire [511:0] tap_psum;
+  wire [319:0] tap_psum;
   // {k-tile, token}
   wire [11:0] issue_tag;
   wire [127:0] row_data;
-  wire [31:0] acc_old_15;
-  wire [31:0] acc_out_15;
-  wire [31:0] acc_old_14;
-  wire [31:0] acc_out_14;
-  wire [31:0] acc_old_13;
-  wire [31:0] acc_out_13;
-  wire [31:0] acc_old_12;
-  wire [31:0] acc_out_12;
-  wire [31:0] acc_old_11;
-  wire [31:0] acc_out_11;
-  wire [31:0] acc_old_10;
-  wire [31:0] acc_out_10;
-  wire [31:0] acc_old_9;
-  wire [31:0] acc_out_9;
-  wire [31:0] acc_old_8;
-  wire [31:0] acc_out_8;
-  wire [31:0] acc_old_7;
-  wire [31:0] acc_out_7;
-  wire [31:0] acc_old_6;
-  wire [31:0] acc_out_6;
-  wire [31:0] acc_old_5;
-  wire [31:0] acc_out_5;
-  wire [31:0] acc_old_4;
-  wire [31:0] acc_out_4;
-  wire [31:0] acc_old_3;
-  wire [31:0] acc_out_3;
-  wire [31:0] acc_old_2;
-  wire [31:0] acc_out_2;
-  wire [31:0] acc_old_1;
-  wire [31:0] acc_out_1;
-  wire [31:0] acc_old_0;
-  wire [31:0] acc_out_0;
+  wire [21:0] acc_old_15;
+  wire [21:0] acc_out_15;
+  wire [21:0] acc_in_15;
+  wire [21:0] acc_old_14;
+  wire [21:0] acc_out_14;
+  wire [21:0] acc_in_14;
+  wire [21:0] acc_old_13;
+  wire [21:0] acc_out_13;
+  wire [21:0] acc_in_13;
+  wire [21:0] acc_old_12;
+  wire [21:0] acc_out_12;
+  wire [21:0] acc_in_12;
+  wire [21:0] acc_old_11;
+  wire [21:0] acc_out_11;
+  wire [21:0] acc_in_11;
+  wire [21:0] acc_old_10;
+  wire [21:0] acc_out_10;
+  wire [21:0] acc_in_10;
+  wire [21:0] acc_old_9;
+  wire [21:0] acc_out_9;
+  wire [21:0] acc_in_9;
+  wire [21:0] acc_old_8;
+  wire [21:0] acc_out_8;
+  wire [21:0] acc_in_8;
+  wire [21:0] acc_old_7;
+  wire [21:0] acc_out_7;
+  wire [21:0] acc_in_7;
+  wire [21:0] acc_old_6;
+  wire [21:0] acc_out_6;
+  wire [21:0] acc_in_6;
+  wire [21:0] acc_old_5;
+  wire [21:0] acc_out_5;
+  wire [21:0] acc_in_5;
+  wire [21:0] acc_old_4;
+  wire [21:0] acc_out_4;
+  wire [21:0] acc_in_4;
+  wire [21:0] acc_old_3;
+  wire [21:0] acc_out_3;
+  wire [21:0] acc_in_3;
+  wire [21:0] acc_old_2;
+  wire [21:0] acc_out_2;
+  wire [21:0] acc_in_2;
+  wire [21:0] acc_old_1;
+  wire [21:0] acc_out_1;
+  wire [21:0] acc_in_1;
+  wire [21:0] acc_old_0;
+  wire [21:0] acc_out_0;
+  wire [21:0] acc_in_0;
   // the register at reg_addr_i
   reg [31:0] rdata;
 
@@ -356,192 +373,224 @@ module kld_plain_top (
     .tap_psum_o(tap_psum)
   );
 
+  assign acc_in_15 = {{2{tap_psum[319]}}, tap_psum[319:300]};
+
   // accumulators of column 15
-  kld_sram_1024x32_r2 u_acc_15 (
+  kld_sram_1024x22_r2 u_acc_15 (
     .clk_i(clk_i),
     .we_i(tap_valid[15]),
     .waddr_i(tap_tag[189:180]),
-    .wdata_i((tap_tag[191:190] == 2'd0) ? tap_psum[511:480] : acc_old_15 + tap_psum[511:480]),
+    .wdata_i((tap_tag[191:190] == 2'd0) ? acc_in_15 : acc_old_15 + acc_in_15),
     .raddr0_i(tap_tag[189:180]),
     .rdata0_o(acc_old_15),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_15)
   );
 
+  assign acc_in_14 = {{2{tap_psum[299]}}, tap_psum[299:280]};
+
   // accumulators of column 14
-  kld_sram_1024x32_r2 u_acc_14 (
+  kld_sram_1024x22_r2 u_acc_14 (
     .clk_i(clk_i),
     .we_i(tap_valid[14]),
     .waddr_i(tap_tag[177:168]),
-    .wdata_i((tap_tag[179:178] == 2'd0) ? tap_psum[479:448] : acc_old_14 + tap_psum[479:448]),
+    .wdata_i((tap_tag[179:178] == 2'd0) ? acc_in_14 : acc_old_14 + acc_in_14),
     .raddr0_i(tap_tag[177:168]),
     .rdata0_o(acc_old_14),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_14)
   );
 
+  assign acc_in_13 = {{2{tap_psum[279]}}, tap_psum[279:260]};
+
   // accumulators of column 13
-  kld_sram_1024x32_r2 u_acc_13 (
+  kld_sram_1024x22_r2 u_acc_13 (
     .clk_i(clk_i),
     .we_i(tap_valid[13]),
     .waddr_i(tap_tag[165:156]),
-    .wdata_i((tap_tag[167:166] == 2'd0) ? tap_psum[447:416] : acc_old_13 + tap_psum[447:416]),
+    .wdata_i((tap_tag[167:166] == 2'd0) ? acc_in_13 : acc_old_13 + acc_in_13),
     .raddr0_i(tap_tag[165:156]),
     .rdata0_o(acc_old_13),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_13)
   );
 
+  assign acc_in_12 = {{2{tap_psum[259]}}, tap_psum[259:240]};
+
   // accumulators of column 12
-  kld_sram_1024x32_r2 u_acc_12 (
+  kld_sram_1024x22_r2 u_acc_12 (
     .clk_i(clk_i),
     .we_i(tap_valid[12]),
     .waddr_i(tap_tag[153:144]),
-    .wdata_i((tap_tag[155:154] == 2'd0) ? tap_psum[415:384] : acc_old_12 + tap_psum[415:384]),
+    .wdata_i((tap_tag[155:154] == 2'd0) ? acc_in_12 : acc_old_12 + acc_in_12),
     .raddr0_i(tap_tag[153:144]),
     .rdata0_o(acc_old_12),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_12)
   );
 
+  assign acc_in_11 = {{2{tap_psum[239]}}, tap_psum[239:220]};
+
   // accumulators of column 11
-  kld_sram_1024x32_r2 u_acc_11 (
+  kld_sram_1024x22_r2 u_acc_11 (
     .clk_i(clk_i),
     .we_i(tap_valid[11]),
     .waddr_i(tap_tag[141:132]),
-    .wdata_i((tap_tag[143:142] == 2'd0) ? tap_psum[383:352] : acc_old_11 + tap_psum[383:352]),
+    .wdata_i((tap_tag[143:142] == 2'd0) ? acc_in_11 : acc_old_11 + acc_in_11),
     .raddr0_i(tap_tag[141:132]),
     .rdata0_o(acc_old_11),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_11)
   );
 
+  assign acc_in_10 = {{2{tap_psum[219]}}, tap_psum[219:200]};
+
   // accumulators of column 10
-  kld_sram_1024x32_r2 u_acc_10 (
+  kld_sram_1024x22_r2 u_acc_10 (
     .clk_i(clk_i),
     .we_i(tap_valid[10]),
     .waddr_i(tap_tag[129:120]),
-    .wdata_i((tap_tag[131:130] == 2'd0) ? tap_psum[351:320] : acc_old_10 + tap_psum[351:320]),
+    .wdata_i((tap_tag[131:130] == 2'd0) ? acc_in_10 : acc_old_10 + acc_in_10),
     .raddr0_i(tap_tag[129:120]),
     .rdata0_o(acc_old_10),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_10)
   );
 
+  assign acc_in_9 = {{2{tap_psum[199]}}, tap_psum[199:180]};
+
   // accumulators of column 9
-  kld_sram_1024x32_r2 u_acc_9 (
+  kld_sram_1024x22_r2 u_acc_9 (
     .clk_i(clk_i),
     .we_i(tap_valid[9]),
     .waddr_i(tap_tag[117:108]),
-    .wdata_i((tap_tag[119:118] == 2'd0) ? tap_psum[319:288] : acc_old_9 + tap_psum[319:288]),
+    .wdata_i((tap_tag[119:118] == 2'd0) ? acc_in_9 : acc_old_9 + acc_in_9),
     .raddr0_i(tap_tag[117:108]),
     .rdata0_o(acc_old_9),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_9)
   );
 
+  assign acc_in_8 = {{2{tap_psum[179]}}, tap_psum[179:160]};
+
   // accumulators of column 8
-  kld_sram_1024x32_r2 u_acc_8 (
+  kld_sram_1024x22_r2 u_acc_8 (
     .clk_i(clk_i),
     .we_i(tap_valid[8]),
     .waddr_i(tap_tag[105:96]),
-    .wdata_i((tap_tag[107:106] == 2'd0) ? tap_psum[287:256] : acc_old_8 + tap_psum[287:256]),
+    .wdata_i((tap_tag[107:106] == 2'd0) ? acc_in_8 : acc_old_8 + acc_in_8),
     .raddr0_i(tap_tag[105:96]),
     .rdata0_o(acc_old_8),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_8)
   );
 
+  assign acc_in_7 = {{2{tap_psum[159]}}, tap_psum[159:140]};
+
   // accumulators of column 7
-  kld_sram_1024x32_r2 u_acc_7 (
+  kld_sram_1024x22_r2 u_acc_7 (
     .clk_i(clk_i),
     .we_i(tap_valid[7]),
     .waddr_i(tap_tag[93:84]),
-    .wdata_i((tap_tag[95:94] == 2'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
+    .wdata_i((tap_tag[95:94] == 2'd0) ? acc_in_7 : acc_old_7 + acc_in_7),
     .raddr0_i(tap_tag[93:84]),
     .rdata0_o(acc_old_7),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_7)
   );
 
+  assign acc_in_6 = {{2{tap_psum[139]}}, tap_psum[139:120]};
+
   // accumulators of column 6
-  kld_sram_1024x32_r2 u_acc_6 (
+  kld_sram_1024x22_r2 u_acc_6 (
     .clk_i(clk_i),
     .we_i(tap_valid[6]),
     .waddr_i(tap_tag[81:72]),
-    .wdata_i((tap_tag[83:82] == 2'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
+    .wdata_i((tap_tag[83:82] == 2'd0) ? acc_in_6 : acc_old_6 + acc_in_6),
     .raddr0_i(tap_tag[81:72]),
     .rdata0_o(acc_old_6),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_6)
   );
 
+  assign acc_in_5 = {{2{tap_psum[119]}}, tap_psum[119:100]};
+
   // accumulators of column 5
-  kld_sram_1024x32_r2 u_acc_5 (
+  kld_sram_1024x22_r2 u_acc_5 (
     .clk_i(clk_i),
     .we_i(tap_valid[5]),
     .waddr_i(tap_tag[69:60]),
-    .wdata_i((tap_tag[71:70] == 2'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
+    .wdata_i((tap_tag[71:70] == 2'd0) ? acc_in_5 : acc_old_5 + acc_in_5),
     .raddr0_i(tap_tag[69:60]),
     .rdata0_o(acc_old_5),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_5)
   );
 
+  assign acc_in_4 = {{2{tap_psum[99]}}, tap_psum[99:80]};
+
   // accumulators of column 4
-  kld_sram_1024x32_r2 u_acc_4 (
+  kld_sram_1024x22_r2 u_acc_4 (
     .clk_i(clk_i),
     .we_i(tap_valid[4]),
     .waddr_i(tap_tag[57:48]),
-    .wdata_i((tap_tag[59:58] == 2'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
+    .wdata_i((tap_tag[59:58] == 2'd0) ? acc_in_4 : acc_old_4 + acc_in_4),
     .raddr0_i(tap_tag[57:48]),
     .rdata0_o(acc_old_4),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_4)
   );
 
+  assign acc_in_3 = {{2{tap_psum[79]}}, tap_psum[79:60]};
+
   // accumulators of column 3
-  kld_sram_1024x32_r2 u_acc_3 (
+  kld_sram_1024x22_r2 u_acc_3 (
     .clk_i(clk_i),
     .we_i(tap_valid[3]),
     .waddr_i(tap_tag[45:36]),
-    .wdata_i((tap_tag[47:46] == 2'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
+    .wdata_i((tap_tag[47:46] == 2'd0) ? acc_in_3 : acc_old_3 + acc_in_3),
     .raddr0_i(tap_tag[45:36]),
     .rdata0_o(acc_old_3),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_3)
   );
 
+  assign acc_in_2 = {{2{tap_psum[59]}}, tap_psum[59:40]};
+
   // accumulators of column 2
-  kld_sram_1024x32_r2 u_acc_2 (
+  kld_sram_1024x22_r2 u_acc_2 (
     .clk_i(clk_i),
     .we_i(tap_valid[2]),
     .waddr_i(tap_tag[33:24]),
-    .wdata_i((tap_tag[35:34] == 2'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
+    .wdata_i((tap_tag[35:34] == 2'd0) ? acc_in_2 : acc_old_2 + acc_in_2),
     .raddr0_i(tap_tag[33:24]),
     .rdata0_o(acc_old_2),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_2)
   );
 
+  assign acc_in_1 = {{2{tap_psum[39]}}, tap_psum[39:20]};
+
   // accumulators of column 1
-  kld_sram_1024x32_r2 u_acc_1 (
+  kld_sram_1024x22_r2 u_acc_1 (
     .clk_i(clk_i),
     .we_i(tap_valid[1]),
     .waddr_i(tap_tag[21:12]),
-    .wdata_i((tap_tag[23:22] == 2'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
+    .wdata_i((tap_tag[23:22] == 2'd0) ? acc_in_1 : acc_old_1 + acc_in_1),
     .raddr0_i(tap_tag[21:12]),
     .rdata0_o(acc_old_1),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_1)
   );
 
+  assign acc_in_0 = {{2{tap_psum[19]}}, tap_psum[19:0]};
+
   // accumulators of column 0
-  kld_sram_1024x32_r2 u_acc_0 (
+  kld_sram_1024x22_r2 u_acc_0 (
     .clk_i(clk_i),
     .we_i(tap_valid[0]),
     .waddr_i(tap_tag[9:0]),
-    .wdata_i((tap_tag[11:10] == 2'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
+    .wdata_i((tap_tag[11:10] == 2'd0) ? acc_in_0 : acc_old_0 + acc_in_0),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
     .raddr1_i(gather_token_q[9:0]),
@@ -575,7 +624,15 @@ module kld_plain_top (
   assign out_valid_o = out_valid_q;
   assign out_mtile_o = out_mt_q;
   assign out_token_o = out_token_q;
-  assign out_data_o = out_data_q;
+  assign out_data_o = {{{10{out_data_q[351]}}, out_data_q[351:330]}, {{10{out_data_q[329]}},
+      out_data_q[329:308]}, {{10{out_data_q[307]}}, out_data_q[307:286]}, {{10{out_data_q[285]}},
+      out_data_q[285:264]}, {{10{out_data_q[263]}}, out_data_q[263:242]}, {{10{out_data_q[241]}},
+      out_data_q[241:220]}, {{10{out_data_q[219]}}, out_data_q[219:198]}, {{10{out_data_q[197]}},
+      out_data_q[197:176]}, {{10{out_data_q[175]}}, out_data_q[175:154]}, {{10{out_data_q[153]}},
+      out_data_q[153:132]}, {{10{out_data_q[131]}}, out_data_q[131:110]}, {{10{out_data_q[109]}},
+      out_data_q[109:88]}, {{10{out_data_q[87]}}, out_data_q[87:66]}, {{10{out_data_q[65]}},
+      out_data_q[65:44]}, {{10{out_data_q[43]}}, out_data_q[43:22]}, {{10{out_data_q[21]}},
+      out_data_q[21:0]}};
   assign busy_o = busy_q;
   assign done_o = done_q;
 

@@ -328,7 +328,8 @@ module kld_top (
   wire [71:0] lane_tau;
   wire [31:0] tap_valid;
   wire [383:0] tap_tag;
-  wire [1023:0] tap_psum;
+  // PARTIAL_W bits per tap
+  wire [607:0] tap_psum;
   // {k-tile, token} per segment
   wire [23:0] seg_tag;
   // segment s reads the A bank of group kt*SEGS+s

@@ -52,15 +52,15 @@ module kld_array (
   output wire [7:0] tap_valid_o,
   // tag {k-tile, token} of each tap
   output wire [103:0] tap_tag_o,
-  // partial sum of each tap
-  output wire [255:0] tap_psum_o
+  // partial sum of each tap (PARTIAL_W)
+  output wire [151:0] tap_psum_o
 );
 
   wire [575:0] a_east;
   wire [71:0] mac_east;
   wire [71:0] sel_east;
   wire [575:0] w_south;
-  wire [2303:0] psum_south;
+  wire [1367:0] psum_south;
   wire [63:0] psum_valid;
   // rows that start a segment cut the partial-sum chain
   wire [7:0] seg_start;
@@ -110,7 +110,7 @@ module kld_array (
   assign w_south[63:0] = w_top_q;
 
   // the top of every column starts from zero
-  assign psum_south[255:0] = 256'd0;
+  assign psum_south[151:0] = 152'd0;
 
   assign a_east[7:0] = seg_data_i[7:0];
   assign mac_east[0] = seg_valid_i;
@@ -250,12 +250,12 @@ module kld_array (
           .seg_start_i(seg_start[r]),
           .a_i($signed(a_east[(r * 9 + c) * 8 +: 8])),
           .w_i($signed(w_south[(r * 8 + c) * 8 +: 8])),
-          .psum_i($signed(psum_south[(r * 8 + c) * 32 +: 32])),
+          .psum_i($signed(psum_south[(r * 8 + c) * 19 +: 19])),
           .a_o(a_east[(r * 9 + c + 1) * 8 +: 8]),
           .mac_o(mac_east[r * 9 + c + 1]),
           .sel_o(sel_east[r * 9 + c + 1]),
           .w_o(w_south[((r + 1) * 8 + c) * 8 +: 8]),
-          .psum_o(psum_south[((r + 1) * 8 + c) * 32 +: 32]),
+          .psum_o(psum_south[((r + 1) * 8 + c) * 19 +: 19]),
           .psum_valid_o(psum_valid[r * 8 + c])
         );
       end
@@ -297,7 +297,14 @@ module kld_array (
   assign tap_tag_o[90:78] = tag_s0_q[4'd13];
   assign tap_valid_o[7] = psum_valid[63];
   assign tap_tag_o[103:91] = tag_s0_q[4'd14];
-  assign tap_psum_o = psum_south[2303:2048];
+  assign tap_psum_o[18:0] = psum_south[1234:1216];
+  assign tap_psum_o[37:19] = psum_south[1253:1235];
+  assign tap_psum_o[56:38] = psum_south[1272:1254];
+  assign tap_psum_o[75:57] = psum_south[1291:1273];
+  assign tap_psum_o[94:76] = psum_south[1310:1292];
+  assign tap_psum_o[113:95] = psum_south[1329:1311];
+  assign tap_psum_o[132:114] = psum_south[1348:1330];
+  assign tap_psum_o[151:133] = psum_south[1367:1349];
 
   // Deliberately unused: activations leaving the right edge of the array
   wire unused_a_east;

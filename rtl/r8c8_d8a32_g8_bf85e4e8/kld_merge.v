@@ -3,7 +3,8 @@
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
 // root tokens, in two registered steps: the root tables' read, then the partials' read and their
-// sum
+// sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
+// sign-extended
 // Parameters:
 //   ROWS = 8
 //   COLS = 8
@@ -28,7 +29,8 @@ module kld_merge (
   input wire [7:0] tap_valid_i,
   // {k-tile, token} of each tap
   input wire [103:0] tap_tag_i,
-  input wire [255:0] tap_psum_i,
+  // PARTIAL_W bits per tap
+  input wire [151:0] tap_psum_i,
   // write group g's root of the detector's token
   input wire [7:0] root_we_i,
   input wire [9:0] root_token_i,
@@ -50,351 +52,352 @@ module kld_merge (
   output wire [255:0] out_data_o
 );
 
-  reg [255:0] out_data_q;
+  // the sums, OUT_SUM_W bits each
+  reg [175:0] out_data_q;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
   // partial address of group 0: the root (dense mode: the token)
   reg [9:0] gather_addr_0_q;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
-  wire [31:0] partial_0_0;
-  wire [31:0] term_0_0;
+  wire [18:0] partial_0_0;
+  wire [21:0] term_0_0;
   // a partial of group 0 arrives at column 1
   wire tap_here_0_1;
-  wire [31:0] partial_0_1;
-  wire [31:0] term_0_1;
+  wire [18:0] partial_0_1;
+  wire [21:0] term_0_1;
   // a partial of group 0 arrives at column 2
   wire tap_here_0_2;
-  wire [31:0] partial_0_2;
-  wire [31:0] term_0_2;
+  wire [18:0] partial_0_2;
+  wire [21:0] term_0_2;
   // a partial of group 0 arrives at column 3
   wire tap_here_0_3;
-  wire [31:0] partial_0_3;
-  wire [31:0] term_0_3;
+  wire [18:0] partial_0_3;
+  wire [21:0] term_0_3;
   // a partial of group 0 arrives at column 4
   wire tap_here_0_4;
-  wire [31:0] partial_0_4;
-  wire [31:0] term_0_4;
+  wire [18:0] partial_0_4;
+  wire [21:0] term_0_4;
   // a partial of group 0 arrives at column 5
   wire tap_here_0_5;
-  wire [31:0] partial_0_5;
-  wire [31:0] term_0_5;
+  wire [18:0] partial_0_5;
+  wire [21:0] term_0_5;
   // a partial of group 0 arrives at column 6
   wire tap_here_0_6;
-  wire [31:0] partial_0_6;
-  wire [31:0] term_0_6;
+  wire [18:0] partial_0_6;
+  wire [21:0] term_0_6;
   // a partial of group 0 arrives at column 7
   wire tap_here_0_7;
-  wire [31:0] partial_0_7;
-  wire [31:0] term_0_7;
+  wire [18:0] partial_0_7;
+  wire [21:0] term_0_7;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
   // partial address of group 1: the root (dense mode: the token)
   reg [9:0] gather_addr_1_q;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
-  wire [31:0] partial_1_0;
-  wire [31:0] term_1_0;
+  wire [18:0] partial_1_0;
+  wire [21:0] term_1_0;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
-  wire [31:0] partial_1_1;
-  wire [31:0] term_1_1;
+  wire [18:0] partial_1_1;
+  wire [21:0] term_1_1;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
-  wire [31:0] partial_1_2;
-  wire [31:0] term_1_2;
+  wire [18:0] partial_1_2;
+  wire [21:0] term_1_2;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
-  wire [31:0] partial_1_3;
-  wire [31:0] term_1_3;
+  wire [18:0] partial_1_3;
+  wire [21:0] term_1_3;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
-  wire [31:0] partial_1_4;
-  wire [31:0] term_1_4;
+  wire [18:0] partial_1_4;
+  wire [21:0] term_1_4;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
-  wire [31:0] partial_1_5;
-  wire [31:0] term_1_5;
+  wire [18:0] partial_1_5;
+  wire [21:0] term_1_5;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
-  wire [31:0] partial_1_6;
-  wire [31:0] term_1_6;
+  wire [18:0] partial_1_6;
+  wire [21:0] term_1_6;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
-  wire [31:0] partial_1_7;
-  wire [31:0] term_1_7;
+  wire [18:0] partial_1_7;
+  wire [21:0] term_1_7;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
   // partial address of group 2: the root (dense mode: the token)
   reg [9:0] gather_addr_2_q;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
-  wire [31:0] partial_2_0;
-  wire [31:0] term_2_0;
+  wire [18:0] partial_2_0;
+  wire [21:0] term_2_0;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
-  wire [31:0] partial_2_1;
-  wire [31:0] term_2_1;
+  wire [18:0] partial_2_1;
+  wire [21:0] term_2_1;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
-  wire [31:0] partial_2_2;
-  wire [31:0] term_2_2;
+  wire [18:0] partial_2_2;
+  wire [21:0] term_2_2;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
-  wire [31:0] partial_2_3;
-  wire [31:0] term_2_3;
+  wire [18:0] partial_2_3;
+  wire [21:0] term_2_3;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
-  wire [31:0] partial_2_4;
-  wire [31:0] term_2_4;
+  wire [18:0] partial_2_4;
+  wire [21:0] term_2_4;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
-  wire [31:0] partial_2_5;
-  wire [31:0] term_2_5;
+  wire [18:0] partial_2_5;
+  wire [21:0] term_2_5;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
-  wire [31:0] partial_2_6;
-  wire [31:0] term_2_6;
+  wire [18:0] partial_2_6;
+  wire [21:0] term_2_6;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
-  wire [31:0] partial_2_7;
-  wire [31:0] term_2_7;
+  wire [18:0] partial_2_7;
+  wire [21:0] term_2_7;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
   // partial address of group 3: the root (dense mode: the token)
   reg [9:0] gather_addr_3_q;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
-  wire [31:0] partial_3_0;
-  wire [31:0] term_3_0;
+  wire [18:0] partial_3_0;
+  wire [21:0] term_3_0;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
-  wire [31:0] partial_3_1;
-  wire [31:0] term_3_1;
+  wire [18:0] partial_3_1;
+  wire [21:0] term_3_1;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
-  wire [31:0] partial_3_2;
-  wire [31:0] term_3_2;
+  wire [18:0] partial_3_2;
+  wire [21:0] term_3_2;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
-  wire [31:0] partial_3_3;
-  wire [31:0] term_3_3;
+  wire [18:0] partial_3_3;
+  wire [21:0] term_3_3;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
-  wire [31:0] partial_3_4;
-  wire [31:0] term_3_4;
+  wire [18:0] partial_3_4;
+  wire [21:0] term_3_4;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
-  wire [31:0] partial_3_5;
-  wire [31:0] term_3_5;
+  wire [18:0] partial_3_5;
+  wire [21:0] term_3_5;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
-  wire [31:0] partial_3_6;
-  wire [31:0] term_3_6;
+  wire [18:0] partial_3_6;
+  wire [21:0] term_3_6;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
-  wire [31:0] partial_3_7;
-  wire [31:0] term_3_7;
+  wire [18:0] partial_3_7;
+  wire [21:0] term_3_7;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
   // partial address of group 4: the root (dense mode: the token)
   reg [9:0] gather_addr_4_q;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
-  wire [31:0] partial_4_0;
-  wire [31:0] term_4_0;
+  wire [18:0] partial_4_0;
+  wire [21:0] term_4_0;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
-  wire [31:0] partial_4_1;
-  wire [31:0] term_4_1;
+  wire [18:0] partial_4_1;
+  wire [21:0] term_4_1;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
-  wire [31:0] partial_4_2;
-  wire [31:0] term_4_2;
+  wire [18:0] partial_4_2;
+  wire [21:0] term_4_2;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
-  wire [31:0] partial_4_3;
-  wire [31:0] term_4_3;
+  wire [18:0] partial_4_3;
+  wire [21:0] term_4_3;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
-  wire [31:0] partial_4_4;
-  wire [31:0] term_4_4;
+  wire [18:0] partial_4_4;
+  wire [21:0] term_4_4;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
-  wire [31:0] partial_4_5;
-  wire [31:0] term_4_5;
+  wire [18:0] partial_4_5;
+  wire [21:0] term_4_5;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
-  wire [31:0] partial_4_6;
-  wire [31:0] term_4_6;
+  wire [18:0] partial_4_6;
+  wire [21:0] term_4_6;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
-  wire [31:0] partial_4_7;
-  wire [31:0] term_4_7;
+  wire [18:0] partial_4_7;
+  wire [21:0] term_4_7;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
   // partial address of group 5: the root (dense mode: the token)
   reg [9:0] gather_addr_5_q;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
-  wire [31:0] partial_5_0;
-  wire [31:0] term_5_0;
+  wire [18:0] partial_5_0;
+  wire [21:0] term_5_0;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
-  wire [31:0] partial_5_1;
-  wire [31:0] term_5_1;
+  wire [18:0] partial_5_1;
+  wire [21:0] term_5_1;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
-  wire [31:0] partial_5_2;
-  wire [31:0] term_5_2;
+  wire [18:0] partial_5_2;
+  wire [21:0] term_5_2;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
-  wire [31:0] partial_5_3;
-  wire [31:0] term_5_3;
+  wire [18:0] partial_5_3;
+  wire [21:0] term_5_3;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
-  wire [31:0] partial_5_4;
-  wire [31:0] term_5_4;
+  wire [18:0] partial_5_4;
+  wire [21:0] term_5_4;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
-  wire [31:0] partial_5_5;
-  wire [31:0] term_5_5;
+  wire [18:0] partial_5_5;
+  wire [21:0] term_5_5;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
-  wire [31:0] partial_5_6;
-  wire [31:0] term_5_6;
+  wire [18:0] partial_5_6;
+  wire [21:0] term_5_6;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
-  wire [31:0] partial_5_7;
-  wire [31:0] term_5_7;
+  wire [18:0] partial_5_7;
+  wire [21:0] term_5_7;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
   // partial address of group 6: the root (dense mode: the token)
   reg [9:0] gather_addr_6_q;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
-  wire [31:0] partial_6_0;
-  wire [31:0] term_6_0;
+  wire [18:0] partial_6_0;
+  wire [21:0] term_6_0;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
-  wire [31:0] partial_6_1;
-  wire [31:0] term_6_1;
+  wire [18:0] partial_6_1;
+  wire [21:0] term_6_1;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
-  wire [31:0] partial_6_2;
-  wire [31:0] term_6_2;
+  wire [18:0] partial_6_2;
+  wire [21:0] term_6_2;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
-  wire [31:0] partial_6_3;
-  wire [31:0] term_6_3;
+  wire [18:0] partial_6_3;
+  wire [21:0] term_6_3;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
-  wire [31:0] partial_6_4;
-  wire [31:0] term_6_4;
+  wire [18:0] partial_6_4;
+  wire [21:0] term_6_4;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
-  wire [31:0] partial_6_5;
-  wire [31:0] term_6_5;
+  wire [18:0] partial_6_5;
+  wire [21:0] term_6_5;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
-  wire [31:0] partial_6_6;
-  wire [31:0] term_6_6;
+  wire [18:0] partial_6_6;
+  wire [21:0] term_6_6;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
-  wire [31:0] partial_6_7;
-  wire [31:0] term_6_7;
+  wire [18:0] partial_6_7;
+  wire [21:0] term_6_7;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
   // partial address of group 7: the root (dense mode: the token)
   reg [9:0] gather_addr_7_q;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
-  wire [31:0] partial_7_0;
-  wire [31:0] term_7_0;
+  wire [18:0] partial_7_0;
+  wire [21:0] term_7_0;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
-  wire [31:0] partial_7_1;
-  wire [31:0] term_7_1;
+  wire [18:0] partial_7_1;
+  wire [21:0] term_7_1;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
-  wire [31:0] partial_7_2;
-  wire [31:0] term_7_2;
+  wire [18:0] partial_7_2;
+  wire [21:0] term_7_2;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
-  wire [31:0] partial_7_3;
-  wire [31:0] term_7_3;
+  wire [18:0] partial_7_3;
+  wire [21:0] term_7_3;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
-  wire [31:0] partial_7_4;
-  wire [31:0] term_7_4;
+  wire [18:0] partial_7_4;
+  wire [21:0] term_7_4;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
-  wire [31:0] partial_7_5;
-  wire [31:0] term_7_5;
+  wire [18:0] partial_7_5;
+  wire [21:0] term_7_5;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
-  wire [31:0] partial_7_6;
-  wire [31:0] term_7_6;
+  wire [18:0] partial_7_6;
+  wire [21:0] term_7_6;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
-  wire [31:0] partial_7_7;
-  wire [31:0] term_7_7;
-  wire [31:0] sum_7_0_0;
-  wire [31:0] sum_7_0_1;
-  wire [31:0] sum_7_0_2;
-  wire [31:0] sum_7_0_3;
-  wire [31:0] sum_7_1_0;
-  wire [31:0] sum_7_1_1;
-  wire [31:0] sum_7_2_0;
-  wire [31:0] sum_6_0_0;
-  wire [31:0] sum_6_0_1;
-  wire [31:0] sum_6_0_2;
-  wire [31:0] sum_6_0_3;
-  wire [31:0] sum_6_1_0;
-  wire [31:0] sum_6_1_1;
-  wire [31:0] sum_6_2_0;
-  wire [31:0] sum_5_0_0;
-  wire [31:0] sum_5_0_1;
-  wire [31:0] sum_5_0_2;
-  wire [31:0] sum_5_0_3;
-  wire [31:0] sum_5_1_0;
-  wire [31:0] sum_5_1_1;
-  wire [31:0] sum_5_2_0;
-  wire [31:0] sum_4_0_0;
-  wire [31:0] sum_4_0_1;
-  wire [31:0] sum_4_0_2;
-  wire [31:0] sum_4_0_3;
-  wire [31:0] sum_4_1_0;
-  wire [31:0] sum_4_1_1;
-  wire [31:0] sum_4_2_0;
-  wire [31:0] sum_3_0_0;
-  wire [31:0] sum_3_0_1;
-  wire [31:0] sum_3_0_2;
-  wire [31:0] sum_3_0_3;
-  wire [31:0] sum_3_1_0;
-  wire [31:0] sum_3_1_1;
-  wire [31:0] sum_3_2_0;
-  wire [31:0] sum_2_0_0;
-  wire [31:0] sum_2_0_1;
-  wire [31:0] sum_2_0_2;
-  wire [31:0] sum_2_0_3;
-  wire [31:0] sum_2_1_0;
-  wire [31:0] sum_2_1_1;
-  wire [31:0] sum_2_2_0;
-  wire [31:0] sum_1_0_0;
-  wire [31:0] sum_1_0_1;
-  wire [31:0] sum_1_0_2;
-  wire [31:0] sum_1_0_3;
-  wire [31:0] sum_1_1_0;
-  wire [31:0] sum_1_1_1;
-  wire [31:0] sum_1_2_0;
-  wire [31:0] sum_0_0_0;
-  wire [31:0] sum_0_0_1;
-  wire [31:0] sum_0_0_2;
-  wire [31:0] sum_0_0_3;
-  wire [31:0] sum_0_1_0;
-  wire [31:0] sum_0_1_1;
-  wire [31:0] sum_0_2_0;
+  wire [18:0] partial_7_7;
+  wire [21:0] term_7_7;
+  wire [21:0] sum_7_0_0;
+  wire [21:0] sum_7_0_1;
+  wire [21:0] sum_7_0_2;
+  wire [21:0] sum_7_0_3;
+  wire [21:0] sum_7_1_0;
+  wire [21:0] sum_7_1_1;
+  wire [21:0] sum_7_2_0;
+  wire [21:0] sum_6_0_0;
+  wire [21:0] sum_6_0_1;
+  wire [21:0] sum_6_0_2;
+  wire [21:0] sum_6_0_3;
+  wire [21:0] sum_6_1_0;
+  wire [21:0] sum_6_1_1;
+  wire [21:0] sum_6_2_0;
+  wire [21:0] sum_5_0_0;
+  wire [21:0] sum_5_0_1;
+  wire [21:0] sum_5_0_2;
+  wire [21:0] sum_5_0_3;
+  wire [21:0] sum_5_1_0;
+  wire [21:0] sum_5_1_1;
+  wire [21:0] sum_5_2_0;
+  wire [21:0] sum_4_0_0;
+  wire [21:0] sum_4_0_1;
+  wire [21:0] sum_4_0_2;
+  wire [21:0] sum_4_0_3;
+  wire [21:0] sum_4_1_0;
+  wire [21:0] sum_4_1_1;
+  wire [21:0] sum_4_2_0;
+  wire [21:0] sum_3_0_0;
+  wire [21:0] sum_3_0_1;
+  wire [21:0] sum_3_0_2;
+  wire [21:0] sum_3_0_3;
+  wire [21:0] sum_3_1_0;
+  wire [21:0] sum_3_1_1;
+  wire [21:0] sum_3_2_0;
+  wire [21:0] sum_2_0_0;
+  wire [21:0] sum_2_0_1;
+  wire [21:0] sum_2_0_2;
+  wire [21:0] sum_2_0_3;
+  wire [21:0] sum_2_1_0;
+  wire [21:0] sum_2_1_1;
+  wire [21:0] sum_2_2_0;
+  wire [21:0] sum_1_0_0;
+  wire [21:0] sum_1_0_1;
+  wire [21:0] sum_1_0_2;
+  wire [21:0] sum_1_0_3;
+  wire [21:0] sum_1_1_0;
+  wire [21:0] sum_1_1_1;
+  wire [21:0] sum_1_2_0;
+  wire [21:0] sum_0_0_0;
+  wire [21:0] sum_0_0_1;
+  wire [21:0] sum_0_0_2;
+  wire [21:0] sum_0_0_3;
+  wire [21:0] sum_0_1_0;
+  wire [21:0] sum_0_1_1;
+  wire [21:0] sum_0_2_0;
 
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
@@ -423,105 +426,105 @@ module kld_merge (
   );
 
   assign tap_here_0_0 = (tap_tag_i[12:10] == 3'd0) && tap_valid_i[0];
-  assign term_0_0 = group_valid_i[0] ? partial_0_0 : 32'd0;
+  assign term_0_0 = group_valid_i[0] ? {{3{partial_0_0[18]}}, partial_0_0} : 22'd0;
 
   // partials of group 0, column 0
-  kld_sram_2048x32 u_partial_0_0 (
+  kld_sram_2048x19 u_partial_0_0 (
     .clk_i(clk_i),
     .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_0)
   );
 
   assign tap_here_0_1 = (tap_tag_i[25:23] == 3'd0) && tap_valid_i[1];
-  assign term_0_1 = group_valid_i[0] ? partial_0_1 : 32'd0;
+  assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1[18]}}, partial_0_1} : 22'd0;
 
   // partials of group 0, column 1
-  kld_sram_2048x32 u_partial_0_1 (
+  kld_sram_2048x19 u_partial_0_1 (
     .clk_i(clk_i),
     .we_i(tap_here_0_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_1)
   );
 
   assign tap_here_0_2 = (tap_tag_i[38:36] == 3'd0) && tap_valid_i[2];
-  assign term_0_2 = group_valid_i[0] ? partial_0_2 : 32'd0;
+  assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2[18]}}, partial_0_2} : 22'd0;
 
   // partials of group 0, column 2
-  kld_sram_2048x32 u_partial_0_2 (
+  kld_sram_2048x19 u_partial_0_2 (
     .clk_i(clk_i),
     .we_i(tap_here_0_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_2)
   );
 
   assign tap_here_0_3 = (tap_tag_i[51:49] == 3'd0) && tap_valid_i[3];
-  assign term_0_3 = group_valid_i[0] ? partial_0_3 : 32'd0;
+  assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3[18]}}, partial_0_3} : 22'd0;
 
   // partials of group 0, column 3
-  kld_sram_2048x32 u_partial_0_3 (
+  kld_sram_2048x19 u_partial_0_3 (
     .clk_i(clk_i),
     .we_i(tap_here_0_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_3)
   );
 
   assign tap_here_0_4 = (tap_tag_i[64:62] == 3'd0) && tap_valid_i[4];
-  assign term_0_4 = group_valid_i[0] ? partial_0_4 : 32'd0;
+  assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4[18]}}, partial_0_4} : 22'd0;
 
   // partials of group 0, column 4
-  kld_sram_2048x32 u_partial_0_4 (
+  kld_sram_2048x19 u_partial_0_4 (
     .clk_i(clk_i),
     .we_i(tap_here_0_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_4)
   );
 
   assign tap_here_0_5 = (tap_tag_i[77:75] == 3'd0) && tap_valid_i[5];
-  assign term_0_5 = group_valid_i[0] ? partial_0_5 : 32'd0;
+  assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5[18]}}, partial_0_5} : 22'd0;
 
   // partials of group 0, column 5
-  kld_sram_2048x32 u_partial_0_5 (
+  kld_sram_2048x19 u_partial_0_5 (
     .clk_i(clk_i),
     .we_i(tap_here_0_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_5)
   );
 
   assign tap_here_0_6 = (tap_tag_i[90:88] == 3'd0) && tap_valid_i[6];
-  assign term_0_6 = group_valid_i[0] ? partial_0_6 : 32'd0;
+  assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6[18]}}, partial_0_6} : 22'd0;
 
   // partials of group 0, column 6
-  kld_sram_2048x32 u_partial_0_6 (
+  kld_sram_2048x19 u_partial_0_6 (
     .clk_i(clk_i),
     .we_i(tap_here_0_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_6)
   );
 
   assign tap_here_0_7 = (tap_tag_i[103:101] == 3'd0) && tap_valid_i[7];
-  assign term_0_7 = group_valid_i[0] ? partial_0_7 : 32'd0;
+  assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7[18]}}, partial_0_7} : 22'd0;
 
   // partials of group 0, column 7
-  kld_sram_2048x32 u_partial_0_7 (
+  kld_sram_2048x19 u_partial_0_7 (
     .clk_i(clk_i),
     .we_i(tap_here_0_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
     .rdata_o(partial_0_7)
   );
@@ -537,105 +540,105 @@ module kld_merge (
   );
 
   assign tap_here_1_0 = (tap_tag_i[12:10] == 3'd1) && tap_valid_i[0];
-  assign term_1_0 = group_valid_i[1] ? partial_1_0 : 32'd0;
+  assign term_1_0 = group_valid_i[1] ? {{3{partial_1_0[18]}}, partial_1_0} : 22'd0;
 
   // partials of group 1, column 0
-  kld_sram_2048x32 u_partial_1_0 (
+  kld_sram_2048x19 u_partial_1_0 (
     .clk_i(clk_i),
     .we_i(tap_here_1_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_0)
   );
 
   assign tap_here_1_1 = (tap_tag_i[25:23] == 3'd1) && tap_valid_i[1];
-  assign term_1_1 = group_valid_i[1] ? partial_1_1 : 32'd0;
+  assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1[18]}}, partial_1_1} : 22'd0;
 
   // partials of group 1, column 1
-  kld_sram_2048x32 u_partial_1_1 (
+  kld_sram_2048x19 u_partial_1_1 (
     .clk_i(clk_i),
     .we_i(tap_here_1_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_1)
   );
 
   assign tap_here_1_2 = (tap_tag_i[38:36] == 3'd1) && tap_valid_i[2];
-  assign term_1_2 = group_valid_i[1] ? partial_1_2 : 32'd0;
+  assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2[18]}}, partial_1_2} : 22'd0;
 
   // partials of group 1, column 2
-  kld_sram_2048x32 u_partial_1_2 (
+  kld_sram_2048x19 u_partial_1_2 (
     .clk_i(clk_i),
     .we_i(tap_here_1_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_2)
   );
 
   assign tap_here_1_3 = (tap_tag_i[51:49] == 3'd1) && tap_valid_i[3];
-  assign term_1_3 = group_valid_i[1] ? partial_1_3 : 32'd0;
+  assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3[18]}}, partial_1_3} : 22'd0;
 
   // partials of group 1, column 3
-  kld_sram_2048x32 u_partial_1_3 (
+  kld_sram_2048x19 u_partial_1_3 (
     .clk_i(clk_i),
     .we_i(tap_here_1_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_3)
   );
 
   assign tap_here_1_4 = (tap_tag_i[64:62] == 3'd1) && tap_valid_i[4];
-  assign term_1_4 = group_valid_i[1] ? partial_1_4 : 32'd0;
+  assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4[18]}}, partial_1_4} : 22'd0;
 
   // partials of group 1, column 4
-  kld_sram_2048x32 u_partial_1_4 (
+  kld_sram_2048x19 u_partial_1_4 (
     .clk_i(clk_i),
     .we_i(tap_here_1_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_4)
   );
 
   assign tap_here_1_5 = (tap_tag_i[77:75] == 3'd1) && tap_valid_i[5];
-  assign term_1_5 = group_valid_i[1] ? partial_1_5 : 32'd0;
+  assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5[18]}}, partial_1_5} : 22'd0;
 
   // partials of group 1, column 5
-  kld_sram_2048x32 u_partial_1_5 (
+  kld_sram_2048x19 u_partial_1_5 (
     .clk_i(clk_i),
     .we_i(tap_here_1_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_5)
   );
 
   assign tap_here_1_6 = (tap_tag_i[90:88] == 3'd1) && tap_valid_i[6];
-  assign term_1_6 = group_valid_i[1] ? partial_1_6 : 32'd0;
+  assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6[18]}}, partial_1_6} : 22'd0;
 
   // partials of group 1, column 6
-  kld_sram_2048x32 u_partial_1_6 (
+  kld_sram_2048x19 u_partial_1_6 (
     .clk_i(clk_i),
     .we_i(tap_here_1_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_6)
   );
 
   assign tap_here_1_7 = (tap_tag_i[103:101] == 3'd1) && tap_valid_i[7];
-  assign term_1_7 = group_valid_i[1] ? partial_1_7 : 32'd0;
+  assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7[18]}}, partial_1_7} : 22'd0;
 
   // partials of group 1, column 7
-  kld_sram_2048x32 u_partial_1_7 (
+  kld_sram_2048x19 u_partial_1_7 (
     .clk_i(clk_i),
     .we_i(tap_here_1_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
     .rdata_o(partial_1_7)
   );
@@ -651,105 +654,105 @@ module kld_merge (
   );
 
   assign tap_here_2_0 = (tap_tag_i[12:10] == 3'd2) && tap_valid_i[0];
-  assign term_2_0 = group_valid_i[2] ? partial_2_0 : 32'd0;
+  assign term_2_0 = group_valid_i[2] ? {{3{partial_2_0[18]}}, partial_2_0} : 22'd0;
 
   // partials of group 2, column 0
-  kld_sram_2048x32 u_partial_2_0 (
+  kld_sram_2048x19 u_partial_2_0 (
     .clk_i(clk_i),
     .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_0)
   );
 
   assign tap_here_2_1 = (tap_tag_i[25:23] == 3'd2) && tap_valid_i[1];
-  assign term_2_1 = group_valid_i[2] ? partial_2_1 : 32'd0;
+  assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1[18]}}, partial_2_1} : 22'd0;
 
   // partials of group 2, column 1
-  kld_sram_2048x32 u_partial_2_1 (
+  kld_sram_2048x19 u_partial_2_1 (
     .clk_i(clk_i),
     .we_i(tap_here_2_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_1)
   );
 
   assign tap_here_2_2 = (tap_tag_i[38:36] == 3'd2) && tap_valid_i[2];
-  assign term_2_2 = group_valid_i[2] ? partial_2_2 : 32'd0;
+  assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2[18]}}, partial_2_2} : 22'd0;
 
   // partials of group 2, column 2
-  kld_sram_2048x32 u_partial_2_2 (
+  kld_sram_2048x19 u_partial_2_2 (
     .clk_i(clk_i),
     .we_i(tap_here_2_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_2)
   );
 
   assign tap_here_2_3 = (tap_tag_i[51:49] == 3'd2) && tap_valid_i[3];
-  assign term_2_3 = group_valid_i[2] ? partial_2_3 : 32'd0;
+  assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3[18]}}, partial_2_3} : 22'd0;
 
   // partials of group 2, column 3
-  kld_sram_2048x32 u_partial_2_3 (
+  kld_sram_2048x19 u_partial_2_3 (
     .clk_i(clk_i),
     .we_i(tap_here_2_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_3)
   );
 
   assign tap_here_2_4 = (tap_tag_i[64:62] == 3'd2) && tap_valid_i[4];
-  assign term_2_4 = group_valid_i[2] ? partial_2_4 : 32'd0;
+  assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4[18]}}, partial_2_4} : 22'd0;
 
   // partials of group 2, column 4
-  kld_sram_2048x32 u_partial_2_4 (
+  kld_sram_2048x19 u_partial_2_4 (
     .clk_i(clk_i),
     .we_i(tap_here_2_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_4)
   );
 
   assign tap_here_2_5 = (tap_tag_i[77:75] == 3'd2) && tap_valid_i[5];
-  assign term_2_5 = group_valid_i[2] ? partial_2_5 : 32'd0;
+  assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5[18]}}, partial_2_5} : 22'd0;
 
   // partials of group 2, column 5
-  kld_sram_2048x32 u_partial_2_5 (
+  kld_sram_2048x19 u_partial_2_5 (
     .clk_i(clk_i),
     .we_i(tap_here_2_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_5)
   );
 
   assign tap_here_2_6 = (tap_tag_i[90:88] == 3'd2) && tap_valid_i[6];
-  assign term_2_6 = group_valid_i[2] ? partial_2_6 : 32'd0;
+  assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6[18]}}, partial_2_6} : 22'd0;
 
   // partials of group 2, column 6
-  kld_sram_2048x32 u_partial_2_6 (
+  kld_sram_2048x19 u_partial_2_6 (
     .clk_i(clk_i),
     .we_i(tap_here_2_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_6)
   );
 
   assign tap_here_2_7 = (tap_tag_i[103:101] == 3'd2) && tap_valid_i[7];
-  assign term_2_7 = group_valid_i[2] ? partial_2_7 : 32'd0;
+  assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7[18]}}, partial_2_7} : 22'd0;
 
   // partials of group 2, column 7
-  kld_sram_2048x32 u_partial_2_7 (
+  kld_sram_2048x19 u_partial_2_7 (
     .clk_i(clk_i),
     .we_i(tap_here_2_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
     .rdata_o(partial_2_7)
   );
@@ -765,105 +768,105 @@ module kld_merge (
   );
 
   assign tap_here_3_0 = (tap_tag_i[12:10] == 3'd3) && tap_valid_i[0];
-  assign term_3_0 = group_valid_i[3] ? partial_3_0 : 32'd0;
+  assign term_3_0 = group_valid_i[3] ? {{3{partial_3_0[18]}}, partial_3_0} : 22'd0;
 
   // partials of group 3, column 0
-  kld_sram_2048x32 u_partial_3_0 (
+  kld_sram_2048x19 u_partial_3_0 (
     .clk_i(clk_i),
     .we_i(tap_here_3_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_0)
   );
 
   assign tap_here_3_1 = (tap_tag_i[25:23] == 3'd3) && tap_valid_i[1];
-  assign term_3_1 = group_valid_i[3] ? partial_3_1 : 32'd0;
+  assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1[18]}}, partial_3_1} : 22'd0;
 
   // partials of group 3, column 1
-  kld_sram_2048x32 u_partial_3_1 (
+  kld_sram_2048x19 u_partial_3_1 (
     .clk_i(clk_i),
     .we_i(tap_here_3_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_1)
   );
 
   assign tap_here_3_2 = (tap_tag_i[38:36] == 3'd3) && tap_valid_i[2];
-  assign term_3_2 = group_valid_i[3] ? partial_3_2 : 32'd0;
+  assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2[18]}}, partial_3_2} : 22'd0;
 
   // partials of group 3, column 2
-  kld_sram_2048x32 u_partial_3_2 (
+  kld_sram_2048x19 u_partial_3_2 (
     .clk_i(clk_i),
     .we_i(tap_here_3_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_2)
   );
 
   assign tap_here_3_3 = (tap_tag_i[51:49] == 3'd3) && tap_valid_i[3];
-  assign term_3_3 = group_valid_i[3] ? partial_3_3 : 32'd0;
+  assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3[18]}}, partial_3_3} : 22'd0;
 
   // partials of group 3, column 3
-  kld_sram_2048x32 u_partial_3_3 (
+  kld_sram_2048x19 u_partial_3_3 (
     .clk_i(clk_i),
     .we_i(tap_here_3_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_3)
   );
 
   assign tap_here_3_4 = (tap_tag_i[64:62] == 3'd3) && tap_valid_i[4];
-  assign term_3_4 = group_valid_i[3] ? partial_3_4 : 32'd0;
+  assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4[18]}}, partial_3_4} : 22'd0;
 
   // partials of group 3, column 4
-  kld_sram_2048x32 u_partial_3_4 (
+  kld_sram_2048x19 u_partial_3_4 (
     .clk_i(clk_i),
     .we_i(tap_here_3_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_4)
   );
 
   assign tap_here_3_5 = (tap_tag_i[77:75] == 3'd3) && tap_valid_i[5];
-  assign term_3_5 = group_valid_i[3] ? partial_3_5 : 32'd0;
+  assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5[18]}}, partial_3_5} : 22'd0;
 
   // partials of group 3, column 5
-  kld_sram_2048x32 u_partial_3_5 (
+  kld_sram_2048x19 u_partial_3_5 (
     .clk_i(clk_i),
     .we_i(tap_here_3_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_5)
   );
 
   assign tap_here_3_6 = (tap_tag_i[90:88] == 3'd3) && tap_valid_i[6];
-  assign term_3_6 = group_valid_i[3] ? partial_3_6 : 32'd0;
+  assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6[18]}}, partial_3_6} : 22'd0;
 
   // partials of group 3, column 6
-  kld_sram_2048x32 u_partial_3_6 (
+  kld_sram_2048x19 u_partial_3_6 (
     .clk_i(clk_i),
     .we_i(tap_here_3_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_6)
   );
 
   assign tap_here_3_7 = (tap_tag_i[103:101] == 3'd3) && tap_valid_i[7];
-  assign term_3_7 = group_valid_i[3] ? partial_3_7 : 32'd0;
+  assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7[18]}}, partial_3_7} : 22'd0;
 
   // partials of group 3, column 7
-  kld_sram_2048x32 u_partial_3_7 (
+  kld_sram_2048x19 u_partial_3_7 (
     .clk_i(clk_i),
     .we_i(tap_here_3_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
     .rdata_o(partial_3_7)
   );
@@ -879,105 +882,105 @@ module kld_merge (
   );
 
   assign tap_here_4_0 = (tap_tag_i[12:10] == 3'd4) && tap_valid_i[0];
-  assign term_4_0 = group_valid_i[4] ? partial_4_0 : 32'd0;
+  assign term_4_0 = group_valid_i[4] ? {{3{partial_4_0[18]}}, partial_4_0} : 22'd0;
 
   // partials of group 4, column 0
-  kld_sram_2048x32 u_partial_4_0 (
+  kld_sram_2048x19 u_partial_4_0 (
     .clk_i(clk_i),
     .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_0)
   );
 
   assign tap_here_4_1 = (tap_tag_i[25:23] == 3'd4) && tap_valid_i[1];
-  assign term_4_1 = group_valid_i[4] ? partial_4_1 : 32'd0;
+  assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1[18]}}, partial_4_1} : 22'd0;
 
   // partials of group 4, column 1
-  kld_sram_2048x32 u_partial_4_1 (
+  kld_sram_2048x19 u_partial_4_1 (
     .clk_i(clk_i),
     .we_i(tap_here_4_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_1)
   );
 
   assign tap_here_4_2 = (tap_tag_i[38:36] == 3'd4) && tap_valid_i[2];
-  assign term_4_2 = group_valid_i[4] ? partial_4_2 : 32'd0;
+  assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2[18]}}, partial_4_2} : 22'd0;
 
   // partials of group 4, column 2
-  kld_sram_2048x32 u_partial_4_2 (
+  kld_sram_2048x19 u_partial_4_2 (
     .clk_i(clk_i),
     .we_i(tap_here_4_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_2)
   );
 
   assign tap_here_4_3 = (tap_tag_i[51:49] == 3'd4) && tap_valid_i[3];
-  assign term_4_3 = group_valid_i[4] ? partial_4_3 : 32'd0;
+  assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3[18]}}, partial_4_3} : 22'd0;
 
   // partials of group 4, column 3
-  kld_sram_2048x32 u_partial_4_3 (
+  kld_sram_2048x19 u_partial_4_3 (
     .clk_i(clk_i),
     .we_i(tap_here_4_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_3)
   );
 
   assign tap_here_4_4 = (tap_tag_i[64:62] == 3'd4) && tap_valid_i[4];
-  assign term_4_4 = group_valid_i[4] ? partial_4_4 : 32'd0;
+  assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4[18]}}, partial_4_4} : 22'd0;
 
   // partials of group 4, column 4
-  kld_sram_2048x32 u_partial_4_4 (
+  kld_sram_2048x19 u_partial_4_4 (
     .clk_i(clk_i),
     .we_i(tap_here_4_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_4)
   );
 
   assign tap_here_4_5 = (tap_tag_i[77:75] == 3'd4) && tap_valid_i[5];
-  assign term_4_5 = group_valid_i[4] ? partial_4_5 : 32'd0;
+  assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5[18]}}, partial_4_5} : 22'd0;
 
   // partials of group 4, column 5
-  kld_sram_2048x32 u_partial_4_5 (
+  kld_sram_2048x19 u_partial_4_5 (
     .clk_i(clk_i),
     .we_i(tap_here_4_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_5)
   );
 
   assign tap_here_4_6 = (tap_tag_i[90:88] == 3'd4) && tap_valid_i[6];
-  assign term_4_6 = group_valid_i[4] ? partial_4_6 : 32'd0;
+  assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6[18]}}, partial_4_6} : 22'd0;
 
   // partials of group 4, column 6
-  kld_sram_2048x32 u_partial_4_6 (
+  kld_sram_2048x19 u_partial_4_6 (
     .clk_i(clk_i),
     .we_i(tap_here_4_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_6)
   );
 
   assign tap_here_4_7 = (tap_tag_i[103:101] == 3'd4) && tap_valid_i[7];
-  assign term_4_7 = group_valid_i[4] ? partial_4_7 : 32'd0;
+  assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7[18]}}, partial_4_7} : 22'd0;
 
   // partials of group 4, column 7
-  kld_sram_2048x32 u_partial_4_7 (
+  kld_sram_2048x19 u_partial_4_7 (
     .clk_i(clk_i),
     .we_i(tap_here_4_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
     .rdata_o(partial_4_7)
   );
@@ -993,105 +996,105 @@ module kld_merge (
   );
 
   assign tap_here_5_0 = (tap_tag_i[12:10] == 3'd5) && tap_valid_i[0];
-  assign term_5_0 = group_valid_i[5] ? partial_5_0 : 32'd0;
+  assign term_5_0 = group_valid_i[5] ? {{3{partial_5_0[18]}}, partial_5_0} : 22'd0;
 
   // partials of group 5, column 0
-  kld_sram_2048x32 u_partial_5_0 (
+  kld_sram_2048x19 u_partial_5_0 (
     .clk_i(clk_i),
     .we_i(tap_here_5_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_0)
   );
 
   assign tap_here_5_1 = (tap_tag_i[25:23] == 3'd5) && tap_valid_i[1];
-  assign term_5_1 = group_valid_i[5] ? partial_5_1 : 32'd0;
+  assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1[18]}}, partial_5_1} : 22'd0;
 
   // partials of group 5, column 1
-  kld_sram_2048x32 u_partial_5_1 (
+  kld_sram_2048x19 u_partial_5_1 (
     .clk_i(clk_i),
     .we_i(tap_here_5_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_1)
   );
 
   assign tap_here_5_2 = (tap_tag_i[38:36] == 3'd5) && tap_valid_i[2];
-  assign term_5_2 = group_valid_i[5] ? partial_5_2 : 32'd0;
+  assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2[18]}}, partial_5_2} : 22'd0;
 
   // partials of group 5, column 2
-  kld_sram_2048x32 u_partial_5_2 (
+  kld_sram_2048x19 u_partial_5_2 (
     .clk_i(clk_i),
     .we_i(tap_here_5_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_2)
   );
 
   assign tap_here_5_3 = (tap_tag_i[51:49] == 3'd5) && tap_valid_i[3];
-  assign term_5_3 = group_valid_i[5] ? partial_5_3 : 32'd0;
+  assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3[18]}}, partial_5_3} : 22'd0;
 
   // partials of group 5, column 3
-  kld_sram_2048x32 u_partial_5_3 (
+  kld_sram_2048x19 u_partial_5_3 (
     .clk_i(clk_i),
     .we_i(tap_here_5_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_3)
   );
 
   assign tap_here_5_4 = (tap_tag_i[64:62] == 3'd5) && tap_valid_i[4];
-  assign term_5_4 = group_valid_i[5] ? partial_5_4 : 32'd0;
+  assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4[18]}}, partial_5_4} : 22'd0;
 
   // partials of group 5, column 4
-  kld_sram_2048x32 u_partial_5_4 (
+  kld_sram_2048x19 u_partial_5_4 (
     .clk_i(clk_i),
     .we_i(tap_here_5_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_4)
   );
 
   assign tap_here_5_5 = (tap_tag_i[77:75] == 3'd5) && tap_valid_i[5];
-  assign term_5_5 = group_valid_i[5] ? partial_5_5 : 32'd0;
+  assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5[18]}}, partial_5_5} : 22'd0;
 
   // partials of group 5, column 5
-  kld_sram_2048x32 u_partial_5_5 (
+  kld_sram_2048x19 u_partial_5_5 (
     .clk_i(clk_i),
     .we_i(tap_here_5_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_5)
   );
 
   assign tap_here_5_6 = (tap_tag_i[90:88] == 3'd5) && tap_valid_i[6];
-  assign term_5_6 = group_valid_i[5] ? partial_5_6 : 32'd0;
+  assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6[18]}}, partial_5_6} : 22'd0;
 
   // partials of group 5, column 6
-  kld_sram_2048x32 u_partial_5_6 (
+  kld_sram_2048x19 u_partial_5_6 (
     .clk_i(clk_i),
     .we_i(tap_here_5_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_6)
   );
 
   assign tap_here_5_7 = (tap_tag_i[103:101] == 3'd5) && tap_valid_i[7];
-  assign term_5_7 = group_valid_i[5] ? partial_5_7 : 32'd0;
+  assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7[18]}}, partial_5_7} : 22'd0;
 
   // partials of group 5, column 7
-  kld_sram_2048x32 u_partial_5_7 (
+  kld_sram_2048x19 u_partial_5_7 (
     .clk_i(clk_i),
     .we_i(tap_here_5_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
     .rdata_o(partial_5_7)
   );
@@ -1107,105 +1110,105 @@ module kld_merge (
   );
 
   assign tap_here_6_0 = (tap_tag_i[12:10] == 3'd6) && tap_valid_i[0];
-  assign term_6_0 = group_valid_i[6] ? partial_6_0 : 32'd0;
+  assign term_6_0 = group_valid_i[6] ? {{3{partial_6_0[18]}}, partial_6_0} : 22'd0;
 
   // partials of group 6, column 0
-  kld_sram_2048x32 u_partial_6_0 (
+  kld_sram_2048x19 u_partial_6_0 (
     .clk_i(clk_i),
     .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_0)
   );
 
   assign tap_here_6_1 = (tap_tag_i[25:23] == 3'd6) && tap_valid_i[1];
-  assign term_6_1 = group_valid_i[6] ? partial_6_1 : 32'd0;
+  assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1[18]}}, partial_6_1} : 22'd0;
 
   // partials of group 6, column 1
-  kld_sram_2048x32 u_partial_6_1 (
+  kld_sram_2048x19 u_partial_6_1 (
     .clk_i(clk_i),
     .we_i(tap_here_6_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_1)
   );
 
   assign tap_here_6_2 = (tap_tag_i[38:36] == 3'd6) && tap_valid_i[2];
-  assign term_6_2 = group_valid_i[6] ? partial_6_2 : 32'd0;
+  assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2[18]}}, partial_6_2} : 22'd0;
 
   // partials of group 6, column 2
-  kld_sram_2048x32 u_partial_6_2 (
+  kld_sram_2048x19 u_partial_6_2 (
     .clk_i(clk_i),
     .we_i(tap_here_6_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_2)
   );
 
   assign tap_here_6_3 = (tap_tag_i[51:49] == 3'd6) && tap_valid_i[3];
-  assign term_6_3 = group_valid_i[6] ? partial_6_3 : 32'd0;
+  assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3[18]}}, partial_6_3} : 22'd0;
 
   // partials of group 6, column 3
-  kld_sram_2048x32 u_partial_6_3 (
+  kld_sram_2048x19 u_partial_6_3 (
     .clk_i(clk_i),
     .we_i(tap_here_6_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_3)
   );
 
   assign tap_here_6_4 = (tap_tag_i[64:62] == 3'd6) && tap_valid_i[4];
-  assign term_6_4 = group_valid_i[6] ? partial_6_4 : 32'd0;
+  assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4[18]}}, partial_6_4} : 22'd0;
 
   // partials of group 6, column 4
-  kld_sram_2048x32 u_partial_6_4 (
+  kld_sram_2048x19 u_partial_6_4 (
     .clk_i(clk_i),
     .we_i(tap_here_6_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_4)
   );
 
   assign tap_here_6_5 = (tap_tag_i[77:75] == 3'd6) && tap_valid_i[5];
-  assign term_6_5 = group_valid_i[6] ? partial_6_5 : 32'd0;
+  assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5[18]}}, partial_6_5} : 22'd0;
 
   // partials of group 6, column 5
-  kld_sram_2048x32 u_partial_6_5 (
+  kld_sram_2048x19 u_partial_6_5 (
     .clk_i(clk_i),
     .we_i(tap_here_6_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_5)
   );
 
   assign tap_here_6_6 = (tap_tag_i[90:88] == 3'd6) && tap_valid_i[6];
-  assign term_6_6 = group_valid_i[6] ? partial_6_6 : 32'd0;
+  assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6[18]}}, partial_6_6} : 22'd0;
 
   // partials of group 6, column 6
-  kld_sram_2048x32 u_partial_6_6 (
+  kld_sram_2048x19 u_partial_6_6 (
     .clk_i(clk_i),
     .we_i(tap_here_6_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_6)
   );
 
   assign tap_here_6_7 = (tap_tag_i[103:101] == 3'd6) && tap_valid_i[7];
-  assign term_6_7 = group_valid_i[6] ? partial_6_7 : 32'd0;
+  assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7[18]}}, partial_6_7} : 22'd0;
 
   // partials of group 6, column 7
-  kld_sram_2048x32 u_partial_6_7 (
+  kld_sram_2048x19 u_partial_6_7 (
     .clk_i(clk_i),
     .we_i(tap_here_6_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
     .rdata_o(partial_6_7)
   );
@@ -1221,105 +1224,105 @@ module kld_merge (
   );
 
   assign tap_here_7_0 = (tap_tag_i[12:10] == 3'd7) && tap_valid_i[0];
-  assign term_7_0 = group_valid_i[7] ? partial_7_0 : 32'd0;
+  assign term_7_0 = group_valid_i[7] ? {{3{partial_7_0[18]}}, partial_7_0} : 22'd0;
 
   // partials of group 7, column 0
-  kld_sram_2048x32 u_partial_7_0 (
+  kld_sram_2048x19 u_partial_7_0 (
     .clk_i(clk_i),
     .we_i(tap_here_7_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
-    .wdata_i(tap_psum_i[31:0]),
+    .wdata_i(tap_psum_i[18:0]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_0)
   );
 
   assign tap_here_7_1 = (tap_tag_i[25:23] == 3'd7) && tap_valid_i[1];
-  assign term_7_1 = group_valid_i[7] ? partial_7_1 : 32'd0;
+  assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1[18]}}, partial_7_1} : 22'd0;
 
   // partials of group 7, column 1
-  kld_sram_2048x32 u_partial_7_1 (
+  kld_sram_2048x19 u_partial_7_1 (
     .clk_i(clk_i),
     .we_i(tap_here_7_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
-    .wdata_i(tap_psum_i[63:32]),
+    .wdata_i(tap_psum_i[37:19]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_1)
   );
 
   assign tap_here_7_2 = (tap_tag_i[38:36] == 3'd7) && tap_valid_i[2];
-  assign term_7_2 = group_valid_i[7] ? partial_7_2 : 32'd0;
+  assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2[18]}}, partial_7_2} : 22'd0;
 
   // partials of group 7, column 2
-  kld_sram_2048x32 u_partial_7_2 (
+  kld_sram_2048x19 u_partial_7_2 (
     .clk_i(clk_i),
     .we_i(tap_here_7_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
-    .wdata_i(tap_psum_i[95:64]),
+    .wdata_i(tap_psum_i[56:38]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_2)
   );
 
   assign tap_here_7_3 = (tap_tag_i[51:49] == 3'd7) && tap_valid_i[3];
-  assign term_7_3 = group_valid_i[7] ? partial_7_3 : 32'd0;
+  assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3[18]}}, partial_7_3} : 22'd0;
 
   // partials of group 7, column 3
-  kld_sram_2048x32 u_partial_7_3 (
+  kld_sram_2048x19 u_partial_7_3 (
     .clk_i(clk_i),
     .we_i(tap_here_7_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
-    .wdata_i(tap_psum_i[127:96]),
+    .wdata_i(tap_psum_i[75:57]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_3)
   );
 
   assign tap_here_7_4 = (tap_tag_i[64:62] == 3'd7) && tap_valid_i[4];
-  assign term_7_4 = group_valid_i[7] ? partial_7_4 : 32'd0;
+  assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4[18]}}, partial_7_4} : 22'd0;
 
   // partials of group 7, column 4
-  kld_sram_2048x32 u_partial_7_4 (
+  kld_sram_2048x19 u_partial_7_4 (
     .clk_i(clk_i),
     .we_i(tap_here_7_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
-    .wdata_i(tap_psum_i[159:128]),
+    .wdata_i(tap_psum_i[94:76]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_4)
   );
 
   assign tap_here_7_5 = (tap_tag_i[77:75] == 3'd7) && tap_valid_i[5];
-  assign term_7_5 = group_valid_i[7] ? partial_7_5 : 32'd0;
+  assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5[18]}}, partial_7_5} : 22'd0;
 
   // partials of group 7, column 5
-  kld_sram_2048x32 u_partial_7_5 (
+  kld_sram_2048x19 u_partial_7_5 (
     .clk_i(clk_i),
     .we_i(tap_here_7_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
-    .wdata_i(tap_psum_i[191:160]),
+    .wdata_i(tap_psum_i[113:95]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_5)
   );
 
   assign tap_here_7_6 = (tap_tag_i[90:88] == 3'd7) && tap_valid_i[6];
-  assign term_7_6 = group_valid_i[7] ? partial_7_6 : 32'd0;
+  assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6[18]}}, partial_7_6} : 22'd0;
 
   // partials of group 7, column 6
-  kld_sram_2048x32 u_partial_7_6 (
+  kld_sram_2048x19 u_partial_7_6 (
     .clk_i(clk_i),
     .we_i(tap_here_7_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
-    .wdata_i(tap_psum_i[223:192]),
+    .wdata_i(tap_psum_i[132:114]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_6)
   );
 
   assign tap_here_7_7 = (tap_tag_i[103:101] == 3'd7) && tap_valid_i[7];
-  assign term_7_7 = group_valid_i[7] ? partial_7_7 : 32'd0;
+  assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7[18]}}, partial_7_7} : 22'd0;
 
   // partials of group 7, column 7
-  kld_sram_2048x32 u_partial_7_7 (
+  kld_sram_2048x19 u_partial_7_7 (
     .clk_i(clk_i),
     .we_i(tap_here_7_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
-    .wdata_i(tap_psum_i[255:224]),
+    .wdata_i(tap_psum_i[151:133]),
     .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
     .rdata_o(partial_7_7)
   );
@@ -1380,6 +1383,10 @@ module kld_merge (
   assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
   assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
   assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
-  assign out_data_o = out_data_q;
+  assign out_data_o = {{{10{out_data_q[175]}}, out_data_q[175:154]}, {{10{out_data_q[153]}},
+      out_data_q[153:132]}, {{10{out_data_q[131]}}, out_data_q[131:110]}, {{10{out_data_q[109]}},
+      out_data_q[109:88]}, {{10{out_data_q[87]}}, out_data_q[87:66]}, {{10{out_data_q[65]}},
+      out_data_q[65:44]}, {{10{out_data_q[43]}}, out_data_q[43:22]}, {{10{out_data_q[21]}},
+      out_data_q[21:0]}};
 
 endmodule

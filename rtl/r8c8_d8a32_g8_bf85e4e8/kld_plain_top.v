@@ -100,7 +100,8 @@ module kld_plain_top (
   reg out_valid_q;
   reg [2:0] out_mt_q;
   reg [9:0] out_token_q;
-  reg [255:0] out_data_q;
+  // OUT_SUM_W bits a word
+  reg [175:0] out_data_q;
   // the output register takes a word
   wire gather_en;
   // the gather reads a token
@@ -138,26 +139,34 @@ module kld_plain_top (
   wire wl_next_ready;
   wire [7:0] tap_valid;
   wire [103:0] tap_tag;
-  wire [255:0] tap_psum;
+  wire [151:0] tap_psum;
   // {k-tile, token}
   wire [12:0] issue_tag;
   wire [63:0] row_data;
-  wire [31:0] acc_old_7;
-  wire [31:0] acc_out_7;
-  wire [31:0] acc_old_6;
-  wire [31:0] acc_out_6;
-  wire [31:0] acc_old_5;
-  wire [31:0] acc_out_5;
-  wire [31:0] acc_old_4;
-  wire [31:0] acc_out_4;
-  wire [31:0] acc_old_3;
-  wire [31:0] acc_out_3;
-  wire [31:0] acc_old_2;
-  wire [31:0] acc_out_2;
-  wire [31:0] acc_old_1;
-  wire [31:0] acc_out_1;
-  wire [31:0] acc_old_0;
-  wire [31:0] acc_out_0;
+  wire [21:0] acc_old_7;
+  wire [21:0] acc_out_7;
+  wire [21:0] acc_in_7;
+  wire [21:0] acc_old_6;
+  wire [21:0] acc_out_6;
+  wire [21:0] acc_in_6;
+  wire [21:0] acc_old_5;
+  wire [21:0] acc_out_5;
+  wire [21:0] acc_in_5;
+  wire [21:0] acc_old_4;
+  wire [21:0] acc_out_4;
+  wire [21:0] acc_in_4;
+  wire [21:0] acc_old_3;
+  wire [21:0] acc_out_3;
+  wire [21:0] acc_in_3;
+  wire [21:0] acc_old_2;
+  wire [21:0] acc_out_2;
+  wire [21:0] acc_in_2;
+  wire [21:0] acc_old_1;
+  wire [21:0] acc_out_1;
+  wire [21:0] acc_in_1;
+  wire [21:0] acc_old_0;
+  wire [21:0] acc_out_0;
+  wire [21:0] acc_in_0;
   // the register at reg_addr_i
   reg [31:0] rdata;
 
@@ -338,96 +347,112 @@ module kld_plain_top (
     .tap_psum_o(tap_psum)
   );
 
+  assign acc_in_7 = {{3{tap_psum[151]}}, tap_psum[151:133]};
+
   // accumulators of column 7
-  kld_sram_1024x32_r2 u_acc_7 (
+  kld_sram_1024x22_r2 u_acc_7 (
     .clk_i(clk_i),
     .we_i(tap_valid[7]),
     .waddr_i(tap_tag[100:91]),
-    .wdata_i((tap_tag[103:101] == 3'd0) ? tap_psum[255:224] : acc_old_7 + tap_psum[255:224]),
+    .wdata_i((tap_tag[103:101] == 3'd0) ? acc_in_7 : acc_old_7 + acc_in_7),
     .raddr0_i(tap_tag[100:91]),
     .rdata0_o(acc_old_7),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_7)
   );
 
+  assign acc_in_6 = {{3{tap_psum[132]}}, tap_psum[132:114]};
+
   // accumulators of column 6
-  kld_sram_1024x32_r2 u_acc_6 (
+  kld_sram_1024x22_r2 u_acc_6 (
     .clk_i(clk_i),
     .we_i(tap_valid[6]),
     .waddr_i(tap_tag[87:78]),
-    .wdata_i((tap_tag[90:88] == 3'd0) ? tap_psum[223:192] : acc_old_6 + tap_psum[223:192]),
+    .wdata_i((tap_tag[90:88] == 3'd0) ? acc_in_6 : acc_old_6 + acc_in_6),
     .raddr0_i(tap_tag[87:78]),
     .rdata0_o(acc_old_6),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_6)
   );
 
+  assign acc_in_5 = {{3{tap_psum[113]}}, tap_psum[113:95]};
+
   // accumulators of column 5
-  kld_sram_1024x32_r2 u_acc_5 (
+  kld_sram_1024x22_r2 u_acc_5 (
     .clk_i(clk_i),
     .we_i(tap_valid[5]),
     .waddr_i(tap_tag[74:65]),
-    .wdata_i((tap_tag[77:75] == 3'd0) ? tap_psum[191:160] : acc_old_5 + tap_psum[191:160]),
+    .wdata_i((tap_tag[77:75] == 3'd0) ? acc_in_5 : acc_old_5 + acc_in_5),
     .raddr0_i(tap_tag[74:65]),
     .rdata0_o(acc_old_5),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_5)
   );
 
+  assign acc_in_4 = {{3{tap_psum[94]}}, tap_psum[94:76]};
+
   // accumulators of column 4
-  kld_sram_1024x32_r2 u_acc_4 (
+  kld_sram_1024x22_r2 u_acc_4 (
     .clk_i(clk_i),
     .we_i(tap_valid[4]),
     .waddr_i(tap_tag[61:52]),
-    .wdata_i((tap_tag[64:62] == 3'd0) ? tap_psum[159:128] : acc_old_4 + tap_psum[159:128]),
+    .wdata_i((tap_tag[64:62] == 3'd0) ? acc_in_4 : acc_old_4 + acc_in_4),
     .raddr0_i(tap_tag[61:52]),
     .rdata0_o(acc_old_4),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_4)
   );
 
+  assign acc_in_3 = {{3{tap_psum[75]}}, tap_psum[75:57]};
+
   // accumulators of column 3
-  kld_sram_1024x32_r2 u_acc_3 (
+  kld_sram_1024x22_r2 u_acc_3 (
     .clk_i(clk_i),
     .we_i(tap_valid[3]),
     .waddr_i(tap_tag[48:39]),
-    .wdata_i((tap_tag[51:49] == 3'd0) ? tap_psum[127:96] : acc_old_3 + tap_psum[127:96]),
+    .wdata_i((tap_tag[51:49] == 3'd0) ? acc_in_3 : acc_old_3 + acc_in_3),
     .raddr0_i(tap_tag[48:39]),
     .rdata0_o(acc_old_3),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_3)
   );
 
+  assign acc_in_2 = {{3{tap_psum[56]}}, tap_psum[56:38]};
+
   // accumulators of column 2
-  kld_sram_1024x32_r2 u_acc_2 (
+  kld_sram_1024x22_r2 u_acc_2 (
     .clk_i(clk_i),
     .we_i(tap_valid[2]),
     .waddr_i(tap_tag[35:26]),
-    .wdata_i((tap_tag[38:36] == 3'd0) ? tap_psum[95:64] : acc_old_2 + tap_psum[95:64]),
+    .wdata_i((tap_tag[38:36] == 3'd0) ? acc_in_2 : acc_old_2 + acc_in_2),
     .raddr0_i(tap_tag[35:26]),
     .rdata0_o(acc_old_2),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_2)
   );
 
+  assign acc_in_1 = {{3{tap_psum[37]}}, tap_psum[37:19]};
+
   // accumulators of column 1
-  kld_sram_1024x32_r2 u_acc_1 (
+  kld_sram_1024x22_r2 u_acc_1 (
     .clk_i(clk_i),
     .we_i(tap_valid[1]),
     .waddr_i(tap_tag[22:13]),
-    .wdata_i((tap_tag[25:23] == 3'd0) ? tap_psum[63:32] : acc_old_1 + tap_psum[63:32]),
+    .wdata_i((tap_tag[25:23] == 3'd0) ? acc_in_1 : acc_old_1 + acc_in_1),
     .raddr0_i(tap_tag[22:13]),
     .rdata0_o(acc_old_1),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_1)
   );
 
+  assign acc_in_0 = {{3{tap_psum[18]}}, tap_psum[18:0]};
+
   // accumulators of column 0
-  kld_sram_1024x32_r2 u_acc_0 (
+  kld_sram_1024x22_r2 u_acc_0 (
     .clk_i(clk_i),
     .we_i(tap_valid[0]),
     .waddr_i(tap_tag[9:0]),
-    .wdata_i((tap_tag[12:10] == 3'd0) ? tap_psum[31:0] : acc_old_0 + tap_psum[31:0]),
+    .wdata_i((tap_tag[12:10] == 3'd0) ? acc_in_0 : acc_old_0 + acc_in_0),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
     .raddr1_i(gather_token_q[9:0]),
@@ -460,7 +485,11 @@ module kld_plain_top (
   assign out_valid_o = out_valid_q;
   assign out_mtile_o = out_mt_q;
   assign out_token_o = out_token_q;
-  assign out_data_o = out_data_q;
+  assign out_data_o = {{{10{out_data_q[175]}}, out_data_q[175:154]}, {{10{out_data_q[153]}},
+      out_data_q[153:132]}, {{10{out_data_q[131]}}, out_data_q[131:110]}, {{10{out_data_q[109]}},
+      out_data_q[109:88]}, {{10{out_data_q[87]}}, out_data_q[87:66]}, {{10{out_data_q[65]}},
+      out_data_q[65:44]}, {{10{out_data_q[43]}}, out_data_q[43:22]}, {{10{out_data_q[21]}},
+      out_data_q[21:0]}};
   assign busy_o = busy_q;
   assign done_o = done_q;
 

@@ -328,7 +328,8 @@ module kld_top (
   wire [71:0] lane_tau;
   wire [7:0] tap_valid;
   wire [103:0] tap_tag;
-  wire [255:0] tap_psum;
+  // PARTIAL_W bits per tap
+  wire [151:0] tap_psum;
   // {k-tile, token} per segment
   wire [12:0] seg_tag;
   // segment s reads the A bank of group kt*SEGS+s

@@ -8,7 +8,8 @@
 // tap must show exactly the issued tokens, each ArrayBlock::latency(c, col)
 // cycles after its issue, with the partial sum of the segment's GROUP_W
 // channels against the stationary weights (a plain dot product wrapped to
-// ACC_W bits), and be idle in every other cycle.
+// PARTIAL_W = min(ACC_W, 2*DATA_W + clog2(GROUP_W)) bits, exact unless ACC_W is
+// narrower), and be idle in every other cycle.
 #include <map>
 #include <tuple>
 
@@ -28,7 +29,7 @@ struct TapValue {
 
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
-  const int rows = c.rows, cols = c.cols, gw = c.group_w, segs = c.segs(), dw = c.data_w, aw = c.acc_w;
+  const int rows = c.rows, cols = c.cols, gw = c.group_w, segs = c.segs(), dw = c.data_w, aw = c.partial_w();
   const int tw = ArrayBlock::tag_width(c);
   const int tiles = job.raw.value("tiles", 3);
   Vkld_array dut;

@@ -17,7 +17,7 @@ struct Pe {
   Vkld_pe dut;
   Clock<Vkld_pe> clock{dut};
   int dw, aw;
-  Pe(int data_w, int acc_w) : dw(data_w), aw(acc_w) {}
+  Pe(int data_w, int psum_w) : dw(data_w), aw(psum_w) {}
 
   void drive(const PeInputs& in) {
     dut.load_i = in.load;
@@ -73,14 +73,15 @@ PeInputs pass(int64_t psum) {
 
 // Expectations computed by hand from the definition (not by the Model): the
 // most negative operand squared, a product with the other buffer's weight 3,
-// and the square added to the largest partial sum, which must wrap modulo 2^ACC_W.
+// and the square added to the largest partial sum, which must wrap modulo 2^PSUM_W
+// (HwConfig::psum_w(): min(ACC_W, 2*DATA_W + clog2(ROWS))).
 void directed(Pe& pe, int mul_pipe, Checker& chk) {
   const int dw = pe.dw, aw = pe.aw;
   const int64_t lo = kaleido::signed_min(dw);
-  const int64_t square = int64_t{1} << (2 * dw - 2);  // lo * lo, fits ACC_W >= 2*DATA_W
+  const int64_t square = int64_t{1} << (2 * dw - 2);  // lo * lo, fits PSUM_W >= 2*DATA_W
   const int64_t psum_max = aw >= 64 ? INT64_MAX : kaleido::signed_max(aw);
   const int64_t psum_min = aw >= 64 ? INT64_MIN : kaleido::signed_min(aw);
-  const int64_t wrapped = psum_min + square - 1;  // psum_max + square - 2^ACC_W
+  const int64_t wrapped = psum_min + square - 1;  // psum_max + square - 2^PSUM_W
   const int64_t by_three = 5 + 3 * lo;            // 5 + lo * 3
   auto step = [&](PeInputs in) {
     pe.drive(in);
@@ -136,19 +137,19 @@ void directed(Pe& pe, int mul_pipe, Checker& chk) {
 
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
-  Pe pe(c.data_w, c.acc_w);
+  Pe pe(c.data_w, c.psum_w());
   Checker chk(job);
   directed(pe, c.mul_pipe, chk);
 
   kaleido::Rng rng(job.seed);
-  PeBlock::Model model{c.data_w, c.acc_w, c.mul_pipe};
+  PeBlock::Model model{c.data_w, c.psum_w(), c.mul_pipe};
   pe.reset();
   int64_t held_a = 0;
   int64_t macs = 0, loads = 0, both = 0, idle = 0;
   for (int64_t k = 0; k < job.iterations; ++k) {
     if (rng.range(0, 499) == 0) {  // reset in the middle of a run
       pe.reset();
-      model = PeBlock::Model{c.data_w, c.acc_w, c.mul_pipe};
+      model = PeBlock::Model{c.data_w, c.psum_w(), c.mul_pipe};
     }
     PeInputs in;
     in.mac = rng.range(0, 9) < 5;
@@ -162,7 +163,7 @@ int run(const Job& job) {
     // Half of the idle cycles hold a_i, as the array does between tokens.
     in.a = (!in.mac && rng.range(0, 1)) ? held_a : operand(rng, c.data_w);
     in.w = operand(rng, c.data_w);
-    in.psum = operand(rng, c.acc_w);
+    in.psum = operand(rng, c.psum_w());
     in.seg_start = rng.range(0, 1) != 0;
     held_a = in.a;
     pe.drive(in);
@@ -181,7 +182,7 @@ int run(const Job& job) {
   if (macs == 0 || loads == 0 || both == 0 || idle == 0)
     chk.fail("MACs, loads, loads during MACs or idle cycles were never exercised");
   pe.dut.final();
-  return chk.finish("kld_pe DATA_W " + std::to_string(c.data_w) + " ACC_W " + std::to_string(c.acc_w) + " MUL_PIPE " +
+  return chk.finish("kld_pe DATA_W " + std::to_string(c.data_w) + " PSUM_W " + std::to_string(c.psum_w()) + " MUL_PIPE " +
                     std::to_string(c.mul_pipe) + ", " + std::to_string(job.iterations) + " random cycles");
 }
 
