@@ -8,6 +8,7 @@
 // number of random runs of the long soak test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -236,6 +237,28 @@ TEST(Testbench, CornerCases) {
     for (int64_t v : exact.data) wraps |= v > signed_max(c.acc_w);
     EXPECT_TRUE(wraps) << "the case must overflow ACC_W";
     expect_pass(run_tb(w2, c, a, bb, "--mode both --stall 0.1", "extreme"), "extreme operands");
+  }
+}
+
+// Every product at its largest, (-2^(DATA_W-1))^2 = 2^(2*DATA_W-2), with K at MAX_K: each group's
+// partial, each array column and each dot product reaches the magnitude its exact width is derived
+// from (docs/hardware.md "Widths"), without wrapping ACC_W. A width one bit narrower overflows here
+// (config 0: PARTIAL_W and PSUM_W; config 2: OUT_SUM_W, MAX_K = 4 a power of two).
+TEST(Testbench, ExtremeOperandsReachTheExactSumWidths) {
+  for (int which : {0, 2}) {
+    const hw::HwConfig hw = hw_config(which);
+    ReuseConfig c = at_limits(hw);
+    c.tau.assign(static_cast<size_t>(c.groups()), 1);
+    const int64_t lo = -(int64_t{1} << (c.data_w - 1));
+    const IntMatrix a(c.grid.tokens(), c.channels, lo), b(c.channels, c.out_cols, lo);
+    const WideMatrix exact = gemm_exact(a, b);
+    const int64_t bound = int64_t{c.channels} << (2 * c.data_w - 2);
+    EXPECT_EQ(*std::max_element(exact.data.begin(), exact.data.end()), bound) << hw.name();
+    ASSERT_LE(bound, signed_max(c.acc_w)) << hw.name() << ": the case must not wrap ACC_W";
+    expect_pass(run_tb(which, c, a, b, "--mode both --stall 0.1", "extreme_exact"), hw.name() + " kld_top");
+    c.mode = Mode::Dense;
+    expect_pass(run_tb(which, c, a, b, "--stall 0.1", "extreme_exact_plain", "kld_plain_top"),
+                hw.name() + " kld_plain_top");
   }
 }
 
