@@ -98,10 +98,39 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const auto [th_n, tw_n] = tile_at(n, "_d");
   const Expr th_x = m.wire("th_x", resize(th_n, tw + 1)), tw_x = m.wire("tw_x", resize(tw_n, tw + 1));
   const Expr area = m.wire("area", th_x * tw_x, "tile area: scan distance of the t reference");
-  // Coordinates are below the grid size, so resizing them to the token width loses nothing.
-  const Expr t_x = m.wire("t_x", resize(n.t, tw)), h_x = m.wire("h_x", resize(n.h, tw)), w_x = m.wire("w_x", resize(n.w, tw));
-  const Expr dh_x = m.wire("dim_h_x", resize(dim_h, tw)), dw_x = m.wire("dim_w_x", resize(dim_w, tw));
-  const Expr token_d = m.wire("token_d", (t_x * dh_x + h_x) * dw_x + w_x, "token index (t*H + h)*W + w");
+  // The token index (t*H + h)*W + w follows the position by additions only, so no multiplier sits in
+  // front of the A memory that scan_token_next_o addresses: beside the token, the tokens at (t, h, w0)
+  // (its row in the tile), (t, h0, w0), (0, h0, w0) (the tile) and (0, h0, 0) (the row of tiles), and
+  // the strides H*W and TILE_H*W registered at scan_clear_i. Every sum is a token of the grid when it
+  // is taken, so TW bits hold it.
+  const Expr row_q = m.signal("scan_row_q", tw, Sign::Unsigned, "token at (t, h, w0)");
+  const Expr tbase_q = m.signal("scan_tbase_q", tw, Sign::Unsigned, "token at (t, h0, w0)");
+  const Expr tile_q = m.signal("scan_tile_q", tw, Sign::Unsigned, "token at (0, h0, w0)");
+  const Expr trow_q = m.signal("scan_trow_q", tw, Sign::Unsigned, "token at (0, h0, 0)");
+  const Expr hw_q = m.signal("stride_hw_q", tw, Sign::Unsigned, "H*W (used only when t+1 < T, so below 2^TW)");
+  const Expr thw_q = m.signal("stride_thw_q", tw, Sign::Unsigned, "TILE_H*W (used only below the last row of tiles)");
+  const Expr token_q = m.signal("scan_token_q", tw);
+  const Expr dw_t = m.wire("dim_w_t", resize(dim_w, tw)), tile_w_t = m.wire("tile_w_t", resize(tile_w, tw));
+  const int pw = 2 * cw;  // H*W and TILE_H*W before truncation
+  const Expr hw_full = m.wire("stride_hw", resize(dim_h, pw) * resize(dim_w, pw));
+  const Expr thw_full = m.wire("stride_thw", resize(tile_h, pw) * resize(dim_w, pw));
+  const Expr tile_next = m.wire("scan_tile_next", mux(wrap_col, mux(last_trow, zero(tw), trow_q + thw_q), tile_q + tile_w_t),
+                                "token of the next tile");
+  const Expr t_next = m.wire("scan_t_next", mux(wrap_t, tile_next, tbase_q + hw_q), "token at the next (t, h0, w0)");
+  const Expr row_next = m.wire("scan_row_next", mux(wrap_h, t_next, row_q + dw_t), "token at the next row start");
+  const Expr token_step = m.wire("scan_token_step", mux(wrap_w, row_next, token_q + constant(tw, 1)),
+                                 "token of the position after this one");
+  const Expr token_d = m.wire("token_d", mux(scan_clear, zero(tw), mux(step, token_step, token_q)),
+                              "token of the next cycle's position");
+  Always& strides = m.always_ff(clk, rst_n, "scan strides and row, tile and frame starts");
+  strides.flop(hw_q, mux(scan_clear, trunc(hw_full, tw), hw_q), 0);
+  strides.flop(thw_q, mux(scan_clear, trunc(thw_full, tw), thw_q), 0);
+  strides.flop(row_q, mux(scan_clear, zero(tw), mux(step && wrap_w, row_next, row_q)), 0);
+  strides.flop(tbase_q, mux(scan_clear, zero(tw), mux(step && wrap_h, t_next, tbase_q)), 0);
+  strides.flop(tile_q, mux(scan_clear, zero(tw), mux(step && wrap_t, tile_next, tile_q)), 0);
+  strides.flop(trow_q, mux(scan_clear, zero(tw), mux(step && wrap_col, tile_next, trow_q)), 0);
+  if (pw > tw) m.unused(concat({hw_full.slice(pw - 1, tw), thw_full.slice(pw - 1, tw)}),
+                        "the strides are used only while they are below N");
   const int dist_w = std::max(ww, tw + 1);  // distances and the window depth compared at full width
   const Expr win_x = m.wire("win_x", zext(win, dist_w));
   const Expr tw_d = dist_w > tw + 1 ? zext(tw_x, dist_w) : tw_x, area_d = dist_w > tw + 1 ? zext(area, dist_w) : area;
@@ -115,7 +144,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
       "last_d", ((n.w + constant(cw, 1)) == (n.w0 + tw_n)) && ((n.h + constant(cw, 1)) == (n.h0 + th_n)) &&
                     ((n.t + constant(cw, 1)) == dim_t) && ((n.w0 + tile_w) >= dim_w) && ((n.h0 + tile_h) >= dim_h),
       "the next position is the last of the grid");
-  const Expr token_q = m.signal("scan_token_q", tw), avail_q = m.signal("scan_avail_q", 3);
+  const Expr avail_q = m.signal("scan_avail_q", 3);
   const Expr ref_slot_q = m.signal("scan_ref_slot_q", 3 * sw), last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
   outs.flop(token_q, token_d, 0);

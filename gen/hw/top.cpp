@@ -585,17 +585,26 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     ctr.flop(q, mux(run_start, zero(q.width()), q + inc), 0);
   };
   counter(cycles_q, mux(busy_q, constant(64, 1), zero(64)));
-  counter(busy_cnt_q, mux(reduce_or(seg_valid), constant(64, 1), zero(64)));
+  // BUSY, STARVED and MACS_ISSUED add increments registered a cycle earlier: their conditions come
+  // from the dispatcher's issue logic, which then fed a 64-bit carry chain in the same cycle (kld_top's
+  // second-longest path on sky130). The lag is hidden: DRAIN and the gather follow the last issue.
+  const int incw = clog2(static_cast<int64_t>(rows) * cols + 1);  // at most ROWS*COLS MACs a cycle
+  const Expr issue_inc_q = m.signal("issue_inc_q", 2, Sign::Unsigned, "{starved, issued} last cycle");
+  const Expr issued_inc_q = m.signal("macs_issued_inc_q", incw, Sign::Unsigned, "MACs issued last cycle");
+  ctr.flop(issue_inc_q, mux(run_start, zero(2), concat({starved, reduce_or(seg_valid)})), 0);
+  ctr.flop(issued_inc_q, mux(run_start, zero(incw), trunc(issued_add, incw)), 0);
+  m.unused(issued_add.slice(63, incw), "at most ROWS*COLS MACs are issued in a cycle");
+  counter(busy_cnt_q, zext(issue_inc_q[0], 64));
   counter(stall_q, mux(stalled, constant(64, 1), zero(64)));
   counter(stall_out_q, mux(stall_out, constant(32, 1), zero(32)));
   counter(stall_trace_q, mux(stall_trace, constant(32, 1), zero(32)));
   counter(wait_gather_q, mux(wait_gather, constant(32, 1), zero(32)));
   counter(loadw_cycles_q, mux(st_loadw, constant(32, 1), zero(32)));
-  counter(starved_q, mux(starved, constant(32, 1), zero(32)));
+  counter(starved_q, zext(issue_inc_q[1], 32));
   std::vector<Expr> reused_now;
   for (int l = lanes - 1; l >= 0; --l) reused_now.push_back(step && lanes_valid[l] && reuse[l]);
   ctr.flop(reused_pairs_q, mux(run_start, zero(lanes), concat(reused_now)), 0);
-  counter(issued_q, issued_add);
+  counter(issued_q, zext(issued_inc_q, 64));
   counter(skipped_q, skipped_add);
   // REUSED[g] counts from registered decisions too: its 32-bit increment, enabled straight by
   // the lane, was the next critical path on sky130 (the lane, then a ripple carry chain).

@@ -21,6 +21,7 @@
 //   GATHER_W = 1
 // Lint waivers: none
 // Deliberately unused bits:
+//   {stride_hw[11:10], stride_thw[11:10]}: the strides are used only while they are below N
 //   count_0_q[10]: a full list (N entries) is never written further
 //   count_1_q[10]: a full list (N entries) is never written further
 //   count_2_q[10]: a full list (N entries) is never written further
@@ -133,12 +134,32 @@ module kld_dispatcher (
   wire [10:0] tw_x;
   // tile area: scan distance of the t reference
   wire [10:0] area;
-  wire [9:0] t_x;
-  wire [9:0] h_x;
-  wire [9:0] w_x;
-  wire [9:0] dim_h_x;
-  wire [9:0] dim_w_x;
-  // token index (t*H + h)*W + w
+  // token at (t, h, w0)
+  reg [9:0] scan_row_q;
+  // token at (t, h0, w0)
+  reg [9:0] scan_tbase_q;
+  // token at (0, h0, w0)
+  reg [9:0] scan_tile_q;
+  // token at (0, h0, 0)
+  reg [9:0] scan_trow_q;
+  // H*W (used only when t+1 < T, so below 2^TW)
+  reg [9:0] stride_hw_q;
+  // TILE_H*W (used only below the last row of tiles)
+  reg [9:0] stride_thw_q;
+  reg [9:0] scan_token_q;
+  wire [9:0] dim_w_t;
+  wire [9:0] tile_w_t;
+  wire [11:0] stride_hw;
+  wire [11:0] stride_thw;
+  // token of the next tile
+  wire [9:0] scan_tile_next;
+  // token at the next (t, h0, w0)
+  wire [9:0] scan_t_next;
+  // token at the next row start
+  wire [9:0] scan_row_next;
+  // token of the position after this one
+  wire [9:0] scan_token_step;
+  // token of the next cycle's position
   wire [9:0] token_d;
   wire [10:0] win_x;
   // references in the tile and the window: bit 0 t, 1 h, 2 w
@@ -149,7 +170,6 @@ module kld_dispatcher (
   wire [23:0] ref_slot_d;
   // the next position is the last of the grid
   wire last_d;
-  reg [9:0] scan_token_q;
   reg [2:0] scan_avail_q;
   reg [23:0] scan_ref_slot_q;
   reg scan_last_q;
@@ -241,12 +261,43 @@ module kld_dispatcher (
   assign th_x = {5'd0, th_eff_d};
   assign tw_x = {5'd0, tw_eff_d};
   assign area = th_x * tw_x;
-  assign t_x = {4'd0, t_d};
-  assign h_x = {4'd0, h_d};
-  assign w_x = {4'd0, w_d};
-  assign dim_h_x = {4'd0, dim_h_i};
-  assign dim_w_x = {4'd0, dim_w_i};
-  assign token_d = (t_x * dim_h_x + h_x) * dim_w_x + w_x;
+  assign dim_w_t = {4'd0, dim_w_i};
+  assign tile_w_t = {4'd0, tile_w_i};
+  assign stride_hw = {6'd0, dim_h_i} * {6'd0, dim_w_i};
+  assign stride_thw = {6'd0, tile_h_i} * {6'd0, dim_w_i};
+  assign scan_tile_next = wrap_tile_col ? (last_tile_row ? 10'd0 : scan_trow_q + stride_thw_q) :
+      scan_tile_q + tile_w_t;
+  assign scan_t_next = wrap_t ? scan_tile_next : scan_tbase_q + stride_hw_q;
+  assign scan_row_next = wrap_h ? scan_t_next : scan_row_q + dim_w_t;
+  assign scan_token_step = wrap_w ? scan_row_next : scan_token_q + 10'd1;
+  assign token_d = scan_clear_i ? 10'd0 : (scan_advance ? scan_token_step : scan_token_q);
+
+  // scan strides and row, tile and frame starts
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      stride_hw_q <= 10'd0;
+      stride_thw_q <= 10'd0;
+      scan_row_q <= 10'd0;
+      scan_tbase_q <= 10'd0;
+      scan_tile_q <= 10'd0;
+      scan_trow_q <= 10'd0;
+    end else begin
+      stride_hw_q <= scan_clear_i ? stride_hw[9:0] : stride_hw_q;
+      stride_thw_q <= scan_clear_i ? stride_thw[9:0] : stride_thw_q;
+      scan_row_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_w) ? scan_row_next : scan_row_q);
+      scan_tbase_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_h) ? scan_t_next :
+          scan_tbase_q);
+      scan_tile_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_t) ? scan_tile_next :
+          scan_tile_q);
+      scan_trow_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_tile_col) ? scan_tile_next :
+          scan_trow_q);
+    end
+  end
+
+  // Deliberately unused: the strides are used only while they are below N
+  wire unused_stride_hw;
+  assign unused_stride_hw = ^{stride_hw[11:10], stride_thw[11:10]};
+
   assign win_x = {2'd0, win_i};
   assign avail_d = {(w_d != w0_d) && (win_i != 9'd0), (h_d != h0_d) && (tw_x <= win_x), (t_d !=
       6'd0) && (area <= win_x)};

@@ -23,6 +23,7 @@
 //   reg_wdata_i[31:20]: no field of the register map takes these bits
 // {pass_pending, pass_nonempty}: ISSUE ends on pass_last; pending and nonempty are kept for the
 // dispatcher's unit test
+//   macs_issued_now[63:7]: at most ROWS*COLS MACs are issued in a cycle
 
 module kld_top (
   input wire clk_i,
@@ -360,6 +361,10 @@ module kld_top (
   // the pass engine waits for the gather of the other bank
   wire wait_gather;
   wire stalled;
+  // {starved, issued} last cycle
+  reg [1:0] issue_inc_q;
+  // MACs issued last cycle
+  reg [6:0] macs_issued_inc_q;
   // groups deciding REUSE last cycle
   reg [7:0] reused_groups_q;
   // the register at reg_addr_i
@@ -982,6 +987,8 @@ module kld_top (
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       cycles_q <= 64'd0;
+      issue_inc_q <= 2'd0;
+      macs_issued_inc_q <= 7'd0;
       busy_cycles_q <= 64'd0;
       stall_cycles_q <= 64'd0;
       stall_out_q <= 32'd0;
@@ -1003,19 +1010,21 @@ module kld_top (
       reused_7_q <= 32'd0;
     end else begin
       cycles_q <= run_start ? 64'd0 : cycles_q + (busy_q ? 64'd1 : 64'd0);
-      busy_cycles_q <= run_start ? 64'd0 : busy_cycles_q + (|seg_valid ? 64'd1 : 64'd0);
+      issue_inc_q <= run_start ? 2'd0 : {starved, |seg_valid};
+      macs_issued_inc_q <= run_start ? 7'd0 : macs_issued_now[6:0];
+      busy_cycles_q <= run_start ? 64'd0 : busy_cycles_q + {63'd0, issue_inc_q[0]};
       stall_cycles_q <= run_start ? 64'd0 : stall_cycles_q + (stalled ? 64'd1 : 64'd0);
       stall_out_q <= run_start ? 32'd0 : stall_out_q + (stall_out ? 32'd1 : 32'd0);
       stall_trace_q <= run_start ? 32'd0 : stall_trace_q + (stall_trace ? 32'd1 : 32'd0);
       wait_gather_q <= run_start ? 32'd0 : wait_gather_q + (wait_gather ? 32'd1 : 32'd0);
       loadw_cycles_q <= run_start ? 32'd0 : loadw_cycles_q + (st_loadw ? 32'd1 : 32'd0);
-      starved_q <= run_start ? 32'd0 : starved_q + (starved ? 32'd1 : 32'd0);
+      starved_q <= run_start ? 32'd0 : starved_q + {31'd0, issue_inc_q[1]};
       reused_pairs_q <= run_start ? 8'd0 : {step && lane_valid[7] && det_reuse[7], step &&
           lane_valid[6] && det_reuse[6], step && lane_valid[5] && det_reuse[5], step &&
           lane_valid[4] && det_reuse[4], step && lane_valid[3] && det_reuse[3], step &&
           lane_valid[2] && det_reuse[2], step && lane_valid[1] && det_reuse[1], step &&
           lane_valid[0] && det_reuse[0]};
-      macs_issued_q <= run_start ? 64'd0 : macs_issued_q + macs_issued_now;
+      macs_issued_q <= run_start ? 64'd0 : macs_issued_q + {57'd0, macs_issued_inc_q};
       macs_skipped_q <= run_start ? 64'd0 : macs_skipped_q + macs_skipped_now;
       reused_groups_q <= run_start ? 8'd0 : {root_we[7] && det_reuse[7], root_we[6] &&
           det_reuse[6], root_we[5] && det_reuse[5], root_we[4] && det_reuse[4], root_we[3] &&
@@ -1031,6 +1040,10 @@ module kld_top (
       reused_7_q <= run_start ? 32'd0 : reused_7_q + (reused_groups_q[7] ? 32'd1 : 32'd0);
     end
   end
+
+  // Deliberately unused: at most ROWS*COLS MACs are issued in a cycle
+  wire unused_macs_issued_now;
+  assign unused_macs_issued_now = ^macs_issued_now[63:7];
 
   // register read mux (register map)
   always @* begin

@@ -1,7 +1,8 @@
 // Block test of kld_dispatcher.
 //
 // Scan: after scan_clear_i the scan outputs must follow kaleido::ScanOrder
-// position by position (token; slot = steps since the clear, modulo WIN_CAP
+// position by position (token, and the next cycle's token on scan_token_next_o; slot = steps
+// since the clear, modulo WIN_CAP
 // (2 when WIN_CAP is 1), counting on across rounds, since the detector only
 // needs slots relative to each other; reference availability within the tile
 // and the window depth; reference slots; last position), hold still while
@@ -107,6 +108,9 @@ int run(const Job& job) {
         const std::string at = trial_name + " round " + std::to_string(r) + " position " + std::to_string(p);
         const uint64_t slot = static_cast<uint64_t>(steps) % slots;
         chk.equal(static_cast<int64_t>(dut.scan_token_o), tok, at + ": scan_token_o");
+        // The token of the next cycle's position (the detector's A read a cycle ahead).
+        const int64_t next_tok = step ? scan.token_at(p + 1 == N ? 0 : p + 1) : tok;
+        chk.equal(static_cast<int64_t>(dut.scan_token_next_o), next_tok, at + ": scan_token_next_o");
         chk.equal(static_cast<int64_t>(get_bits(dut.scan_slot_o, 0, sw)), static_cast<int64_t>(slot), at + ": scan_slot_o");
         chk.equal(dut.scan_last_o, p == N - 1, at + ": scan_last_o");
         for (int ax = 0; ax < 3; ++ax) {
