@@ -111,17 +111,23 @@ struct MergeBlock {
   static vlog::Module generate(const HwConfig& c, const vlog::Module& partial_sram, const vlog::Module& root_sram);
 };
 
+// Registers between kld_top's issue and its array: the issued token (then the A read) and the A
+// word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
+constexpr int kIssueStages = 2;
+
 // kld_weight_loader: B and the loader that shifts each pass's weights into the
 // PE buffer of the pass's parity while the previous pass computes. Its module
-// parameter SegRows is the depth of an activation's segment (GROUP_W in kld_top,
-// the default; ROWS in the plain array): a buffer is reloaded once the last
+// parameter Reach is the number of cycles from an activation's issue until it
+// reaches the last row of its segment, plus one (kld_top: kIssueStages + GROUP_W,
+// the default; the plain array: ROWS): a buffer is reloaded once the last
 // activation that used it has left. One module serves both tops.
 struct WeightLoaderBlock {
-  static constexpr const char* kSegRows = "SegRows";
+  static constexpr const char* kReach = "Reach";
   static vlog::Module generate(const HwConfig& c, const vlog::Module& b_sram);
-  // The parameter overrides of an instance whose segments are seg_rows deep (none for GROUP_W).
-  static std::vector<vlog::ParamValue> overrides(const HwConfig& c, int seg_rows);
-  // Bits of the busy counters and of SegRows: enough for ROWS + COLS - 2 and for ROWS.
+  static int default_reach(const HwConfig& c) { return kIssueStages + c.group_w; }
+  // The parameter overrides of an instance with this reach (none for the default).
+  static std::vector<vlog::ParamValue> overrides(const HwConfig& c, int reach);
+  // Bits of the busy counters and of Reach: enough for the larger reach + COLS - 2.
   static int busy_width(const HwConfig& c);
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "golden/scan.hpp"
+#include "hw/blocks.hpp"
 
 namespace kaleido::hw {
 
@@ -90,8 +91,10 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
   const int64_t N = cfg.grid.tokens();
   const int G = cfg.groups();
   const int64_t KT = ceil_div(cfg.channels, hw.rows), MT = ceil_div(cfg.out_cols, hw.cols);
-  const int64_t drain = hw.group_w + hw.cols - 1 + hw.mul_pipe;  // DRAIN at the end of an m-tile
-  const int64_t reload = hw.group_w + hw.cols - 1;  // a buffer reloads this many cycles after its pass's ISSUE ended
+  // The issue registers delay every activation by kIssueStages cycles on its way to the array.
+  const int64_t drain = kIssueStages + hw.group_w + hw.cols - 1 + hw.mul_pipe;  // DRAIN at the end of an m-tile
+  // a buffer reloads this many cycles after its pass's ISSUE ended
+  const int64_t reload = kIssueStages + hw.group_w + hw.cols - 1;
   ScheduleCycles s;
   if (lists)
     for (int64_t f : lists->final_at) s.detect = std::max(s.detect, f);

@@ -57,9 +57,9 @@ struct WeightLoader {
   Expr next_ready;  // at a pass end: the next pass's last row left the loader before this cycle
 };
 
-// The weight loader instance u_weight_loader of either top (WeightLoaderBlock), for segments of
-// seg_rows rows.
-WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, int seg_rows, const LoaderInputs& in) {
+// The weight loader instance u_weight_loader of either top (WeightLoaderBlock), for activations
+// that reach their segment's last row `reach` - 1 cycles after their issue.
+WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, int reach, const LoaderInputs& in) {
   WeightLoader wl;
   wl.shift = m.signal("wl_load", 1, Sign::Unsigned, "the loader shifts a row of weights into the array");
   wl.buf = m.signal("wl_load_sel", 1, Sign::Unsigned, "the buffer it shifts into");
@@ -67,7 +67,7 @@ WeightLoader weight_loader(Module& m, const HwConfig& c, const Module& loader, i
   wl.next_loaded = m.signal("wl_next_loaded", 1, Sign::Unsigned,
                             "the pass after the current one can issue from the next cycle");
   wl.w_top = m.signal("w_top", c.cols * c.data_w, Sign::Unsigned, "the row entering the array");
-  m.instance(loader, "u_weight_loader", WeightLoaderBlock::overrides(c, seg_rows),
+  m.instance(loader, "u_weight_loader", WeightLoaderBlock::overrides(c, reach),
              {{"clk_i", in.clk},
               {"rst_ni", in.rst_n},
               {"start_i", in.run_start},
@@ -103,7 +103,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const int cw = coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
   const int rounds = (G + lanes - 1) / lanes, rw = clog2(rounds), ra = reg_addr_width(c);
   const int krow_w = clog2(c.max_kt() * rows), ww = clog2(c.window_cap() + 1), tauw = c.tau_w();
-  const int drain = gw + cols - 1 + c.mul_pipe, cntw = clog2(drain + 1);
+  const int drain = kIssueStages + gw + cols - 1 + c.mul_pipe, cntw = clog2(drain + 1);
   const int gshift = clog2(gw) - (gw == 1 ? 1 : 0);  // log2(GROUP_W); GROUP_W is a power of two
 
   const Expr clk = m.input("clk_i", 1);
@@ -314,6 +314,28 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"pass_nonempty_o", pass_nonempty},
               {"pass_last_o", pass_last}});
 
+  // ---- the issue pipeline (kIssueStages registers): the issued token, whose A word is then read
+  // and registered, so neither memory read shares a path with the other or with a PE ----
+  const Expr iss_valid_q = m.signal("issue_valid_q", segs, Sign::Unsigned, "segments that issued last cycle");
+  const Expr iss_token_q = m.signal("issue_token_q", segs * tw, Sign::Unsigned, "their tokens (the A read address)");
+  const Expr iss_kt_q = m.signal("issue_kt_q", ktw, Sign::Unsigned, "their k-tile");
+  const Expr iss_sel_q = m.signal("issue_sel_q", 1, Sign::Unsigned, "their weight buffer");
+  const Expr feed_valid_q = m.signal("feed_valid_q", segs, Sign::Unsigned, "segments whose A word enters the array");
+  const Expr feed_tag_q = m.signal("feed_tag_q", segs * ArrayBlock::tag_width(c), Sign::Unsigned,
+                                   "{k-tile, token} of each segment's word");
+  const Expr feed_sel_q = m.signal("feed_sel_q", 1, Sign::Unsigned, "their weight buffer");
+  const Expr feed_data_q = m.signal("feed_data_q", segs * gw * dw, Sign::Unsigned, "the A words");
+  const Expr any_issue = m.wire("issue_any", reduce_or(seg_valid));
+  const Expr any_feed = m.wire("feed_any", reduce_or(iss_valid_q));
+  Always& ip = m.always_ff(clk, rst_n, "issue pipeline: valid bits (the rest holds while nothing flows)");
+  ip.flop(iss_valid_q, seg_valid, 0);
+  ip.flop(feed_valid_q, iss_valid_q, 0);
+  Block& ipd = m.always_ff_no_reset(clk, "issue pipeline: tokens, tags and words (qualified by the valid bits)");
+  IfStmt& ipi = ipd.if_(any_issue);
+  ipi.then_().assign(iss_token_q, seg_token);
+  ipi.then_().assign(iss_kt_q, kt_q);
+  ipi.then_().assign(iss_sel_q, buf_q);
+
   // ---- scratchpads: A in one bank per group, B in one memory ----
   const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 2));
   const Expr a_fire = m.wire("a_fire", a_valid && !busy_q);
@@ -323,7 +345,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     const std::string gn = std::to_string(g);
     a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
     a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
-    const Expr seg_addr = seg_token.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
+    const Expr seg_addr = iss_token_q.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
     m.instance(a_sram, "u_a_" + gn,
                {{"clk_i", clk},
                 {"we_i", a_fire && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
@@ -338,7 +360,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
   const Expr advance = m.signal("pass_advance", 1, Sign::Unsigned, "the pass engine moves on to its next pass");
-  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"), gw,
+  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"), kIssueStages + gw,
                                         {clk, rst_n, run_start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
                                          b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 
@@ -395,10 +417,14 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     for (int k = 0; k < c.max_kt(); ++k) {
       const int g = k * segs + s;
       if (g >= G) break;
-      d = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), a_issue[static_cast<size_t>(g)], d);
+      d = mux(iss_kt_q == constant(ktw, static_cast<uint64_t>(k)), a_issue[static_cast<size_t>(g)], d);
     }
     seg_data.push_back(d);
   }
+  IfStmt& ipf = ipd.if_(any_feed);
+  ipf.then_().assign(feed_tag_q, issue_tags(iss_kt_q, iss_token_q, c, segs));
+  ipf.then_().assign(feed_sel_q, iss_sel_q);
+  ipf.then_().assign(feed_data_q, m.wire("seg_data", concat(seg_data), "segment s reads the A bank of group kt*SEGS+s"));
   const Expr tap_valid = m.signal("tap_valid", segs * cols);
   const Expr tap_tag = m.signal("tap_tag", segs * cols * ArrayBlock::tag_width(c));
   const Expr tap_psum = m.signal("tap_psum", segs * cols * c.partial_w(), Sign::Unsigned, "PARTIAL_W bits per tap");
@@ -408,10 +434,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"load_i", wl.shift},
               {"load_sel_i", wl.buf},
               {"w_top_i", wl.w_top},
-              {"seg_valid_i", seg_valid},
-              {"sel_i", buf_q},
-              {"seg_tag_i", m.wire("seg_tag", issue_tags(kt_q, seg_token, c, segs), "{k-tile, token} per segment")},
-              {"seg_data_i", m.wire("seg_data", concat(seg_data), "segment s reads the A bank of group kt*SEGS+s")},
+              {"seg_valid_i", feed_valid_q},
+              {"sel_i", feed_sel_q},
+              {"seg_tag_i", feed_tag_q},
+              {"seg_data_i", feed_data_q},
               {"tap_valid_o", tap_valid},
               {"tap_tag_o", tap_tag},
               {"tap_psum_o", tap_psum}});

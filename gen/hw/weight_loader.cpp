@@ -7,14 +7,18 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
-int WeightLoaderBlock::busy_width(const HwConfig& c) { return clog2(c.rows + std::max(c.cols - 2, 0) + 1); }
+namespace {
+int max_reach(const HwConfig& c) { return std::max(c.rows, WeightLoaderBlock::default_reach(c)); }
+}  // namespace
 
-std::vector<ParamValue> WeightLoaderBlock::overrides(const HwConfig& c, int seg_rows) {
-  if (seg_rows == c.group_w) return {};
-  if (c.rows + c.cols - 2 == 0 || seg_rows < 1 || seg_rows > c.rows)
-    throw BuildError("kld_weight_loader: segments of " + std::to_string(seg_rows) + " rows in a " +
+int WeightLoaderBlock::busy_width(const HwConfig& c) { return clog2(max_reach(c) + std::max(c.cols - 2, 0) + 1); }
+
+std::vector<ParamValue> WeightLoaderBlock::overrides(const HwConfig& c, int reach) {
+  if (reach == default_reach(c)) return {};
+  if (reach < 1 || reach > max_reach(c))
+    throw BuildError("kld_weight_loader: a reach of " + std::to_string(reach) + " cycles in a " +
                      std::to_string(c.rows) + "x" + std::to_string(c.cols) + " array");
-  return {{kSegRows, static_cast<uint64_t>(seg_rows)}};
+  return {{kReach, static_cast<uint64_t>(reach)}};
 }
 
 Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram) {
@@ -25,9 +29,9 @@ Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram) {
   const int ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), krow_w = clog2(c.max_kt() * rows);
   const int lw = clog2(rows);
   // Buffer b is free once the last activation of the pass that used it has passed every PE:
-  // SegRows + COLS - 1 cycles after that pass's ISSUE ended. SegRows is at most ROWS, so the
-  // busy counters are sized for ROWS + COLS - 2; none are needed when that is 0 (1x1 array).
-  const int max_reload = rows + cols - 2;
+  // Reach + COLS - 1 cycles after that pass's ISSUE ended; the busy counters are sized for the
+  // larger reach; none are needed when the reload is 0 (a 1x1 plain array).
+  const int max_reload = max_reach(c) + cols - 2;
 
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
@@ -66,9 +70,10 @@ Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram) {
   const int bw = busy_width(c);
   Expr reload;
   if (max_reload > 0) {
-    const Expr seg_rows = m.parameter(kSegRows, bw, static_cast<uint64_t>(c.group_w),
-                                      "rows of an activation's segment: GROUP_W in kld_top, ROWS in kld_plain_top");
-    reload = m.localparam("Reload", cols >= 2 ? seg_rows + static_cast<int64_t>(cols - 2) : seg_rows - 1,
+    const Expr reach = m.parameter(kReach, bw, static_cast<uint64_t>(default_reach(c)),
+                                   "cycles from an activation's issue to its segment's last row, plus one: "
+                                   "the issue registers and GROUP_W in kld_top, ROWS in kld_plain_top");
+    reload = m.localparam("Reload", cols >= 2 ? reach + static_cast<int64_t>(cols - 2) : reach - 1,
                           "cycles from a pass's ISSUE end until its buffer is free again, less one");
     for (int b = 0; b < 2; ++b) {
       const std::string bn = std::to_string(b);

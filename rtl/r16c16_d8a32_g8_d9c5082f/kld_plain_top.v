@@ -318,7 +318,7 @@ module kld_plain_top (
 
   // weights of every pass, loaded while the previous pass computes
   kld_weight_loader #(
-    .SegRows(5'd16)
+    .Reach(5'd16)
   ) u_weight_loader (
     .clk_i(clk_i),
     .rst_ni(rst_ni),

@@ -23,8 +23,9 @@
 // Deliberately unused bits: none
 
 module kld_weight_loader #(
-  // rows of an activation's segment: GROUP_W in kld_top, ROWS in kld_plain_top
-  parameter [4:0] SegRows = 5'd8
+  // cycles from an activation's issue to its segment's last row, plus one: the issue registers and
+  // GROUP_W in kld_top, ROWS in kld_plain_top
+  parameter [4:0] Reach = 5'd10
 ) (
   input wire clk_i,
   input wire rst_ni,
@@ -59,7 +60,7 @@ module kld_weight_loader #(
 );
 
   // cycles from a pass's ISSUE end until its buffer is free again, less one
-  localparam [4:0] Reload = SegRows + 5'd14;
+  localparam [4:0] Reload = Reach + 5'd14;
 
   // passes loaded ahead of the pass engine, its current pass included (0..2)
   reg [1:0] lead_q;

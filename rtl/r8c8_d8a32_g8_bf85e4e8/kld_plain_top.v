@@ -293,7 +293,9 @@ module kld_plain_top (
   assign b_ready_o = !busy_q;
 
   // weights of every pass, loaded while the previous pass computes
-  kld_weight_loader u_weight_loader (
+  kld_weight_loader #(
+    .Reach(5'd8)
+  ) u_weight_loader (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .start_i(ctrl_start),

@@ -201,7 +201,7 @@ module kld_top (
   // the detection engine scans the grid
   reg det_busy_q;
   // cycle within DRAIN
-  reg [3:0] cnt_q;
+  reg [4:0] cnt_q;
   // weight buffer of the pass engine's pass (pass parity)
   reg buf_q;
   // tokens of the m-tile remain to enter
@@ -271,6 +271,24 @@ module kld_top (
   wire pass_end;
   // rewind the segment pointers
   wire pass_start;
+  // segments that issued last cycle
+  reg issue_valid_q;
+  // their tokens (the A read address)
+  reg [9:0] issue_token_q;
+  // their k-tile
+  reg [2:0] issue_kt_q;
+  // their weight buffer
+  reg issue_sel_q;
+  // segments whose A word enters the array
+  reg feed_valid_q;
+  // {k-tile, token} of each segment's word
+  reg [12:0] feed_tag_q;
+  // their weight buffer
+  reg feed_sel_q;
+  // the A words
+  reg [63:0] feed_data_q;
+  wire issue_any;
+  wire feed_any;
   wire a_fire;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_0;
@@ -327,14 +345,12 @@ module kld_top (
   wire [7:0] lane_enable;
   wire [23:0] lane_rope;
   wire [71:0] lane_tau;
+  // segment s reads the A bank of group kt*SEGS+s
+  wire [63:0] seg_data;
   wire [7:0] tap_valid;
   wire [103:0] tap_tag;
   // PARTIAL_W bits per tap
   wire [151:0] tap_psum;
-  // {k-tile, token} per segment
-  wire [12:0] seg_tag;
-  // segment s reads the A bank of group kt*SEGS+s
-  wire [63:0] seg_data;
   wire [255:0] merged;
   wire out_fire;
   // the gather engine can take an m-tile this cycle: its last read of the other bank is over or
@@ -561,6 +577,34 @@ module kld_top (
     .pass_last_o(pass_last)
   );
 
+  assign issue_any = |seg_valid;
+  assign feed_any = |issue_valid_q;
+
+  // issue pipeline: valid bits (the rest holds while nothing flows)
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      issue_valid_q <= 1'b0;
+      feed_valid_q <= 1'b0;
+    end else begin
+      issue_valid_q <= seg_valid;
+      feed_valid_q <= issue_valid_q;
+    end
+  end
+
+  // issue pipeline: tokens, tags and words (qualified by the valid bits)
+  always @(posedge clk_i) begin
+    if (issue_any) begin
+      issue_token_q <= seg_token;
+      issue_kt_q <= kt_q;
+      issue_sel_q <= buf_q;
+    end
+    if (feed_any) begin
+      feed_tag_q <= {issue_kt_q, issue_token_q};
+      feed_sel_q <= issue_sel_q;
+      feed_data_q <= seg_data;
+    end
+  end
+
   assign a_fire = a_valid_i && !busy_q;
 
   // A channels of group 0
@@ -571,7 +615,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_0),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_0)
   );
 
@@ -583,7 +627,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_1),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_1)
   );
 
@@ -595,7 +639,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_2),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_2)
   );
 
@@ -607,7 +651,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_3),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_3)
   );
 
@@ -619,7 +663,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_4),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_4)
   );
 
@@ -631,7 +675,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_5),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_5)
   );
 
@@ -643,7 +687,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_6),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_6)
   );
 
@@ -655,7 +699,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(scan_token_next),
     .rdata0_o(a_rdata_7),
-    .raddr1_i(seg_token),
+    .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_7)
   );
 
@@ -741,10 +785,10 @@ module kld_top (
     .root_o(det_root)
   );
 
-  assign seg_tag = {kt_q, seg_token};
-  assign seg_data = (kt_q == 3'd7) ? a_issue_7 : ((kt_q == 3'd6) ? a_issue_6 : ((kt_q == 3'd5) ?
-      a_issue_5 : ((kt_q == 3'd4) ? a_issue_4 : ((kt_q == 3'd3) ? a_issue_3 : ((kt_q == 3'd2) ?
-      a_issue_2 : ((kt_q == 3'd1) ? a_issue_1 : ((kt_q == 3'd0) ? a_issue_0 : 64'd0)))))));
+  assign seg_data = (issue_kt_q == 3'd7) ? a_issue_7 : ((issue_kt_q == 3'd6) ? a_issue_6 :
+      ((issue_kt_q == 3'd5) ? a_issue_5 : ((issue_kt_q == 3'd4) ? a_issue_4 : ((issue_kt_q == 3'd3)
+      ? a_issue_3 : ((issue_kt_q == 3'd2) ? a_issue_2 : ((issue_kt_q == 3'd1) ? a_issue_1 :
+      ((issue_kt_q == 3'd0) ? a_issue_0 : 64'd0)))))));
 
   kld_array u_array (
     .clk_i(clk_i),
@@ -752,10 +796,10 @@ module kld_top (
     .load_i(wl_load),
     .load_sel_i(wl_load_sel),
     .w_top_i(w_top),
-    .seg_valid_i(seg_valid),
-    .sel_i(buf_q),
-    .seg_tag_i(seg_tag),
-    .seg_data_i(seg_data),
+    .seg_valid_i(feed_valid_q),
+    .sel_i(feed_sel_q),
+    .seg_tag_i(feed_tag_q),
+    .seg_data_i(feed_data_q),
     .tap_valid_o(tap_valid),
     .tap_tag_o(tap_tag),
     .tap_psum_o(tap_psum)
@@ -799,7 +843,7 @@ module kld_top (
   assign gather_free = !gather_issue_q && (!sum_valid_q || gather_en);
   assign run_finish = out_fire && out_last_q && !gather_issue_q && !sum_valid_q;
   assign gather_start = st_handoff && gather_free;
-  assign drain_done = cnt_q == 4'd14;
+  assign drain_done = cnt_q == 5'd16;
   assign pass_advance = (pass_end && !kt_is_last) || (st_handoff && gather_free && !mt_is_last);
 
   // pass engine (docs/hardware.md)
@@ -808,7 +852,7 @@ module kld_top (
       state_q <= 3'd0;
       mt_q <= 3'd0;
       kt_q <= 3'd0;
-      cnt_q <= 4'd0;
+      cnt_q <= 5'd0;
       buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
@@ -838,7 +882,7 @@ module kld_top (
           if (pass_last) begin
             if (kt_is_last) begin
               kt_q <= 3'd0;
-              cnt_q <= 4'd0;
+              cnt_q <= 5'd0;
               state_q <= StDrain;
             end else begin
               kt_q <= kt_q + 3'd1;
@@ -856,7 +900,7 @@ module kld_top (
           if (drain_done) begin
             state_q <= StHandoff;
           end else begin
-            cnt_q <= cnt_q + 4'd1;
+            cnt_q <= cnt_q + 5'd1;
           end
         end
         StHandoff: begin

@@ -23,8 +23,9 @@
 // Deliberately unused bits: none
 
 module kld_weight_loader #(
-  // rows of an activation's segment: GROUP_W in kld_top, ROWS in kld_plain_top
-  parameter [3:0] SegRows = 4'd8
+  // cycles from an activation's issue to its segment's last row, plus one: the issue registers and
+  // GROUP_W in kld_top, ROWS in kld_plain_top
+  parameter [4:0] Reach = 5'd10
 ) (
   input wire clk_i,
   input wire rst_ni,
@@ -59,7 +60,7 @@ module kld_weight_loader #(
 );
 
   // cycles from a pass's ISSUE end until its buffer is free again, less one
-  localparam [3:0] Reload = SegRows + 4'd6;
+  localparam [4:0] Reload = Reach + 5'd6;
 
   // passes loaded ahead of the pass engine, its current pass included (0..2)
   reg [1:0] lead_q;
@@ -74,11 +75,11 @@ module kld_weight_loader #(
   reg pending_q;
   reg pending_d;
   // cycles until the last activation of buffer 0's pass has left the array
-  reg [3:0] busy_0_q;
-  reg [3:0] busy_0_d;
+  reg [4:0] busy_0_q;
+  reg [4:0] busy_0_d;
   // cycles until the last activation of buffer 1's pass has left the array
-  reg [3:0] busy_1_q;
-  reg [3:0] busy_1_d;
+  reg [4:0] busy_1_q;
+  reg [4:0] busy_1_d;
   wire buf_free;
   // a pass left to load, at most one ahead, into a free buffer
   wire can_start;
@@ -96,7 +97,7 @@ module kld_weight_loader #(
   // the loaded pass's buffer: its parity
   assign load_sel_o = buf_i ^ lead_q[0];
 
-  assign buf_free = load_sel_o ? busy_1_q == 4'd0 : busy_0_q == 4'd0;
+  assign buf_free = load_sel_o ? busy_1_q == 5'd0 : busy_0_q == 5'd0;
   assign can_start = pending_q && !lead_q[1] && buf_free;
 
   // a load runs its ROWS cycles without a break
@@ -122,8 +123,8 @@ module kld_weight_loader #(
       mt_d = 3'd0;
       pending_d = 1'b1;
       row_d = 3'd0;
-      busy_0_d = 4'd0;
-      busy_1_d = 4'd0;
+      busy_0_d = 5'd0;
+      busy_1_d = 5'd0;
     end else begin
       if (finish_o && !advance_i) begin
         lead_d = lead_q + 2'd1;
@@ -150,15 +151,15 @@ module kld_weight_loader #(
       if (pass_end_i && !buf_i) begin
         busy_0_d = Reload;
       end else begin
-        if (busy_0_q != 4'd0) begin
-          busy_0_d = busy_0_q - 4'd1;
+        if (busy_0_q != 5'd0) begin
+          busy_0_d = busy_0_q - 5'd1;
         end
       end
       if (pass_end_i && buf_i) begin
         busy_1_d = Reload;
       end else begin
-        if (busy_1_q != 4'd0) begin
-          busy_1_d = busy_1_q - 4'd1;
+        if (busy_1_q != 5'd0) begin
+          busy_1_d = busy_1_q - 5'd1;
         end
       end
     end
@@ -172,8 +173,8 @@ module kld_weight_loader #(
       mt_q <= 3'd0;
       pending_q <= 1'b0;
       row_q <= 3'd0;
-      busy_0_q <= 4'd0;
-      busy_1_q <= 4'd0;
+      busy_0_q <= 5'd0;
+      busy_1_q <= 5'd0;
     end else begin
       lead_q <= lead_d;
       kt_q <= kt_d;

@@ -27,6 +27,7 @@
 #include "golden/random.hpp"
 #include "golden/vectors.hpp"
 #include "golden/workload.hpp"
+#include "hw/blocks.hpp"
 #include "hw/generator.hpp"
 #include "hw/regmap.hpp"
 #include "sim/simulate.hpp"
@@ -374,9 +375,9 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
   // it applied; here, with none, the dense count is the closed formula of
   // docs/hardware.md: every m-tile's passes outlast the previous gather, and a
   // pass (N cycles) hides the next pass's weight load behind it
-  // (N >= ROWS + GROUP_W + COLS - 1), so only the first load (ROWS cycles,
-  // plus one: the PEs shift a cycle after the loader) is exposed and the
-  // k-tiles of an m-tile follow each other without a drain.
+  // (N >= ROWS + kIssueStages + GROUP_W + COLS - 1), so only the first load
+  // (ROWS cycles, plus one: the PEs shift a cycle after the loader) is exposed
+  // and the k-tiles of an m-tile follow each other without a drain.
   for (int which = 0; which < kHwConfigs; ++which) {
     const hw::HwConfig hw = hw_config(which);
     ReuseConfig c = at_limits(hw);
@@ -386,11 +387,12 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
     expect_pass(r, "dense");
     const int64_t N = c.grid.tokens();
     const int64_t KT = (c.channels + hw.rows - 1) / hw.rows, MT = (c.out_cols + hw.cols - 1) / hw.cols;
-    ASSERT_GE(N, hw.rows + hw.group_w + hw.cols - 1) << hw.name();
+    ASSERT_GE(N, hw.rows + hw::kIssueStages + hw.group_w + hw.cols - 1) << hw.name();
     // ... + beats + 2: the last m-tile's gather, ceil(N / GATHER_W) beats, the last of which leaves two
     // pipeline steps after it entered.
     const int64_t beats = (N + hw.gather_w - 1) / hw.gather_w;
-    const int64_t formula = hw.rows + 1 + MT * (KT * N + hw.group_w + hw.cols + hw.mul_pipe) + beats + 2;
+    const int64_t formula =
+        hw.rows + 1 + MT * (KT * N + hw::kIssueStages + hw.group_w + hw.cols + hw.mul_pipe) + beats + 2;
     EXPECT_EQ(r.report.at("cycles").get<int64_t>(), formula) << hw.name();
     EXPECT_EQ(r.report.at("stalls").at("weight_load").get<int64_t>(), hw.rows + 1) << hw.name();
     EXPECT_EQ(r.report.at("stall_cycles").get<int64_t>(), 0);
