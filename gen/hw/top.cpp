@@ -773,7 +773,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   }
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
-  // kld_top's loader, with segments ROWS deep (a SegRows override unless GROUP_W = ROWS).
+  // kld_top's loader with a reach of ROWS (no issue registers; a Reach override unless equal).
   const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"), rows,
                                         {clk, rst_n, start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
                                          b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
