@@ -31,7 +31,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr scan_clear = m.input("scan_clear_i", 1, Sign::Unsigned, "restart the scan at position 0");
   const Expr scan_step = m.input("scan_step_i", 1, Sign::Unsigned, "advance to the next position");
   const Expr list_clear = m.input("list_clear_i", 1, Sign::Unsigned, "empty every compute list");
-  const Expr push = m.input("push_i", G, Sign::Unsigned, "group g's pair at the scan token computes: append it");
+  const Expr push = m.input("push_i", G, Sign::Unsigned, "group g's pair at push_token_i computes: append it");
+  const Expr push_token = m.input("push_token_i", tw, Sign::Unsigned, "the token the pushes append");
   const Expr kt = m.input("kt_i", ktw, Sign::Unsigned, "k-tile of the current pass");
   const Expr pass_start = m.input("pass_start_i", 1, Sign::Unsigned, "rewind the segment pointers");
   const Expr issue_en = m.input("issue_en_i", 1, Sign::Unsigned, "the ISSUE phase is on");
@@ -173,7 +174,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                {{"clk_i", clk},
                 {"we_i", push[g]},
                 {"waddr_i", cnt.slice(tw - 1, 0)},
-                {"wdata_i", scan_token},
+                {"wdata_i", push_token},
                 {"raddr_i", ptr[static_cast<size_t>(g % segs)].slice(tw - 1, 0)},
                 {"rdata_o", list_rd[static_cast<size_t>(g)]}},
                "compute list of group " + gn);

@@ -19,7 +19,8 @@ struct Lists {
 };
 
 // Detection steps one scan position per cycle, except in the cycles the trace
-// consumer held it (sorted, relative to the first BUSY cycle).
+// consumer held it (sorted, relative to the first BUSY cycle). A decision is
+// registered, then written: its list entry is readable two cycles after it.
 Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& dec,
                       const std::vector<int64_t>& trace_stall_cycles) {
   const int G = cfg.groups();
@@ -41,8 +42,8 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
       const int32_t tok = scan.token_at(p);
       for (int64_t g = r * lanes; g < std::min<int64_t>(G, (r + 1) * lanes); ++g) {
         if (dec[static_cast<size_t>(tok) * static_cast<size_t>(G) + static_cast<size_t>(g)].kind == PairKind::Compute)
-          l.avail[static_cast<size_t>(g)].push_back(cycle + 1);
-        if (p == N - 1) l.final_at[static_cast<size_t>(g)] = cycle + 1;
+          l.avail[static_cast<size_t>(g)].push_back(cycle + 2);
+        if (p == N - 1) l.final_at[static_cast<size_t>(g)] = cycle + 2;
       }
       ++cycle;
     }

@@ -264,6 +264,30 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr push = m.wire("push", concat(push_bits), "COMPUTE pairs join their group's compute list");
   const Expr root_we = m.wire("root_we", concat(root_we_bits));
   const Expr group_valid = m.wire("group_valid", concat(gvalid_bits), "group g < G");
+  const Expr run_start = m.wire("run_start", start_req && !cfg_error);
+  // The detector's decisions are registered before they are written (compute lists, root tables):
+  // window read, lane and list or root write were one path. A list is then complete a cycle after
+  // the detection round of its group is over, so the per-group "round over" bits are registered too.
+  const Expr push_q = m.signal("push_q", G, Sign::Unsigned, "last cycle's COMPUTE pairs, appended now");
+  const Expr root_we_q = m.signal("root_we_q", G, Sign::Unsigned, "last cycle's decided pairs, their roots written now");
+  const Expr dec_token_q = m.signal("decided_token_q", tw, Sign::Unsigned, "the token those pairs belong to");
+  const Expr root_q = m.signal("det_root_q", lanes * tw, Sign::Unsigned, "the roots decided last cycle");
+  const Expr group_done_q = m.signal("group_done_q", G, Sign::Unsigned,
+                                     "group g's detection round was over last cycle (its list is complete now)");
+  std::vector<Expr> done_bits;
+  for (int g = G - 1; g >= 0; --g) {
+    Expr done = !group_valid[g] || !det_busy_q;
+    if (g / lanes < rounds - 1) done = done || (round_q > constant(rw, static_cast<uint64_t>(g / lanes)));
+    done_bits.push_back(done);
+  }
+  Always& decisions = m.always_ff(clk, rst_n, "registered decisions (cleared by a run start)");
+  decisions.flop(push_q, mux(run_start, zero(G), push), 0);
+  decisions.flop(root_we_q, mux(run_start, zero(G), root_we), 0);
+  // At a run start the detector is not busy yet: its groups are complete only in dense mode.
+  decisions.flop(group_done_q, mux(run_start, mux(dense_start, ones(G), ~group_valid), concat(done_bits)), 0);
+  Block& decided = m.always_ff_no_reset(clk, "decided token and roots (qualified by push_q, root_we_q)").if_(step).then_();
+  decided.assign(dec_token_q, scan_token);
+  decided.assign(root_q, root);
   // A segment's list is complete once the detection round of its group is over.
   std::vector<Expr> final_bits;
   for (int sg = segs - 1; sg >= 0; --sg) {
@@ -271,14 +295,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     for (int k = 0; k < c.max_kt(); ++k) {
       const int g = k * segs + sg;
       if (g >= G) break;
-      Expr done = !group_valid[g] || !det_busy_q;
-      if (g / lanes < rounds - 1) done = done || (round_q > constant(rw, static_cast<uint64_t>(g / lanes)));
-      fin = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), done, fin);
+      fin = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), group_done_q[g], fin);
     }
     final_bits.push_back(fin);
   }
   const Expr list_final = m.wire("list_final", concat(final_bits), "segment s's compute list is complete");
-  const Expr run_start = m.wire("run_start", start_req && !cfg_error);
   const Expr pass_end = m.wire("pass_end", st_issue && pass_last, "the pass's last issue: the next pass may follow");
   const Expr pass_start = m.wire("pass_start", run_start || pass_end, "rewind the segment pointers");
   m.instance(find(parts, "kld_dispatcher"), "u_dispatcher",
@@ -296,7 +317,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"scan_clear_i", run_start},
               {"scan_step_i", step},
               {"list_clear_i", run_start},
-              {"push_i", push},
+              {"push_i", push_q},
+              {"push_token_i", dec_token_q},
               {"kt_i", kt_q},
               {"pass_start_i", pass_start},
               {"issue_en_i", st_issue},
@@ -448,9 +470,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"tap_valid_i", tap_valid},
               {"tap_tag_i", tap_tag},
               {"tap_psum_i", tap_psum},
-              {"root_we_i", root_we},
-              {"root_token_i", scan_token},
-              {"root_data_i", root},
+              {"root_we_i", root_we_q},
+              {"root_token_i", dec_token_q},
+              {"root_data_i", root_q},
               {"gather_token_i", gi_q},
               {"gather_en_i", gather_en},
               {"dense_i", dense_q},

@@ -58,8 +58,10 @@ module kld_dispatcher (
   input wire scan_step_i,
   // empty every compute list
   input wire list_clear_i,
-  // group g's pair at the scan token computes: append it
+  // group g's pair at push_token_i computes: append it
   input wire [7:0] push_i,
+  // the token the pushes append
+  input wire [9:0] push_token_i,
   // k-tile of the current pass
   input wire [2:0] kt_i,
   // rewind the segment pointers
@@ -357,7 +359,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[0]),
     .waddr_i(count_0_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_0_rdata)
   );
@@ -371,7 +373,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[1]),
     .waddr_i(count_1_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_1_rdata)
   );
@@ -385,7 +387,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[2]),
     .waddr_i(count_2_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_2_rdata)
   );
@@ -399,7 +401,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[3]),
     .waddr_i(count_3_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_3_rdata)
   );
@@ -413,7 +415,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[4]),
     .waddr_i(count_4_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_4_rdata)
   );
@@ -427,7 +429,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[5]),
     .waddr_i(count_5_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_5_rdata)
   );
@@ -441,7 +443,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[6]),
     .waddr_i(count_6_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_6_rdata)
   );
@@ -455,7 +457,7 @@ module kld_dispatcher (
     .clk_i(clk_i),
     .we_i(push_i[7]),
     .waddr_i(count_7_q[9:0]),
-    .wdata_i(scan_token_o),
+    .wdata_i(push_token_i),
     .raddr_i(ptr_0_q[9:0]),
     .rdata_o(list_7_rdata)
   );

@@ -264,9 +264,19 @@ module kld_top (
   wire [7:0] root_we;
   // group g < G
   wire [7:0] group_valid;
+  wire run_start;
+  // last cycle's COMPUTE pairs, appended now
+  reg [7:0] push_q;
+  // last cycle's decided pairs, their roots written now
+  reg [7:0] root_we_q;
+  // the token those pairs belong to
+  reg [9:0] decided_token_q;
+  // the roots decided last cycle
+  reg [79:0] det_root_q;
+  // group g's detection round was over last cycle (its list is complete now)
+  reg [7:0] group_done_q;
   // segment s's compute list is complete
   wire list_final;
-  wire run_start;
   // the pass's last issue: the next pass may follow
   wire pass_end;
   // rewind the segment pointers
@@ -534,12 +544,36 @@ module kld_top (
       == 1'b0) && (4'd0 < n_groups)};
   assign group_valid = {4'd7 < n_groups, 4'd6 < n_groups, 4'd5 < n_groups, 4'd4 < n_groups, 4'd3
       < n_groups, 4'd2 < n_groups, 4'd1 < n_groups, 4'd0 < n_groups};
-  assign list_final = (kt_q == 3'd7) ? !group_valid[7] || !det_busy_q : ((kt_q == 3'd6) ?
-      !group_valid[6] || !det_busy_q : ((kt_q == 3'd5) ? !group_valid[5] || !det_busy_q : ((kt_q ==
-      3'd4) ? !group_valid[4] || !det_busy_q : ((kt_q == 3'd3) ? !group_valid[3] || !det_busy_q :
-      ((kt_q == 3'd2) ? !group_valid[2] || !det_busy_q : ((kt_q == 3'd1) ? !group_valid[1] ||
-      !det_busy_q : ((kt_q == 3'd0) ? !group_valid[0] || !det_busy_q : 1'b1)))))));
   assign run_start = ctrl_start && !cfg_error;
+
+  // registered decisions (cleared by a run start)
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      push_q <= 8'd0;
+      root_we_q <= 8'd0;
+      group_done_q <= 8'd0;
+    end else begin
+      push_q <= run_start ? 8'd0 : push;
+      root_we_q <= run_start ? 8'd0 : root_we;
+      group_done_q <= run_start ? (reg_wdata_i[1] ? {8{1'b1}} : ~group_valid) : {!group_valid[7]
+          || !det_busy_q, !group_valid[6] || !det_busy_q, !group_valid[5] || !det_busy_q,
+          !group_valid[4] || !det_busy_q, !group_valid[3] || !det_busy_q, !group_valid[2] ||
+          !det_busy_q, !group_valid[1] || !det_busy_q, !group_valid[0] || !det_busy_q};
+    end
+  end
+
+  // decided token and roots (qualified by push_q, root_we_q)
+  always @(posedge clk_i) begin
+    if (step) begin
+      decided_token_q <= scan_token;
+      det_root_q <= det_root;
+    end
+  end
+
+  assign list_final = (kt_q == 3'd7) ? group_done_q[7] : ((kt_q == 3'd6) ? group_done_q[6] :
+      ((kt_q == 3'd5) ? group_done_q[5] : ((kt_q == 3'd4) ? group_done_q[4] : ((kt_q == 3'd3) ?
+      group_done_q[3] : ((kt_q == 3'd2) ? group_done_q[2] : ((kt_q == 3'd1) ? group_done_q[1] :
+      ((kt_q == 3'd0) ? group_done_q[0] : 1'b1)))))));
   assign pass_end = st_issue && pass_last;
   assign pass_start = run_start || pass_end;
 
@@ -558,7 +592,8 @@ module kld_top (
     .scan_clear_i(run_start),
     .scan_step_i(step),
     .list_clear_i(run_start),
-    .push_i(push),
+    .push_i(push_q),
+    .push_token_i(decided_token_q),
     .kt_i(kt_q),
     .pass_start_i(pass_start),
     .issue_en_i(st_issue),
@@ -810,9 +845,9 @@ module kld_top (
     .tap_valid_i(tap_valid),
     .tap_tag_i(tap_tag),
     .tap_psum_i(tap_psum),
-    .root_we_i(root_we),
-    .root_token_i(scan_token),
-    .root_data_i(det_root),
+    .root_we_i(root_we_q),
+    .root_token_i(decided_token_q),
+    .root_data_i(det_root_q),
     .gather_token_i(gather_q),
     .gather_en_i(gather_en),
     .dense_i(ctrl_dense_q),

@@ -104,6 +104,7 @@ int run(const Job& job) {
               ++pushes;
             }
         set_bits(dut.push_i, 0, G, push);
+        set_bits(dut.push_token_i, 0, tw, static_cast<uint64_t>(tok));
         clock.settle();
         const std::string at = trial_name + " round " + std::to_string(r) + " position " + std::to_string(p);
         const uint64_t slot = static_cast<uint64_t>(steps) % slots;
