@@ -115,8 +115,9 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const int pw = 2 * cw;  // H*W and TILE_H*W before truncation
   const Expr hw_full = m.wire("stride_hw", resize(dim_h, pw) * resize(dim_w, pw));
   const Expr thw_full = m.wire("stride_thw", resize(tile_h, pw) * resize(dim_w, pw));
-  const Expr tile_next = m.wire("scan_tile_next", mux(wrap_col, mux(last_trow, zero(tw), trow_q + thw_q), tile_q + tile_w_t),
-                                "token of the next tile");
+  const Expr tile_next =
+      m.wire("scan_tile_next", mux(wrap_col, mux(last_trow, zero(tw), trow_q + thw_q), tile_q + tile_w_t),
+             "token of the next tile");
   const Expr t_next = m.wire("scan_t_next", mux(wrap_t, tile_next, tbase_q + hw_q), "token at the next (t, h0, w0)");
   const Expr row_next = m.wire("scan_row_next", mux(wrap_h, t_next, row_q + dw_t), "token at the next row start");
   const Expr token_step = m.wire("scan_token_step", mux(wrap_w, row_next, token_q + constant(tw, 1)),

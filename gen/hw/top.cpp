@@ -269,7 +269,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // window read, lane and list or root write were one path. A list is then complete a cycle after
   // the detection round of its group is over, so the per-group "round over" bits are registered too.
   const Expr push_q = m.signal("push_q", G, Sign::Unsigned, "last cycle's COMPUTE pairs, appended now");
-  const Expr root_we_q = m.signal("root_we_q", G, Sign::Unsigned, "last cycle's decided pairs, their roots written now");
+  const Expr root_we_q =
+      m.signal("root_we_q", G, Sign::Unsigned, "last cycle's decided pairs, their roots written now");
   const Expr dec_token_q = m.signal("decided_token_q", tw, Sign::Unsigned, "the token those pairs belong to");
   const Expr root_q = m.signal("det_root_q", lanes * tw, Sign::Unsigned, "the roots decided last cycle");
   const Expr group_done_q = m.signal("group_done_q", G, Sign::Unsigned,
@@ -285,7 +286,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   decisions.flop(root_we_q, mux(run_start, zero(G), root_we), 0);
   // At a run start the detector is not busy yet: its groups are complete only in dense mode.
   decisions.flop(group_done_q, mux(run_start, mux(dense_start, ones(G), ~group_valid), concat(done_bits)), 0);
-  Block& decided = m.always_ff_no_reset(clk, "decided token and roots (qualified by push_q, root_we_q)").if_(step).then_();
+  Block& decided =
+      m.always_ff_no_reset(clk, "decided token and roots (qualified by push_q, root_we_q)").if_(step).then_();
   decided.assign(dec_token_q, scan_token);
   decided.assign(root_q, root);
   // A segment's list is complete once the detection round of its group is over.
@@ -446,7 +448,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   IfStmt& ipf = ipd.if_(any_feed);
   ipf.then_().assign(feed_tag_q, issue_tags(iss_kt_q, iss_token_q, c, segs));
   ipf.then_().assign(feed_sel_q, iss_sel_q);
-  ipf.then_().assign(feed_data_q, m.wire("seg_data", concat(seg_data), "segment s reads the A bank of group kt*SEGS+s"));
+  ipf.then_().assign(feed_data_q,
+                     m.wire("seg_data", concat(seg_data), "segment s reads the A bank of group kt*SEGS+s"));
   const Expr tap_valid = m.signal("tap_valid", segs * cols);
   const Expr tap_tag = m.signal("tap_tag", segs * cols * ArrayBlock::tag_width(c));
   const Expr tap_psum = m.signal("tap_psum", segs * cols * c.partial_w(), Sign::Unsigned, "PARTIAL_W bits per tap");

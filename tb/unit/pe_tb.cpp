@@ -182,8 +182,9 @@ int run(const Job& job) {
   if (macs == 0 || loads == 0 || both == 0 || idle == 0)
     chk.fail("MACs, loads, loads during MACs or idle cycles were never exercised");
   pe.dut.final();
-  return chk.finish("kld_pe DATA_W " + std::to_string(c.data_w) + " PSUM_W " + std::to_string(c.psum_w()) + " MUL_PIPE " +
-                    std::to_string(c.mul_pipe) + ", " + std::to_string(job.iterations) + " random cycles");
+  return chk.finish("kld_pe DATA_W " + std::to_string(c.data_w) + " PSUM_W " + std::to_string(c.psum_w()) +
+                    " MUL_PIPE " + std::to_string(c.mul_pipe) + ", " + std::to_string(job.iterations) +
+                    " random cycles");
 }
 
 }  // namespace
