@@ -112,7 +112,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr thw_q = m.signal("stride_thw_q", tw, Sign::Unsigned, "TILE_H*W (used only below the last row of tiles)");
   const Expr token_q = m.signal("scan_token_q", tw);
   const Expr dw_t = m.wire("dim_w_t", resize(dim_w, tw)), tile_w_t = m.wire("tile_w_t", resize(tile_w, tw));
-  const int pw = 2 * cw;  // H*W and TILE_H*W before truncation
+  const int pw = std::max(2 * cw, tw);  // H*W and TILE_H*W (below 2^(2*CW)) before truncation
   const Expr hw_full = m.wire("stride_hw", resize(dim_h, pw) * resize(dim_w, pw));
   const Expr thw_full = m.wire("stride_thw", resize(tile_h, pw) * resize(dim_w, pw));
   const Expr tile_next =

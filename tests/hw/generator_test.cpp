@@ -298,6 +298,10 @@ std::vector<BugCase> bug_cases() {
        "WIN_CAP (64) above the token count (24): win_i is wider than the token arithmetic (zext would shrink)"},
       {"FewerGroupsThanSegments", [&](hw::HwConfig& c) { base(c); c.rows = 6; c.max_k = 2; },
        "MAX_K/GROUP_W < SEGS: kld_merge never reads the taps of segments without a group"},
+      {"TokenWiderThanTwoCoordinates",
+       [&](hw::HwConfig& c) { base(c); c.max_t = 21; c.max_h = 30; c.max_w = 52; c.win_cap = 64; },
+       "a 480p grid (32,760 tokens): the token index (15 bits) is wider than a product of two coordinates "
+       "(14 bits), so the scan strides H*W and TILE_H*W are zero-extended, not truncated"},
       {"OneLane", [&](hw::HwConfig& c) { base(c); c.lanes = 1; },
        "LANES = 1: kld_detector's generate loop variable is never used"},
       {"SingleRowOfB", [&](hw::HwConfig& c) { base(c); c.rows = 1; c.group_w = 1; c.max_k = 1; },
