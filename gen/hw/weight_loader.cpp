@@ -30,8 +30,7 @@ Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram) {
   const int lw = clog2(rows);
   // Buffer b is free once the last activation of the pass that used it has passed every PE:
   // Reach + COLS - 1 cycles after that pass's ISSUE ended; the busy counters are sized for the
-  // larger reach; none are needed when the reload is 0 (a 1x1 plain array).
-  const int max_reload = max_reach(c) + cols - 2;
+  // larger reach.
 
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
@@ -65,26 +64,22 @@ Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram) {
   const Expr pending_d = m.signal("pending_d", 1);
   m.assign(load_sel, pass_buf ^ lead_q[0], "the loaded pass's buffer: its parity");
 
-  Expr buf_free = bit(true);
+  // Two busy counters, one per buffer (kld_top's reach is at least kIssueStages + 1, so the reload
+  // is never zero there; kld_plain_top's 1x1 array loads them with 0).
   std::vector<Expr> busy_q, busy_d;
   const int bw = busy_width(c);
-  Expr reload;
-  if (max_reload > 0) {
-    const Expr reach = m.parameter(kReach, bw, static_cast<uint64_t>(default_reach(c)),
-                                   "cycles from an activation's issue to its segment's last row, plus one: "
-                                   "the issue registers and GROUP_W in kld_top, ROWS in kld_plain_top");
-    reload = m.localparam("Reload", cols >= 2 ? reach + static_cast<int64_t>(cols - 2) : reach - 1,
-                          "cycles from a pass's ISSUE end until its buffer is free again, less one");
-    for (int b = 0; b < 2; ++b) {
-      const std::string bn = std::to_string(b);
-      busy_q.push_back(m.signal("busy_" + bn + "_q", bw, Sign::Unsigned,
-                                "cycles until the last activation of buffer " + bn + "'s pass has left the array"));
-      busy_d.push_back(m.signal("busy_" + bn + "_d", bw));
-    }
-    buf_free = m.wire("buf_free", mux(load_sel, busy_q[1] == zero(bw), busy_q[0] == zero(bw)));
-  } else {
-    m.unused(pass_end, "a 1-row segment and 1 column: a pass's last activation leaves the array at once");
+  const Expr reach = m.parameter(kReach, bw, static_cast<uint64_t>(default_reach(c)),
+                                 "cycles from an activation's issue to its segment's last row, plus one: "
+                                 "the issue registers and GROUP_W in kld_top, ROWS in kld_plain_top");
+  const Expr reload = m.localparam("Reload", cols >= 2 ? reach + static_cast<int64_t>(cols - 2) : reach - 1,
+                                   "cycles from a pass's ISSUE end until its buffer is free again, less one");
+  for (int b = 0; b < 2; ++b) {
+    const std::string bn = std::to_string(b);
+    busy_q.push_back(m.signal("busy_" + bn + "_q", bw, Sign::Unsigned,
+                              "cycles until the last activation of buffer " + bn + "'s pass has left the array"));
+    busy_d.push_back(m.signal("busy_" + bn + "_d", bw));
   }
+  const Expr buf_free = m.wire("buf_free", mux(load_sel, busy_q[1] == zero(bw), busy_q[0] == zero(bw)));
   const Expr can_start = m.wire("can_start", pending_q && !lead_q[1] && buf_free,
                                 "a pass left to load, at most one ahead, into a free buffer");
   Expr row_q, row_d;

@@ -250,7 +250,7 @@ TEST(Testbench, ExtremeOperandsReachTheExactSumWidths) {
     const hw::HwConfig hw = hw_config(which);
     ReuseConfig c = at_limits(hw);
     c.tau.assign(static_cast<size_t>(c.groups()), 1);
-    const int64_t lo = -(int64_t{1} << (c.data_w - 1));
+    const int lo = -(1 << (c.data_w - 1));
     const IntMatrix a(c.grid.tokens(), c.channels, lo), b(c.channels, c.out_cols, lo);
     const WideMatrix exact = gemm_exact(a, b);
     const int64_t bound = int64_t{c.channels} << (2 * c.data_w - 2);
