@@ -21,7 +21,10 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr token = m.input("token_i", tw, Sign::Unsigned, "token being decided");
   const Expr slot = m.input("slot_i", sw, Sign::Unsigned, "window slot of this position (scan position mod WIN_CAP)");
   const Expr ref_avail = m.input("ref_avail_i", 3, Sign::Unsigned, "reference exists in the tile and window: bit 0 t, 1 h, 2 w");
-  const Expr ref_slot = m.input("ref_slot_i", 3 * sw, Sign::Unsigned, "window slot of each reference (t, h, w)");
+  const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw, Sign::Unsigned,
+                                     "window slots of the next cycle's t (at 0) and h references, read a cycle ahead");
+  const Expr ref_near = m.input("ref_near_i", 2, Sign::Unsigned,
+                                "the t (bit 0), h (bit 1) reference is the previous position (distance 1)");
   const Expr policy = m.input("policy_i", 2, Sign::Unsigned, "0 fixed, 1 rope-orthogonal, 2 adaptive");
   const Expr naxes = m.input("naxes_i", 2, Sign::Unsigned, "fixed policy: length of the axis list");
   const Expr axes = m.input("axes_i", 6, Sign::Unsigned, "fixed policy: axis list, first at [1:0]");
@@ -34,17 +37,28 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr axis_out = m.output("axis_o", 2, Sign::Unsigned, "chosen reference axis (0 when COMPUTE)");
   const Expr root_out = m.output("root_o", tw, Sign::Unsigned, "token whose partial this pair carries");
 
-  // The window: effective inputs and roots of the last WIN_CAP positions.
+  // The window: effective inputs and roots of the last WIN_CAP positions. No memory read is on the
+  // lane's loop (decision -> Ahat -> next decision): the t and h entries are read a cycle ahead
+  // into registers, and the w reference, always the previous position, is the register of the last
+  // committed entry, which also stands in for t or h at distance 1 (not yet in the window when read).
   const Expr new_entry = m.signal("new_entry", word + tw, Sign::Unsigned, "{root, Ahat} written for this position");
+  const Expr last_q = m.signal("last_entry_q", word + tw, Sign::Unsigned,
+                               "{root, Ahat} of the last committed position");
   std::vector<Expr> rd;
   std::vector<Connection> conns = {{"clk_i", clk}, {"we_i", step}, {"waddr_i", slot}, {"wdata_i", new_entry}};
-  for (int ax = 0; ax < 3; ++ax) {
-    rd.push_back(m.signal(std::string("win_") + kAxis[ax], word + tw, Sign::Unsigned,
-                          std::string("window entry of the ") + kAxis[ax] + " reference"));
-    conns.push_back({"raddr" + std::to_string(ax) + "_i", ref_slot.slice((ax + 1) * sw - 1, ax * sw)});
-    conns.push_back({"rdata" + std::to_string(ax) + "_o", rd.back()});
+  Block& ahead = m.always_ff_no_reset(clk, "the t and h window entries of the next cycle's position");
+  for (int ax = 0; ax < 2; ++ax) {
+    const std::string an = kAxis[ax];
+    const Expr raw = m.signal("win_" + an + "_rdata", word + tw);
+    const Expr held = m.signal("win_" + an + "_q", word + tw, Sign::Unsigned, "window entry of the " + an + " reference");
+    conns.push_back({"raddr" + std::to_string(ax) + "_i", ref_slot_next.slice((ax + 1) * sw - 1, ax * sw)});
+    conns.push_back({"rdata" + std::to_string(ax) + "_o", raw});
+    ahead.assign(held, raw);
+    rd.push_back(m.wire("win_" + an, mux(ref_near[ax], last_q, held), "the " + an + " reference's entry"));
   }
+  rd.push_back(m.wire("win_w", last_q, "the w reference's entry: the previous position"));
   m.instance(window_sram, "u_window", conns);
+  m.always_ff_no_reset(clk, "the last committed entry").if_(step).then_().assign(last_q, new_entry);
 
   // d(r) per reference: the largest absolute channel difference, exact in DATA_W+1 bits.
   std::vector<Expr> x;
@@ -163,7 +177,8 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   const Expr token = m.input("token_i", tw);
   const Expr slot = m.input("slot_i", sw);
   const Expr ref_avail = m.input("ref_avail_i", 3);
-  const Expr ref_slot = m.input("ref_slot_i", 3 * sw);
+  const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw);
+  const Expr ref_near = m.input("ref_near_i", 2);
   const Expr policy = m.input("policy_i", 2);
   const Expr naxes = m.input("naxes_i", 2);
   const Expr axes = m.input("axes_i", 6);
@@ -182,7 +197,8 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
             {"token_i", token},
             {"slot_i", slot},
             {"ref_avail_i", ref_avail},
-            {"ref_slot_i", ref_slot},
+            {"ref_slot_next_i", ref_slot_next},
+            {"ref_near_i", ref_near},
             {"policy_i", policy},
             {"naxes_i", naxes},
             {"axes_i", axes},

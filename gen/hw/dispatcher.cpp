@@ -44,7 +44,11 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                         "token at the scan position of the next cycle (to register reads of it)");
   const Expr scan_slot = m.output("scan_slot_o", sw, Sign::Unsigned, "window slot of the scan position");
   const Expr scan_avail = m.output("scan_avail_o", 3, Sign::Unsigned, "references available: bit 0 t, 1 h, 2 w");
-  const Expr scan_ref_slot = m.output("scan_ref_slot_o", 3 * sw, Sign::Unsigned, "window slots of the references");
+  const Expr scan_ref_slot_next = m.output("scan_ref_slot_next_o", 2 * sw, Sign::Unsigned,
+                                           "window slots of the next cycle's t (at 0) and h references (to register "
+                                           "the window reads of them)");
+  const Expr scan_ref_near = m.output("scan_ref_near_o", 2, Sign::Unsigned,
+                                      "the t (bit 0), h (bit 1) reference is the previous position (distance 1)");
   const Expr scan_last = m.output("scan_last_o", 1, Sign::Unsigned, "the scan position is the last of the grid");
   const Expr seg_valid = m.output("seg_valid_o", segs, Sign::Unsigned, "segment s has a token to issue");
   const Expr seg_token = m.output("seg_token_o", segs * tw, Sign::Unsigned, "segment s's token");
@@ -71,12 +75,15 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
     const Expr tw_ = m.wire("tw_eff" + sfx, mux(tile_w < w_left, tile_w, w_left), "tile width, clipped at the edge");
     return std::make_pair(th, tw_);
   };
-  const auto [th_q, tw_q] = tile_at(q, "");
-  const Expr last_w = m.wire("last_w", (q.w + constant(cw, 1)) == (q.w0 + tw_q));
-  const Expr last_h = m.wire("last_h", (q.h + constant(cw, 1)) == (q.h0 + th_q));
-  const Expr last_t = m.wire("last_t", (q.t + constant(cw, 1)) == dim_t);
-  const Expr last_tcol = m.wire("last_tile_col", (q.w0 + tile_w) >= dim_w);
-  const Expr last_trow = m.wire("last_tile_row", (q.h0 + tile_h) >= dim_h);
+  // Where the position lies (last w of its tile row, last row of the tile, last frame, last tile
+  // column, last tile row), registered from the next position's coordinates: the step logic, and
+  // the token that addresses the A memories a cycle ahead, then start from registers rather than
+  // from the tile arithmetic. A scan is always cleared before use, which sets them.
+  const Expr last_w = m.signal("last_w_q", 1, Sign::Unsigned, "the position ends its row in the tile");
+  const Expr last_h = m.signal("last_h_q", 1, Sign::Unsigned, "the position is in the tile's last row");
+  const Expr last_t = m.signal("last_t_q", 1, Sign::Unsigned, "the position is in the last frame");
+  const Expr last_tcol = m.signal("last_tile_col_q", 1, Sign::Unsigned, "the tile is in the last tile column");
+  const Expr last_trow = m.signal("last_tile_row_q", 1, Sign::Unsigned, "the tile is in the last tile row");
   // Next position: w, then h, then t, then the next tile; wraps after the last.
   const Expr step = m.wire("scan_advance", scan_step && !scan_clear);
   const Expr wrap_w = m.wire("wrap_w", last_w), wrap_h = m.wire("wrap_h", last_w && last_h);
@@ -140,24 +147,48 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                                 (n.t != zero(cw)) && (area_d <= win_x)}),
                               "references in the tile and the window: bit 0 t, 1 h, 2 w");
   const Expr tw_s = m.wire("tw_slot", resize(tw_x, sw)), area_s = m.wire("area_slot", resize(area, sw));
-  const Expr ref_slot_d = m.wire("ref_slot_d", concat({n.slot - constant(sw, 1), n.slot - tw_s, n.slot - area_s}),
-                                 "w at 2*SW, h at SW, t at 0: slots wrap modulo WIN_CAP");
-  const Expr last_d = m.wire(
-      "last_d", ((n.w + constant(cw, 1)) == (n.w0 + tw_n)) && ((n.h + constant(cw, 1)) == (n.h0 + th_n)) &&
-                    ((n.t + constant(cw, 1)) == dim_t) && ((n.w0 + tile_w) >= dim_w) && ((n.h0 + tile_h) >= dim_h),
-      "the next position is the last of the grid");
+  // The w reference is always the previous position: the detector keeps it in a register, so only
+  // the t and h slots are given, a cycle ahead, to address the window. They use the distances of the
+  // current position's tile, registered: the tile arithmetic (a product) then stays off the path to
+  // the window. The next position's tile differs only when it is a tile's first, which has no
+  // references. At distance 1 (a tile one token wide, or of one token) t and h are the previous
+  // position too, and the detector takes them from that register.
+  const Expr dist_h_q = m.signal("ref_dist_h_q", sw, Sign::Unsigned, "the current tile's width mod 2^SW");
+  const Expr dist_t_q = m.signal("ref_dist_t_q", sw, Sign::Unsigned, "the current tile's area mod 2^SW");
+  // A clear leads to position 0, which has no references either: the read address ignores it, which
+  // keeps the run-start logic off the path too.
+  const Expr slot_after = m.wire("slot_after", q.slot + constant(sw, 1));
+  const Expr ref_slot_d =
+      m.wire("ref_slot_d", mux(scan_step, concat({slot_after - dist_h_q, slot_after - dist_t_q}),
+                               concat({q.slot - dist_h_q, q.slot - dist_t_q})),
+             "the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW");
+  const Expr near_d = m.wire("near_d", concat({tw_x == constant(tw + 1, 1), area == constant(area.width(), 1)}),
+                             "the h, t reference of the next position is at distance 1");
+  const Expr last_w_d = m.wire("last_w_d", (n.w + constant(cw, 1)) == (n.w0 + tw_n));
+  const Expr last_h_d = m.wire("last_h_d", (n.h + constant(cw, 1)) == (n.h0 + th_n));
+  const Expr last_t_d = m.wire("last_t_d", (n.t + constant(cw, 1)) == dim_t);
+  const Expr last_tcol_d = m.wire("last_tile_col_d", (n.w0 + tile_w) >= dim_w);
+  const Expr last_trow_d = m.wire("last_tile_row_d", (n.h0 + tile_h) >= dim_h);
+  const Expr last_d = m.wire("last_d", last_w_d && last_h_d && last_t_d && last_tcol_d && last_trow_d,
+                             "the next position is the last of the grid");
   const Expr avail_q = m.signal("scan_avail_q", 3);
-  const Expr ref_slot_q = m.signal("scan_ref_slot_q", 3 * sw), last_q = m.signal("scan_last_q", 1);
+  const Expr near_q = m.signal("scan_ref_near_q", 2), last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
   outs.flop(token_q, token_d, 0);
   outs.flop(avail_q, avail_d, 0);
-  outs.flop(ref_slot_q, ref_slot_d, 0);
+  outs.flop(near_q, near_d, 0);
+  outs.flop(dist_h_q, tw_s, 0);
+  outs.flop(dist_t_q, area_s, 0);
   outs.flop(last_q, last_d, 0);
+  for (const auto& [reg, d] : {std::pair{last_w, last_w_d}, {last_h, last_h_d}, {last_t, last_t_d},
+                               {last_tcol, last_tcol_d}, {last_trow, last_trow_d}})
+    outs.flop(reg, d, 0);
   m.assign(scan_token, token_q);
   m.assign(scan_token_next, token_d);
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);
-  m.assign(scan_ref_slot, ref_slot_q);
+  m.assign(scan_ref_slot_next, ref_slot_d);
+  m.assign(scan_ref_near, near_q);
   m.assign(scan_last, last_q);
 
   // ---- compute lists: one memory per group, filled in scan order ----

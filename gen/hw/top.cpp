@@ -245,7 +245,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // ---- the dispatcher: scan positions, compute lists, issue ----
   const Expr scan_token = m.signal("scan_token", tw), scan_slot = m.signal("scan_slot", sw);
   const Expr scan_token_next = m.signal("scan_token_next", tw);
-  const Expr scan_avail = m.signal("scan_avail", 3), scan_ref_slot = m.signal("scan_ref_slot", 3 * sw);
+  const Expr scan_avail = m.signal("scan_avail", 3), scan_ref_near = m.signal("scan_ref_near", 2);
+  const Expr scan_ref_slot_next = m.signal("scan_ref_slot_next", 2 * sw);
   const Expr scan_last = m.signal("scan_last", 1);
   const Expr seg_valid = m.signal("seg_valid", segs), seg_token = m.signal("seg_token", segs * tw);
   const Expr pass_pending = m.signal("pass_pending", 1), pass_nonempty = m.signal("pass_nonempty", 1);
@@ -330,7 +331,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"scan_token_next_o", scan_token_next},
               {"scan_slot_o", scan_slot},
               {"scan_avail_o", scan_avail},
-              {"scan_ref_slot_o", scan_ref_slot},
+              {"scan_ref_slot_next_o", scan_ref_slot_next},
+              {"scan_ref_near_o", scan_ref_near},
               {"scan_last_o", scan_last},
               {"seg_valid_o", seg_valid},
               {"seg_token_o", seg_token},
@@ -421,7 +423,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"token_i", scan_token},
               {"slot_i", scan_slot},
               {"ref_avail_i", scan_avail},
-              {"ref_slot_i", scan_ref_slot},
+              {"ref_slot_next_i", scan_ref_slot_next},
+              {"ref_near_i", scan_ref_near},
               {"policy_i", pol},
               {"naxes_i", naxes},
               {"axes_i", axes},

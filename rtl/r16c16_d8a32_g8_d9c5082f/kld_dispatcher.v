@@ -80,8 +80,11 @@ module kld_dispatcher (
   output wire [7:0] scan_slot_o,
   // references available: bit 0 t, 1 h, 2 w
   output wire [2:0] scan_avail_o,
-  // window slots of the references
-  output wire [23:0] scan_ref_slot_o,
+  // window slots of the next cycle's t (at 0) and h references (to register the window reads of
+  // them)
+  output wire [15:0] scan_ref_slot_next_o,
+  // the t (bit 0), h (bit 1) reference is the previous position (distance 1)
+  output wire [1:0] scan_ref_near_o,
   // the scan position is the last of the grid
   output wire scan_last_o,
   // segment s has a token to issue
@@ -102,18 +105,16 @@ module kld_dispatcher (
   reg [5:0] h_q;
   reg [5:0] w_q;
   reg [7:0] slot_q;
-  // rows from the tile origin to the grid edge
-  wire [5:0] h_left;
-  wire [5:0] w_left;
-  // tile height, clipped at the edge
-  wire [5:0] th_eff;
-  // tile width, clipped at the edge
-  wire [5:0] tw_eff;
-  wire last_w;
-  wire last_h;
-  wire last_t;
-  wire last_tile_col;
-  wire last_tile_row;
+  // the position ends its row in the tile
+  reg last_w_q;
+  // the position is in the tile's last row
+  reg last_h_q;
+  // the position is in the last frame
+  reg last_t_q;
+  // the tile is in the last tile column
+  reg last_tile_col_q;
+  // the tile is in the last tile row
+  reg last_tile_row_q;
   wire scan_advance;
   wire wrap_w;
   wire wrap_h;
@@ -168,12 +169,24 @@ module kld_dispatcher (
   wire [2:0] avail_d;
   wire [7:0] tw_slot;
   wire [7:0] area_slot;
-  // w at 2*SW, h at SW, t at 0: slots wrap modulo WIN_CAP
-  wire [23:0] ref_slot_d;
+  // the current tile's width mod 2^SW
+  reg [7:0] ref_dist_h_q;
+  // the current tile's area mod 2^SW
+  reg [7:0] ref_dist_t_q;
+  wire [7:0] slot_after;
+  // the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW
+  wire [15:0] ref_slot_d;
+  // the h, t reference of the next position is at distance 1
+  wire [1:0] near_d;
+  wire last_w_d;
+  wire last_h_d;
+  wire last_t_d;
+  wire last_tile_col_d;
+  wire last_tile_row_d;
   // the next position is the last of the grid
   wire last_d;
   reg [2:0] scan_avail_q;
-  reg [23:0] scan_ref_slot_q;
+  reg [1:0] scan_ref_near_q;
   reg scan_last_q;
   reg [10:0] ptr_0_q;
   reg [10:0] ptr_1_q;
@@ -220,31 +233,22 @@ module kld_dispatcher (
   // an entry is ready (the detector may still append)
   wire left_1;
 
-  assign h_left = dim_h_i - h0_q;
-  assign w_left = dim_w_i - w0_q;
-  assign th_eff = (tile_h_i < h_left) ? tile_h_i : h_left;
-  assign tw_eff = (tile_w_i < w_left) ? tile_w_i : w_left;
-  assign last_w = (w_q + 6'd1) == (w0_q + tw_eff);
-  assign last_h = (h_q + 6'd1) == (h0_q + th_eff);
-  assign last_t = (t_q + 6'd1) == dim_t_i;
-  assign last_tile_col = (w0_q + tile_w_i) >= dim_w_i;
-  assign last_tile_row = (h0_q + tile_h_i) >= dim_h_i;
   assign scan_advance = scan_step_i && !scan_clear_i;
-  assign wrap_w = last_w;
-  assign wrap_h = last_w && last_h;
-  assign wrap_t = last_w && last_h && last_t;
-  assign wrap_tile_col = last_w && last_h && last_t && last_tile_col;
-  assign h0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_tile_col ? (last_tile_row ? 6'd0 :
+  assign wrap_w = last_w_q;
+  assign wrap_h = last_w_q && last_h_q;
+  assign wrap_t = last_w_q && last_h_q && last_t_q;
+  assign wrap_tile_col = last_w_q && last_h_q && last_t_q && last_tile_col_q;
+  assign h0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 :
       h0_q + tile_h_i) : h0_q) : h0_q);
-  assign w0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (last_tile_col ? 6'd0 : w0_q +
+  assign w0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_q +
       tile_w_i) : w0_q) : w0_q);
   assign t_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? 6'd0 : (wrap_h ? t_q + 6'd1 :
       t_q)) : t_q);
   assign h_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_tile_col ? (wrap_tile_col ?
-      (last_tile_row ? 6'd0 : h0_q + tile_h_i) : h0_q) : (wrap_h ? h0_q : (wrap_w ? h_q + 6'd1 :
+      (last_tile_row_q ? 6'd0 : h0_q + tile_h_i) : h0_q) : (wrap_h ? h0_q : (wrap_w ? h_q + 6'd1 :
       h_q))) : h_q);
-  assign w_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (wrap_t ? (last_tile_col ? 6'd0 :
-      w0_q + tile_w_i) : w0_q) : (wrap_w ? w0_q : w_q + 6'd1)) : w_q);
+  assign w_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (wrap_t ? (last_tile_col_q ? 6'd0
+      : w0_q + tile_w_i) : w0_q) : (wrap_w ? w0_q : w_q + 6'd1)) : w_q);
   assign slot_d = scan_clear_i ? 8'd0 : (scan_advance ? slot_q + 8'd1 : slot_q);
 
   // the scan position
@@ -277,8 +281,8 @@ module kld_dispatcher (
   assign tile_w_t = {4'd0, tile_w_i};
   assign stride_hw = {6'd0, dim_h_i} * {6'd0, dim_w_i};
   assign stride_thw = {6'd0, tile_h_i} * {6'd0, dim_w_i};
-  assign scan_tile_next = wrap_tile_col ? (last_tile_row ? 10'd0 : scan_trow_q + stride_thw_q) :
-      scan_tile_q + tile_w_t;
+  assign scan_tile_next = wrap_tile_col ? (last_tile_row_q ? 10'd0 : scan_trow_q + stride_thw_q)
+      : scan_tile_q + tile_w_t;
   assign scan_t_next = wrap_t ? scan_tile_next : scan_tbase_q + stride_hw_q;
   assign scan_row_next = wrap_h ? scan_t_next : scan_row_q + dim_w_t;
   assign scan_token_step = wrap_w ? scan_row_next : scan_token_q + 10'd1;
@@ -315,22 +319,43 @@ module kld_dispatcher (
       6'd0) && (area <= win_x)};
   assign tw_slot = tw_x[7:0];
   assign area_slot = area[7:0];
-  assign ref_slot_d = {slot_d - 8'd1, slot_d - tw_slot, slot_d - area_slot};
-  assign last_d = ((w_d + 6'd1) == (w0_d + tw_eff_d)) && ((h_d + 6'd1) == (h0_d + th_eff_d)) &&
-      ((t_d + 6'd1) == dim_t_i) && ((w0_d + tile_w_i) >= dim_w_i) && ((h0_d + tile_h_i) >= dim_h_i);
+  assign slot_after = slot_q + 8'd1;
+  assign ref_slot_d = scan_step_i ? {slot_after - ref_dist_h_q, slot_after - ref_dist_t_q} :
+      {slot_q - ref_dist_h_q, slot_q - ref_dist_t_q};
+  assign near_d = {tw_x == 11'd1, area == 11'd1};
+  assign last_w_d = (w_d + 6'd1) == (w0_d + tw_eff_d);
+  assign last_h_d = (h_d + 6'd1) == (h0_d + th_eff_d);
+  assign last_t_d = (t_d + 6'd1) == dim_t_i;
+  assign last_tile_col_d = (w0_d + tile_w_i) >= dim_w_i;
+  assign last_tile_row_d = (h0_d + tile_h_i) >= dim_h_i;
+  assign last_d = last_w_d && last_h_d && last_t_d && last_tile_col_d && last_tile_row_d;
 
   // registered scan outputs
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       scan_token_q <= 10'd0;
       scan_avail_q <= 3'd0;
-      scan_ref_slot_q <= 24'd0;
+      scan_ref_near_q <= 2'd0;
+      ref_dist_h_q <= 8'd0;
+      ref_dist_t_q <= 8'd0;
       scan_last_q <= 1'b0;
+      last_w_q <= 1'b0;
+      last_h_q <= 1'b0;
+      last_t_q <= 1'b0;
+      last_tile_col_q <= 1'b0;
+      last_tile_row_q <= 1'b0;
     end else begin
       scan_token_q <= token_d;
       scan_avail_q <= avail_d;
-      scan_ref_slot_q <= ref_slot_d;
+      scan_ref_near_q <= near_d;
+      ref_dist_h_q <= tw_slot;
+      ref_dist_t_q <= area_slot;
       scan_last_q <= last_d;
+      last_w_q <= last_w_d;
+      last_h_q <= last_h_d;
+      last_t_q <= last_t_d;
+      last_tile_col_q <= last_tile_col_d;
+      last_tile_row_q <= last_tile_row_d;
     end
   end
 
@@ -338,7 +363,8 @@ module kld_dispatcher (
   assign scan_token_next_o = token_d;
   assign scan_slot_o = slot_q;
   assign scan_avail_o = scan_avail_q;
-  assign scan_ref_slot_o = scan_ref_slot_q;
+  assign scan_ref_slot_next_o = ref_slot_d;
+  assign scan_ref_near_o = scan_ref_near_q;
   assign scan_last_o = scan_last_q;
 
   // compute-list lengths

@@ -247,7 +247,8 @@ module kld_top (
   wire [7:0] scan_slot;
   wire [9:0] scan_token_next;
   wire [2:0] scan_avail;
-  wire [23:0] scan_ref_slot;
+  wire [1:0] scan_ref_near;
+  wire [15:0] scan_ref_slot_next;
   wire scan_last;
   wire [1:0] seg_valid;
   wire [19:0] seg_token;
@@ -603,7 +604,8 @@ module kld_top (
     .scan_token_next_o(scan_token_next),
     .scan_slot_o(scan_slot),
     .scan_avail_o(scan_avail),
-    .scan_ref_slot_o(scan_ref_slot),
+    .scan_ref_slot_next_o(scan_ref_slot_next),
+    .scan_ref_near_o(scan_ref_near),
     .scan_last_o(scan_last),
     .seg_valid_o(seg_valid),
     .seg_token_o(seg_token),
@@ -806,7 +808,8 @@ module kld_top (
     .token_i(scan_token),
     .slot_i(scan_slot),
     .ref_avail_i(scan_avail),
-    .ref_slot_i(scan_ref_slot),
+    .ref_slot_next_i(scan_ref_slot_next),
+    .ref_near_i(scan_ref_near),
     .policy_i(policy_policy_q),
     .naxes_i(policy_naxes_q),
     .axes_i({policy_axis2_q, policy_axis1_q, policy_axis0_q}),

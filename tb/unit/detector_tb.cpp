@@ -6,7 +6,8 @@
 // harness drives the scan inputs as kld_dispatcher does, computed here from
 // kaleido::ScanOrder: for each detector round and scan position the token,
 // its window slot, and per axis whether the reference exists in the tile and
-// lies within the window, with the reference's slot. Lane l of round r
+// lies within the window, whether it is the previous position (t and h),
+// and, a cycle ahead, the t and h references' slots. Lane l of round r
 // decides group r*LANES + l. Every (token, group) decision (REUSE or
 // COMPUTE, the axis, the root) must equal the golden model's.
 //
@@ -148,15 +149,35 @@ int run(const Job& job) {
       ++rounds_total;
       const int64_t base = rng.range(0, cap - 1);  // slots are relative: any origin works
       auto slot_of = [&](int64_t pos) { return static_cast<uint64_t>((base + pos) % cap); };
+      // Whether position p's reference along `ax` is available, and its distance in positions.
+      auto ref_of = [&](int64_t p, int ax, int64_t& dist) {
+        const int32_t ref = scan.reference(scan.token_at(p), static_cast<Axis>(ax));
+        dist = ref >= 0 ? p - scan.pos_of(ref) : 0;
+        return ref >= 0 && dist <= win;
+      };
+      // The t and h window slots of position p (garbage where there is no reference), as
+      // kld_dispatcher gives them in the cycle before p is decided.
+      auto set_next_refs = [&](int64_t p) {
+        for (int ax = 0; ax < 2; ++ax) {
+          int64_t dist = 0;
+          const bool ok = p < scan.size() && ref_of(p, ax, dist);
+          set_bits(dut.ref_slot_next_i, ax * sw, sw, ok ? slot_of(p - dist) : rng.next());
+        }
+      };
       for (int64_t p = 0; p < scan.size(); ++p) {
-        // Sometimes a stalled cycle first: garbage inputs, step low, nothing compared.
-        while (rng.range(0, 5) == 0) {
+        // Sometimes stalled cycles first: garbage inputs, step low, nothing compared; the last one
+        // reads p's references a cycle ahead.
+        int64_t stalls_here = 0;
+        while (rng.range(0, 5) == 0) ++stalls_here;
+        for (int64_t k = 0; k < stalls_here; ++k) {
           ++stalls;
           dut.step_i = 0;
           set_bits(dut.token_i, 0, tw, rng.next());
           set_bits(dut.slot_i, 0, sw, rng.next());
           set_bits(dut.ref_avail_i, 0, 3, rng.next());
-          set_bits(dut.ref_slot_i, 0, 3 * sw, rng.next());
+          set_bits(dut.ref_near_i, 0, 2, rng.next());
+          if (k + 1 == stalls_here) set_next_refs(p);
+          else set_bits(dut.ref_slot_next_i, 0, 2 * sw, rng.next());
           set_bits(dut.lane_valid_i, 0, lanes, rng.next());
           set_bits(dut.enable_i, 0, lanes, rng.next());
           for (int l = 0; l < lanes; ++l) {
@@ -169,14 +190,17 @@ int run(const Job& job) {
         dut.step_i = 1;
         set_bits(dut.token_i, 0, tw, static_cast<uint64_t>(tok));
         set_bits(dut.slot_i, 0, sw, slot_of(p));
-        uint64_t avail = 0;
+        uint64_t avail = 0, near = 0;
         for (int ax = 0; ax < 3; ++ax) {
-          const int32_t ref = scan.reference(tok, static_cast<Axis>(ax));
-          const bool ok = ref >= 0 && p - scan.pos_of(ref) <= win;
+          int64_t dist = 0;
+          const bool ok = ref_of(p, ax, dist);
           avail |= static_cast<uint64_t>(ok) << ax;
-          set_bits(dut.ref_slot_i, ax * sw, sw, ok ? slot_of(scan.pos_of(ref)) : rng.next());
+          // Distance 1 (the previous position) is flagged for t and h; garbage where unavailable.
+          if (ax < 2) near |= static_cast<uint64_t>(ok ? dist == 1 : rng.range(0, 1) != 0) << ax;
         }
         set_bits(dut.ref_avail_i, 0, 3, avail);
+        set_bits(dut.ref_near_i, 0, 2, near);
+        set_next_refs(p + 1);  // read a cycle ahead, for the next position
         for (int l = 0; l < lanes; ++l) {
           const int g = r * lanes + l;
           const bool valid = g < G;

@@ -5,7 +5,8 @@
 // since the clear, modulo WIN_CAP
 // (2 when WIN_CAP is 1), counting on across rounds, since the detector only
 // needs slots relative to each other; reference availability within the tile
-// and the window depth; reference slots; last position), hold still while
+// and the window depth; whether t and h are at distance 1; the next cycle's t and h
+// reference slots; last position), hold still while
 // scan_step_i is low, and wrap to position 0 after the last one (the
 // detector rounds).
 //
@@ -114,16 +115,23 @@ int run(const Job& job) {
         chk.equal(static_cast<int64_t>(dut.scan_token_next_o), next_tok, at + ": scan_token_next_o");
         chk.equal(static_cast<int64_t>(get_bits(dut.scan_slot_o, 0, sw)), static_cast<int64_t>(slot), at + ": scan_slot_o");
         chk.equal(dut.scan_last_o, p == N - 1, at + ": scan_last_o");
+        // The next cycle's position (p again when not stepping) and its slot count.
+        const int64_t next_p = step ? (p + 1 == N ? 0 : p + 1) : p, next_steps = steps + (step ? 1 : 0);
         for (int ax = 0; ax < 3; ++ax) {
           const int32_t ref = scan.reference(tok, static_cast<Axis>(ax));
           const int64_t dist = ref >= 0 ? p - scan.pos_of(ref) : 0;
           const bool avail = ref >= 0 && dist <= win;
           const std::string an = std::string(" axis ") + kaleido::axis_name(static_cast<Axis>(ax));
           chk.equal(static_cast<int64_t>(get_bits(dut.scan_avail_o, ax, 1)), avail, at + an + ": scan_avail_o");
+          if (ax == 2) continue;  // the w reference is always the previous position: no slot, no flag
           if (avail)
-            chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_slot_o, ax * sw, sw)),
-                      static_cast<int64_t>(static_cast<uint64_t>(steps - dist) % slots),
-                      at + an + ": scan_ref_slot_o");
+            chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_near_o, ax, 1)), dist == 1, at + an + ": scan_ref_near_o");
+          const int32_t next_ref = scan.reference(scan.token_at(next_p), static_cast<Axis>(ax));
+          const int64_t next_dist = next_ref >= 0 ? next_p - scan.pos_of(next_ref) : 0;
+          if (next_ref >= 0 && next_dist <= win)
+            chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_slot_next_o, ax * sw, sw)),
+                      static_cast<int64_t>(static_cast<uint64_t>(next_steps - next_dist) % slots),
+                      at + an + ": scan_ref_slot_next_o (the next position's reference)");
         }
         clock.edge();
         ++positions;

@@ -31,8 +31,10 @@ module kld_detector_lane (
   input wire slot_i,
   // reference exists in the tile and window: bit 0 t, 1 h, 2 w
   input wire [2:0] ref_avail_i,
-  // window slot of each reference (t, h, w)
-  input wire [2:0] ref_slot_i,
+  // window slots of the next cycle's t (at 0) and h references, read a cycle ahead
+  input wire [1:0] ref_slot_next_i,
+  // the t (bit 0), h (bit 1) reference is the previous position (distance 1)
+  input wire [1:0] ref_near_i,
   // 0 fixed, 1 rope-orthogonal, 2 adaptive
   input wire [1:0] policy_i,
   // fixed policy: length of the axis list
@@ -59,11 +61,19 @@ module kld_detector_lane (
 
   // {root, Ahat} written for this position
   wire [10:0] new_entry;
+  // {root, Ahat} of the last committed position
+  reg [10:0] last_entry_q;
+  wire [10:0] win_t_rdata;
   // window entry of the t reference
+  reg [10:0] win_t_q;
+  // the t reference's entry
   wire [10:0] win_t;
+  wire [10:0] win_h_rdata;
   // window entry of the h reference
+  reg [10:0] win_h_q;
+  // the h reference's entry
   wire [10:0] win_h;
-  // window entry of the w reference
+  // the w reference's entry: the previous position
   wire [10:0] win_w;
   // this token, channel 0
   wire signed [3:0] x_0;
@@ -131,18 +141,33 @@ module kld_detector_lane (
   // window entry of the chosen reference
   wire [10:0] picked;
 
-  kld_sram_2x11_r3 u_window (
+  // the t and h window entries of the next cycle's position
+  always @(posedge clk_i) begin
+    win_t_q <= win_t_rdata;
+    win_h_q <= win_h_rdata;
+  end
+
+  assign win_t = ref_near_i[0] ? last_entry_q : win_t_q;
+  assign win_h = ref_near_i[1] ? last_entry_q : win_h_q;
+  assign win_w = last_entry_q;
+
+  kld_sram_2x11_r2 u_window (
     .clk_i(clk_i),
     .we_i(step_i),
     .waddr_i(slot_i),
     .wdata_i(new_entry),
-    .raddr0_i(ref_slot_i[0]),
-    .rdata0_o(win_t),
-    .raddr1_i(ref_slot_i[1]),
-    .rdata1_o(win_h),
-    .raddr2_i(ref_slot_i[2]),
-    .rdata2_o(win_w)
+    .raddr0_i(ref_slot_next_i[0]),
+    .rdata0_o(win_t_rdata),
+    .raddr1_i(ref_slot_next_i[1]),
+    .rdata1_o(win_h_rdata)
   );
+
+  // the last committed entry
+  always @(posedge clk_i) begin
+    if (step_i) begin
+      last_entry_q <= new_entry;
+    end
+  end
 
   assign x_0 = $signed(a_i[3:0]);
   assign x_1 = $signed(a_i[7:4]);
