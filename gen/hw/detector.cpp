@@ -23,8 +23,8 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr ref_avail = m.input("ref_avail_i", 3, Sign::Unsigned, "reference exists in the tile and window: bit 0 t, 1 h, 2 w");
   const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw, Sign::Unsigned,
                                      "window slots of the next cycle's t (at 0) and h references, read a cycle ahead");
-  const Expr ref_near = m.input("ref_near_i", 2, Sign::Unsigned,
-                                "the t (bit 0), h (bit 1) reference is the previous position (distance 1)");
+  const Expr ref_near_next = m.input("ref_near_next_i", 2, Sign::Unsigned,
+                                     "the next cycle's t (bit 0), h (bit 1) reference is at distance 1");
   const Expr policy = m.input("policy_i", 2, Sign::Unsigned, "0 fixed, 1 rope-orthogonal, 2 adaptive");
   const Expr naxes = m.input("naxes_i", 2, Sign::Unsigned, "fixed policy: length of the axis list");
   const Expr axes = m.input("axes_i", 6, Sign::Unsigned, "fixed policy: axis list, first at [1:0]");
@@ -39,8 +39,9 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
 
   // The window: effective inputs and roots of the last WIN_CAP positions. No memory read is on the
   // lane's loop (decision -> Ahat -> next decision): the t and h entries are read a cycle ahead
-  // into registers, and the w reference, always the previous position, is the register of the last
-  // committed entry, which also stands in for t or h at distance 1 (not yet in the window when read).
+  // into registers, which take this cycle's entry instead when the next position's reference is the
+  // one decided now (distance 1: not in the window yet); the w reference, always the previous
+  // position, is a register of the last committed entry.
   const Expr new_entry = m.signal("new_entry", word + tw, Sign::Unsigned, "{root, Ahat} written for this position");
   const Expr last_q = m.signal("last_entry_q", word + tw, Sign::Unsigned,
                                "{root, Ahat} of the last committed position");
@@ -53,8 +54,8 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
     const Expr held = m.signal("win_" + an + "_q", word + tw, Sign::Unsigned, "window entry of the " + an + " reference");
     conns.push_back({"raddr" + std::to_string(ax) + "_i", ref_slot_next.slice((ax + 1) * sw - 1, ax * sw)});
     conns.push_back({"rdata" + std::to_string(ax) + "_o", raw});
-    ahead.assign(held, raw);
-    rd.push_back(m.wire("win_" + an, mux(ref_near[ax], last_q, held), "the " + an + " reference's entry"));
+    ahead.assign(held, mux(step && ref_near_next[ax], new_entry, raw));
+    rd.push_back(held);
   }
   rd.push_back(m.wire("win_w", last_q, "the w reference's entry: the previous position"));
   m.instance(window_sram, "u_window", conns);
@@ -178,7 +179,7 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   const Expr slot = m.input("slot_i", sw);
   const Expr ref_avail = m.input("ref_avail_i", 3);
   const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw);
-  const Expr ref_near = m.input("ref_near_i", 2);
+  const Expr ref_near_next = m.input("ref_near_next_i", 2);
   const Expr policy = m.input("policy_i", 2);
   const Expr naxes = m.input("naxes_i", 2);
   const Expr axes = m.input("axes_i", 6);
@@ -198,7 +199,7 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
             {"slot_i", slot},
             {"ref_avail_i", ref_avail},
             {"ref_slot_next_i", ref_slot_next},
-            {"ref_near_i", ref_near},
+            {"ref_near_next_i", ref_near_next},
             {"policy_i", policy},
             {"naxes_i", naxes},
             {"axes_i", axes},

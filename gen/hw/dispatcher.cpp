@@ -47,8 +47,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr scan_ref_slot_next = m.output("scan_ref_slot_next_o", 2 * sw, Sign::Unsigned,
                                            "window slots of the next cycle's t (at 0) and h references (to register "
                                            "the window reads of them)");
-  const Expr scan_ref_near = m.output("scan_ref_near_o", 2, Sign::Unsigned,
-                                      "the t (bit 0), h (bit 1) reference is the previous position (distance 1)");
+  const Expr scan_ref_near_next = m.output("scan_ref_near_next_o", 2, Sign::Unsigned,
+                                           "the next cycle's t (bit 0), h (bit 1) reference is at distance 1");
   const Expr scan_last = m.output("scan_last_o", 1, Sign::Unsigned, "the scan position is the last of the grid");
   const Expr seg_valid = m.output("seg_valid_o", segs, Sign::Unsigned, "segment s has a token to issue");
   const Expr seg_token = m.output("seg_token_o", segs * tw, Sign::Unsigned, "segment s's token");
@@ -152,7 +152,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   // current position's tile, registered: the tile arithmetic (a product) then stays off the path to
   // the window. The next position's tile differs only when it is a tile's first, which has no
   // references. At distance 1 (a tile one token wide, or of one token) t and h are the previous
-  // position too, and the detector takes them from that register.
+  // position too: the detector then takes the entry it decides in this cycle.
   const Expr dist_h_q = m.signal("ref_dist_h_q", sw, Sign::Unsigned, "the current tile's width mod 2^SW");
   const Expr dist_t_q = m.signal("ref_dist_t_q", sw, Sign::Unsigned, "the current tile's area mod 2^SW");
   // A clear leads to position 0, which has no references either: the read address ignores it, which
@@ -162,8 +162,10 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
       m.wire("ref_slot_d", mux(scan_step, concat({slot_after - dist_h_q, slot_after - dist_t_q}),
                                concat({q.slot - dist_h_q, q.slot - dist_t_q})),
              "the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW");
-  const Expr near_d = m.wire("near_d", concat({tw_x == constant(tw + 1, 1), area == constant(area.width(), 1)}),
-                             "the h, t reference of the next position is at distance 1");
+  // Distance 1 from the same registers: modulo 2^SW a distance of 1 + k*2^SW looks the same, but such a
+  // reference lies beyond WIN_CAP and is never available.
+  const Expr near_next = m.wire("near_next", concat({dist_h_q == constant(sw, 1), dist_t_q == constant(sw, 1)}),
+                                "the next position's h, t reference is at distance 1");
   const Expr last_w_d = m.wire("last_w_d", (n.w + constant(cw, 1)) == (n.w0 + tw_n));
   const Expr last_h_d = m.wire("last_h_d", (n.h + constant(cw, 1)) == (n.h0 + th_n));
   const Expr last_t_d = m.wire("last_t_d", (n.t + constant(cw, 1)) == dim_t);
@@ -172,11 +174,10 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr last_d = m.wire("last_d", last_w_d && last_h_d && last_t_d && last_tcol_d && last_trow_d,
                              "the next position is the last of the grid");
   const Expr avail_q = m.signal("scan_avail_q", 3);
-  const Expr near_q = m.signal("scan_ref_near_q", 2), last_q = m.signal("scan_last_q", 1);
+  const Expr last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
   outs.flop(token_q, token_d, 0);
   outs.flop(avail_q, avail_d, 0);
-  outs.flop(near_q, near_d, 0);
   outs.flop(dist_h_q, tw_s, 0);
   outs.flop(dist_t_q, area_s, 0);
   outs.flop(last_q, last_d, 0);
@@ -188,7 +189,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);
   m.assign(scan_ref_slot_next, ref_slot_d);
-  m.assign(scan_ref_near, near_q);
+  m.assign(scan_ref_near_next, near_next);
   m.assign(scan_last, last_q);
 
   // ---- compute lists: one memory per group, filled in scan order ----

@@ -33,7 +33,8 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   if (banked) {
     wbank = m.input("wbank_i", 1, Sign::Unsigned, "bank the taps write: parity of the m-tile in the array");
     rbank = m.input("rbank_i", 1, Sign::Unsigned,
-                    "bank the gather reads: parity of the m-tile of the token whose roots are registered");
+                    "bank the gather reads: parity of the m-tile of the entering beat (registered with its "
+                    "addresses)");
   }
   // Address of token `tok` in a bank: the second bank starts at the token memory depth.
   const uint64_t bank_base = static_cast<uint64_t>(token_memory_depth(c));
@@ -76,9 +77,12 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
       const Expr tok = j == 0 ? gather_token : m.wire("gather_token_" + jn, gather_token + constant(tw, static_cast<uint64_t>(j)));
       root_conns.push_back({rport("raddr", j, "_i"), tok});
       root_conns.push_back({rport("rdata", j, "_o"), rt});
-      addr[static_cast<size_t>(j)] = m.signal("gather_addr_" + jn + "_q", tw, Sign::Unsigned,
-                                              "partial address of group " + gn + ": the root (dense mode: the token)");
-      en.then_().assign(addr[static_cast<size_t>(j)], mux(dense, tok, rt));
+      // The bank is part of the registered address: a bank bit shared by every partial memory had
+      // the largest fanout on the gather's path.
+      addr[static_cast<size_t>(j)] =
+          m.signal("gather_addr_" + jn + "_q", banked ? paw : tw, Sign::Unsigned,
+                   "partial address of group " + gn + ": the root (dense mode: the token), in its bank");
+      en.then_().assign(addr[static_cast<size_t>(j)], bank_addr(rbank, mux(dense, tok, rt)));
     }
     m.instance(root_sram, "u_root_" + gn, root_conns, "root table of group " + gn);
     for (int cc = 0; cc < cols; ++cc) {
@@ -96,7 +100,7 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
           {"wdata_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)}};
       for (int j = 0; j < gws; ++j) {
         const Expr rd = m.signal("partial_" + name + lane_sfx(j), pw);
-        conns.push_back({rport("raddr", j, "_i"), bank_addr(rbank, addr[static_cast<size_t>(j)])});
+        conns.push_back({rport("raddr", j, "_i"), addr[static_cast<size_t>(j)]});
         conns.push_back({rport("rdata", j, "_o"), rd});
         terms[static_cast<size_t>(j)][static_cast<size_t>(cc)].push_back(
             m.wire("term_" + name + lane_sfx(j), mux(group_valid[g], sext(rd, sw), zero(sw))));

@@ -245,7 +245,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // ---- the dispatcher: scan positions, compute lists, issue ----
   const Expr scan_token = m.signal("scan_token", tw), scan_slot = m.signal("scan_slot", sw);
   const Expr scan_token_next = m.signal("scan_token_next", tw);
-  const Expr scan_avail = m.signal("scan_avail", 3), scan_ref_near = m.signal("scan_ref_near", 2);
+  const Expr scan_avail = m.signal("scan_avail", 3), scan_ref_near_next = m.signal("scan_ref_near_next", 2);
   const Expr scan_ref_slot_next = m.signal("scan_ref_slot_next", 2 * sw);
   const Expr scan_last = m.signal("scan_last", 1);
   const Expr seg_valid = m.signal("seg_valid", segs), seg_token = m.signal("seg_token", segs * tw);
@@ -332,7 +332,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"scan_slot_o", scan_slot},
               {"scan_avail_o", scan_avail},
               {"scan_ref_slot_next_o", scan_ref_slot_next},
-              {"scan_ref_near_o", scan_ref_near},
+              {"scan_ref_near_next_o", scan_ref_near_next},
               {"scan_last_o", scan_last},
               {"seg_valid_o", seg_valid},
               {"seg_token_o", seg_token},
@@ -424,7 +424,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"slot_i", scan_slot},
               {"ref_avail_i", scan_avail},
               {"ref_slot_next_i", scan_ref_slot_next},
-              {"ref_near_i", scan_ref_near},
+              {"ref_near_next_i", scan_ref_near_next},
               {"policy_i", pol},
               {"naxes_i", naxes},
               {"axes_i", axes},
@@ -486,7 +486,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"out_data_o", merged}};
   if (partials_banked(c)) {
     merge_conns.push_back({"wbank_i", mt_q[0]});
-    merge_conns.push_back({"rbank_i", sum_mt_q[0]});
+    merge_conns.push_back({"rbank_i", gmt_q[0]});
   }
   m.instance(find(parts, "kld_merge"), "u_merge", merge_conns);
 

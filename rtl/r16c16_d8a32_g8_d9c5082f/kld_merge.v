@@ -46,7 +46,8 @@ module kld_merge (
   input wire [7:0] group_valid_i,
   // bank the taps write: parity of the m-tile in the array
   input wire wbank_i,
-  // bank the gather reads: parity of the m-tile of the token whose roots are registered
+  // bank the gather reads: parity of the m-tile of the entering beat (registered with its
+  // addresses)
   input wire rbank_i,
   // Out[token + j], column c at (j*COLS + c)*ACC_W, two gather steps after the token entered
   output wire [511:0] out_data_o
@@ -56,8 +57,8 @@ module kld_merge (
   reg [351:0] out_data_q;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
-  // partial address of group 0: the root (dense mode: the token)
-  reg [9:0] gather_addr_0_q;
+  // partial address of group 0: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_0_q;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
   wire [18:0] partial_0_0;
@@ -124,8 +125,8 @@ module kld_merge (
   wire [21:0] term_0_15;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
-  // partial address of group 1: the root (dense mode: the token)
-  reg [9:0] gather_addr_1_q;
+  // partial address of group 1: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_1_q;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
   wire [18:0] partial_1_0;
@@ -192,8 +193,8 @@ module kld_merge (
   wire [21:0] term_1_15;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
-  // partial address of group 2: the root (dense mode: the token)
-  reg [9:0] gather_addr_2_q;
+  // partial address of group 2: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_2_q;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
   wire [18:0] partial_2_0;
@@ -260,8 +261,8 @@ module kld_merge (
   wire [21:0] term_2_15;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
-  // partial address of group 3: the root (dense mode: the token)
-  reg [9:0] gather_addr_3_q;
+  // partial address of group 3: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_3_q;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
   wire [18:0] partial_3_0;
@@ -328,8 +329,8 @@ module kld_merge (
   wire [21:0] term_3_15;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
-  // partial address of group 4: the root (dense mode: the token)
-  reg [9:0] gather_addr_4_q;
+  // partial address of group 4: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_4_q;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
   wire [18:0] partial_4_0;
@@ -396,8 +397,8 @@ module kld_merge (
   wire [21:0] term_4_15;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
-  // partial address of group 5: the root (dense mode: the token)
-  reg [9:0] gather_addr_5_q;
+  // partial address of group 5: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_5_q;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
   wire [18:0] partial_5_0;
@@ -464,8 +465,8 @@ module kld_merge (
   wire [21:0] term_5_15;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
-  // partial address of group 6: the root (dense mode: the token)
-  reg [9:0] gather_addr_6_q;
+  // partial address of group 6: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_6_q;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
   wire [18:0] partial_6_0;
@@ -532,8 +533,8 @@ module kld_merge (
   wire [21:0] term_6_15;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
-  // partial address of group 7: the root (dense mode: the token)
-  reg [9:0] gather_addr_7_q;
+  // partial address of group 7: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_7_q;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
   wire [18:0] partial_7_0;
@@ -714,14 +715,22 @@ module kld_merge (
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
     if (gather_en_i) begin
-      gather_addr_0_q <= dense_i ? gather_token_i : root_0;
-      gather_addr_1_q <= dense_i ? gather_token_i : root_1;
-      gather_addr_2_q <= dense_i ? gather_token_i : root_2;
-      gather_addr_3_q <= dense_i ? gather_token_i : root_3;
-      gather_addr_4_q <= dense_i ? gather_token_i : root_4;
-      gather_addr_5_q <= dense_i ? gather_token_i : root_5;
-      gather_addr_6_q <= dense_i ? gather_token_i : root_6;
-      gather_addr_7_q <= dense_i ? gather_token_i : root_7;
+      gather_addr_0_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_0} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_0};
+      gather_addr_1_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_1} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_1};
+      gather_addr_2_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_2} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_2};
+      gather_addr_3_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_3} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_3};
+      gather_addr_4_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_4} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_4};
+      gather_addr_5_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_5} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_5};
+      gather_addr_6_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_6} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_6};
+      gather_addr_7_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_7} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_7};
       out_data_q <= {sum_15_2_0, sum_14_2_0, sum_13_2_0, sum_12_2_0, sum_11_2_0, sum_10_2_0,
           sum_9_2_0, sum_8_2_0, sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
           sum_1_2_0, sum_0_2_0};
@@ -747,7 +756,7 @@ module kld_merge (
     .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_0)
   );
 
@@ -760,7 +769,7 @@ module kld_merge (
     .we_i(tap_here_0_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_1)
   );
 
@@ -773,7 +782,7 @@ module kld_merge (
     .we_i(tap_here_0_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_2)
   );
 
@@ -786,7 +795,7 @@ module kld_merge (
     .we_i(tap_here_0_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_3)
   );
 
@@ -799,7 +808,7 @@ module kld_merge (
     .we_i(tap_here_0_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_4)
   );
 
@@ -812,7 +821,7 @@ module kld_merge (
     .we_i(tap_here_0_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_5)
   );
 
@@ -825,7 +834,7 @@ module kld_merge (
     .we_i(tap_here_0_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_6)
   );
 
@@ -838,7 +847,7 @@ module kld_merge (
     .we_i(tap_here_0_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_7)
   );
 
@@ -851,7 +860,7 @@ module kld_merge (
     .we_i(tap_here_0_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[170:152]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_8)
   );
 
@@ -864,7 +873,7 @@ module kld_merge (
     .we_i(tap_here_0_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[189:171]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_9)
   );
 
@@ -877,7 +886,7 @@ module kld_merge (
     .we_i(tap_here_0_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[208:190]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_10)
   );
 
@@ -890,7 +899,7 @@ module kld_merge (
     .we_i(tap_here_0_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[227:209]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_11)
   );
 
@@ -903,7 +912,7 @@ module kld_merge (
     .we_i(tap_here_0_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[246:228]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_12)
   );
 
@@ -916,7 +925,7 @@ module kld_merge (
     .we_i(tap_here_0_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[265:247]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_13)
   );
 
@@ -929,7 +938,7 @@ module kld_merge (
     .we_i(tap_here_0_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[284:266]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_14)
   );
 
@@ -942,7 +951,7 @@ module kld_merge (
     .we_i(tap_here_0_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[303:285]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_15)
   );
 
@@ -965,7 +974,7 @@ module kld_merge (
     .we_i(tap_here_1_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[322:304]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_0)
   );
 
@@ -978,7 +987,7 @@ module kld_merge (
     .we_i(tap_here_1_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[341:323]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_1)
   );
 
@@ -991,7 +1000,7 @@ module kld_merge (
     .we_i(tap_here_1_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[360:342]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_2)
   );
 
@@ -1004,7 +1013,7 @@ module kld_merge (
     .we_i(tap_here_1_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[379:361]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_3)
   );
 
@@ -1017,7 +1026,7 @@ module kld_merge (
     .we_i(tap_here_1_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[398:380]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_4)
   );
 
@@ -1030,7 +1039,7 @@ module kld_merge (
     .we_i(tap_here_1_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[417:399]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_5)
   );
 
@@ -1043,7 +1052,7 @@ module kld_merge (
     .we_i(tap_here_1_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[436:418]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_6)
   );
 
@@ -1056,7 +1065,7 @@ module kld_merge (
     .we_i(tap_here_1_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[455:437]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_7)
   );
 
@@ -1069,7 +1078,7 @@ module kld_merge (
     .we_i(tap_here_1_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[474:456]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_8)
   );
 
@@ -1082,7 +1091,7 @@ module kld_merge (
     .we_i(tap_here_1_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[493:475]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_9)
   );
 
@@ -1095,7 +1104,7 @@ module kld_merge (
     .we_i(tap_here_1_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[512:494]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_10)
   );
 
@@ -1108,7 +1117,7 @@ module kld_merge (
     .we_i(tap_here_1_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[531:513]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_11)
   );
 
@@ -1121,7 +1130,7 @@ module kld_merge (
     .we_i(tap_here_1_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[550:532]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_12)
   );
 
@@ -1134,7 +1143,7 @@ module kld_merge (
     .we_i(tap_here_1_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[569:551]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_13)
   );
 
@@ -1147,7 +1156,7 @@ module kld_merge (
     .we_i(tap_here_1_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[588:570]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_14)
   );
 
@@ -1160,7 +1169,7 @@ module kld_merge (
     .we_i(tap_here_1_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[607:589]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_15)
   );
 
@@ -1183,7 +1192,7 @@ module kld_merge (
     .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_0)
   );
 
@@ -1196,7 +1205,7 @@ module kld_merge (
     .we_i(tap_here_2_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_1)
   );
 
@@ -1209,7 +1218,7 @@ module kld_merge (
     .we_i(tap_here_2_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_2)
   );
 
@@ -1222,7 +1231,7 @@ module kld_merge (
     .we_i(tap_here_2_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_3)
   );
 
@@ -1235,7 +1244,7 @@ module kld_merge (
     .we_i(tap_here_2_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_4)
   );
 
@@ -1248,7 +1257,7 @@ module kld_merge (
     .we_i(tap_here_2_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_5)
   );
 
@@ -1261,7 +1270,7 @@ module kld_merge (
     .we_i(tap_here_2_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_6)
   );
 
@@ -1274,7 +1283,7 @@ module kld_merge (
     .we_i(tap_here_2_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_7)
   );
 
@@ -1287,7 +1296,7 @@ module kld_merge (
     .we_i(tap_here_2_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[170:152]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_8)
   );
 
@@ -1300,7 +1309,7 @@ module kld_merge (
     .we_i(tap_here_2_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[189:171]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_9)
   );
 
@@ -1313,7 +1322,7 @@ module kld_merge (
     .we_i(tap_here_2_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[208:190]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_10)
   );
 
@@ -1326,7 +1335,7 @@ module kld_merge (
     .we_i(tap_here_2_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[227:209]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_11)
   );
 
@@ -1339,7 +1348,7 @@ module kld_merge (
     .we_i(tap_here_2_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[246:228]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_12)
   );
 
@@ -1352,7 +1361,7 @@ module kld_merge (
     .we_i(tap_here_2_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[265:247]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_13)
   );
 
@@ -1365,7 +1374,7 @@ module kld_merge (
     .we_i(tap_here_2_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[284:266]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_14)
   );
 
@@ -1378,7 +1387,7 @@ module kld_merge (
     .we_i(tap_here_2_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[303:285]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_15)
   );
 
@@ -1401,7 +1410,7 @@ module kld_merge (
     .we_i(tap_here_3_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[322:304]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_0)
   );
 
@@ -1414,7 +1423,7 @@ module kld_merge (
     .we_i(tap_here_3_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[341:323]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_1)
   );
 
@@ -1427,7 +1436,7 @@ module kld_merge (
     .we_i(tap_here_3_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[360:342]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_2)
   );
 
@@ -1440,7 +1449,7 @@ module kld_merge (
     .we_i(tap_here_3_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[379:361]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_3)
   );
 
@@ -1453,7 +1462,7 @@ module kld_merge (
     .we_i(tap_here_3_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[398:380]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_4)
   );
 
@@ -1466,7 +1475,7 @@ module kld_merge (
     .we_i(tap_here_3_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[417:399]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_5)
   );
 
@@ -1479,7 +1488,7 @@ module kld_merge (
     .we_i(tap_here_3_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[436:418]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_6)
   );
 
@@ -1492,7 +1501,7 @@ module kld_merge (
     .we_i(tap_here_3_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[455:437]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_7)
   );
 
@@ -1505,7 +1514,7 @@ module kld_merge (
     .we_i(tap_here_3_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[474:456]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_8)
   );
 
@@ -1518,7 +1527,7 @@ module kld_merge (
     .we_i(tap_here_3_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[493:475]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_9)
   );
 
@@ -1531,7 +1540,7 @@ module kld_merge (
     .we_i(tap_here_3_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[512:494]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_10)
   );
 
@@ -1544,7 +1553,7 @@ module kld_merge (
     .we_i(tap_here_3_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[531:513]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_11)
   );
 
@@ -1557,7 +1566,7 @@ module kld_merge (
     .we_i(tap_here_3_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[550:532]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_12)
   );
 
@@ -1570,7 +1579,7 @@ module kld_merge (
     .we_i(tap_here_3_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[569:551]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_13)
   );
 
@@ -1583,7 +1592,7 @@ module kld_merge (
     .we_i(tap_here_3_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[588:570]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_14)
   );
 
@@ -1596,7 +1605,7 @@ module kld_merge (
     .we_i(tap_here_3_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[607:589]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_15)
   );
 
@@ -1619,7 +1628,7 @@ module kld_merge (
     .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_0)
   );
 
@@ -1632,7 +1641,7 @@ module kld_merge (
     .we_i(tap_here_4_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_1)
   );
 
@@ -1645,7 +1654,7 @@ module kld_merge (
     .we_i(tap_here_4_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_2)
   );
 
@@ -1658,7 +1667,7 @@ module kld_merge (
     .we_i(tap_here_4_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_3)
   );
 
@@ -1671,7 +1680,7 @@ module kld_merge (
     .we_i(tap_here_4_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_4)
   );
 
@@ -1684,7 +1693,7 @@ module kld_merge (
     .we_i(tap_here_4_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_5)
   );
 
@@ -1697,7 +1706,7 @@ module kld_merge (
     .we_i(tap_here_4_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_6)
   );
 
@@ -1710,7 +1719,7 @@ module kld_merge (
     .we_i(tap_here_4_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_7)
   );
 
@@ -1723,7 +1732,7 @@ module kld_merge (
     .we_i(tap_here_4_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[170:152]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_8)
   );
 
@@ -1736,7 +1745,7 @@ module kld_merge (
     .we_i(tap_here_4_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[189:171]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_9)
   );
 
@@ -1749,7 +1758,7 @@ module kld_merge (
     .we_i(tap_here_4_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[208:190]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_10)
   );
 
@@ -1762,7 +1771,7 @@ module kld_merge (
     .we_i(tap_here_4_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[227:209]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_11)
   );
 
@@ -1775,7 +1784,7 @@ module kld_merge (
     .we_i(tap_here_4_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[246:228]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_12)
   );
 
@@ -1788,7 +1797,7 @@ module kld_merge (
     .we_i(tap_here_4_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[265:247]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_13)
   );
 
@@ -1801,7 +1810,7 @@ module kld_merge (
     .we_i(tap_here_4_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[284:266]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_14)
   );
 
@@ -1814,7 +1823,7 @@ module kld_merge (
     .we_i(tap_here_4_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[303:285]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_15)
   );
 
@@ -1837,7 +1846,7 @@ module kld_merge (
     .we_i(tap_here_5_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[322:304]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_0)
   );
 
@@ -1850,7 +1859,7 @@ module kld_merge (
     .we_i(tap_here_5_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[341:323]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_1)
   );
 
@@ -1863,7 +1872,7 @@ module kld_merge (
     .we_i(tap_here_5_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[360:342]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_2)
   );
 
@@ -1876,7 +1885,7 @@ module kld_merge (
     .we_i(tap_here_5_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[379:361]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_3)
   );
 
@@ -1889,7 +1898,7 @@ module kld_merge (
     .we_i(tap_here_5_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[398:380]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_4)
   );
 
@@ -1902,7 +1911,7 @@ module kld_merge (
     .we_i(tap_here_5_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[417:399]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_5)
   );
 
@@ -1915,7 +1924,7 @@ module kld_merge (
     .we_i(tap_here_5_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[436:418]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_6)
   );
 
@@ -1928,7 +1937,7 @@ module kld_merge (
     .we_i(tap_here_5_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[455:437]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_7)
   );
 
@@ -1941,7 +1950,7 @@ module kld_merge (
     .we_i(tap_here_5_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[474:456]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_8)
   );
 
@@ -1954,7 +1963,7 @@ module kld_merge (
     .we_i(tap_here_5_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[493:475]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_9)
   );
 
@@ -1967,7 +1976,7 @@ module kld_merge (
     .we_i(tap_here_5_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[512:494]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_10)
   );
 
@@ -1980,7 +1989,7 @@ module kld_merge (
     .we_i(tap_here_5_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[531:513]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_11)
   );
 
@@ -1993,7 +2002,7 @@ module kld_merge (
     .we_i(tap_here_5_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[550:532]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_12)
   );
 
@@ -2006,7 +2015,7 @@ module kld_merge (
     .we_i(tap_here_5_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[569:551]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_13)
   );
 
@@ -2019,7 +2028,7 @@ module kld_merge (
     .we_i(tap_here_5_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[588:570]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_14)
   );
 
@@ -2032,7 +2041,7 @@ module kld_merge (
     .we_i(tap_here_5_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[607:589]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_15)
   );
 
@@ -2055,7 +2064,7 @@ module kld_merge (
     .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_0)
   );
 
@@ -2068,7 +2077,7 @@ module kld_merge (
     .we_i(tap_here_6_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_1)
   );
 
@@ -2081,7 +2090,7 @@ module kld_merge (
     .we_i(tap_here_6_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_2)
   );
 
@@ -2094,7 +2103,7 @@ module kld_merge (
     .we_i(tap_here_6_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_3)
   );
 
@@ -2107,7 +2116,7 @@ module kld_merge (
     .we_i(tap_here_6_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_4)
   );
 
@@ -2120,7 +2129,7 @@ module kld_merge (
     .we_i(tap_here_6_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_5)
   );
 
@@ -2133,7 +2142,7 @@ module kld_merge (
     .we_i(tap_here_6_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_6)
   );
 
@@ -2146,7 +2155,7 @@ module kld_merge (
     .we_i(tap_here_6_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_7)
   );
 
@@ -2159,7 +2168,7 @@ module kld_merge (
     .we_i(tap_here_6_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
     .wdata_i(tap_psum_i[170:152]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_8)
   );
 
@@ -2172,7 +2181,7 @@ module kld_merge (
     .we_i(tap_here_6_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
     .wdata_i(tap_psum_i[189:171]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_9)
   );
 
@@ -2185,7 +2194,7 @@ module kld_merge (
     .we_i(tap_here_6_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
     .wdata_i(tap_psum_i[208:190]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_10)
   );
 
@@ -2198,7 +2207,7 @@ module kld_merge (
     .we_i(tap_here_6_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
     .wdata_i(tap_psum_i[227:209]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_11)
   );
 
@@ -2211,7 +2220,7 @@ module kld_merge (
     .we_i(tap_here_6_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
     .wdata_i(tap_psum_i[246:228]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_12)
   );
 
@@ -2224,7 +2233,7 @@ module kld_merge (
     .we_i(tap_here_6_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[265:247]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_13)
   );
 
@@ -2237,7 +2246,7 @@ module kld_merge (
     .we_i(tap_here_6_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
     .wdata_i(tap_psum_i[284:266]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_14)
   );
 
@@ -2250,7 +2259,7 @@ module kld_merge (
     .we_i(tap_here_6_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
     .wdata_i(tap_psum_i[303:285]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_15)
   );
 
@@ -2273,7 +2282,7 @@ module kld_merge (
     .we_i(tap_here_7_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
     .wdata_i(tap_psum_i[322:304]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_0)
   );
 
@@ -2286,7 +2295,7 @@ module kld_merge (
     .we_i(tap_here_7_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
     .wdata_i(tap_psum_i[341:323]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_1)
   );
 
@@ -2299,7 +2308,7 @@ module kld_merge (
     .we_i(tap_here_7_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
     .wdata_i(tap_psum_i[360:342]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_2)
   );
 
@@ -2312,7 +2321,7 @@ module kld_merge (
     .we_i(tap_here_7_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
     .wdata_i(tap_psum_i[379:361]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_3)
   );
 
@@ -2325,7 +2334,7 @@ module kld_merge (
     .we_i(tap_here_7_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
     .wdata_i(tap_psum_i[398:380]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_4)
   );
 
@@ -2338,7 +2347,7 @@ module kld_merge (
     .we_i(tap_here_7_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
     .wdata_i(tap_psum_i[417:399]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_5)
   );
 
@@ -2351,7 +2360,7 @@ module kld_merge (
     .we_i(tap_here_7_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
     .wdata_i(tap_psum_i[436:418]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_6)
   );
 
@@ -2364,7 +2373,7 @@ module kld_merge (
     .we_i(tap_here_7_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
     .wdata_i(tap_psum_i[455:437]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_7)
   );
 
@@ -2377,7 +2386,7 @@ module kld_merge (
     .we_i(tap_here_7_8),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
     .wdata_i(tap_psum_i[474:456]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_8)
   );
 
@@ -2390,7 +2399,7 @@ module kld_merge (
     .we_i(tap_here_7_9),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
     .wdata_i(tap_psum_i[493:475]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_9)
   );
 
@@ -2403,7 +2412,7 @@ module kld_merge (
     .we_i(tap_here_7_10),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[512:494]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_10)
   );
 
@@ -2416,7 +2425,7 @@ module kld_merge (
     .we_i(tap_here_7_11),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
     .wdata_i(tap_psum_i[531:513]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_11)
   );
 
@@ -2429,7 +2438,7 @@ module kld_merge (
     .we_i(tap_here_7_12),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
     .wdata_i(tap_psum_i[550:532]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_12)
   );
 
@@ -2442,7 +2451,7 @@ module kld_merge (
     .we_i(tap_here_7_13),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
     .wdata_i(tap_psum_i[569:551]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_13)
   );
 
@@ -2455,7 +2464,7 @@ module kld_merge (
     .we_i(tap_here_7_14),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
     .wdata_i(tap_psum_i[588:570]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_14)
   );
 
@@ -2468,7 +2477,7 @@ module kld_merge (
     .we_i(tap_here_7_15),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
     .wdata_i(tap_psum_i[607:589]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_15)
   );
 

@@ -247,7 +247,7 @@ module kld_top (
   wire [7:0] scan_slot;
   wire [9:0] scan_token_next;
   wire [2:0] scan_avail;
-  wire [1:0] scan_ref_near;
+  wire [1:0] scan_ref_near_next;
   wire [15:0] scan_ref_slot_next;
   wire scan_last;
   wire [1:0] seg_valid;
@@ -605,7 +605,7 @@ module kld_top (
     .scan_slot_o(scan_slot),
     .scan_avail_o(scan_avail),
     .scan_ref_slot_next_o(scan_ref_slot_next),
-    .scan_ref_near_o(scan_ref_near),
+    .scan_ref_near_next_o(scan_ref_near_next),
     .scan_last_o(scan_last),
     .seg_valid_o(seg_valid),
     .seg_token_o(seg_token),
@@ -809,7 +809,7 @@ module kld_top (
     .slot_i(scan_slot),
     .ref_avail_i(scan_avail),
     .ref_slot_next_i(scan_ref_slot_next),
-    .ref_near_i(scan_ref_near),
+    .ref_near_next_i(scan_ref_near_next),
     .policy_i(policy_policy_q),
     .naxes_i(policy_naxes_q),
     .axes_i({policy_axis2_q, policy_axis1_q, policy_axis0_q}),
@@ -856,7 +856,7 @@ module kld_top (
     .dense_i(ctrl_dense_q),
     .group_valid_i(group_valid),
     .wbank_i(mt_q[0]),
-    .rbank_i(sum_mt_q[0]),
+    .rbank_i(gather_mt_q[0]),
     .out_data_o(merged)
   );
 

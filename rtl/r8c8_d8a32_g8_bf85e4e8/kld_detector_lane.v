@@ -33,8 +33,8 @@ module kld_detector_lane (
   input wire [2:0] ref_avail_i,
   // window slots of the next cycle's t (at 0) and h references, read a cycle ahead
   input wire [15:0] ref_slot_next_i,
-  // the t (bit 0), h (bit 1) reference is the previous position (distance 1)
-  input wire [1:0] ref_near_i,
+  // the next cycle's t (bit 0), h (bit 1) reference is at distance 1
+  input wire [1:0] ref_near_next_i,
   // 0 fixed, 1 rope-orthogonal, 2 adaptive
   input wire [1:0] policy_i,
   // fixed policy: length of the axis list
@@ -66,13 +66,9 @@ module kld_detector_lane (
   wire [73:0] win_t_rdata;
   // window entry of the t reference
   reg [73:0] win_t_q;
-  // the t reference's entry
-  wire [73:0] win_t;
   wire [73:0] win_h_rdata;
   // window entry of the h reference
   reg [73:0] win_h_q;
-  // the h reference's entry
-  wire [73:0] win_h;
   // the w reference's entry: the previous position
   wire [73:0] win_w;
   // this token, channel 0
@@ -263,12 +259,10 @@ module kld_detector_lane (
 
   // the t and h window entries of the next cycle's position
   always @(posedge clk_i) begin
-    win_t_q <= win_t_rdata;
-    win_h_q <= win_h_rdata;
+    win_t_q <= (step_i && ref_near_next_i[0]) ? new_entry : win_t_rdata;
+    win_h_q <= (step_i && ref_near_next_i[1]) ? new_entry : win_h_rdata;
   end
 
-  assign win_t = ref_near_i[0] ? last_entry_q : win_t_q;
-  assign win_h = ref_near_i[1] ? last_entry_q : win_h_q;
   assign win_w = last_entry_q;
 
   kld_sram_256x74_r2 u_window (
@@ -297,42 +291,42 @@ module kld_detector_lane (
   assign x_5 = $signed(a_i[47:40]);
   assign x_6 = $signed(a_i[55:48]);
   assign x_7 = $signed(a_i[63:56]);
-  assign y_t_0 = $signed(win_t[7:0]);
+  assign y_t_0 = $signed(win_t_q[7:0]);
   assign xe_t_0 = $signed({x_0[7], x_0});
   assign ye_t_0 = $signed({y_t_0[7], y_t_0});
   assign diff_t_0 = xe_t_0 - ye_t_0;
   assign mag_t_0 = $unsigned(diff_t_0[8] ? -diff_t_0 : diff_t_0);
-  assign y_t_1 = $signed(win_t[15:8]);
+  assign y_t_1 = $signed(win_t_q[15:8]);
   assign xe_t_1 = $signed({x_1[7], x_1});
   assign ye_t_1 = $signed({y_t_1[7], y_t_1});
   assign diff_t_1 = xe_t_1 - ye_t_1;
   assign mag_t_1 = $unsigned(diff_t_1[8] ? -diff_t_1 : diff_t_1);
-  assign y_t_2 = $signed(win_t[23:16]);
+  assign y_t_2 = $signed(win_t_q[23:16]);
   assign xe_t_2 = $signed({x_2[7], x_2});
   assign ye_t_2 = $signed({y_t_2[7], y_t_2});
   assign diff_t_2 = xe_t_2 - ye_t_2;
   assign mag_t_2 = $unsigned(diff_t_2[8] ? -diff_t_2 : diff_t_2);
-  assign y_t_3 = $signed(win_t[31:24]);
+  assign y_t_3 = $signed(win_t_q[31:24]);
   assign xe_t_3 = $signed({x_3[7], x_3});
   assign ye_t_3 = $signed({y_t_3[7], y_t_3});
   assign diff_t_3 = xe_t_3 - ye_t_3;
   assign mag_t_3 = $unsigned(diff_t_3[8] ? -diff_t_3 : diff_t_3);
-  assign y_t_4 = $signed(win_t[39:32]);
+  assign y_t_4 = $signed(win_t_q[39:32]);
   assign xe_t_4 = $signed({x_4[7], x_4});
   assign ye_t_4 = $signed({y_t_4[7], y_t_4});
   assign diff_t_4 = xe_t_4 - ye_t_4;
   assign mag_t_4 = $unsigned(diff_t_4[8] ? -diff_t_4 : diff_t_4);
-  assign y_t_5 = $signed(win_t[47:40]);
+  assign y_t_5 = $signed(win_t_q[47:40]);
   assign xe_t_5 = $signed({x_5[7], x_5});
   assign ye_t_5 = $signed({y_t_5[7], y_t_5});
   assign diff_t_5 = xe_t_5 - ye_t_5;
   assign mag_t_5 = $unsigned(diff_t_5[8] ? -diff_t_5 : diff_t_5);
-  assign y_t_6 = $signed(win_t[55:48]);
+  assign y_t_6 = $signed(win_t_q[55:48]);
   assign xe_t_6 = $signed({x_6[7], x_6});
   assign ye_t_6 = $signed({y_t_6[7], y_t_6});
   assign diff_t_6 = xe_t_6 - ye_t_6;
   assign mag_t_6 = $unsigned(diff_t_6[8] ? -diff_t_6 : diff_t_6);
-  assign y_t_7 = $signed(win_t[63:56]);
+  assign y_t_7 = $signed(win_t_q[63:56]);
   assign xe_t_7 = $signed({x_7[7], x_7});
   assign ye_t_7 = $signed({y_t_7[7], y_t_7});
   assign diff_t_7 = xe_t_7 - ye_t_7;
@@ -349,42 +343,42 @@ module kld_detector_lane (
       (axes_i[3:2] == 2'd0)) || ((naxes_i == 2'd3) && (axes_i[5:4] == 2'd0));
   assign allowed_t = (policy_i == 2'd0) ? in_list_t : !rope_i[0];
   assign pass_t = ref_avail_i[0] && allowed_t && enable_i && lane_valid_i && (d_t <= tau_i);
-  assign y_h_0 = $signed(win_h[7:0]);
+  assign y_h_0 = $signed(win_h_q[7:0]);
   assign xe_h_0 = $signed({x_0[7], x_0});
   assign ye_h_0 = $signed({y_h_0[7], y_h_0});
   assign diff_h_0 = xe_h_0 - ye_h_0;
   assign mag_h_0 = $unsigned(diff_h_0[8] ? -diff_h_0 : diff_h_0);
-  assign y_h_1 = $signed(win_h[15:8]);
+  assign y_h_1 = $signed(win_h_q[15:8]);
   assign xe_h_1 = $signed({x_1[7], x_1});
   assign ye_h_1 = $signed({y_h_1[7], y_h_1});
   assign diff_h_1 = xe_h_1 - ye_h_1;
   assign mag_h_1 = $unsigned(diff_h_1[8] ? -diff_h_1 : diff_h_1);
-  assign y_h_2 = $signed(win_h[23:16]);
+  assign y_h_2 = $signed(win_h_q[23:16]);
   assign xe_h_2 = $signed({x_2[7], x_2});
   assign ye_h_2 = $signed({y_h_2[7], y_h_2});
   assign diff_h_2 = xe_h_2 - ye_h_2;
   assign mag_h_2 = $unsigned(diff_h_2[8] ? -diff_h_2 : diff_h_2);
-  assign y_h_3 = $signed(win_h[31:24]);
+  assign y_h_3 = $signed(win_h_q[31:24]);
   assign xe_h_3 = $signed({x_3[7], x_3});
   assign ye_h_3 = $signed({y_h_3[7], y_h_3});
   assign diff_h_3 = xe_h_3 - ye_h_3;
   assign mag_h_3 = $unsigned(diff_h_3[8] ? -diff_h_3 : diff_h_3);
-  assign y_h_4 = $signed(win_h[39:32]);
+  assign y_h_4 = $signed(win_h_q[39:32]);
   assign xe_h_4 = $signed({x_4[7], x_4});
   assign ye_h_4 = $signed({y_h_4[7], y_h_4});
   assign diff_h_4 = xe_h_4 - ye_h_4;
   assign mag_h_4 = $unsigned(diff_h_4[8] ? -diff_h_4 : diff_h_4);
-  assign y_h_5 = $signed(win_h[47:40]);
+  assign y_h_5 = $signed(win_h_q[47:40]);
   assign xe_h_5 = $signed({x_5[7], x_5});
   assign ye_h_5 = $signed({y_h_5[7], y_h_5});
   assign diff_h_5 = xe_h_5 - ye_h_5;
   assign mag_h_5 = $unsigned(diff_h_5[8] ? -diff_h_5 : diff_h_5);
-  assign y_h_6 = $signed(win_h[55:48]);
+  assign y_h_6 = $signed(win_h_q[55:48]);
   assign xe_h_6 = $signed({x_6[7], x_6});
   assign ye_h_6 = $signed({y_h_6[7], y_h_6});
   assign diff_h_6 = xe_h_6 - ye_h_6;
   assign mag_h_6 = $unsigned(diff_h_6[8] ? -diff_h_6 : diff_h_6);
-  assign y_h_7 = $signed(win_h[63:56]);
+  assign y_h_7 = $signed(win_h_q[63:56]);
   assign xe_h_7 = $signed({x_7[7], x_7});
   assign ye_h_7 = $signed({y_h_7[7], y_h_7});
   assign diff_h_7 = xe_h_7 - ye_h_7;
@@ -506,7 +500,7 @@ module kld_detector_lane (
   assign adaptive_d_th = adaptive_h_beats_t ? d_h : d_t;
   assign adaptive_any_th = pass_t || pass_h;
   assign adaptive_w_wins = pass_w && (!adaptive_any_th || (d_w < adaptive_d_th));
-  assign picked = (sel_axis == 2'd2) ? win_w : ((sel_axis == 2'd1) ? win_h : win_t);
+  assign picked = (sel_axis == 2'd2) ? win_w : ((sel_axis == 2'd1) ? win_h_q : win_t_q);
 
   // REUSE copies the reference's Ahat and root
   assign new_entry = sel_valid ? picked : {token_i, a_i};

@@ -83,8 +83,8 @@ module kld_dispatcher (
   // window slots of the next cycle's t (at 0) and h references (to register the window reads of
   // them)
   output wire [15:0] scan_ref_slot_next_o,
-  // the t (bit 0), h (bit 1) reference is the previous position (distance 1)
-  output wire [1:0] scan_ref_near_o,
+  // the next cycle's t (bit 0), h (bit 1) reference is at distance 1
+  output wire [1:0] scan_ref_near_next_o,
   // the scan position is the last of the grid
   output wire scan_last_o,
   // segment s has a token to issue
@@ -176,8 +176,8 @@ module kld_dispatcher (
   wire [7:0] slot_after;
   // the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW
   wire [15:0] ref_slot_d;
-  // the h, t reference of the next position is at distance 1
-  wire [1:0] near_d;
+  // the next position's h, t reference is at distance 1
+  wire [1:0] near_next;
   wire last_w_d;
   wire last_h_d;
   wire last_t_d;
@@ -186,7 +186,6 @@ module kld_dispatcher (
   // the next position is the last of the grid
   wire last_d;
   reg [2:0] scan_avail_q;
-  reg [1:0] scan_ref_near_q;
   reg scan_last_q;
   reg [10:0] ptr_0_q;
   // length of group 0's list
@@ -312,7 +311,7 @@ module kld_dispatcher (
   assign slot_after = slot_q + 8'd1;
   assign ref_slot_d = scan_step_i ? {slot_after - ref_dist_h_q, slot_after - ref_dist_t_q} :
       {slot_q - ref_dist_h_q, slot_q - ref_dist_t_q};
-  assign near_d = {tw_x == 11'd1, area == 11'd1};
+  assign near_next = {ref_dist_h_q == 8'd1, ref_dist_t_q == 8'd1};
   assign last_w_d = (w_d + 6'd1) == (w0_d + tw_eff_d);
   assign last_h_d = (h_d + 6'd1) == (h0_d + th_eff_d);
   assign last_t_d = (t_d + 6'd1) == dim_t_i;
@@ -325,7 +324,6 @@ module kld_dispatcher (
     if (!rst_ni) begin
       scan_token_q <= 10'd0;
       scan_avail_q <= 3'd0;
-      scan_ref_near_q <= 2'd0;
       ref_dist_h_q <= 8'd0;
       ref_dist_t_q <= 8'd0;
       scan_last_q <= 1'b0;
@@ -337,7 +335,6 @@ module kld_dispatcher (
     end else begin
       scan_token_q <= token_d;
       scan_avail_q <= avail_d;
-      scan_ref_near_q <= near_d;
       ref_dist_h_q <= tw_slot;
       ref_dist_t_q <= area_slot;
       scan_last_q <= last_d;
@@ -354,7 +351,7 @@ module kld_dispatcher (
   assign scan_slot_o = slot_q;
   assign scan_avail_o = scan_avail_q;
   assign scan_ref_slot_next_o = ref_slot_d;
-  assign scan_ref_near_o = scan_ref_near_q;
+  assign scan_ref_near_next_o = near_next;
   assign scan_last_o = scan_last_q;
 
   // compute-list lengths

@@ -46,7 +46,8 @@ module kld_merge (
   input wire [7:0] group_valid_i,
   // bank the taps write: parity of the m-tile in the array
   input wire wbank_i,
-  // bank the gather reads: parity of the m-tile of the token whose roots are registered
+  // bank the gather reads: parity of the m-tile of the entering beat (registered with its
+  // addresses)
   input wire rbank_i,
   // Out[token + j], column c at (j*COLS + c)*ACC_W, two gather steps after the token entered
   output wire [255:0] out_data_o
@@ -56,8 +57,8 @@ module kld_merge (
   reg [175:0] out_data_q;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
-  // partial address of group 0: the root (dense mode: the token)
-  reg [9:0] gather_addr_0_q;
+  // partial address of group 0: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_0_q;
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
   wire [18:0] partial_0_0;
@@ -92,8 +93,8 @@ module kld_merge (
   wire [21:0] term_0_7;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
-  // partial address of group 1: the root (dense mode: the token)
-  reg [9:0] gather_addr_1_q;
+  // partial address of group 1: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_1_q;
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
   wire [18:0] partial_1_0;
@@ -128,8 +129,8 @@ module kld_merge (
   wire [21:0] term_1_7;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
-  // partial address of group 2: the root (dense mode: the token)
-  reg [9:0] gather_addr_2_q;
+  // partial address of group 2: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_2_q;
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
   wire [18:0] partial_2_0;
@@ -164,8 +165,8 @@ module kld_merge (
   wire [21:0] term_2_7;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
-  // partial address of group 3: the root (dense mode: the token)
-  reg [9:0] gather_addr_3_q;
+  // partial address of group 3: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_3_q;
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
   wire [18:0] partial_3_0;
@@ -200,8 +201,8 @@ module kld_merge (
   wire [21:0] term_3_7;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
-  // partial address of group 4: the root (dense mode: the token)
-  reg [9:0] gather_addr_4_q;
+  // partial address of group 4: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_4_q;
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
   wire [18:0] partial_4_0;
@@ -236,8 +237,8 @@ module kld_merge (
   wire [21:0] term_4_7;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
-  // partial address of group 5: the root (dense mode: the token)
-  reg [9:0] gather_addr_5_q;
+  // partial address of group 5: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_5_q;
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
   wire [18:0] partial_5_0;
@@ -272,8 +273,8 @@ module kld_merge (
   wire [21:0] term_5_7;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
-  // partial address of group 6: the root (dense mode: the token)
-  reg [9:0] gather_addr_6_q;
+  // partial address of group 6: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_6_q;
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
   wire [18:0] partial_6_0;
@@ -308,8 +309,8 @@ module kld_merge (
   wire [21:0] term_6_7;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
-  // partial address of group 7: the root (dense mode: the token)
-  reg [9:0] gather_addr_7_q;
+  // partial address of group 7: the root (dense mode: the token), in its bank
+  reg [10:0] gather_addr_7_q;
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
   wire [18:0] partial_7_0;
@@ -402,14 +403,22 @@ module kld_merge (
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
     if (gather_en_i) begin
-      gather_addr_0_q <= dense_i ? gather_token_i : root_0;
-      gather_addr_1_q <= dense_i ? gather_token_i : root_1;
-      gather_addr_2_q <= dense_i ? gather_token_i : root_2;
-      gather_addr_3_q <= dense_i ? gather_token_i : root_3;
-      gather_addr_4_q <= dense_i ? gather_token_i : root_4;
-      gather_addr_5_q <= dense_i ? gather_token_i : root_5;
-      gather_addr_6_q <= dense_i ? gather_token_i : root_6;
-      gather_addr_7_q <= dense_i ? gather_token_i : root_7;
+      gather_addr_0_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_0} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_0};
+      gather_addr_1_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_1} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_1};
+      gather_addr_2_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_2} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_2};
+      gather_addr_3_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_3} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_3};
+      gather_addr_4_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_4} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_4};
+      gather_addr_5_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_5} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_5};
+      gather_addr_6_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_6} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_6};
+      gather_addr_7_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_7} + 11'd1024 : {1'b0,
+          dense_i ? gather_token_i : root_7};
       out_data_q <= {sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
           sum_1_2_0, sum_0_2_0};
     end
@@ -434,7 +443,7 @@ module kld_merge (
     .we_i(tap_here_0_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_0)
   );
 
@@ -447,7 +456,7 @@ module kld_merge (
     .we_i(tap_here_0_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_1)
   );
 
@@ -460,7 +469,7 @@ module kld_merge (
     .we_i(tap_here_0_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_2)
   );
 
@@ -473,7 +482,7 @@ module kld_merge (
     .we_i(tap_here_0_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_3)
   );
 
@@ -486,7 +495,7 @@ module kld_merge (
     .we_i(tap_here_0_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_4)
   );
 
@@ -499,7 +508,7 @@ module kld_merge (
     .we_i(tap_here_0_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_5)
   );
 
@@ -512,7 +521,7 @@ module kld_merge (
     .we_i(tap_here_0_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_6)
   );
 
@@ -525,7 +534,7 @@ module kld_merge (
     .we_i(tap_here_0_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_0_q} + 11'd1024 : {1'b0, gather_addr_0_q}),
+    .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_7)
   );
 
@@ -548,7 +557,7 @@ module kld_merge (
     .we_i(tap_here_1_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_0)
   );
 
@@ -561,7 +570,7 @@ module kld_merge (
     .we_i(tap_here_1_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_1)
   );
 
@@ -574,7 +583,7 @@ module kld_merge (
     .we_i(tap_here_1_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_2)
   );
 
@@ -587,7 +596,7 @@ module kld_merge (
     .we_i(tap_here_1_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_3)
   );
 
@@ -600,7 +609,7 @@ module kld_merge (
     .we_i(tap_here_1_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_4)
   );
 
@@ -613,7 +622,7 @@ module kld_merge (
     .we_i(tap_here_1_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_5)
   );
 
@@ -626,7 +635,7 @@ module kld_merge (
     .we_i(tap_here_1_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_6)
   );
 
@@ -639,7 +648,7 @@ module kld_merge (
     .we_i(tap_here_1_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_1_q} + 11'd1024 : {1'b0, gather_addr_1_q}),
+    .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_7)
   );
 
@@ -662,7 +671,7 @@ module kld_merge (
     .we_i(tap_here_2_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_0)
   );
 
@@ -675,7 +684,7 @@ module kld_merge (
     .we_i(tap_here_2_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_1)
   );
 
@@ -688,7 +697,7 @@ module kld_merge (
     .we_i(tap_here_2_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_2)
   );
 
@@ -701,7 +710,7 @@ module kld_merge (
     .we_i(tap_here_2_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_3)
   );
 
@@ -714,7 +723,7 @@ module kld_merge (
     .we_i(tap_here_2_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_4)
   );
 
@@ -727,7 +736,7 @@ module kld_merge (
     .we_i(tap_here_2_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_5)
   );
 
@@ -740,7 +749,7 @@ module kld_merge (
     .we_i(tap_here_2_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_6)
   );
 
@@ -753,7 +762,7 @@ module kld_merge (
     .we_i(tap_here_2_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_2_q} + 11'd1024 : {1'b0, gather_addr_2_q}),
+    .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_7)
   );
 
@@ -776,7 +785,7 @@ module kld_merge (
     .we_i(tap_here_3_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_0)
   );
 
@@ -789,7 +798,7 @@ module kld_merge (
     .we_i(tap_here_3_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_1)
   );
 
@@ -802,7 +811,7 @@ module kld_merge (
     .we_i(tap_here_3_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_2)
   );
 
@@ -815,7 +824,7 @@ module kld_merge (
     .we_i(tap_here_3_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_3)
   );
 
@@ -828,7 +837,7 @@ module kld_merge (
     .we_i(tap_here_3_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_4)
   );
 
@@ -841,7 +850,7 @@ module kld_merge (
     .we_i(tap_here_3_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_5)
   );
 
@@ -854,7 +863,7 @@ module kld_merge (
     .we_i(tap_here_3_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_6)
   );
 
@@ -867,7 +876,7 @@ module kld_merge (
     .we_i(tap_here_3_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_3_q} + 11'd1024 : {1'b0, gather_addr_3_q}),
+    .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_7)
   );
 
@@ -890,7 +899,7 @@ module kld_merge (
     .we_i(tap_here_4_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_0)
   );
 
@@ -903,7 +912,7 @@ module kld_merge (
     .we_i(tap_here_4_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_1)
   );
 
@@ -916,7 +925,7 @@ module kld_merge (
     .we_i(tap_here_4_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_2)
   );
 
@@ -929,7 +938,7 @@ module kld_merge (
     .we_i(tap_here_4_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_3)
   );
 
@@ -942,7 +951,7 @@ module kld_merge (
     .we_i(tap_here_4_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_4)
   );
 
@@ -955,7 +964,7 @@ module kld_merge (
     .we_i(tap_here_4_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_5)
   );
 
@@ -968,7 +977,7 @@ module kld_merge (
     .we_i(tap_here_4_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_6)
   );
 
@@ -981,7 +990,7 @@ module kld_merge (
     .we_i(tap_here_4_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_4_q} + 11'd1024 : {1'b0, gather_addr_4_q}),
+    .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_7)
   );
 
@@ -1004,7 +1013,7 @@ module kld_merge (
     .we_i(tap_here_5_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_0)
   );
 
@@ -1017,7 +1026,7 @@ module kld_merge (
     .we_i(tap_here_5_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_1)
   );
 
@@ -1030,7 +1039,7 @@ module kld_merge (
     .we_i(tap_here_5_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_2)
   );
 
@@ -1043,7 +1052,7 @@ module kld_merge (
     .we_i(tap_here_5_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_3)
   );
 
@@ -1056,7 +1065,7 @@ module kld_merge (
     .we_i(tap_here_5_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_4)
   );
 
@@ -1069,7 +1078,7 @@ module kld_merge (
     .we_i(tap_here_5_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_5)
   );
 
@@ -1082,7 +1091,7 @@ module kld_merge (
     .we_i(tap_here_5_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_6)
   );
 
@@ -1095,7 +1104,7 @@ module kld_merge (
     .we_i(tap_here_5_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_5_q} + 11'd1024 : {1'b0, gather_addr_5_q}),
+    .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_7)
   );
 
@@ -1118,7 +1127,7 @@ module kld_merge (
     .we_i(tap_here_6_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_0)
   );
 
@@ -1131,7 +1140,7 @@ module kld_merge (
     .we_i(tap_here_6_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_1)
   );
 
@@ -1144,7 +1153,7 @@ module kld_merge (
     .we_i(tap_here_6_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_2)
   );
 
@@ -1157,7 +1166,7 @@ module kld_merge (
     .we_i(tap_here_6_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_3)
   );
 
@@ -1170,7 +1179,7 @@ module kld_merge (
     .we_i(tap_here_6_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_4)
   );
 
@@ -1183,7 +1192,7 @@ module kld_merge (
     .we_i(tap_here_6_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_5)
   );
 
@@ -1196,7 +1205,7 @@ module kld_merge (
     .we_i(tap_here_6_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_6)
   );
 
@@ -1209,7 +1218,7 @@ module kld_merge (
     .we_i(tap_here_6_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_6_q} + 11'd1024 : {1'b0, gather_addr_6_q}),
+    .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_7)
   );
 
@@ -1232,7 +1241,7 @@ module kld_merge (
     .we_i(tap_here_7_0),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_0)
   );
 
@@ -1245,7 +1254,7 @@ module kld_merge (
     .we_i(tap_here_7_1),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_1)
   );
 
@@ -1258,7 +1267,7 @@ module kld_merge (
     .we_i(tap_here_7_2),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_2)
   );
 
@@ -1271,7 +1280,7 @@ module kld_merge (
     .we_i(tap_here_7_3),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_3)
   );
 
@@ -1284,7 +1293,7 @@ module kld_merge (
     .we_i(tap_here_7_4),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_4)
   );
 
@@ -1297,7 +1306,7 @@ module kld_merge (
     .we_i(tap_here_7_5),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_5)
   );
 
@@ -1310,7 +1319,7 @@ module kld_merge (
     .we_i(tap_here_7_6),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_6)
   );
 
@@ -1323,7 +1332,7 @@ module kld_merge (
     .we_i(tap_here_7_7),
     .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
-    .raddr_i(rbank_i ? {1'b0, gather_addr_7_q} + 11'd1024 : {1'b0, gather_addr_7_q}),
+    .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_7)
   );
 

@@ -6,8 +6,8 @@
 // harness drives the scan inputs as kld_dispatcher does, computed here from
 // kaleido::ScanOrder: for each detector round and scan position the token,
 // its window slot, and per axis whether the reference exists in the tile and
-// lies within the window, whether it is the previous position (t and h),
-// and, a cycle ahead, the t and h references' slots. Lane l of round r
+// lies within the window, and, a cycle ahead, the t and h references' slots
+// and whether they are at distance 1. Lane l of round r
 // decides group r*LANES + l. Every (token, group) decision (REUSE or
 // COMPUTE, the axis, the root) must equal the golden model's.
 //
@@ -155,13 +155,14 @@ int run(const Job& job) {
         dist = ref >= 0 ? p - scan.pos_of(ref) : 0;
         return ref >= 0 && dist <= win;
       };
-      // The t and h window slots of position p (garbage where there is no reference), as
-      // kld_dispatcher gives them in the cycle before p is decided.
+      // The t and h window slots of position p and whether they are at distance 1 (garbage where
+      // there is no reference), as kld_dispatcher gives them in the cycle before p is decided.
       auto set_next_refs = [&](int64_t p) {
         for (int ax = 0; ax < 2; ++ax) {
           int64_t dist = 0;
           const bool ok = p < scan.size() && ref_of(p, ax, dist);
           set_bits(dut.ref_slot_next_i, ax * sw, sw, ok ? slot_of(p - dist) : rng.next());
+          set_bits(dut.ref_near_next_i, ax, 1, ok ? dist == 1 : rng.range(0, 1) != 0);
         }
       };
       for (int64_t p = 0; p < scan.size(); ++p) {
@@ -175,9 +176,12 @@ int run(const Job& job) {
           set_bits(dut.token_i, 0, tw, rng.next());
           set_bits(dut.slot_i, 0, sw, rng.next());
           set_bits(dut.ref_avail_i, 0, 3, rng.next());
-          set_bits(dut.ref_near_i, 0, 2, rng.next());
-          if (k + 1 == stalls_here) set_next_refs(p);
-          else set_bits(dut.ref_slot_next_i, 0, 2 * sw, rng.next());
+          if (k + 1 == stalls_here) {
+            set_next_refs(p);
+          } else {
+            set_bits(dut.ref_slot_next_i, 0, 2 * sw, rng.next());
+            set_bits(dut.ref_near_next_i, 0, 2, rng.next());
+          }
           set_bits(dut.lane_valid_i, 0, lanes, rng.next());
           set_bits(dut.enable_i, 0, lanes, rng.next());
           for (int l = 0; l < lanes; ++l) {
@@ -190,16 +194,12 @@ int run(const Job& job) {
         dut.step_i = 1;
         set_bits(dut.token_i, 0, tw, static_cast<uint64_t>(tok));
         set_bits(dut.slot_i, 0, sw, slot_of(p));
-        uint64_t avail = 0, near = 0;
+        uint64_t avail = 0;
         for (int ax = 0; ax < 3; ++ax) {
           int64_t dist = 0;
-          const bool ok = ref_of(p, ax, dist);
-          avail |= static_cast<uint64_t>(ok) << ax;
-          // Distance 1 (the previous position) is flagged for t and h; garbage where unavailable.
-          if (ax < 2) near |= static_cast<uint64_t>(ok ? dist == 1 : rng.range(0, 1) != 0) << ax;
+          avail |= static_cast<uint64_t>(ref_of(p, ax, dist)) << ax;
         }
         set_bits(dut.ref_avail_i, 0, 3, avail);
-        set_bits(dut.ref_near_i, 0, 2, near);
         set_next_refs(p + 1);  // read a cycle ahead, for the next position
         for (int l = 0; l < lanes; ++l) {
           const int g = r * lanes + l;

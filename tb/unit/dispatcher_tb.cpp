@@ -5,8 +5,8 @@
 // since the clear, modulo WIN_CAP
 // (2 when WIN_CAP is 1), counting on across rounds, since the detector only
 // needs slots relative to each other; reference availability within the tile
-// and the window depth; whether t and h are at distance 1; the next cycle's t and h
-// reference slots; last position), hold still while
+// and the window depth; the next cycle's t and h reference slots and whether
+// they are at distance 1; last position), hold still while
 // scan_step_i is low, and wrap to position 0 after the last one (the
 // detector rounds).
 //
@@ -124,14 +124,15 @@ int run(const Job& job) {
           const std::string an = std::string(" axis ") + kaleido::axis_name(static_cast<Axis>(ax));
           chk.equal(static_cast<int64_t>(get_bits(dut.scan_avail_o, ax, 1)), avail, at + an + ": scan_avail_o");
           if (ax == 2) continue;  // the w reference is always the previous position: no slot, no flag
-          if (avail)
-            chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_near_o, ax, 1)), dist == 1, at + an + ": scan_ref_near_o");
           const int32_t next_ref = scan.reference(scan.token_at(next_p), static_cast<Axis>(ax));
           const int64_t next_dist = next_ref >= 0 ? next_p - scan.pos_of(next_ref) : 0;
-          if (next_ref >= 0 && next_dist <= win)
+          if (next_ref >= 0 && next_dist <= win) {
             chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_slot_next_o, ax * sw, sw)),
                       static_cast<int64_t>(static_cast<uint64_t>(next_steps - next_dist) % slots),
                       at + an + ": scan_ref_slot_next_o (the next position's reference)");
+            chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_near_next_o, ax, 1)), next_dist == 1,
+                      at + an + ": scan_ref_near_next_o");
+          }
         }
         clock.edge();
         ++positions;

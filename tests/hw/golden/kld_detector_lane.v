@@ -33,8 +33,8 @@ module kld_detector_lane (
   input wire [2:0] ref_avail_i,
   // window slots of the next cycle's t (at 0) and h references, read a cycle ahead
   input wire [1:0] ref_slot_next_i,
-  // the t (bit 0), h (bit 1) reference is the previous position (distance 1)
-  input wire [1:0] ref_near_i,
+  // the next cycle's t (bit 0), h (bit 1) reference is at distance 1
+  input wire [1:0] ref_near_next_i,
   // 0 fixed, 1 rope-orthogonal, 2 adaptive
   input wire [1:0] policy_i,
   // fixed policy: length of the axis list
@@ -66,13 +66,9 @@ module kld_detector_lane (
   wire [10:0] win_t_rdata;
   // window entry of the t reference
   reg [10:0] win_t_q;
-  // the t reference's entry
-  wire [10:0] win_t;
   wire [10:0] win_h_rdata;
   // window entry of the h reference
   reg [10:0] win_h_q;
-  // the h reference's entry
-  wire [10:0] win_h;
   // the w reference's entry: the previous position
   wire [10:0] win_w;
   // this token, channel 0
@@ -143,12 +139,10 @@ module kld_detector_lane (
 
   // the t and h window entries of the next cycle's position
   always @(posedge clk_i) begin
-    win_t_q <= win_t_rdata;
-    win_h_q <= win_h_rdata;
+    win_t_q <= (step_i && ref_near_next_i[0]) ? new_entry : win_t_rdata;
+    win_h_q <= (step_i && ref_near_next_i[1]) ? new_entry : win_h_rdata;
   end
 
-  assign win_t = ref_near_i[0] ? last_entry_q : win_t_q;
-  assign win_h = ref_near_i[1] ? last_entry_q : win_h_q;
   assign win_w = last_entry_q;
 
   kld_sram_2x11_r2 u_window (
@@ -171,12 +165,12 @@ module kld_detector_lane (
 
   assign x_0 = $signed(a_i[3:0]);
   assign x_1 = $signed(a_i[7:4]);
-  assign y_t_0 = $signed(win_t[3:0]);
+  assign y_t_0 = $signed(win_t_q[3:0]);
   assign xe_t_0 = $signed({x_0[3], x_0});
   assign ye_t_0 = $signed({y_t_0[3], y_t_0});
   assign diff_t_0 = xe_t_0 - ye_t_0;
   assign mag_t_0 = $unsigned(diff_t_0[4] ? -diff_t_0 : diff_t_0);
-  assign y_t_1 = $signed(win_t[7:4]);
+  assign y_t_1 = $signed(win_t_q[7:4]);
   assign xe_t_1 = $signed({x_1[3], x_1});
   assign ye_t_1 = $signed({y_t_1[3], y_t_1});
   assign diff_t_1 = xe_t_1 - ye_t_1;
@@ -187,12 +181,12 @@ module kld_detector_lane (
       (axes_i[3:2] == 2'd0)) || ((naxes_i == 2'd3) && (axes_i[5:4] == 2'd0));
   assign allowed_t = (policy_i == 2'd0) ? in_list_t : !rope_i[0];
   assign pass_t = ref_avail_i[0] && allowed_t && enable_i && lane_valid_i && (d_t <= tau_i);
-  assign y_h_0 = $signed(win_h[3:0]);
+  assign y_h_0 = $signed(win_h_q[3:0]);
   assign xe_h_0 = $signed({x_0[3], x_0});
   assign ye_h_0 = $signed({y_h_0[3], y_h_0});
   assign diff_h_0 = xe_h_0 - ye_h_0;
   assign mag_h_0 = $unsigned(diff_h_0[4] ? -diff_h_0 : diff_h_0);
-  assign y_h_1 = $signed(win_h[7:4]);
+  assign y_h_1 = $signed(win_h_q[7:4]);
   assign xe_h_1 = $signed({x_1[3], x_1});
   assign ye_h_1 = $signed({y_h_1[3], y_h_1});
   assign diff_h_1 = xe_h_1 - ye_h_1;
@@ -272,7 +266,7 @@ module kld_detector_lane (
   assign adaptive_d_th = adaptive_h_beats_t ? d_h : d_t;
   assign adaptive_any_th = pass_t || pass_h;
   assign adaptive_w_wins = pass_w && (!adaptive_any_th || (d_w < adaptive_d_th));
-  assign picked = (sel_axis == 2'd2) ? win_w : ((sel_axis == 2'd1) ? win_h : win_t);
+  assign picked = (sel_axis == 2'd2) ? win_w : ((sel_axis == 2'd1) ? win_h_q : win_t_q);
 
   // REUSE copies the reference's Ahat and root
   assign new_entry = sel_valid ? picked : {token_i, a_i};
