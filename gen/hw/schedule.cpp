@@ -50,9 +50,10 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
   return l;
 }
 
-// The gather engine of docs/hardware.md, cycle by cycle: three places (a beat of GATHER_W tokens
-// enters and its roots are read; its partials are read and summed; its words wait in the output
-// register) that advance together unless the output register holds a beat the consumer does not take.
+// The gather engine of docs/hardware.md, cycle by cycle: four places (a beat of GATHER_W tokens
+// enters and its roots are read; its partials are read and added in pairs; the pair sums are summed;
+// its words wait in the output register) that advance together unless the output register holds a
+// beat the consumer does not take.
 class GatherEngine {
  public:
   GatherEngine(int64_t beats, const std::vector<int64_t>& stall_cycles) : n_(beats), stalls_(stall_cycles) {}
@@ -61,11 +62,13 @@ class GatherEngine {
   // read is over or being registered.
   bool free() const { return to_enter_ == 0 && (!sum_ || advances()); }
   // The last word of an m-tile leaves in this cycle and nothing follows it.
-  bool finishing() const { return to_enter_ == 0 && !sum_ && out_ && out_last_ && advances(); }
+  bool finishing() const { return to_enter_ == 0 && !sum_ && !mid_ && out_ && out_last_ && advances(); }
   void step(bool start) {
     if (advances()) {
-      out_ = sum_;
-      out_last_ = sum_last_;
+      out_ = mid_;
+      out_last_ = mid_last_;
+      mid_ = sum_;
+      mid_last_ = sum_last_;
       sum_ = to_enter_ > 0;
       sum_last_ = to_enter_ == 1;
       if (to_enter_ > 0) --to_enter_;
@@ -79,7 +82,7 @@ class GatherEngine {
   int64_t n_;
   const std::vector<int64_t>& stalls_;
   int64_t now_ = 0, to_enter_ = 0;
-  bool sum_ = false, sum_last_ = false, out_ = false, out_last_ = false;
+  bool sum_ = false, sum_last_ = false, mid_ = false, mid_last_ = false, out_ = false, out_last_ = false;
 };
 
 // The pass engine, the weight loader and the gather engine of docs/hardware.md,

@@ -206,9 +206,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr det_busy_q = m.signal("det_busy_q", 1, Sign::Unsigned, "the detection engine scans the grid");
   const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within DRAIN");
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the pass engine's pass (pass parity)");
-  // The gather engine is a pipeline of three places, all advancing together whenever the output
+  // The gather engine is a pipeline of four places, all advancing together whenever the output
   // register is free or being read (gather_en): a beat of GATHER_W tokens enters (the root tables
-  // are read), their partials are read and summed, their words wait in the output register.
+  // are read), their partials are read and added in pairs, the pair sums are summed, their words
+  // wait in the output register.
   const Expr gather_issue_q = m.signal("gather_issue_q", 1, Sign::Unsigned, "tokens of the m-tile remain to enter");
   const Expr gmt_q = m.signal("gather_mt_q", mtw, Sign::Unsigned, "m-tile being gathered");
   const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "first token of the next beat to enter the gather");
@@ -216,6 +217,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr sum_last_q = m.signal("sum_last_q", 1, Sign::Unsigned, "... the m-tile's last token");
   const Expr sum_mt_q = m.signal("sum_mt_q", mtw), sum_token_q = m.signal("sum_token_q", tw);
   const Expr sum_lanes_q = m.signal("sum_lanes_q", gws, Sign::Unsigned, "tokens of the beat that exist");
+  const Expr mid_valid_q = m.signal("mid_valid_q", 1, Sign::Unsigned, "a beat's pair sums are registered");
+  const Expr mid_last_q = m.signal("mid_last_q", 1, Sign::Unsigned, "... the m-tile's last beat");
+  const Expr mid_mt_q = m.signal("mid_mt_q", mtw), mid_token_q = m.signal("mid_token_q", tw);
+  const Expr mid_lanes_q = m.signal("mid_lanes_q", gws);
   const Expr out_valid_q = m.signal("out_valid_q", 1, Sign::Unsigned, "the output register holds a word");
   const Expr out_last_q = m.signal("out_last_q", 1, Sign::Unsigned, "... the m-tile's last word");
   const Expr out_mt_q = m.signal("out_mt_q", mtw), out_token_q = m.signal("out_token_q", tw);
@@ -512,7 +517,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr gather_free = m.wire("gather_free", !gather_issue_q && (!sum_valid_q || gather_en),
                                   "the gather engine can take an m-tile this cycle: its last read of the other "
                                   "bank is over or being registered");
-  const Expr run_finish = m.wire("run_finish", out_fire && out_last_q && !gather_issue_q && !sum_valid_q,
+  const Expr run_finish = m.wire("run_finish",
+                                 out_fire && out_last_q && !gather_issue_q && !sum_valid_q && !mid_valid_q,
                                  "the last word of the last gather leaves (in TAIL)");
   const Expr gather_start = m.wire("gather_start", st_handoff && gather_free,
                                    "hand the m-tile's partials to the gather engine");
@@ -599,11 +605,16 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                                                                {sum_mt_q, gmt_q},
                                                                {sum_token_q, gi_q},
                                                                {sum_lanes_q, enter_lanes},
-                                                               {out_lanes_q, sum_lanes_q},
-                                                               {out_valid_q, sum_valid_q},
-                                                               {out_last_q, sum_last_q},
-                                                               {out_mt_q, sum_mt_q},
-                                                               {out_token_q, sum_token_q}}) {
+                                                               {mid_valid_q, sum_valid_q},
+                                                               {mid_last_q, sum_last_q},
+                                                               {mid_mt_q, sum_mt_q},
+                                                               {mid_token_q, sum_token_q},
+                                                               {mid_lanes_q, sum_lanes_q},
+                                                               {out_lanes_q, mid_lanes_q},
+                                                               {out_valid_q, mid_valid_q},
+                                                               {out_last_q, mid_last_q},
+                                                               {out_mt_q, mid_mt_q},
+                                                               {out_token_q, mid_token_q}}) {
     gp.on_reset().assign(q, 0);
     ga.then_().assign(q, d);
   }

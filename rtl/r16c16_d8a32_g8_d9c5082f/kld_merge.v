@@ -2,9 +2,9 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens, in two registered steps: the root tables' read, then the partials' read and their
-// sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
-// sign-extended
+// root tokens, in three registered steps: the root tables' read, the partials' read and the first
+// adder level, the rest of the sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W
+// (exact widths), the output sign-extended
 // Parameters:
 //   ROWS = 16
 //   COLS = 16
@@ -49,7 +49,7 @@ module kld_merge (
   // bank the gather reads: parity of the m-tile of the entering beat (registered with its
   // addresses)
   input wire rbank_i,
-  // Out[token + j], column c at (j*COLS + c)*ACC_W, two gather steps after the token entered
+  // Out[token + j], column c at (j*COLS + c)*ACC_W, three gather steps after the token entered
   output wire [511:0] out_data_o
 );
 
@@ -603,6 +603,10 @@ module kld_merge (
   wire [21:0] sum_15_0_1;
   wire [21:0] sum_15_0_2;
   wire [21:0] sum_15_0_3;
+  reg [21:0] sum_15_0_0_q;
+  reg [21:0] sum_15_0_1_q;
+  reg [21:0] sum_15_0_2_q;
+  reg [21:0] sum_15_0_3_q;
   wire [21:0] sum_15_1_0;
   wire [21:0] sum_15_1_1;
   wire [21:0] sum_15_2_0;
@@ -610,6 +614,10 @@ module kld_merge (
   wire [21:0] sum_14_0_1;
   wire [21:0] sum_14_0_2;
   wire [21:0] sum_14_0_3;
+  reg [21:0] sum_14_0_0_q;
+  reg [21:0] sum_14_0_1_q;
+  reg [21:0] sum_14_0_2_q;
+  reg [21:0] sum_14_0_3_q;
   wire [21:0] sum_14_1_0;
   wire [21:0] sum_14_1_1;
   wire [21:0] sum_14_2_0;
@@ -617,6 +625,10 @@ module kld_merge (
   wire [21:0] sum_13_0_1;
   wire [21:0] sum_13_0_2;
   wire [21:0] sum_13_0_3;
+  reg [21:0] sum_13_0_0_q;
+  reg [21:0] sum_13_0_1_q;
+  reg [21:0] sum_13_0_2_q;
+  reg [21:0] sum_13_0_3_q;
   wire [21:0] sum_13_1_0;
   wire [21:0] sum_13_1_1;
   wire [21:0] sum_13_2_0;
@@ -624,6 +636,10 @@ module kld_merge (
   wire [21:0] sum_12_0_1;
   wire [21:0] sum_12_0_2;
   wire [21:0] sum_12_0_3;
+  reg [21:0] sum_12_0_0_q;
+  reg [21:0] sum_12_0_1_q;
+  reg [21:0] sum_12_0_2_q;
+  reg [21:0] sum_12_0_3_q;
   wire [21:0] sum_12_1_0;
   wire [21:0] sum_12_1_1;
   wire [21:0] sum_12_2_0;
@@ -631,6 +647,10 @@ module kld_merge (
   wire [21:0] sum_11_0_1;
   wire [21:0] sum_11_0_2;
   wire [21:0] sum_11_0_3;
+  reg [21:0] sum_11_0_0_q;
+  reg [21:0] sum_11_0_1_q;
+  reg [21:0] sum_11_0_2_q;
+  reg [21:0] sum_11_0_3_q;
   wire [21:0] sum_11_1_0;
   wire [21:0] sum_11_1_1;
   wire [21:0] sum_11_2_0;
@@ -638,6 +658,10 @@ module kld_merge (
   wire [21:0] sum_10_0_1;
   wire [21:0] sum_10_0_2;
   wire [21:0] sum_10_0_3;
+  reg [21:0] sum_10_0_0_q;
+  reg [21:0] sum_10_0_1_q;
+  reg [21:0] sum_10_0_2_q;
+  reg [21:0] sum_10_0_3_q;
   wire [21:0] sum_10_1_0;
   wire [21:0] sum_10_1_1;
   wire [21:0] sum_10_2_0;
@@ -645,6 +669,10 @@ module kld_merge (
   wire [21:0] sum_9_0_1;
   wire [21:0] sum_9_0_2;
   wire [21:0] sum_9_0_3;
+  reg [21:0] sum_9_0_0_q;
+  reg [21:0] sum_9_0_1_q;
+  reg [21:0] sum_9_0_2_q;
+  reg [21:0] sum_9_0_3_q;
   wire [21:0] sum_9_1_0;
   wire [21:0] sum_9_1_1;
   wire [21:0] sum_9_2_0;
@@ -652,6 +680,10 @@ module kld_merge (
   wire [21:0] sum_8_0_1;
   wire [21:0] sum_8_0_2;
   wire [21:0] sum_8_0_3;
+  reg [21:0] sum_8_0_0_q;
+  reg [21:0] sum_8_0_1_q;
+  reg [21:0] sum_8_0_2_q;
+  reg [21:0] sum_8_0_3_q;
   wire [21:0] sum_8_1_0;
   wire [21:0] sum_8_1_1;
   wire [21:0] sum_8_2_0;
@@ -659,6 +691,10 @@ module kld_merge (
   wire [21:0] sum_7_0_1;
   wire [21:0] sum_7_0_2;
   wire [21:0] sum_7_0_3;
+  reg [21:0] sum_7_0_0_q;
+  reg [21:0] sum_7_0_1_q;
+  reg [21:0] sum_7_0_2_q;
+  reg [21:0] sum_7_0_3_q;
   wire [21:0] sum_7_1_0;
   wire [21:0] sum_7_1_1;
   wire [21:0] sum_7_2_0;
@@ -666,6 +702,10 @@ module kld_merge (
   wire [21:0] sum_6_0_1;
   wire [21:0] sum_6_0_2;
   wire [21:0] sum_6_0_3;
+  reg [21:0] sum_6_0_0_q;
+  reg [21:0] sum_6_0_1_q;
+  reg [21:0] sum_6_0_2_q;
+  reg [21:0] sum_6_0_3_q;
   wire [21:0] sum_6_1_0;
   wire [21:0] sum_6_1_1;
   wire [21:0] sum_6_2_0;
@@ -673,6 +713,10 @@ module kld_merge (
   wire [21:0] sum_5_0_1;
   wire [21:0] sum_5_0_2;
   wire [21:0] sum_5_0_3;
+  reg [21:0] sum_5_0_0_q;
+  reg [21:0] sum_5_0_1_q;
+  reg [21:0] sum_5_0_2_q;
+  reg [21:0] sum_5_0_3_q;
   wire [21:0] sum_5_1_0;
   wire [21:0] sum_5_1_1;
   wire [21:0] sum_5_2_0;
@@ -680,6 +724,10 @@ module kld_merge (
   wire [21:0] sum_4_0_1;
   wire [21:0] sum_4_0_2;
   wire [21:0] sum_4_0_3;
+  reg [21:0] sum_4_0_0_q;
+  reg [21:0] sum_4_0_1_q;
+  reg [21:0] sum_4_0_2_q;
+  reg [21:0] sum_4_0_3_q;
   wire [21:0] sum_4_1_0;
   wire [21:0] sum_4_1_1;
   wire [21:0] sum_4_2_0;
@@ -687,6 +735,10 @@ module kld_merge (
   wire [21:0] sum_3_0_1;
   wire [21:0] sum_3_0_2;
   wire [21:0] sum_3_0_3;
+  reg [21:0] sum_3_0_0_q;
+  reg [21:0] sum_3_0_1_q;
+  reg [21:0] sum_3_0_2_q;
+  reg [21:0] sum_3_0_3_q;
   wire [21:0] sum_3_1_0;
   wire [21:0] sum_3_1_1;
   wire [21:0] sum_3_2_0;
@@ -694,6 +746,10 @@ module kld_merge (
   wire [21:0] sum_2_0_1;
   wire [21:0] sum_2_0_2;
   wire [21:0] sum_2_0_3;
+  reg [21:0] sum_2_0_0_q;
+  reg [21:0] sum_2_0_1_q;
+  reg [21:0] sum_2_0_2_q;
+  reg [21:0] sum_2_0_3_q;
   wire [21:0] sum_2_1_0;
   wire [21:0] sum_2_1_1;
   wire [21:0] sum_2_2_0;
@@ -701,6 +757,10 @@ module kld_merge (
   wire [21:0] sum_1_0_1;
   wire [21:0] sum_1_0_2;
   wire [21:0] sum_1_0_3;
+  reg [21:0] sum_1_0_0_q;
+  reg [21:0] sum_1_0_1_q;
+  reg [21:0] sum_1_0_2_q;
+  reg [21:0] sum_1_0_3_q;
   wire [21:0] sum_1_1_0;
   wire [21:0] sum_1_1_1;
   wire [21:0] sum_1_2_0;
@@ -708,6 +768,10 @@ module kld_merge (
   wire [21:0] sum_0_0_1;
   wire [21:0] sum_0_0_2;
   wire [21:0] sum_0_0_3;
+  reg [21:0] sum_0_0_0_q;
+  reg [21:0] sum_0_0_1_q;
+  reg [21:0] sum_0_0_2_q;
+  reg [21:0] sum_0_0_3_q;
   wire [21:0] sum_0_1_0;
   wire [21:0] sum_0_1_1;
   wire [21:0] sum_0_2_0;
@@ -731,6 +795,70 @@ module kld_merge (
           dense_i ? gather_token_i : root_6};
       gather_addr_7_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_7} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_7};
+      sum_15_0_0_q <= sum_15_0_0;
+      sum_15_0_1_q <= sum_15_0_1;
+      sum_15_0_2_q <= sum_15_0_2;
+      sum_15_0_3_q <= sum_15_0_3;
+      sum_14_0_0_q <= sum_14_0_0;
+      sum_14_0_1_q <= sum_14_0_1;
+      sum_14_0_2_q <= sum_14_0_2;
+      sum_14_0_3_q <= sum_14_0_3;
+      sum_13_0_0_q <= sum_13_0_0;
+      sum_13_0_1_q <= sum_13_0_1;
+      sum_13_0_2_q <= sum_13_0_2;
+      sum_13_0_3_q <= sum_13_0_3;
+      sum_12_0_0_q <= sum_12_0_0;
+      sum_12_0_1_q <= sum_12_0_1;
+      sum_12_0_2_q <= sum_12_0_2;
+      sum_12_0_3_q <= sum_12_0_3;
+      sum_11_0_0_q <= sum_11_0_0;
+      sum_11_0_1_q <= sum_11_0_1;
+      sum_11_0_2_q <= sum_11_0_2;
+      sum_11_0_3_q <= sum_11_0_3;
+      sum_10_0_0_q <= sum_10_0_0;
+      sum_10_0_1_q <= sum_10_0_1;
+      sum_10_0_2_q <= sum_10_0_2;
+      sum_10_0_3_q <= sum_10_0_3;
+      sum_9_0_0_q <= sum_9_0_0;
+      sum_9_0_1_q <= sum_9_0_1;
+      sum_9_0_2_q <= sum_9_0_2;
+      sum_9_0_3_q <= sum_9_0_3;
+      sum_8_0_0_q <= sum_8_0_0;
+      sum_8_0_1_q <= sum_8_0_1;
+      sum_8_0_2_q <= sum_8_0_2;
+      sum_8_0_3_q <= sum_8_0_3;
+      sum_7_0_0_q <= sum_7_0_0;
+      sum_7_0_1_q <= sum_7_0_1;
+      sum_7_0_2_q <= sum_7_0_2;
+      sum_7_0_3_q <= sum_7_0_3;
+      sum_6_0_0_q <= sum_6_0_0;
+      sum_6_0_1_q <= sum_6_0_1;
+      sum_6_0_2_q <= sum_6_0_2;
+      sum_6_0_3_q <= sum_6_0_3;
+      sum_5_0_0_q <= sum_5_0_0;
+      sum_5_0_1_q <= sum_5_0_1;
+      sum_5_0_2_q <= sum_5_0_2;
+      sum_5_0_3_q <= sum_5_0_3;
+      sum_4_0_0_q <= sum_4_0_0;
+      sum_4_0_1_q <= sum_4_0_1;
+      sum_4_0_2_q <= sum_4_0_2;
+      sum_4_0_3_q <= sum_4_0_3;
+      sum_3_0_0_q <= sum_3_0_0;
+      sum_3_0_1_q <= sum_3_0_1;
+      sum_3_0_2_q <= sum_3_0_2;
+      sum_3_0_3_q <= sum_3_0_3;
+      sum_2_0_0_q <= sum_2_0_0;
+      sum_2_0_1_q <= sum_2_0_1;
+      sum_2_0_2_q <= sum_2_0_2;
+      sum_2_0_3_q <= sum_2_0_3;
+      sum_1_0_0_q <= sum_1_0_0;
+      sum_1_0_1_q <= sum_1_0_1;
+      sum_1_0_2_q <= sum_1_0_2;
+      sum_1_0_3_q <= sum_1_0_3;
+      sum_0_0_0_q <= sum_0_0_0;
+      sum_0_0_1_q <= sum_0_0_1;
+      sum_0_0_2_q <= sum_0_0_2;
+      sum_0_0_3_q <= sum_0_0_3;
       out_data_q <= {sum_15_2_0, sum_14_2_0, sum_13_2_0, sum_12_2_0, sum_11_2_0, sum_10_2_0,
           sum_9_2_0, sum_8_2_0, sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
           sum_1_2_0, sum_0_2_0};
@@ -2485,113 +2613,113 @@ module kld_merge (
   assign sum_15_0_1 = term_2_15 + term_3_15;
   assign sum_15_0_2 = term_4_15 + term_5_15;
   assign sum_15_0_3 = term_6_15 + term_7_15;
-  assign sum_15_1_0 = sum_15_0_0 + sum_15_0_1;
-  assign sum_15_1_1 = sum_15_0_2 + sum_15_0_3;
+  assign sum_15_1_0 = sum_15_0_0_q + sum_15_0_1_q;
+  assign sum_15_1_1 = sum_15_0_2_q + sum_15_0_3_q;
   assign sum_15_2_0 = sum_15_1_0 + sum_15_1_1;
   assign sum_14_0_0 = term_0_14 + term_1_14;
   assign sum_14_0_1 = term_2_14 + term_3_14;
   assign sum_14_0_2 = term_4_14 + term_5_14;
   assign sum_14_0_3 = term_6_14 + term_7_14;
-  assign sum_14_1_0 = sum_14_0_0 + sum_14_0_1;
-  assign sum_14_1_1 = sum_14_0_2 + sum_14_0_3;
+  assign sum_14_1_0 = sum_14_0_0_q + sum_14_0_1_q;
+  assign sum_14_1_1 = sum_14_0_2_q + sum_14_0_3_q;
   assign sum_14_2_0 = sum_14_1_0 + sum_14_1_1;
   assign sum_13_0_0 = term_0_13 + term_1_13;
   assign sum_13_0_1 = term_2_13 + term_3_13;
   assign sum_13_0_2 = term_4_13 + term_5_13;
   assign sum_13_0_3 = term_6_13 + term_7_13;
-  assign sum_13_1_0 = sum_13_0_0 + sum_13_0_1;
-  assign sum_13_1_1 = sum_13_0_2 + sum_13_0_3;
+  assign sum_13_1_0 = sum_13_0_0_q + sum_13_0_1_q;
+  assign sum_13_1_1 = sum_13_0_2_q + sum_13_0_3_q;
   assign sum_13_2_0 = sum_13_1_0 + sum_13_1_1;
   assign sum_12_0_0 = term_0_12 + term_1_12;
   assign sum_12_0_1 = term_2_12 + term_3_12;
   assign sum_12_0_2 = term_4_12 + term_5_12;
   assign sum_12_0_3 = term_6_12 + term_7_12;
-  assign sum_12_1_0 = sum_12_0_0 + sum_12_0_1;
-  assign sum_12_1_1 = sum_12_0_2 + sum_12_0_3;
+  assign sum_12_1_0 = sum_12_0_0_q + sum_12_0_1_q;
+  assign sum_12_1_1 = sum_12_0_2_q + sum_12_0_3_q;
   assign sum_12_2_0 = sum_12_1_0 + sum_12_1_1;
   assign sum_11_0_0 = term_0_11 + term_1_11;
   assign sum_11_0_1 = term_2_11 + term_3_11;
   assign sum_11_0_2 = term_4_11 + term_5_11;
   assign sum_11_0_3 = term_6_11 + term_7_11;
-  assign sum_11_1_0 = sum_11_0_0 + sum_11_0_1;
-  assign sum_11_1_1 = sum_11_0_2 + sum_11_0_3;
+  assign sum_11_1_0 = sum_11_0_0_q + sum_11_0_1_q;
+  assign sum_11_1_1 = sum_11_0_2_q + sum_11_0_3_q;
   assign sum_11_2_0 = sum_11_1_0 + sum_11_1_1;
   assign sum_10_0_0 = term_0_10 + term_1_10;
   assign sum_10_0_1 = term_2_10 + term_3_10;
   assign sum_10_0_2 = term_4_10 + term_5_10;
   assign sum_10_0_3 = term_6_10 + term_7_10;
-  assign sum_10_1_0 = sum_10_0_0 + sum_10_0_1;
-  assign sum_10_1_1 = sum_10_0_2 + sum_10_0_3;
+  assign sum_10_1_0 = sum_10_0_0_q + sum_10_0_1_q;
+  assign sum_10_1_1 = sum_10_0_2_q + sum_10_0_3_q;
   assign sum_10_2_0 = sum_10_1_0 + sum_10_1_1;
   assign sum_9_0_0 = term_0_9 + term_1_9;
   assign sum_9_0_1 = term_2_9 + term_3_9;
   assign sum_9_0_2 = term_4_9 + term_5_9;
   assign sum_9_0_3 = term_6_9 + term_7_9;
-  assign sum_9_1_0 = sum_9_0_0 + sum_9_0_1;
-  assign sum_9_1_1 = sum_9_0_2 + sum_9_0_3;
+  assign sum_9_1_0 = sum_9_0_0_q + sum_9_0_1_q;
+  assign sum_9_1_1 = sum_9_0_2_q + sum_9_0_3_q;
   assign sum_9_2_0 = sum_9_1_0 + sum_9_1_1;
   assign sum_8_0_0 = term_0_8 + term_1_8;
   assign sum_8_0_1 = term_2_8 + term_3_8;
   assign sum_8_0_2 = term_4_8 + term_5_8;
   assign sum_8_0_3 = term_6_8 + term_7_8;
-  assign sum_8_1_0 = sum_8_0_0 + sum_8_0_1;
-  assign sum_8_1_1 = sum_8_0_2 + sum_8_0_3;
+  assign sum_8_1_0 = sum_8_0_0_q + sum_8_0_1_q;
+  assign sum_8_1_1 = sum_8_0_2_q + sum_8_0_3_q;
   assign sum_8_2_0 = sum_8_1_0 + sum_8_1_1;
   assign sum_7_0_0 = term_0_7 + term_1_7;
   assign sum_7_0_1 = term_2_7 + term_3_7;
   assign sum_7_0_2 = term_4_7 + term_5_7;
   assign sum_7_0_3 = term_6_7 + term_7_7;
-  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
-  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
+  assign sum_7_1_0 = sum_7_0_0_q + sum_7_0_1_q;
+  assign sum_7_1_1 = sum_7_0_2_q + sum_7_0_3_q;
   assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
   assign sum_6_0_0 = term_0_6 + term_1_6;
   assign sum_6_0_1 = term_2_6 + term_3_6;
   assign sum_6_0_2 = term_4_6 + term_5_6;
   assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
-  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
+  assign sum_6_1_0 = sum_6_0_0_q + sum_6_0_1_q;
+  assign sum_6_1_1 = sum_6_0_2_q + sum_6_0_3_q;
   assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
   assign sum_5_0_0 = term_0_5 + term_1_5;
   assign sum_5_0_1 = term_2_5 + term_3_5;
   assign sum_5_0_2 = term_4_5 + term_5_5;
   assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
-  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
+  assign sum_5_1_0 = sum_5_0_0_q + sum_5_0_1_q;
+  assign sum_5_1_1 = sum_5_0_2_q + sum_5_0_3_q;
   assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
   assign sum_4_0_0 = term_0_4 + term_1_4;
   assign sum_4_0_1 = term_2_4 + term_3_4;
   assign sum_4_0_2 = term_4_4 + term_5_4;
   assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
-  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
+  assign sum_4_1_0 = sum_4_0_0_q + sum_4_0_1_q;
+  assign sum_4_1_1 = sum_4_0_2_q + sum_4_0_3_q;
   assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
   assign sum_3_0_0 = term_0_3 + term_1_3;
   assign sum_3_0_1 = term_2_3 + term_3_3;
   assign sum_3_0_2 = term_4_3 + term_5_3;
   assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
-  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
+  assign sum_3_1_0 = sum_3_0_0_q + sum_3_0_1_q;
+  assign sum_3_1_1 = sum_3_0_2_q + sum_3_0_3_q;
   assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
   assign sum_2_0_0 = term_0_2 + term_1_2;
   assign sum_2_0_1 = term_2_2 + term_3_2;
   assign sum_2_0_2 = term_4_2 + term_5_2;
   assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
-  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
+  assign sum_2_1_0 = sum_2_0_0_q + sum_2_0_1_q;
+  assign sum_2_1_1 = sum_2_0_2_q + sum_2_0_3_q;
   assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
   assign sum_1_0_0 = term_0_1 + term_1_1;
   assign sum_1_0_1 = term_2_1 + term_3_1;
   assign sum_1_0_2 = term_4_1 + term_5_1;
   assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
-  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
+  assign sum_1_1_0 = sum_1_0_0_q + sum_1_0_1_q;
+  assign sum_1_1_1 = sum_1_0_2_q + sum_1_0_3_q;
   assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
   assign sum_0_0_0 = term_0_0 + term_1_0;
   assign sum_0_0_1 = term_2_0 + term_3_0;
   assign sum_0_0_2 = term_4_0 + term_5_0;
   assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
-  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
+  assign sum_0_1_0 = sum_0_0_0_q + sum_0_0_1_q;
+  assign sum_0_1_1 = sum_0_0_2_q + sum_0_0_3_q;
   assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
   assign out_data_o = {{{10{out_data_q[351]}}, out_data_q[351:330]}, {{10{out_data_q[329]}},
       out_data_q[329:308]}, {{10{out_data_q[307]}}, out_data_q[307:286]}, {{10{out_data_q[285]}},

@@ -218,6 +218,13 @@ module kld_top (
   reg [9:0] sum_token_q;
   // tokens of the beat that exist
   reg sum_lanes_q;
+  // a beat's pair sums are registered
+  reg mid_valid_q;
+  // ... the m-tile's last beat
+  reg mid_last_q;
+  reg [1:0] mid_mt_q;
+  reg [9:0] mid_token_q;
+  reg mid_lanes_q;
   // the output register holds a word
   reg out_valid_q;
   // ... the m-tile's last word
@@ -879,7 +886,7 @@ module kld_top (
   assign done_o = done_q;
   assign out_fire = out_valid_q && out_ready_i;
   assign gather_free = !gather_issue_q && (!sum_valid_q || gather_en);
-  assign run_finish = out_fire && out_last_q && !gather_issue_q && !sum_valid_q;
+  assign run_finish = out_fire && out_last_q && !gather_issue_q && !sum_valid_q && !mid_valid_q;
   assign gather_start = st_handoff && gather_free;
   assign drain_done = cnt_q == 5'd24;
   assign pass_advance = (pass_end && !kt_is_last) || (st_handoff && gather_free && !mt_is_last);
@@ -1024,6 +1031,11 @@ module kld_top (
       sum_mt_q <= 2'd0;
       sum_token_q <= 10'd0;
       sum_lanes_q <= 1'b0;
+      mid_valid_q <= 1'b0;
+      mid_last_q <= 1'b0;
+      mid_mt_q <= 2'd0;
+      mid_token_q <= 10'd0;
+      mid_lanes_q <= 1'b0;
       out_lanes_q <= 1'b0;
       out_valid_q <= 1'b0;
       out_last_q <= 1'b0;
@@ -1036,11 +1048,16 @@ module kld_top (
         sum_mt_q <= gather_mt_q;
         sum_token_q <= gather_q;
         sum_lanes_q <= gather_lanes;
-        out_lanes_q <= sum_lanes_q;
-        out_valid_q <= sum_valid_q;
-        out_last_q <= sum_last_q;
-        out_mt_q <= sum_mt_q;
-        out_token_q <= sum_token_q;
+        mid_valid_q <= sum_valid_q;
+        mid_last_q <= sum_last_q;
+        mid_mt_q <= sum_mt_q;
+        mid_token_q <= sum_token_q;
+        mid_lanes_q <= sum_lanes_q;
+        out_lanes_q <= mid_lanes_q;
+        out_valid_q <= mid_valid_q;
+        out_last_q <= mid_last_q;
+        out_mt_q <= mid_mt_q;
+        out_token_q <= mid_token_q;
       end
     end
   end

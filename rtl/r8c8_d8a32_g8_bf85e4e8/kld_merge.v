@@ -2,9 +2,9 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens, in two registered steps: the root tables' read, then the partials' read and their
-// sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
-// sign-extended
+// root tokens, in three registered steps: the root tables' read, the partials' read and the first
+// adder level, the rest of the sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W
+// (exact widths), the output sign-extended
 // Parameters:
 //   ROWS = 8
 //   COLS = 8
@@ -49,7 +49,7 @@ module kld_merge (
   // bank the gather reads: parity of the m-tile of the entering beat (registered with its
   // addresses)
   input wire rbank_i,
-  // Out[token + j], column c at (j*COLS + c)*ACC_W, two gather steps after the token entered
+  // Out[token + j], column c at (j*COLS + c)*ACC_W, three gather steps after the token entered
   output wire [255:0] out_data_o
 );
 
@@ -347,6 +347,10 @@ module kld_merge (
   wire [21:0] sum_7_0_1;
   wire [21:0] sum_7_0_2;
   wire [21:0] sum_7_0_3;
+  reg [21:0] sum_7_0_0_q;
+  reg [21:0] sum_7_0_1_q;
+  reg [21:0] sum_7_0_2_q;
+  reg [21:0] sum_7_0_3_q;
   wire [21:0] sum_7_1_0;
   wire [21:0] sum_7_1_1;
   wire [21:0] sum_7_2_0;
@@ -354,6 +358,10 @@ module kld_merge (
   wire [21:0] sum_6_0_1;
   wire [21:0] sum_6_0_2;
   wire [21:0] sum_6_0_3;
+  reg [21:0] sum_6_0_0_q;
+  reg [21:0] sum_6_0_1_q;
+  reg [21:0] sum_6_0_2_q;
+  reg [21:0] sum_6_0_3_q;
   wire [21:0] sum_6_1_0;
   wire [21:0] sum_6_1_1;
   wire [21:0] sum_6_2_0;
@@ -361,6 +369,10 @@ module kld_merge (
   wire [21:0] sum_5_0_1;
   wire [21:0] sum_5_0_2;
   wire [21:0] sum_5_0_3;
+  reg [21:0] sum_5_0_0_q;
+  reg [21:0] sum_5_0_1_q;
+  reg [21:0] sum_5_0_2_q;
+  reg [21:0] sum_5_0_3_q;
   wire [21:0] sum_5_1_0;
   wire [21:0] sum_5_1_1;
   wire [21:0] sum_5_2_0;
@@ -368,6 +380,10 @@ module kld_merge (
   wire [21:0] sum_4_0_1;
   wire [21:0] sum_4_0_2;
   wire [21:0] sum_4_0_3;
+  reg [21:0] sum_4_0_0_q;
+  reg [21:0] sum_4_0_1_q;
+  reg [21:0] sum_4_0_2_q;
+  reg [21:0] sum_4_0_3_q;
   wire [21:0] sum_4_1_0;
   wire [21:0] sum_4_1_1;
   wire [21:0] sum_4_2_0;
@@ -375,6 +391,10 @@ module kld_merge (
   wire [21:0] sum_3_0_1;
   wire [21:0] sum_3_0_2;
   wire [21:0] sum_3_0_3;
+  reg [21:0] sum_3_0_0_q;
+  reg [21:0] sum_3_0_1_q;
+  reg [21:0] sum_3_0_2_q;
+  reg [21:0] sum_3_0_3_q;
   wire [21:0] sum_3_1_0;
   wire [21:0] sum_3_1_1;
   wire [21:0] sum_3_2_0;
@@ -382,6 +402,10 @@ module kld_merge (
   wire [21:0] sum_2_0_1;
   wire [21:0] sum_2_0_2;
   wire [21:0] sum_2_0_3;
+  reg [21:0] sum_2_0_0_q;
+  reg [21:0] sum_2_0_1_q;
+  reg [21:0] sum_2_0_2_q;
+  reg [21:0] sum_2_0_3_q;
   wire [21:0] sum_2_1_0;
   wire [21:0] sum_2_1_1;
   wire [21:0] sum_2_2_0;
@@ -389,6 +413,10 @@ module kld_merge (
   wire [21:0] sum_1_0_1;
   wire [21:0] sum_1_0_2;
   wire [21:0] sum_1_0_3;
+  reg [21:0] sum_1_0_0_q;
+  reg [21:0] sum_1_0_1_q;
+  reg [21:0] sum_1_0_2_q;
+  reg [21:0] sum_1_0_3_q;
   wire [21:0] sum_1_1_0;
   wire [21:0] sum_1_1_1;
   wire [21:0] sum_1_2_0;
@@ -396,6 +424,10 @@ module kld_merge (
   wire [21:0] sum_0_0_1;
   wire [21:0] sum_0_0_2;
   wire [21:0] sum_0_0_3;
+  reg [21:0] sum_0_0_0_q;
+  reg [21:0] sum_0_0_1_q;
+  reg [21:0] sum_0_0_2_q;
+  reg [21:0] sum_0_0_3_q;
   wire [21:0] sum_0_1_0;
   wire [21:0] sum_0_1_1;
   wire [21:0] sum_0_2_0;
@@ -419,6 +451,38 @@ module kld_merge (
           dense_i ? gather_token_i : root_6};
       gather_addr_7_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_7} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_7};
+      sum_7_0_0_q <= sum_7_0_0;
+      sum_7_0_1_q <= sum_7_0_1;
+      sum_7_0_2_q <= sum_7_0_2;
+      sum_7_0_3_q <= sum_7_0_3;
+      sum_6_0_0_q <= sum_6_0_0;
+      sum_6_0_1_q <= sum_6_0_1;
+      sum_6_0_2_q <= sum_6_0_2;
+      sum_6_0_3_q <= sum_6_0_3;
+      sum_5_0_0_q <= sum_5_0_0;
+      sum_5_0_1_q <= sum_5_0_1;
+      sum_5_0_2_q <= sum_5_0_2;
+      sum_5_0_3_q <= sum_5_0_3;
+      sum_4_0_0_q <= sum_4_0_0;
+      sum_4_0_1_q <= sum_4_0_1;
+      sum_4_0_2_q <= sum_4_0_2;
+      sum_4_0_3_q <= sum_4_0_3;
+      sum_3_0_0_q <= sum_3_0_0;
+      sum_3_0_1_q <= sum_3_0_1;
+      sum_3_0_2_q <= sum_3_0_2;
+      sum_3_0_3_q <= sum_3_0_3;
+      sum_2_0_0_q <= sum_2_0_0;
+      sum_2_0_1_q <= sum_2_0_1;
+      sum_2_0_2_q <= sum_2_0_2;
+      sum_2_0_3_q <= sum_2_0_3;
+      sum_1_0_0_q <= sum_1_0_0;
+      sum_1_0_1_q <= sum_1_0_1;
+      sum_1_0_2_q <= sum_1_0_2;
+      sum_1_0_3_q <= sum_1_0_3;
+      sum_0_0_0_q <= sum_0_0_0;
+      sum_0_0_1_q <= sum_0_0_1;
+      sum_0_0_2_q <= sum_0_0_2;
+      sum_0_0_3_q <= sum_0_0_3;
       out_data_q <= {sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
           sum_1_2_0, sum_0_2_0};
     end
@@ -1340,57 +1404,57 @@ module kld_merge (
   assign sum_7_0_1 = term_2_7 + term_3_7;
   assign sum_7_0_2 = term_4_7 + term_5_7;
   assign sum_7_0_3 = term_6_7 + term_7_7;
-  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
-  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
+  assign sum_7_1_0 = sum_7_0_0_q + sum_7_0_1_q;
+  assign sum_7_1_1 = sum_7_0_2_q + sum_7_0_3_q;
   assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
   assign sum_6_0_0 = term_0_6 + term_1_6;
   assign sum_6_0_1 = term_2_6 + term_3_6;
   assign sum_6_0_2 = term_4_6 + term_5_6;
   assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
-  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
+  assign sum_6_1_0 = sum_6_0_0_q + sum_6_0_1_q;
+  assign sum_6_1_1 = sum_6_0_2_q + sum_6_0_3_q;
   assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
   assign sum_5_0_0 = term_0_5 + term_1_5;
   assign sum_5_0_1 = term_2_5 + term_3_5;
   assign sum_5_0_2 = term_4_5 + term_5_5;
   assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
-  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
+  assign sum_5_1_0 = sum_5_0_0_q + sum_5_0_1_q;
+  assign sum_5_1_1 = sum_5_0_2_q + sum_5_0_3_q;
   assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
   assign sum_4_0_0 = term_0_4 + term_1_4;
   assign sum_4_0_1 = term_2_4 + term_3_4;
   assign sum_4_0_2 = term_4_4 + term_5_4;
   assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
-  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
+  assign sum_4_1_0 = sum_4_0_0_q + sum_4_0_1_q;
+  assign sum_4_1_1 = sum_4_0_2_q + sum_4_0_3_q;
   assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
   assign sum_3_0_0 = term_0_3 + term_1_3;
   assign sum_3_0_1 = term_2_3 + term_3_3;
   assign sum_3_0_2 = term_4_3 + term_5_3;
   assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
-  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
+  assign sum_3_1_0 = sum_3_0_0_q + sum_3_0_1_q;
+  assign sum_3_1_1 = sum_3_0_2_q + sum_3_0_3_q;
   assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
   assign sum_2_0_0 = term_0_2 + term_1_2;
   assign sum_2_0_1 = term_2_2 + term_3_2;
   assign sum_2_0_2 = term_4_2 + term_5_2;
   assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
-  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
+  assign sum_2_1_0 = sum_2_0_0_q + sum_2_0_1_q;
+  assign sum_2_1_1 = sum_2_0_2_q + sum_2_0_3_q;
   assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
   assign sum_1_0_0 = term_0_1 + term_1_1;
   assign sum_1_0_1 = term_2_1 + term_3_1;
   assign sum_1_0_2 = term_4_1 + term_5_1;
   assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
-  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
+  assign sum_1_1_0 = sum_1_0_0_q + sum_1_0_1_q;
+  assign sum_1_1_1 = sum_1_0_2_q + sum_1_0_3_q;
   assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
   assign sum_0_0_0 = term_0_0 + term_1_0;
   assign sum_0_0_1 = term_2_0 + term_3_0;
   assign sum_0_0_2 = term_4_0 + term_5_0;
   assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
-  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
+  assign sum_0_1_0 = sum_0_0_0_q + sum_0_0_1_q;
+  assign sum_0_1_1 = sum_0_0_2_q + sum_0_0_3_q;
   assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
   assign out_data_o = {{{10{out_data_q[175]}}, out_data_q[175:154]}, {{10{out_data_q[153]}},
       out_data_q[153:132]}, {{10{out_data_q[131]}}, out_data_q[131:110]}, {{10{out_data_q[109]}},

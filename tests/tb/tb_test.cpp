@@ -388,11 +388,11 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
     const int64_t N = c.grid.tokens();
     const int64_t KT = (c.channels + hw.rows - 1) / hw.rows, MT = (c.out_cols + hw.cols - 1) / hw.cols;
     ASSERT_GE(N, hw.rows + hw::kIssueStages + hw.group_w + hw.cols - 1) << hw.name();
-    // ... + beats + 2: the last m-tile's gather, ceil(N / GATHER_W) beats, the last of which leaves two
+    // ... + beats + 3: the last m-tile's gather, ceil(N / GATHER_W) beats, the last of which leaves three
     // pipeline steps after it entered.
     const int64_t beats = (N + hw.gather_w - 1) / hw.gather_w;
     const int64_t formula =
-        hw.rows + 1 + MT * (KT * N + hw::kIssueStages + hw.group_w + hw.cols + hw.mul_pipe) + beats + 2;
+        hw.rows + 1 + MT * (KT * N + hw::kIssueStages + hw.group_w + hw.cols + hw.mul_pipe) + beats + 3;
     EXPECT_EQ(r.report.at("cycles").get<int64_t>(), formula) << hw.name();
     EXPECT_EQ(r.report.at("stalls").at("weight_load").get<int64_t>(), hw.rows + 1) << hw.name();
     EXPECT_EQ(r.report.at("stall_cycles").get<int64_t>(), 0);
