@@ -209,6 +209,7 @@ void fill_stats(ProofResult& p, const Miter& m) {
   p.gate_registers = m.gate_registers;
   p.matched_registers = m.matched_registers;
   p.constant_registers = m.constant_registers;
+  p.registers_paired_by_position = m.registers_paired_by_position;
   p.unmatched_gold = m.unmatched_gold;
   p.unmatched_gate = m.unmatched_gate;
   p.instances = m.instances;
@@ -573,6 +574,7 @@ nlohmann::json result_json(const EquivResult& r) {
                       {"netlist", p.gate_registers},
                       {"matched_classes", p.matched_registers},
                       {"constant_on_one_side", p.constant_registers},
+                      {"paired_by_position", p.registers_paired_by_position},
                       {"unmatched_reference", p.unmatched_gold},
                       {"unmatched_netlist", p.unmatched_gate}};
     q["instances"] = p.instances;
@@ -605,7 +607,10 @@ std::string result_markdown(const EquivResult& r) {
       {"module", "kind", "status", "time (s)", "compared", "registers matched", "miter ANDs", "method"});
   for (const ProofResult& p : r.proofs)
     table.add_row({p.module, p.kind, status_text(p.status), fixed(p.seconds, 2), std::to_string(p.compared),
-                   fmt::format("{} of {} / {}", p.matched_registers, p.gold_registers, p.gate_registers),
+                   fmt::format("{} of {} / {}{}", p.matched_registers, p.gold_registers, p.gate_registers,
+                               p.registers_paired_by_position
+                                   ? fmt::format(" ({} by position)", p.registers_paired_by_position)
+                                   : std::string()),
                    std::to_string(p.miter_ands), p.method});
   o << table.render() << "\n";
   o << fmt::format("Yosys: synthesis {:.1f} s, reference {:.1f} s, netlist {:.1f} s; total {:.1f} s.\n\n",

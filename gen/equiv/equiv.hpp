@@ -61,6 +61,7 @@ struct ProofResult {
   size_t structurally_equal = 0;   // decided by structural hashing alone
   size_t miter_outputs = 0, miter_inputs = 0, miter_ands = 0;
   int gold_registers = 0, gate_registers = 0, matched_registers = 0, constant_registers = 0;
+  int registers_paired_by_position = 0;
   std::vector<std::string> unmatched_gold, unmatched_gate;
   std::vector<std::string> instances;
   std::vector<std::string> problems;

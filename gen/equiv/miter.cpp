@@ -461,6 +461,40 @@ Miter build_miter(const JsonDesign& gold_design, const JsonDesign& gate_design, 
         if (it != gate_by_name.end()) uf.unite(i, G + it->second);
       }
   }
+  // Then by position, for registers no name paired: Yosys keeps one public name per net, and a
+  // register that drives a port directly can end up under an internal one in the netlist. An
+  // unpaired reference register and an unpaired netlist register that drive the same bit of the
+  // same instance input or module output are proposed as a pair. Like a name, the proposal is only
+  // a proposal: the proof checks the pair's next states.
+  {
+    std::vector<char> gold_side(G + tff.size(), 0), gate_side(G + tff.size(), 0);
+    for (size_t k = 0; k < G + tff.size(); ++k) (k < G ? gold_side : gate_side)[uf.find(k)] = 1;
+    std::vector<char> paired(G + tff.size(), 0);
+    for (size_t k = 0; k < G + tff.size(); ++k) paired[k] = gold_side[uf.find(k)] && gate_side[uf.find(k)];
+    std::unordered_map<int64_t, size_t> gold_q, gate_q;  // output net of an unpaired register -> its index
+    for (size_t i = 0; i < G; ++i)
+      if (!paired[i] && gff[i].q.is_net()) gold_q.emplace(gff[i].q.net, i);
+    for (size_t j = 0; j < tff.size(); ++j)
+      if (!paired[G + j] && tff[j].q.is_net()) gate_q.emplace(tff[j].q.net, G + j);
+    auto propose = [&](const Bit& gb, const Bit& tb) {
+      if (!gb.is_net() || !tb.is_net()) return;
+      const auto gi = gold_q.find(gb.net);
+      const auto ti = gate_q.find(tb.net);
+      if (gi == gold_q.end() || ti == gate_q.end() || paired[gi->second] || paired[ti->second]) return;
+      uf.unite(gi->second, ti->second);
+      paired[gi->second] = paired[ti->second] = 1;
+      ++m.registers_paired_by_position;
+    };
+    for (const InstPair& ip : inst_pairs)
+      for (const InstancePort& gp : ip.gold->ports) {
+        if (gp.output || !gp.bits) continue;
+        for (const InstancePort& tp : ip.gate->ports)
+          if (tp.name == gp.name && !tp.output && tp.bits && tp.bits->size() == gp.bits->size())
+            for (size_t i = 0; i < gp.bits->size(); ++i) propose(gp.bits->at(i), tp.bits->at(i));
+      }
+    for (const OutPort& op : outputs)
+      for (size_t i = 0; i < op.gold->bits.size(); ++i) propose(op.gold->bits[i], op.gate->bits[i]);
+  }
   std::map<size_t, std::vector<size_t>> classes;
   for (size_t k = 0; k < G + tff.size(); ++k) classes[uf.find(k)].push_back(k);
 

@@ -47,6 +47,7 @@ struct Miter {
   int gold_registers = 0, gate_registers = 0;  // flip-flop bits
   int matched_registers = 0;                   // classes with both sides
   int constant_registers = 0;                  // one side's register is a constant net on the other
+  int registers_paired_by_position = 0;        // pairs proposed by the port bit they drive, not by name
   std::vector<std::string> unmatched_gold, unmatched_gate;  // register bits without a partner (names)
   std::vector<std::string> instances;          // submodule instances cut as black boxes ("name (type)")
   std::vector<std::string> problems;           // interface, instance or clock mismatches: no proof possible

@@ -197,6 +197,36 @@ TEST(Miter, RenamedRegisterIsReportedUnmatched) {
   EXPECT_EQ(m.unmatched_gate[0], "other");
 }
 
+// A register that drives the output port directly, named in the reference but not in the netlist
+// (Yosys keeps one public name per net): paired by the port bit it drives, then checked.
+const char* kRegisterAtOutput = R"(
+  "and": {"type": "$_AND_", "connections": {"A": [4], "B": [5], "Y": [6]}},
+  "ff": {"type": "$_DFF_PN0_", "connections": {"C": [2], "D": [6], "Q": [7], "R": [3]}})";
+
+TEST(Miter, RegisterThatLostItsNameIsPairedByThePortBitItDrives) {
+  const JsonDesign gold =
+      parse_yosys_json(design_json(kRegisterAtOutput, R"("q": {"hide_name": 0, "bits": [7]})"), "gold");
+  const JsonDesign gate = parse_yosys_json(design_json(kRegisterAtOutput, ""), "gate");
+  const Miter m = build_miter(gold, gate, "m");
+  EXPECT_TRUE(m.problems.empty());
+  EXPECT_TRUE(m.correspondence_complete());
+  EXPECT_EQ(m.matched_registers, 1);
+  EXPECT_EQ(m.registers_paired_by_position, 1);
+  EXPECT_EQ(m.aig.num_outputs(), 0u);  // the same function on both sides: hashed away
+}
+
+TEST(Miter, APairMadeByPositionIsStillChecked) {
+  const JsonDesign gold =
+      parse_yosys_json(design_json(kRegisterAtOutput, R"("q": {"hide_name": 0, "bits": [7]})"), "gold");
+  std::string other = kRegisterAtOutput;
+  other.replace(other.find("$_AND_"), 6, "$_OR_");
+  const JsonDesign gate = parse_yosys_json(design_json(other, ""), "gate");
+  const Miter m = build_miter(gold, gate, "m");
+  EXPECT_EQ(m.registers_paired_by_position, 1);
+  ASSERT_EQ(m.aig.num_outputs(), 1u);  // its next state: a AND b against a OR b
+  EXPECT_NE(m.aig.output_name(0).find("next state"), std::string::npos) << m.aig.output_name(0);
+}
+
 TEST(Miter, MergedRegistersShareOneVariableAndAreBothChecked) {
   // Reference: q1 and q2 both load a & b; the netlist keeps one flip-flop whose output carries both names.
   const JsonDesign gold = parse_yosys_json(
