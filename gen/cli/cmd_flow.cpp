@@ -40,9 +40,11 @@ struct FlowCommand {
     o.hw = hw.config();
     derive_algorithm_widths(*sub, o.hw, w.data_w, w.acc_w, w.group_w);
     if (w.target_reuse >= 0 &&
-        (w.target_psnr >= 0 || w.target_snr >= 0 || !w.tau_schedule.empty() || !w.tau.empty()))
+        (w.target_psnr >= 0 || w.target_snr >= 0 || !w.tau_schedule.empty() || !w.block_schedule.empty() ||
+         !w.tau.empty()))
       w.target_reuse = -1.0;  // another threshold source given: it replaces the default calibration
-    if (w.tau.empty() && w.target_reuse < 0 && w.target_psnr < 0 && w.target_snr < 0 && w.tau_schedule.empty())
+    if (w.tau.empty() && w.target_reuse < 0 && w.target_psnr < 0 && w.target_snr < 0 && w.tau_schedule.empty() &&
+        w.block_schedule.empty())
       w.tau = "8";
     hw::check_algorithm_widths(o.hw, w.data_w, w.acc_w, w.group_w);  // before any stage runs
     PreparedWorkload pw = prepare_workload(w, clip, diffusion_step);

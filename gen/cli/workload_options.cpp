@@ -66,7 +66,17 @@ void WorkloadOptions::add_to(CLI::App& cmd) {
                  "Threshold: one value for all groups, or one per group (comma-separated); default: calibrated "
                  "for output SNR " + std::to_string(static_cast<int>(kDefaultTargetSnrDb)) + " dB");
   cmd.add_option("--tau-schedule", tau_schedule, "Threshold table file (CSV or JSON), a row per diffusion step");
-  cmd.add_option("--step", step, "Diffusion step: the row of --tau-schedule")->capture_default_str();
+  cmd.add_option("--block-schedule", block_schedule,
+                 "Block threshold schedule (block_schedule_*.json of `kaleido study --dit-block`): thresholds knob x "
+                 "RMS of each group of A, the knob of --gemm, --head at --step");
+  cmd.add_option("--gemm", schedule_gemm, "--block-schedule: the GEMM (qkv, qk, pv, out_proj, ffn_up, ffn_down)")
+      ->capture_default_str();
+  cmd.add_option("--head", schedule_head, "--block-schedule: the head of qk or pv (0 for the others)")
+      ->capture_default_str();
+  cmd.add_option("--schedule-snr", schedule_snr,
+                 "--block-schedule: the SNR target (dB) of the knobs, when the step has several");
+  cmd.add_option("--step", step, "Diffusion step: the row of --tau-schedule, or a step of --block-schedule")
+      ->capture_default_str();
   cmd.add_option("--target-reuse", target_reuse, "Calibrate per-group thresholds for this reuse ratio (0..1)");
   cmd.add_option("--target-psnr", target_psnr, "Calibrate one threshold for this output PSNR (peak max |A.B|) in dB");
   cmd.add_option("--target-snr", target_snr, "Calibrate one threshold for this output SNR (signal power / MSE) in dB");
@@ -115,10 +125,11 @@ SyntheticSpec WorkloadOptions::synthetic() const {
 
 std::string WorkloadOptions::apply_thresholds(ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b) const {
   const int sources = (target_reuse >= 0.0) + (target_psnr >= 0.0) + (target_snr >= 0.0) + !tau_schedule.empty() +
-                      !tau.empty();
+                      !block_schedule.empty() + !tau.empty();
   if (sources > 1)
     throw ConfigError("thresholds", "several sources",
-                      "give only one of --tau, --tau-schedule, --target-reuse, --target-psnr, --target-snr");
+                      "give only one of --tau, --tau-schedule, --block-schedule, --target-reuse, --target-psnr, "
+                      "--target-snr");
   const auto G = static_cast<size_t>(cfg.groups());
   if (target_reuse >= 0.0) {
     const Calibration c = calibrate_reuse_ratio(cfg, a, target_reuse);
@@ -142,6 +153,22 @@ std::string WorkloadOptions::apply_thresholds(ReuseConfig& cfg, const IntMatrix&
     s.validate(cfg.groups(), cfg.data_w);
     cfg.tau = s.at_step(step);
     return "schedule " + tau_schedule + ", step " + std::to_string(step);
+  }
+  if (!block_schedule.empty()) {
+    const KnobSchedule s = KnobSchedule::load(block_schedule);
+    // Knobs mean the same thresholds only with the grouping, policy and distance they were calibrated with.
+    const std::pair<std::string, std::string> same[] = {{std::to_string(s.group_w), std::to_string(cfg.group_w)},
+                                                        {s.policy, policy_name(cfg.policy)},
+                                                        {s.distance, distance_name(cfg.distance)}};
+    const char* what[] = {"--group-w", "--policy", "--distance"};
+    for (size_t k = 0; k < 3; ++k)
+      if (same[k].first != same[k].second)
+        throw ConfigError(what[k], same[k].second,
+                          "the block schedule " + block_schedule + " was calibrated with " + same[k].first);
+    const double knob = s.knob(schedule_gemm, schedule_head, step, schedule_snr);
+    cfg.tau = thresholds_from_knob(cfg, a, knob);
+    return "block schedule " + block_schedule + ", step " + std::to_string(step) + ", " + schedule_gemm + " head " +
+           std::to_string(schedule_head) + ": knob " + fixed(knob, 4) + " x RMS of each group";
   }
   std::vector<uint32_t> t;
   std::stringstream ss(tau);

@@ -32,6 +32,10 @@ struct WorkloadOptions {
   int window = 0;
   std::string tau;  // "" and no other source: calibrated for kDefaultTargetSnrDb
   std::string tau_schedule;
+  std::string block_schedule;  // knobs per step, GEMM and head (`kaleido study --dit-block`)
+  std::string schedule_gemm = "qk";
+  int schedule_head = 0;
+  double schedule_snr = -1.0;  // negative: the step's only target
   int step = 0;
   double target_reuse = -1.0;
   double target_psnr = -1.0;
@@ -49,7 +53,7 @@ struct WorkloadOptions {
   // The reuse configuration without thresholds (apply_thresholds sets them).
   ReuseConfig config() const;
   SyntheticSpec synthetic() const;
-  // Fills cfg.tau from --tau, --tau-schedule/--step, or calibration.
+  // Fills cfg.tau from --tau, --tau-schedule/--step, --block-schedule/--step, or calibration.
   // Returns a line saying where the thresholds came from.
   std::string apply_thresholds(ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b) const;
 };

@@ -145,8 +145,13 @@ std::vector<std::pair<std::string, double>> block_areas(const ppa::SynthResult& 
 
 }  // namespace
 
-void check_same_rtl(const std::string& top, const std::string& simulated_hash, const fs::path& simulated,
-                    const std::string& synthesised_hash, const fs::path& synthesised) {
+std::string top_rtl_hash(const fs::path& dir, const std::string& top) {
+  return ppa::rtl_content_hash(ppa::rtl_files_for_top(ppa::rtl_files_in(dir), top));
+}
+
+void check_same_rtl(const std::string& top, const fs::path& simulated, const std::string& synthesised_hash,
+                    const fs::path& synthesised) {
+  const std::string simulated_hash = top_rtl_hash(simulated, top);
   if (simulated_hash == synthesised_hash) return;
   throw Error("the RTL synthesised for " + top + " (content hash " + synthesised_hash + ", " + synthesised.string() +
               ") is not the RTL simulated (content hash " + simulated_hash + ", " + simulated.string() +
@@ -258,10 +263,10 @@ FlowResult run_flow(const FlowOptions& opt) {
     req.dump_inputs = opt.synth && opt.activity_power;
     sr = sim::run_sim(req, [&](const std::string& s) { run.log(s); });
     rep["simulation"] = sr.to_json();
-    res.rtl_hash_simulated = ppa::rtl_content_hash(ppa::rtl_files_in(sr.rtl_dir));
+    res.rtl_hash_simulated = top_rtl_hash(sr.rtl_dir, "kld_top");
     run.log("RTL simulated: " + sr.rtl_dir.string() + ", content hash " + res.rtl_hash_simulated);
     // Fail before synthesis when the generated RTL is not what was simulated.
-    check_same_rtl("kld_top", res.rtl_hash_simulated, sr.rtl_dir, ppa::rtl_content_hash(ppa::rtl_files_in(rtl)), rtl);
+    check_same_rtl("kld_top", sr.rtl_dir, top_rtl_hash(rtl, "kld_top"), rtl);
     res.bit_exact = sr.bit_exact();
     res.speedup = sr.speedup;
     run.log("bit-exact " + std::string(sr.bit_exact() ? "yes" : "NO") + "; cycles reuse " +
@@ -302,7 +307,7 @@ FlowResult run_flow(const FlowOptions& opt) {
                 std::to_string(dense->cycles()) + " cycles");
       }
       top = ppa::run_synthesis_flow(o);
-      check_same_rtl("kld_top", res.rtl_hash_simulated, sr.rtl_dir, top.rtl_hash, rtl);
+      check_same_rtl("kld_top", sr.rtl_dir, top.rtl_hash, rtl);
       res.rtl_hash_synthesised.emplace_back("kld_top", top.rtl_hash);
       if (opt.activity_power) {
         if (top.extra_activity.empty()) throw Error("the dense replay produced no power figure");
@@ -317,7 +322,7 @@ FlowResult run_flow(const FlowOptions& opt) {
     if (opt.plain_top) {
       run.run("synthesise kld_plain_top", [&] {
         plain = ppa::run_synthesis_flow(synth_options("kld_plain_top"));
-        check_same_rtl("kld_plain_top", res.rtl_hash_simulated, sr.rtl_dir, plain.rtl_hash, rtl);
+        check_same_rtl("kld_plain_top", sr.rtl_dir, plain.rtl_hash, rtl);
         res.rtl_hash_synthesised.emplace_back("kld_plain_top", plain.rtl_hash);
       });
     }
@@ -382,7 +387,8 @@ FlowResult run_flow(const FlowOptions& opt) {
     }
     rep["headline"] = headline;
     json hashes{{"simulated", res.rtl_hash_simulated}, {"synthesised", json::object()},
-                {"method", "FNV-1a 64 over each .v/.sv file's name and bytes, in name order (ppa::rtl_content_hash)"}};
+                {"method", "FNV-1a 64 over the name and bytes of each .v/.sv file the top needs (its module closure), in name "
+                 "order (ppa::rtl_content_hash of ppa::rtl_files_for_top)"}};
     for (const auto& [name, hash] : res.rtl_hash_synthesised) hashes["synthesised"][name] = hash;
     rep["rtl_hash"] = hashes;
 
@@ -458,9 +464,10 @@ FlowResult run_flow(const FlowOptions& opt) {
     md << "\n";
     md << "- GEMM: N = " << n << " tokens (" << opt.cfg.grid.t << "x" << opt.cfg.grid.h << "x" << opt.cfg.grid.w
        << "), K = " << k << ", M = " << m << " (" << useful_macs << " MACs dense)\n";
-    md << "- RTL content hash: simulated " << res.rtl_hash_simulated;
+    md << "- RTL content hash (of the files the top needs): simulated kld_top " << res.rtl_hash_simulated;
     for (const auto& [name, hash] : res.rtl_hash_synthesised) md << ", synthesised " << name << " " << hash;
-    md << (res.rtl_hash_synthesised.empty() ? "" : " (the same RTL: checked)") << "\n";
+    md << (res.rtl_hash_synthesised.empty() ? "" : " (each the same files as in the simulated folder: checked)")
+       << "\n";
     if (opt.synth)
       md << "- Library: " << library << "; clock target " << fmt(opt.clock_ns, 2) << " ns\n";
     md << "\n## Golden model (" << "gen/golden, closed-loop channel-group reuse)\n\n";

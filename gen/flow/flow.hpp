@@ -94,11 +94,14 @@ struct FlowResult {
   std::filesystem::path markdown, json;
 };
 
-// Throws Error naming both hashes and folders when the RTL a top was
-// synthesised from is not the RTL that was simulated: a report must never
-// give one design's cycles and another's area and power.
-void check_same_rtl(const std::string& top, const std::string& simulated_hash, const std::filesystem::path& simulated,
-                    const std::string& synthesised_hash, const std::filesystem::path& synthesised);
+// Content hash of the files `top` needs in an RTL folder (ppa::rtl_files_for_top).
+std::string top_rtl_hash(const std::filesystem::path& dir, const std::string& top);
+
+// Throws Error naming both hashes and folders when the files `top` needs in the folder it was
+// synthesised from (content hash `synthesised_hash`) are not those of the simulated folder: a report
+// must never give one design's cycles and another's area and power.
+void check_same_rtl(const std::string& top, const std::filesystem::path& simulated, const std::string& synthesised_hash,
+                    const std::filesystem::path& synthesised);
 
 // Throws StageError when a stage fails (the report is then not written).
 FlowResult run_flow(const FlowOptions& opt);

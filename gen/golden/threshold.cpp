@@ -1,7 +1,9 @@
 #include "golden/threshold.hpp"
 
+#include <cmath>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
@@ -66,6 +68,96 @@ void ThresholdSchedule::validate(int groups, int data_w) const {
         throw ConfigError("tau schedule step " + std::to_string(s), std::to_string(t),
                           "must fit DATA_W+1 = " + std::to_string(data_w + 1) + " unsigned bits");
   }
+}
+
+KnobSchedule KnobSchedule::load(const std::string& path) {
+  KnobSchedule s;
+  try {
+    const auto j = nlohmann::json::parse(read_file(path));
+    if (j.at("format").get<std::string>() != kFormat)
+      throw FileError(path, "format is \"" + j.at("format").get<std::string>() + "\", expected \"" + kFormat + "\"");
+    s.source = j.value("source", std::string());
+    s.group_w = j.at("group_w").get<int>();
+    s.policy = j.at("policy").get<std::string>();
+    s.distance = j.at("distance").get<std::string>();
+    for (const auto& e : j.at("steps")) {
+      KnobStep k;
+      k.step = e.at("step").get<int>();
+      k.sigma = e.value("sigma", 0.0);
+      k.snr_target_db = e.at("snr_target_db").get<double>();
+      k.knobs = e.at("knobs").get<std::map<std::string, std::vector<double>>>();
+      for (const auto& [gemm, knobs] : k.knobs)
+        for (double x : knobs)
+          if (!(x >= 0.0) || !std::isfinite(x))
+            throw FileError(path, "step " + std::to_string(k.step) + ", " + gemm + fmt::format(": knob {:g}", x) +
+                                      " is not a non-negative number");
+      s.steps.push_back(std::move(k));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw FileError(path, std::string("not a block threshold schedule: ") + e.what());
+  }
+  if (s.steps.empty()) throw FileError(path, "block threshold schedule has no steps");
+  return s;
+}
+
+std::string KnobSchedule::to_json() const {
+  nlohmann::json j = {{"format", kFormat},
+                      {"rule", "tau_j = knob x RMS of group j of the GEMM's A (per head for qk and pv)"},
+                      {"source", source},
+                      {"group_w", group_w},
+                      {"policy", policy},
+                      {"distance", distance},
+                      {"steps", nlohmann::json::array()}};
+  for (const KnobStep& k : steps)
+    j["steps"].push_back({{"step", k.step}, {"sigma", k.sigma}, {"snr_target_db", k.snr_target_db}, {"knobs", k.knobs}});
+  return j.dump(1) + "\n";
+}
+
+double KnobSchedule::knob(const std::string& gemm, int head, int step, double snr_target_db) const {
+  const KnobStep* found = nullptr;
+  std::string have;
+  for (const KnobStep& k : steps) {
+    if (k.step != step) continue;
+    have += fmt::format("{}{:g}", have.empty() ? "" : ", ", k.snr_target_db);
+    if (snr_target_db >= 0.0 && std::abs(k.snr_target_db - snr_target_db) > 1e-9) continue;
+    if (found)
+      throw ConfigError("--schedule-snr", "(not given)",
+                        "step " + std::to_string(step) + " has several targets (" + have + " dB): pick one");
+    found = &k;
+  }
+  if (!found) {
+    std::string steps_there;
+    for (const KnobStep& k : steps) steps_there += (steps_there.empty() ? "" : ", ") + std::to_string(k.step);
+    throw ConfigError("step", std::to_string(step) + (snr_target_db >= 0.0 ? fmt::format(" at {:g} dB", snr_target_db) : ""),
+                      "the schedule has steps " + steps_there + (have.empty() ? "" : "; this step's targets: " + have));
+  }
+  const auto g = found->knobs.find(gemm);
+  if (g == found->knobs.end()) {
+    std::string names;
+    for (const auto& [name, _] : found->knobs) names += (names.empty() ? "" : ", ") + name;
+    throw ConfigError("--gemm", gemm, "the schedule has " + names);
+  }
+  if (head < 0 || head >= static_cast<int>(g->second.size()))
+    throw ConfigError("--head", std::to_string(head),
+                      "GEMM " + gemm + " has " + std::to_string(g->second.size()) + " head(s) in the schedule");
+  return g->second[static_cast<size_t>(head)];
+}
+
+std::vector<uint32_t> thresholds_from_knob(const ReuseConfig& cfg, const IntMatrix& a, double knob) {
+  if (!(knob >= 0.0) || !std::isfinite(knob)) throw ConfigError("knob", std::to_string(knob), "must be >= 0");
+  if (a.cols != cfg.channels) throw Error("thresholds_from_knob: A has " + std::to_string(a.cols) + " channels");
+  std::vector<uint32_t> tau;
+  for (int g = 0; g < cfg.groups(); ++g) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < a.rows; ++i)
+      for (int c = g * cfg.group_w; c < (g + 1) * cfg.group_w; ++c) {
+        const double x = static_cast<double>(a.at(i, c));
+        sum += x * x;
+      }
+    const double rms = std::sqrt(sum / (static_cast<double>(a.rows) * cfg.group_w));
+    tau.push_back(static_cast<uint32_t>(std::min(std::llround(knob * rms), static_cast<long long>(cfg.tau_max()))));
+  }
+  return tau;
 }
 
 Calibration calibrate_reuse_ratio(const ReuseConfig& cfg, const IntMatrix& a, double target) {

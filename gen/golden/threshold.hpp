@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,33 @@ class ThresholdSchedule {
  private:
   std::vector<std::vector<uint32_t>> table_;
 };
+
+// Thresholds relative to each group's RMS, per diffusion step, GEMM and head, as `kaleido study --dit-block`
+// calibrates them for every GEMM of a DiT block (block_schedule_<clip>_<proxy>.json): at a step, GEMM g (head h
+// for the per-head GEMMs qk and pv) uses tau_j = knob x RMS of group j of its A. The file also names the group
+// width, policy and distance the knobs were calibrated with; a reader using other ones is refused.
+struct KnobStep {
+  int step = 0;
+  double sigma = 0.0;
+  double snr_target_db = 0.0;  // the per-GEMM output SNR the knobs were calibrated for
+  std::map<std::string, std::vector<double>> knobs;  // GEMM name -> one knob per head (one for GEMMs without heads)
+};
+struct KnobSchedule {
+  static constexpr const char* kFormat = "kaleido block threshold schedule 1";
+  std::string source;  // what calibrated it (clip, proxy, model)
+  int group_w = 0;
+  std::string policy, distance;
+  std::vector<KnobStep> steps;
+
+  static KnobSchedule load(const std::string& path);  // throws FileError naming the path and the problem
+  std::string to_json() const;
+  // The knob of `gemm`, head `head`, at diffusion step `step`; `snr_target_db` picks among the targets of the
+  // step (negative: the step must have one). Throws ConfigError naming what is missing and what there is.
+  double knob(const std::string& gemm, int head, int step, double snr_target_db) const;
+};
+
+// tau_j = round(knob x RMS of group j of a), at most cfg.tau_max(): a relative threshold on an integer operand.
+std::vector<uint32_t> thresholds_from_knob(const ReuseConfig& cfg, const IntMatrix& a, double knob);
 
 struct Calibration {
   std::vector<uint32_t> tau;

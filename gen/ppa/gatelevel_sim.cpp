@@ -363,22 +363,23 @@ std::string harness_cpp(const std::vector<InputBit>& input_bits, size_t input_po
 namespace {
 int nibble(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
 
-// Every net's value after each evaluation: a change is a toggle, 0 -> 1 also a rise.
-// Verilator keeps the nets (one byte each, 0 or 1) together in the model object, so
-// the byte range they span is compared with its copy from the previous evaluation
-// 16 bytes at a time: XOR leaves 1 in every byte that changed, added into per-byte
-// counters (rises: XOR and the new value), which move into the per-net totals every
-// 255 samples, before one can overflow. Bytes of the range that are no net are
-// counted too and never read.
+// Every net's value after each evaluation: a change is a toggle. Verilator keeps the nets
+// (one byte each, 0 or 1) together in the model object, so the byte range they span is
+// compared with its copy from the previous evaluation 16 bytes at a time: XOR leaves 1 in
+// every byte that changed, added into per-byte counters, which move into the per-net totals
+// every 255 samples, before one can overflow. Bytes of the range that are no net are counted
+// too and never read. Rises need no counter: a net's rises and falls alternate, so over the
+// window rises - falls = last value - first value, and rises = (toggles + last - first) / 2.
 typedef uint8_t Bytes16 __attribute__((vector_size(16)));
 struct Counter {
   std::vector<const CData*> nets;  // index k: net k + 2
   const uint8_t* base = nullptr;
   size_t bytes = 0, blocks = 0;     // the range; its whole 16-byte blocks
   std::vector<uint32_t> offset;     // net k's byte offset in the range
-  std::vector<Bytes16> last, toggles8, rises8;  // the range after the previous evaluation; byte counters
-  std::vector<uint8_t> last_tail, toggles_tail, rises_tail;  // the bytes after the last whole block
-  std::vector<uint64_t> toggles, rises;
+  std::vector<Bytes16> last, toggles8;  // the range after the previous evaluation; byte counters
+  std::vector<uint8_t> last_tail, toggles_tail;  // the bytes after the last whole block
+  std::vector<uint8_t> first;  // each net's value when the window opened
+  std::vector<uint64_t> toggles;
   unsigned pending = 0;  // samples held in the byte counters
   bool on = false;
   void start() {
@@ -392,17 +393,17 @@ struct Counter {
     bytes = static_cast<size_t>(hi - lo) + 1;
     blocks = bytes / 16;
     offset.resize(nets.size());
-    for (size_t k = 0; k < nets.size(); ++k)
+    first.resize(nets.size());
+    for (size_t k = 0; k < nets.size(); ++k) {
       offset[k] = static_cast<uint32_t>(reinterpret_cast<const uint8_t*>(nets[k]) - lo);
+      first[k] = *nets[k] & 1;
+    }
     last.resize(blocks);
     std::memcpy(last.data(), base, blocks * 16);
     last_tail.assign(base + blocks * 16, base + bytes);
     toggles8.assign(blocks, Bytes16{});
-    rises8.assign(blocks, Bytes16{});
     toggles_tail.assign(last_tail.size(), 0);
-    rises_tail.assign(last_tail.size(), 0);
     toggles.assign(nets.size(), 0);
-    rises.assign(nets.size(), 0);
     pending = 0;
     on = true;
   }
@@ -411,33 +412,30 @@ struct Counter {
     for (size_t b = 0; b < blocks; ++b) {
       Bytes16 now;
       std::memcpy(&now, base + 16 * b, 16);
-      const Bytes16 changed = now ^ last[b];
-      toggles8[b] += changed;
-      rises8[b] += changed & now;
+      toggles8[b] += now ^ last[b];
       last[b] = now;
     }
     for (size_t t = 0; t < last_tail.size(); ++t) {
-      const uint8_t now = base[16 * blocks + t], changed = now ^ last_tail[t];
-      toggles_tail[t] += changed;
-      rises_tail[t] += changed & now;
+      const uint8_t now = base[16 * blocks + t];
+      toggles_tail[t] += now ^ last_tail[t];
       last_tail[t] = now;
     }
     if (++pending == 255) flush();
   }
   void flush() {
     const uint8_t* t8 = reinterpret_cast<const uint8_t*>(toggles8.data());
-    const uint8_t* r8 = reinterpret_cast<const uint8_t*>(rises8.data());
     const size_t whole = 16 * blocks;
     for (size_t k = 0; k < nets.size(); ++k) {
       const size_t at = offset[k];
       toggles[k] += at < whole ? t8[at] : toggles_tail[at - whole];
-      rises[k] += at < whole ? r8[at] : rises_tail[at - whole];
     }
     std::fill(toggles8.begin(), toggles8.end(), Bytes16{});
-    std::fill(rises8.begin(), rises8.end(), Bytes16{});
     std::fill(toggles_tail.begin(), toggles_tail.end(), 0);
-    std::fill(rises_tail.begin(), rises_tail.end(), 0);
     pending = 0;
+  }
+  uint64_t rises(size_t k) const {  // toggles + end >= start: a net that ends lower toggled an odd number of times
+    const uint64_t end = *nets[k] & 1u, start = first[k];
+    return (toggles[k] + end - start) / 2;
   }
 };
 
@@ -550,7 +548,7 @@ int main(int argc, char** argv) {
   }
   if (count.on) count.flush();
   std::ofstream nets(argv[4]);
-  for (size_t k = 0; k < count.nets.size(); ++k) nets << count.toggles[k] << ' ' << count.rises[k] << '\n';
+  for (size_t k = 0; k < count.nets.size(); ++k) nets << count.toggles[k] << ' ' << count.rises(k) << '\n';
   std::ofstream out(argv[5]);
 )";
   for (size_t k = 0; k < srams; ++k)

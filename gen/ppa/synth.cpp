@@ -94,6 +94,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     rtl.insert(rtl.end(), in_dir.begin(), in_dir.end());
   }
   if (rtl.empty()) throw ConfigError("--rtl", "(none)", "give a folder or files of Verilog");
+  rtl = rtl_files_for_top(rtl, opt.top);
   for (const fs::path& f : rtl) r.rtl_files.push_back(fs::absolute(f).string());
   r.rtl_hash = rtl_content_hash(rtl);
   std::vector<fs::path> libs = opt.liberty;

@@ -1,6 +1,7 @@
 #include "ppa/yosys_flow.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -64,6 +65,81 @@ std::string rtl_content_hash(const std::vector<fs::path>& files) {
     mix(read_file(path));
   }
   return fmt::format("{:016x}", h);
+}
+
+namespace {
+
+// Verilog text without // and /* */ comments (strings are not special-cased: the generated RTL has
+// no comment markers inside strings, and a stray one only makes the closure larger).
+std::string without_comments(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "//") == 0) {
+      i = text.find('\n', i);
+      if (i == std::string::npos) break;
+    } else if (text.compare(i, 2, "/*") == 0) {
+      const size_t end = text.find("*/", i + 2);
+      i = end == std::string::npos ? text.size() : end + 2;
+      out += ' ';
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+// The identifiers of Verilog text, in order, keywords included (escaped identifiers are not needed:
+// the generated RTL has none).
+std::vector<std::string> identifiers(const std::string& text) {
+  const auto starts = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+  const auto continues = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    if (starts(text[i]) && (i == 0 || !continues(text[i - 1]))) {
+      size_t j = i + 1;
+      while (j < text.size() && continues(text[j])) ++j;
+      out.push_back(text.substr(i, j - i));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<fs::path> rtl_files_for_top(const std::vector<fs::path>& files, const std::string& top) {
+  std::vector<std::vector<std::string>> words;
+  std::map<std::string, size_t> declared_in;  // module -> file index
+  for (size_t f = 0; f < files.size(); ++f) {
+    words.push_back(identifiers(without_comments(read_file(files[f]))));
+    const std::vector<std::string>& w = words.back();
+    for (size_t k = 0; k + 1 < w.size(); ++k)
+      if (w[k] == "module") declared_in.emplace(w[k + 1], f);
+  }
+  const auto top_file = declared_in.find(top);
+  if (top_file == declared_in.end())
+    throw ConfigError("--top", top, "no RTL file given declares this module");
+  std::vector<bool> needed(files.size(), false);
+  std::vector<size_t> todo = {top_file->second};
+  needed[top_file->second] = true;
+  while (!todo.empty()) {
+    const size_t f = todo.back();
+    todo.pop_back();
+    for (const std::string& w : words[f]) {
+      const auto d = declared_in.find(w);
+      if (d != declared_in.end() && !needed[d->second]) {
+        needed[d->second] = true;
+        todo.push_back(d->second);
+      }
+    }
+  }
+  std::vector<fs::path> out;
+  for (size_t f = 0; f < files.size(); ++f)
+    if (needed[f]) out.push_back(files[f]);
+  return out;
 }
 
 namespace {

@@ -61,6 +61,13 @@ std::vector<std::filesystem::path> rtl_files_in(const std::filesystem::path& dir
 // with the RTL it synthesised this way.
 std::string rtl_content_hash(const std::vector<std::filesystem::path>& files);
 
+// The files `top` needs: the one declaring `module top` and, transitively, every file declaring a
+// module whose name another needed file uses (outside comments), in the order given. A design's
+// report then hashes and synthesises only its own modules, so kld_plain_top's figures do not move
+// when only kld_top's files change. Throws ConfigError when no file declares `top`.
+std::vector<std::filesystem::path> rtl_files_for_top(const std::vector<std::filesystem::path>& files,
+                                                     const std::string& top);
+
 // Replaces every {{KEY}}; throws Error if one is left unfilled.
 std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values,
                           const std::string& template_name);

@@ -646,6 +646,10 @@ std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape&
       double sum = 0.0;
       for (double x : k) sum += x;
       r.knob = sum / static_cast<double>(k.size());
+      r.knobs = k;
+      r.group_w = spec.reuse.group_w;
+      r.policy = policy_name(spec.reuse.policy);
+      r.distance = distance_name(ReuseConfig{}.distance);  // gemm_config keeps the default: the RTL's max
       r.reuse_ratio = iw.reuse_ratio();
       r.savings = iw.savings();
       r.savings_in_block = cw.savings();

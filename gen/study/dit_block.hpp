@@ -182,6 +182,9 @@ struct BlockRecord {
   int64_t macs = 0;
   double mac_share = 0.0;
   double knob = 0.0;              // tau / RMS; the mean over heads for qk and pv
+  std::vector<double> knobs;      // tau / RMS per head (one for the GEMMs without heads)
+  int group_w = 0;                // what the knobs mean: tau_j = knob x RMS of group j of A, decided with
+  std::string policy, distance;   // this policy and group distance
   double reuse_ratio = 0.0;       // on the exact input
   double savings = 0.0;           // on the exact input (block rows: MAC-weighted, in the block)
   double savings_in_block = 0.0;  // with every GEMM reused before it

@@ -12,6 +12,7 @@
 #include "common/format.hpp"
 #include "common/markdown.hpp"
 #include "common/version.hpp"
+#include "golden/threshold.hpp"
 #include "study/study.hpp"
 #include "common/svg.hpp"
 
@@ -337,6 +338,29 @@ std::string schedule_csv(const StudyResult& r, const std::string& clip, const st
     o << "\n";
   }
   return o.str();
+}
+
+// The DiT block's calibrated knobs of one (clip, proxy) as a KnobSchedule (golden/threshold.hpp): an entry per
+// studied step and SNR target, one knob per GEMM and head.
+std::string block_schedule_json(const StudyResult& r, const std::string& clip, const std::string& proxy) {
+  KnobSchedule k;
+  k.source = "kaleido study " + version() + " --dit-block, " + r.model.value("title", std::string()) + ", clip " +
+             slug(clip) + ", proxy " + proxy;
+  for (const BlockRecord& b : r.block) {
+    if (b.clip != clip || b.proxy != proxy || b.knobs.empty()) continue;
+    k.group_w = b.group_w;
+    k.policy = b.policy;
+    k.distance = b.distance;
+    if (k.steps.empty() || k.steps.back().step != b.step || k.steps.back().snr_target_db != b.snr_target) {
+      KnobStep e;
+      e.step = b.step;
+      e.sigma = b.sigma;
+      e.snr_target_db = b.snr_target;
+      k.steps.push_back(e);
+    }
+    k.steps.back().knobs[b.gemm] = b.knobs;
+  }
+  return k.steps.empty() ? "" : k.to_json();
 }
 
 nlohmann::json options_json(const StudyOptions& o) {
@@ -936,6 +960,8 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
     for (const auto& [clip, proxy] : runs) {
       const std::string text = schedule_csv(r, clip, proxy);
       if (!text.empty()) put("tau_schedule_" + slug(clip) + "_" + proxy + ".csv", text);
+      const std::string knobs = block_schedule_json(r, clip, proxy);
+      if (!knobs.empty()) put("block_schedule_" + slug(clip) + "_" + proxy + ".json", knobs);
     }
   }
   put("points.csv", points_csv(r));

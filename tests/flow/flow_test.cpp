@@ -180,38 +180,77 @@ TEST(Flow, TinyConfigurationEndToEnd) {
   EXPECT_GT(top_logic, plain_logic);
   EXPECT_NEAR(h.at("logic_area_overhead_vs_plain").get<double>(), top_logic / plain_logic - 1.0, 1e-9);
 
-  // The RTL simulated is the RTL synthesised, and the report says so.
-  const std::string generated = ppa::rtl_content_hash(ppa::rtl_files_in(t.opt.work_dir / "rtl"));
+  // The RTL simulated is the RTL synthesised, and the report says so; each top is hashed over the files
+  // it needs, computed here from the generated folder.
+  const fs::path generated_dir = t.opt.work_dir / "rtl";
+  const std::string generated = flow::top_rtl_hash(generated_dir, "kld_top");
+  const std::string generated_plain = flow::top_rtl_hash(generated_dir, "kld_plain_top");
+  EXPECT_NE(generated, generated_plain);
   const json& hashes = j.at("rtl_hash");
   EXPECT_EQ(hashes.at("simulated"), generated);
   EXPECT_EQ(hashes.at("synthesised").at("kld_top"), generated);
-  EXPECT_EQ(hashes.at("synthesised").at("kld_plain_top"), generated);
+  EXPECT_EQ(hashes.at("synthesised").at("kld_plain_top"), generated_plain);
   EXPECT_EQ(top.at("design").at("rtl_hash"), generated);
-  EXPECT_NE(md.find("RTL content hash: simulated " + generated), std::string::npos);
+  EXPECT_EQ(plain.at("design").at("rtl_hash"), generated_plain);
+  EXPECT_NE(md.find("simulated kld_top " + generated), std::string::npos);
 }
 
 TEST(Flow, RtlHashesCompareContentNotFolders) {
   kaleido::testing::TestDir dir("hash");
   hw::write_rtl(tiny_hw(), dir.path() / "a");
   hw::write_rtl(tiny_hw(), dir.path() / "b");
-  const auto a = ppa::rtl_files_in(dir.path() / "a"), b = ppa::rtl_files_in(dir.path() / "b");
-  const std::string ha = ppa::rtl_content_hash(a), hb = ppa::rtl_content_hash(b);
+  const std::string ha = flow::top_rtl_hash(dir.path() / "a", "kld_top");
+  const std::string hb = flow::top_rtl_hash(dir.path() / "b", "kld_top");
   EXPECT_EQ(ha, hb);
   EXPECT_EQ(ha.size(), 16u);
-  EXPECT_NO_THROW(flow::check_same_rtl("kld_top", ha, dir.path() / "a", hb, dir.path() / "b"));
-  // One changed byte in one file: another design.
-  std::string text = read_file(b.front());
+  EXPECT_NO_THROW(flow::check_same_rtl("kld_top", dir.path() / "a", hb, dir.path() / "b"));
+  // One changed byte in a file kld_top needs: another design.
+  const fs::path merge = dir.path() / "b" / "kld_merge.v";
+  std::string text = read_file(merge);
   text.back() = text.back() == ' ' ? '\t' : ' ';
-  write_file_atomic(b.front(), text);
-  const std::string changed = ppa::rtl_content_hash(b);
+  write_file_atomic(merge, text);
+  const std::string changed = flow::top_rtl_hash(dir.path() / "b", "kld_top");
   EXPECT_NE(changed, ha);
   try {
-    flow::check_same_rtl("kld_top", ha, dir.path() / "a", changed, dir.path() / "b");
+    flow::check_same_rtl("kld_top", dir.path() / "a", changed, dir.path() / "b");
     FAIL() << "different RTL must be refused";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(ha), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(changed), std::string::npos) << e.what();
   }
+  // kld_plain_top does not need kld_merge: its hash and check are unaffected.
+  EXPECT_EQ(flow::top_rtl_hash(dir.path() / "b", "kld_plain_top"), flow::top_rtl_hash(dir.path() / "a", "kld_plain_top"));
+  EXPECT_NO_THROW(flow::check_same_rtl("kld_plain_top", dir.path() / "a",
+                                       flow::top_rtl_hash(dir.path() / "b", "kld_plain_top"), dir.path() / "b"));
+}
+
+TEST(Flow, RtlFilesForTopFollowInstancesNotComments) {
+  kaleido::testing::TestDir dir("closure");
+  write_file_atomic(dir.path() / "a.v", "module a (input x);\n  b u_b (.x(x));\nendmodule\n");
+  write_file_atomic(dir.path() / "b.v", "// c is not used\nmodule b (input x);\n  /* c u_c (); */\nendmodule\n");
+  write_file_atomic(dir.path() / "c.v", "module c;\nendmodule\n");
+  write_file_atomic(dir.path() / "d.v", "module d;\n  a u_a (.x(1'b0));\nendmodule\n");
+  const std::vector<fs::path> all = ppa::rtl_files_in(dir.path());
+  const auto names = [](const std::vector<fs::path>& files) {
+    std::string out;
+    for (const fs::path& f : files) out += f.filename().string() + " ";
+    return out;
+  };
+  EXPECT_EQ(names(ppa::rtl_files_for_top(all, "a")), "a.v b.v ");
+  EXPECT_EQ(names(ppa::rtl_files_for_top(all, "d")), "a.v b.v d.v ");
+  EXPECT_EQ(names(ppa::rtl_files_for_top(all, "c")), "c.v ");
+  EXPECT_THROW(ppa::rtl_files_for_top(all, "e"), ConfigError);
+  // The generated design: the dense baseline needs none of the reuse blocks, kld_top not the baseline.
+  hw::write_rtl(tiny_hw(), dir.path() / "rtl");
+  const std::vector<fs::path> rtl = ppa::rtl_files_in(dir.path() / "rtl");
+  const std::string plain = names(ppa::rtl_files_for_top(rtl, "kld_plain_top"));
+  const std::string top = names(ppa::rtl_files_for_top(rtl, "kld_top"));
+  for (const char* reuse_only : {"kld_top.v", "kld_merge.v", "kld_detector.v", "kld_dispatcher.v"}) {
+    EXPECT_EQ(plain.find(reuse_only), std::string::npos) << plain;
+    EXPECT_NE(top.find(reuse_only), std::string::npos) << top;
+  }
+  EXPECT_NE(plain.find("kld_plain_array.v"), std::string::npos) << plain;
+  EXPECT_EQ(top.find("kld_plain"), std::string::npos) << top;
 }
 
 TEST(Flow, HardwareThatIsNotTheSimulatedDesignIsRefused) {

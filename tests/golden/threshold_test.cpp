@@ -31,6 +31,56 @@ IntMatrix latent(const ReuseConfig& c, uint64_t seed) {
   return quantize(make_latent(s), c.data_w).q;
 }
 
+TEST(Thresholds, KnobTimesGroupRms) {
+  ReuseConfig c = base();
+  c.grid = {1, 1, 2};
+  c.channels = 16;  // two groups
+  c.data_w = 4;     // tau_max 15
+  IntMatrix a(2, 16);
+  for (int i = 0; i < 2; ++i)
+    for (int ch = 0; ch < 16; ++ch) a.at(i, ch) = ch < 8 ? (ch % 2 ? 3 : -3) : (i ? 6 : 0);
+  // Group 0: every value +-3, RMS 3. Group 1: half 0, half 6, RMS sqrt(18) = 4.2426.
+  EXPECT_EQ(thresholds_from_knob(c, a, 1.5), (std::vector<uint32_t>{5, 6}));  // 4.5 rounds up; 6.36
+  EXPECT_EQ(thresholds_from_knob(c, a, 0.0), (std::vector<uint32_t>{0, 0}));
+  EXPECT_EQ(thresholds_from_knob(c, a, 100.0), (std::vector<uint32_t>{15, 15}));  // at most tau_max
+  EXPECT_THROW(thresholds_from_knob(c, a, -1.0), ConfigError);
+}
+
+TEST(Thresholds, BlockScheduleRoundTripAndLookup) {
+  KnobSchedule k;
+  k.source = "test";
+  k.group_w = 8;
+  k.policy = "adaptive";
+  k.distance = "max";
+  k.steps.push_back({10, 0.9, 30.0, {{"qk", {0.5, 0.25}}, {"qkv", {1.0}}}});
+  k.steps.push_back({10, 0.9, 20.0, {{"qk", {0.75, 0.5}}, {"qkv", {2.0}}}});
+  k.steps.push_back({30, 0.5, 30.0, {{"qk", {1.5, 1.25}}, {"qkv", {3.0}}}});
+  const std::string path = temp_path("knobs.json");
+  write_file_atomic(path, k.to_json());
+  const KnobSchedule r = KnobSchedule::load(path);
+  EXPECT_EQ(r.to_json(), k.to_json());
+  EXPECT_EQ(r.knob("qk", 1, 30, -1.0), 1.25);
+  EXPECT_EQ(r.knob("qk", 0, 10, 20.0), 0.75);
+  EXPECT_EQ(r.knob("qkv", 0, 10, 30.0), 1.0);
+  EXPECT_THROW(r.knob("qk", 0, 10, -1.0), ConfigError);  // two targets at step 10: say which
+  EXPECT_THROW(r.knob("qk", 0, 20, -1.0), ConfigError);  // no step 20
+  EXPECT_THROW(r.knob("qk", 2, 30, -1.0), ConfigError);  // two heads
+  EXPECT_THROW(r.knob("pv", 0, 30, -1.0), ConfigError);
+  EXPECT_THROW(r.knob("qk", 0, 30, 25.0), ConfigError);
+  // Not a schedule, or a negative knob: the file is named.
+  write_file_atomic(path, R"({"tau": [[1, 2]]})");
+  EXPECT_THROW(KnobSchedule::load(path), FileError);
+  std::string text = k.to_json();
+  text.replace(text.find("0.25"), 4, "-0.2");
+  write_file_atomic(path, text);
+  try {
+    KnobSchedule::load(path);
+    FAIL() << "a negative knob must be refused";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("knob -0.2"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Thresholds, ScheduleFromCsvAndJson) {
   const std::string csv = temp_path("sched.csv"), json = temp_path("sched.json");
   write_file_atomic(csv, "# step, one value per group\n4, 5\n 8 ,9\n");

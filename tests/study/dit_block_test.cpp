@@ -1,6 +1,7 @@
 // The DiT block table (study/dit_block.hpp): sampled quality against a full computation, exactness at
 // threshold 0, MAC accounting against hand formulas and the golden model's own decisions, savings growing with
 // the threshold, calibration, and the CLI switch.
+#include "golden/threshold.hpp"
 #include "study/dit_block.hpp"
 
 #include <gtest/gtest.h>
@@ -363,6 +364,46 @@ TEST(DitBlockCli, WritesTheBlockTable) {
   EXPECT_NEAR(share, 1.0, 1e-9);
   EXPECT_NE(read_file(std::filesystem::path(out) / "summary.md").find("## Reuse on every GEMM of a DiT block"),
             std::string::npos);
+
+  // The calibrated knobs are written as a schedule: one per GEMM and head, means as in the table.
+  const std::string schedule = (std::filesystem::path(out) / "block_schedule_clip_denoised.json").string();
+  const KnobSchedule k = KnobSchedule::load(schedule);
+  ASSERT_EQ(k.steps.size(), 1u);
+  EXPECT_EQ(k.steps[0].step, 45);
+  EXPECT_EQ(k.steps[0].snr_target_db, 30.0);
+  EXPECT_EQ(k.group_w, 8);
+  EXPECT_EQ(k.steps[0].knobs.size(), static_cast<size_t>(kDitGemms));
+  for (const auto& row : j["block"]) {
+    const std::string gemm = row["gemm"].get<std::string>();
+    if (gemm == "block" || gemm == "block_update") continue;
+    const std::vector<double>& knobs = k.steps[0].knobs.at(gemm);
+    ASSERT_EQ(knobs.size(), row["heads"].get<size_t>()) << gemm;
+    double mean = 0;
+    for (double x : knobs) mean += x / static_cast<double>(knobs.size());
+    EXPECT_NEAR(mean, row["tau_over_rms"].get<double>(), 1e-9) << gemm;
+  }
+  // ... which the golden model reads: thresholds knob x RMS of each group of its A.
+  auto g = testing::run_kaleido("golden --grid 2x4x4 -K 32 -M 8 --policy " + k.policy + " --block-schedule " +
+                                schedule + " --gemm ffn_down --step 45 -o " + (dir / "g.kvec").string());
+  EXPECT_EQ(g.status, 0) << g.output;
+  EXPECT_NE(g.output.find("block schedule"), std::string::npos) << g.output;
+  EXPECT_NE(g.output.find("ffn_down head 0"), std::string::npos) << g.output;
+  // Another policy, a step or GEMM or head the file does not have: refused, naming what there is.
+  g = testing::run_kaleido("golden --grid 2x4x4 -K 32 -M 8 --policy fixed --block-schedule " + schedule +
+                           " --gemm qkv --step 45 -o " + (dir / "g.kvec").string());
+  EXPECT_EQ(g.status, 2) << g.output;
+  EXPECT_NE(g.output.find("calibrated with " + k.policy), std::string::npos) << g.output;
+  for (const std::string& bad : {std::string("--gemm qkv --step 44"), std::string("--gemm attn --step 45"),
+                                 std::string("--gemm qkv --head 1 --step 45")}) {
+    g = testing::run_kaleido("golden --grid 2x4x4 -K 32 -M 8 --policy " + k.policy + " --block-schedule " + schedule +
+                             " " + bad + " -o " + (dir / "g.kvec").string());
+    EXPECT_EQ(g.status, 2) << bad << ": " << g.output;
+    EXPECT_NE(g.output.find(bad.find("44") != std::string::npos ? "the schedule has steps 45"
+                            : bad.find("attn") != std::string::npos ? "the schedule has ffn_down"
+                                                                    : "has 1 head"),
+              std::string::npos)
+        << bad << ": " << g.output;
+  }
 }
 
 TEST(DitBlockCli, BadInputIsRefused) {
