@@ -160,6 +160,9 @@ void register_study(CLI::App& app) {
   sub->add_option("--q-npy", o.q_npy, "Real activations: Q of shape (N,d) or (heads,N,d)");
   sub->add_option("--k-npy", o.k_npy, "Real activations: K");
   sub->add_option("--v-npy", o.v_npy, "Real activations: V");
+  sub->add_option("--hidden-npy", o.hidden_npy,
+                  "Real hidden states for --dit-block: the block input X0 of shape (N,D) or (1,N,D), tokens in "
+                  "t,h,w scan order, D the model's hidden size (weights stay seeded)");
   sub->add_option("--npy-grid", o.npy_grid, "Token grid TxHxW of the .npy activations");
   sub->add_option("--npy-head", o.npy_head, "Head of (heads,N,d) activations")->capture_default_str();
   sub->add_flag("--npy-pre-rope", cmd->npy_pre_rope, "The .npy Q and K were dumped before RoPE (apply it here)");

@@ -9,6 +9,7 @@
 #include "golden/random.hpp"
 #include "study/hot.hpp"
 #include "study/methods.hpp"
+#include "workload/npy.hpp"
 #include "workload/qkv.hpp"
 
 namespace kaleido::study {
@@ -583,17 +584,43 @@ int64_t block_study_units(const BlockStudySpec& spec) {
 std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape& m, const BlockStudySpec& spec,
                                          const std::string& clip, const std::string& proxy, int step, double sigma,
                                          Progress& progress) {
+  const DitWeights w = make_dit_weights(DitShape::of(m), tokens.f.cols, spec.proxy);
+  return run_block_study(tokens.grid, dit_hidden_states(tokens, w, spec.threads), m, spec, clip, proxy, step, sigma,
+                         progress);
+}
+
+FloatMatrix load_hidden_states(const std::string& path, const Grid& grid, int hidden) {
+  const workload::NpyArray a = workload::read_npy(path);
+  const std::vector<int64_t> want2 = {grid.tokens(), hidden}, want3 = {1, grid.tokens(), hidden};
+  if (a.shape != want2 && a.shape != want3) {
+    std::string got;
+    for (int64_t d : a.shape) got += (got.empty() ? "" : ", ") + std::to_string(d);
+    throw ConfigError("hidden-npy", path + " of shape (" + got + ")",
+                      "must be (N, D) or (1, N, D) = (" + std::to_string(grid.tokens()) + ", " +
+                          std::to_string(hidden) + "): the grid's tokens by the model's hidden size");
+  }
+  FloatMatrix x(grid.tokens(), hidden);
+  x.data = a.data;
+  for (float v : x.data)
+    if (!std::isfinite(v)) throw ConfigError("hidden-npy", path, "holds a value that is not finite");
+  return x;
+}
+
+std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const ModelShape& m,
+                                         const BlockStudySpec& spec, const std::string& clip,
+                                         const std::string& proxy, int step, double sigma, Progress& progress) {
   const DitShape shape = DitShape::of(m);
-  const int64_t N = tokens.grid.tokens();
-  const std::string where = clip + " (" + proxy + ") step " + std::to_string(step) + ": DiT block";
+  const int64_t N = grid.tokens();
+  const std::string where = clip + " (" + proxy + ") step " + (step < 0 ? std::string("npy") : std::to_string(step)) +
+                            ": DiT block";
   progress.note(where + ": exact " + m.title + " block on " + std::to_string(N) + " tokens (hidden " +
                 std::to_string(shape.hidden) + ", " + std::to_string(shape.heads) + " heads x " +
                 std::to_string(shape.head_dim) + ", FFN " + std::to_string(shape.ffn) + ")");
-  const DitWeights w = make_dit_weights(shape, tokens.f.cols, spec.proxy);
+  // The patch embedding is not used past X0; one feature keeps it small.
+  const DitWeights w = make_dit_weights(shape, 1, spec.proxy);
   DitSample sample = make_dit_sample(shape, N, spec.rows, spec.cols, spec.seed);
   const std::string sampled = sample.describe(shape, N);
-  const DitBlock block(shape, tokens.grid, dit_hidden_states(tokens, w, spec.threads), w, spec.reuse, std::move(sample),
-                       spec.threads);
+  const DitBlock block(shape, grid, std::move(x0), w, spec.reuse, std::move(sample), spec.threads);
   progress.advance(where + ": exact block done (" + fixed(static_cast<double>(block.total_macs()) * 1e-9, 1) +
                    " GMAC)");
   std::vector<BlockRecord> out;

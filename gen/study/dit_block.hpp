@@ -208,5 +208,13 @@ std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape&
                                          const std::string& clip, const std::string& proxy, int step, double sigma,
                                          Progress& progress);
 int64_t block_study_units(const BlockStudySpec& spec);
+// The same on given hidden states X0 (tokens of `grid` in t, h, w scan order x the model's hidden size).
+std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const ModelShape& m,
+                                         const BlockStudySpec& spec, const std::string& clip,
+                                         const std::string& proxy, int step, double sigma, Progress& progress);
+
+// Real hidden states for the block: a .npy of shape (N, D) or (1, N, D), N the tokens of `grid` in t, h, w scan
+// order, D = `hidden`. Throws FileError (unreadable) or ConfigError (shape) naming what was expected.
+FloatMatrix load_hidden_states(const std::string& path, const Grid& grid, int hidden);
 
 }  // namespace kaleido::study

@@ -52,7 +52,8 @@ void StudyOptions::validate() const {
       for (const auto& k : all_methods()) known += (known.empty() ? "" : ", ") + k;
       throw ConfigError("methods", m, "must be among " + known);
     }
-  if (clips.empty() && q_npy.empty()) throw ConfigError("clip", "none", "give at least one clip or --q-npy");
+  if (clips.empty() && q_npy.empty() && hidden_npy.empty())
+    throw ConfigError("clip", "none", "give at least one clip, --q-npy or --hidden-npy");
   if (points < 2) throw ConfigError("points", std::to_string(points), "must be at least 2");
   if (rows < 1) throw ConfigError("rows", std::to_string(rows), "must be at least 1");
   if (threads < 1 || threads > 256) throw ConfigError("threads", std::to_string(threads), "must be 1 to 256");
@@ -72,10 +73,14 @@ void StudyOptions::validate() const {
   if (!(ref_tau >= 0.0)) throw ConfigError("ref-tau", std::to_string(ref_tau), "must be >= 0");
   if (std::isnan(block_reuse_tau))
     throw ConfigError("block-reuse-tau", "nan", "a tau/RMS >= 0, or negative for the calibrated one");
+  if (!hidden_npy.empty() && !dit_block)
+    throw ConfigError("hidden-npy", hidden_npy, "hidden states feed the DiT block study: add --dit-block");
+  if (!hidden_npy.empty() && npy_grid.empty())
+    throw ConfigError("hidden-npy", hidden_npy, "give the token grid of its rows with --npy-grid TxHxW");
   if (dit_block) {
-    if (!q_npy.empty())
-      throw ConfigError("block", "--q-npy", "the DiT block study builds its hidden states from the proxy's token "
-                                            "features; real Q/K/V of one head cannot feed it");
+    if (!q_npy.empty() && hidden_npy.empty())
+      throw ConfigError("block", "--q-npy", "the DiT block study needs hidden states (--hidden-npy), or builds them "
+                                            "from a clip's token features; real Q/K/V of one head cannot feed it");
     if (block_snr.empty()) throw ConfigError("block-snr", "none", "give at least one per-GEMM output SNR target");
     for (double t : block_snr)
       if (!(t > 0.0 && t <= 200.0)) throw ConfigError("block-snr", std::to_string(t), "SNR targets are in (0, 200] dB");
@@ -536,8 +541,25 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
     per_step += m == "dense" ? 1 : opt.points + static_cast<int64_t>(opt.targets.size()) * (reuse ? 2 : 1);
   }
 
-  if (!opt.q_npy.empty()) {
-    progress.set_total(per_step);
+  BlockStudySpec block_spec;
+  block_spec.snr_targets = opt.block_snr;
+  block_spec.rows = opt.rows;
+  block_spec.cols = opt.block_cols;
+  block_spec.seed = opt.row_seed;
+  block_spec.reuse.group_w = opt.group_w;
+  block_spec.reuse.tile_h = opt.tile_h;
+  block_spec.reuse.tile_w = opt.tile_w;
+  block_spec.proxy = {static_cast<uint64_t>(opt.head) + 1, opt.qk_align, opt.pos_bias, opt.qk_gain};
+  block_spec.threads = opt.threads;
+  const auto check_block_tokens = [&](const Grid& g) {
+    if (opt.dit_block && g.tokens() > kMaxPvReuseTokens)
+      throw ConfigError("block", std::to_string(g.tokens()) + " tokens",
+                        "the DiT block study holds every activation of the block and P of one head (N x N floats): at "
+                        "most " + std::to_string(kMaxPvReuseTokens) + " tokens (e.g. --resolution 240x416 --frames 41)");
+  };
+
+  if (!opt.q_npy.empty() || !opt.hidden_npy.empty()) {
+    progress.set_total((opt.q_npy.empty() ? 0 : per_step) + (opt.dit_block ? block_study_units(block_spec) : 0));
     Grid g;
     {
       int t = 0, h = 0, w = 0, n = 0;
@@ -547,6 +569,24 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
       g = {t, h, w};
     }
     res.grid = g;
+    check_block_tokens(g);
+    if (!opt.hidden_npy.empty()) {
+      res.proxy_statement += " The DiT block's input X0 was loaded from " + opt.hidden_npy +
+                             "; its weights are seeded Gaussians, so only the qkv GEMM sees a real operand.";
+      FloatMatrix x0 = load_hidden_states(opt.hidden_npy, g, DitShape::of(model).hidden);
+      ClipRecord c;
+      c.name = "npy";
+      c.source = opt.hidden_npy + " (hidden states X0, " + std::to_string(g.tokens()) + " x " +
+                 std::to_string(x0.cols) + ")";
+      res.clips.push_back(c);
+      std::vector<BlockRecord> rows = run_block_study(g, std::move(x0), model, block_spec, "npy", "hidden", -1,
+                                                      std::nan(""), progress);
+      res.block.insert(res.block.end(), rows.begin(), rows.end());
+    }
+    if (opt.q_npy.empty()) {
+      res.seconds = progress.elapsed() - t0;
+      return res;
+    }
     StepInputs si;
     si.in = load_npy_head(opt.q_npy, opt.k_npy, opt.v_npy, g, model, opt.npy_head, opt.npy_rope_applied);
     ClipRecord c;
@@ -566,20 +606,7 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   const Resolution resolution = parse_resolution(model, opt.resolution);
   const int frames = opt.frames > 0 ? opt.frames : model.frames;
   res.grid = token_grid(model, resolution, frames);
-  if (opt.dit_block && res.grid.tokens() > kMaxPvReuseTokens)
-    throw ConfigError("block", std::to_string(res.grid.tokens()) + " tokens",
-                      "the DiT block study holds every activation of the block and P of one head (N x N floats): at "
-                      "most " + std::to_string(kMaxPvReuseTokens) + " tokens (e.g. --resolution 240x416 --frames 41)");
-  BlockStudySpec block_spec;
-  block_spec.snr_targets = opt.block_snr;
-  block_spec.rows = opt.rows;
-  block_spec.cols = opt.block_cols;
-  block_spec.seed = opt.row_seed;
-  block_spec.reuse.group_w = opt.group_w;
-  block_spec.reuse.tile_h = opt.tile_h;
-  block_spec.reuse.tile_w = opt.tile_w;
-  block_spec.proxy = {static_cast<uint64_t>(opt.head) + 1, opt.qk_align, opt.pos_bias, opt.qk_gain};
-  block_spec.threads = opt.threads;
+  check_block_tokens(res.grid);
   if (opt.dit_block) per_step += block_study_units(block_spec);
   progress.set_total(per_step * static_cast<int64_t>(opt.clips.size() * opt.steps.size() * opt.proxies.size()) +
                      static_cast<int64_t>(opt.clips.size()));

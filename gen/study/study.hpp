@@ -74,6 +74,7 @@ struct StudyOptions {
   std::string calib_clip;  // ScalingAttention-style calibration clip; "" = same clip, other noise
   // Real activations instead of the proxy (one "step" labelled npy).
   std::string q_npy, k_npy, v_npy;
+  std::string hidden_npy;  // the DiT block's input X0 (N x D), with dit_block
   std::string npy_grid;  // TxHxW
   int npy_head = 0;
   bool npy_rope_applied = true;

@@ -17,6 +17,8 @@
 #include "golden/reuse.hpp"
 #include "helpers.hpp"
 #include "support/test_dir.hpp"
+#include "workload/npy.hpp"
+#include "workload/models.hpp"
 #include "workload/rope.hpp"
 
 namespace kaleido::study {
@@ -404,6 +406,55 @@ TEST(DitBlockCli, WritesTheBlockTable) {
               std::string::npos)
         << bad << ": " << g.output;
   }
+}
+
+// Real hidden states replace the proxy's X0: identical tokens reuse on qkv wherever a reference exists, seeded
+// noise hardly at all; a wrong shape or a missing --dit-block is refused.
+TEST(DitBlockCli, ReadsRealHiddenStates) {
+  const testing::TestDir dir("dit_block_hidden");
+  const Grid grid{2, 4, 7};
+  const int D = DitShape::of(workload::find_model("wan2.1-1.3b")).hidden;
+  const int64_t N = grid.tokens();
+  Rng rng(5);
+  std::vector<float> same(static_cast<size_t>(N * D)), noise(same.size());
+  for (int c = 0; c < D; ++c) {
+    const float v = static_cast<float>(rng.normal());
+    for (int64_t i = 0; i < N; ++i) same[static_cast<size_t>(i * D + c)] = v;
+  }
+  for (float& x : noise) x = static_cast<float>(rng.normal());
+  const std::string same_npy = (dir / "same.npy").string(), noise_npy = (dir / "noise.npy").string();
+  workload::write_npy(same_npy, {N, D}, same);
+  workload::write_npy(noise_npy, {1, N, D}, noise);
+  const auto qkv_reuse = [&](const std::string& npy) {
+    const std::string out = (dir / ("out_" + std::filesystem::path(npy).stem().string())).string();
+    const auto r = testing::run_kaleido("study --hidden-npy " + npy + " --npy-grid 2x4x7 --dit-block --block-snr 30 "
+                                        "--rows 32 --block-cols 64 --threads 2 -o " + out);
+    EXPECT_EQ(r.status, 0) << r.output;
+    const auto j = nlohmann::json::parse(read_file(std::filesystem::path(out) / "study.json"));
+    EXPECT_EQ(j["block"].size(), 8u);
+    EXPECT_NE(j["proxy_statement"].get<std::string>().find(npy), std::string::npos);
+    for (const auto& row : j["block"]) {
+      EXPECT_EQ(row["proxy"], "hidden");
+      if (row["gemm"] == "qkv") return row["reuse_ratio"].get<double>();
+    }
+    ADD_FAILURE() << "no qkv row";
+    return -1.0;
+  };
+  // Every token but the first has an identical reference.
+  EXPECT_NEAR(qkv_reuse(same_npy), static_cast<double>(N - 1) / static_cast<double>(N), 1e-12);
+  EXPECT_LT(qkv_reuse(noise_npy), 0.5);
+
+  const std::string out = (dir / "bad").string();
+  auto r = testing::run_kaleido("study --hidden-npy " + same_npy + " --npy-grid 2x4x8 --dit-block -o " + out);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("must be (N, D) or (1, N, D) = (64, " + std::to_string(D) + ")"), std::string::npos)
+      << r.output;
+  r = testing::run_kaleido("study --hidden-npy " + same_npy + " --npy-grid 2x4x7 -o " + out);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("add --dit-block"), std::string::npos) << r.output;
+  r = testing::run_kaleido("study --hidden-npy " + same_npy + " --dit-block -o " + out);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--npy-grid"), std::string::npos) << r.output;
 }
 
 TEST(DitBlockCli, BadInputIsRefused) {
