@@ -29,6 +29,7 @@ struct StudyCommand {
   bool no_projection = false;
   std::string latent_scaling = "global";
   std::vector<std::string> steps{"10", "30", "49"};
+  CLI::Option* block_snr_option = nullptr;  // to tell a given --block-snr from its default
 
   void run() {
     if (list_models) {
@@ -57,6 +58,8 @@ struct StudyCommand {
       o.steps.push_back(static_cast<int>(v));
     }
     o.projection = !no_projection;
+    if (!o.block_schedule.empty() && block_snr_option->count() > 0)
+      throw ConfigError("block-snr", "given", "--block-schedule brings its own knobs and targets: give one of the two");
     o.progress = !quiet;
     study::Progress progress(!quiet);
     const study::StudyResult r = study::run_study(o, progress);
@@ -170,10 +173,13 @@ void register_study(CLI::App& app) {
   sub->add_flag("--dit-block", o.dit_block,
                 "Also the DiT block table: reuse on every GEMM of one block (QKV, Q K^T, P V, output projection, FFN "
                 "up and down), block_gemms.csv; at most 8192 tokens");
-  sub->add_option("--block-snr", o.block_snr,
+  cmd->block_snr_option = sub->add_option("--block-snr", o.block_snr,
                   "Per-GEMM output SNR targets (dB) the block's thresholds are calibrated for, one table each")
       ->delimiter(',')
       ->capture_default_str();
+  sub->add_option("--block-schedule", o.block_schedule,
+                  "Run the DiT block at the knobs of this block schedule (block_schedule_*.json) instead of "
+                  "calibrating: every entry of each studied step");
   sub->add_option("--block-cols", o.block_cols,
                   "Output columns sampled per GEMM for the block's quality (rows: --rows)")
       ->capture_default_str();

@@ -156,15 +156,7 @@ std::string WorkloadOptions::apply_thresholds(ReuseConfig& cfg, const IntMatrix&
   }
   if (!block_schedule.empty()) {
     const KnobSchedule s = KnobSchedule::load(block_schedule);
-    // Knobs mean the same thresholds only with the grouping, policy and distance they were calibrated with.
-    const std::pair<std::string, std::string> same[] = {{std::to_string(s.group_w), std::to_string(cfg.group_w)},
-                                                        {s.policy, policy_name(cfg.policy)},
-                                                        {s.distance, distance_name(cfg.distance)}};
-    const char* what[] = {"--group-w", "--policy", "--distance"};
-    for (size_t k = 0; k < 3; ++k)
-      if (same[k].first != same[k].second)
-        throw ConfigError(what[k], same[k].second,
-                          "the block schedule " + block_schedule + " was calibrated with " + same[k].first);
+    s.check_decisions(cfg.group_w, policy_name(cfg.policy), distance_name(cfg.distance), block_schedule);
     const double knob = s.knob(schedule_gemm, schedule_head, step, schedule_snr);
     cfg.tau = thresholds_from_knob(cfg, a, knob);
     return "block schedule " + block_schedule + ", step " + std::to_string(step) + ", " + schedule_gemm + " head " +

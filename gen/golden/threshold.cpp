@@ -143,6 +143,17 @@ double KnobSchedule::knob(const std::string& gemm, int head, int step, double sn
   return g->second[static_cast<size_t>(head)];
 }
 
+void KnobSchedule::check_decisions(int group_w_used, const std::string& policy_used,
+                                   const std::string& distance_used, const std::string& path) const {
+  const std::pair<std::string, std::string> pairs[] = {{std::to_string(group_w), std::to_string(group_w_used)},
+                                                       {policy, policy_used},
+                                                       {distance, distance_used}};
+  const char* option[] = {"--group-w", "--policy", "--distance"};
+  for (size_t k = 0; k < 3; ++k)
+    if (pairs[k].first != pairs[k].second)
+      throw ConfigError(option[k], pairs[k].second, "the block schedule " + path + " was calibrated with " + pairs[k].first);
+}
+
 std::vector<uint32_t> thresholds_from_knob(const ReuseConfig& cfg, const IntMatrix& a, double knob) {
   if (!(knob >= 0.0) || !std::isfinite(knob)) throw ConfigError("knob", std::to_string(knob), "must be >= 0");
   if (a.cols != cfg.channels) throw Error("thresholds_from_knob: A has " + std::to_string(a.cols) + " channels");

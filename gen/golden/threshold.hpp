@@ -52,6 +52,10 @@ struct KnobSchedule {
   // The knob of `gemm`, head `head`, at diffusion step `step`; `snr_target_db` picks among the targets of the
   // step (negative: the step must have one). Throws ConfigError naming what is missing and what there is.
   double knob(const std::string& gemm, int head, int step, double snr_target_db) const;
+  // Knobs mean the same thresholds only with the grouping, policy and distance they were calibrated with:
+  // throws ConfigError naming the option (--group-w, --policy, --distance), its value and the file's.
+  void check_decisions(int group_w, const std::string& policy, const std::string& distance,
+                       const std::string& path) const;
 };
 
 // tau_j = round(knob x RMS of group j of a), at most cfg.tau_max(): a relative threshold on an integer operand.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "common/error.hpp"
 #include "common/format.hpp"
@@ -578,7 +579,13 @@ DitBlockRun DitBlock::run(const DitKnobs& knobs) const {
 // ------------------------------------------------------------------ the study's table
 
 int64_t block_study_units(const BlockStudySpec& spec) {
-  return 1 + static_cast<int64_t>(spec.snr_targets.size()) * (kDitGemms + 1);
+  size_t targets = spec.snr_targets.size();
+  if (spec.schedule) {  // the most entries any step has
+    std::map<int, size_t> per_step;
+    targets = 0;
+    for (const KnobStep& k : spec.schedule->steps) targets = std::max(targets, ++per_step[k.step]);
+  }
+  return 1 + static_cast<int64_t>(targets) * (kDitGemms + 1);
 }
 
 std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape& m, const BlockStudySpec& spec,
@@ -623,20 +630,47 @@ std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const
   const DitBlock block(shape, grid, std::move(x0), w, spec.reuse, std::move(sample), spec.threads);
   progress.advance(where + ": exact block done (" + fixed(static_cast<double>(block.total_macs()) * 1e-9, 1) +
                    " GMAC)");
+  // What to run: each SNR target, calibrated here, or the schedule's entries at this step, knobs given.
+  std::vector<std::pair<double, const std::map<std::string, std::vector<double>>*>> plans;
+  if (spec.schedule) {
+    std::string steps;
+    for (const KnobStep& k : spec.schedule->steps) {
+      if (k.step == step) plans.emplace_back(k.snr_target_db, &k.knobs);
+      steps += (steps.empty() ? "" : ", ") + std::to_string(k.step);
+    }
+    if (plans.empty())
+      throw ConfigError("block-schedule", "step " + std::to_string(step), "the schedule has steps " + steps);
+  } else {
+    for (double target : spec.snr_targets) plans.emplace_back(target, nullptr);
+  }
   std::vector<BlockRecord> out;
-  for (double target : spec.snr_targets) {
+  for (const auto& [target, given] : plans) {
     DitKnobs knobs;
     std::array<GemmWork, kDitGemms> iso;
     for (int gi = 0; gi < kDitGemms; ++gi) {
       const DitGemm g = static_cast<DitGemm>(gi);
       const int heads = dit_gemm_per_head(g) ? shape.heads : 1;
+      const std::vector<double>* from_file = nullptr;
+      if (given) {
+        const auto it = given->find(dit_gemm_name(g));
+        if (it == given->end() || static_cast<int>(it->second.size()) != heads)
+          throw ConfigError("block-schedule", std::string(dit_gemm_name(g)) + " at step " + std::to_string(step),
+                            "needs " + std::to_string(heads) + " knob(s), one per head of " + m.title);
+        from_file = &it->second;
+      }
       for (int h = 0; h < heads; ++h) {
         if (g == DitGemm::Pv)  // the slow one: P of a head is N x N and every step of the search decides on all of it
           progress.note(where + ", " + fixed(target, 1) + " dB target: pv, head " + std::to_string(h + 1) + " of " +
                         std::to_string(heads));
-        const DitBlock::Calibrated c = block.calibrate(g, h, target);
-        knobs[static_cast<size_t>(gi)].push_back(c.knob);
-        merge_work(iso[static_cast<size_t>(gi)], c.work);
+        if (from_file) {
+          const double knob = (*from_file)[static_cast<size_t>(h)];
+          knobs[static_cast<size_t>(gi)].push_back(knob);
+          merge_work(iso[static_cast<size_t>(gi)], block.isolated(g, h, knob));
+        } else {
+          const DitBlock::Calibrated c = block.calibrate(g, h, target);
+          knobs[static_cast<size_t>(gi)].push_back(c.knob);
+          merge_work(iso[static_cast<size_t>(gi)], c.work);
+        }
       }
       const GemmWork& iw = iso[static_cast<size_t>(gi)];
       progress.advance(where + ", " + fixed(target, 1) + " dB target: " + dit_gemm_name(g) + " savings " +

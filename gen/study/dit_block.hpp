@@ -22,10 +22,12 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "golden/config.hpp"
+#include "golden/threshold.hpp"
 #include "golden/metrics.hpp"
 #include "golden/reuse.hpp"
 #include "study/attention.hpp"
@@ -194,6 +196,9 @@ struct BlockRecord {
 
 struct BlockStudySpec {
   std::vector<double> snr_targets{30.0};
+  // When set, no calibration: the block runs at the schedule's knobs, every entry of the study's step
+  // (the records' SNR target is then the one the file's knobs were calibrated for).
+  std::shared_ptr<const KnobSchedule> schedule;
   int rows = 512;
   int cols = 256;
   uint64_t seed = 11;
@@ -203,7 +208,7 @@ struct BlockStudySpec {
 };
 
 // The block table of one (clip, proxy, step): the exact block, per-GEMM (per-head) thresholds calibrated to each
-// SNR target, the chained block at those thresholds. Progress: 2 + 6 x targets units.
+// SNR target (or taken from spec.schedule), the chained block at those thresholds. Progress: 1 + 7 x targets units.
 std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape& m, const BlockStudySpec& spec,
                                          const std::string& clip, const std::string& proxy, int step, double sigma,
                                          Progress& progress);

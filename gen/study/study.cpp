@@ -73,6 +73,8 @@ void StudyOptions::validate() const {
   if (!(ref_tau >= 0.0)) throw ConfigError("ref-tau", std::to_string(ref_tau), "must be >= 0");
   if (std::isnan(block_reuse_tau))
     throw ConfigError("block-reuse-tau", "nan", "a tau/RMS >= 0, or negative for the calibrated one");
+  if (!block_schedule.empty() && !dit_block)
+    throw ConfigError("block-schedule", block_schedule, "the knobs are for the DiT block study: add --dit-block");
   if (!hidden_npy.empty() && !dit_block)
     throw ConfigError("hidden-npy", hidden_npy, "hidden states feed the DiT block study: add --dit-block");
   if (!hidden_npy.empty() && npy_grid.empty())
@@ -551,6 +553,12 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   block_spec.reuse.tile_w = opt.tile_w;
   block_spec.proxy = {static_cast<uint64_t>(opt.head) + 1, opt.qk_align, opt.pos_bias, opt.qk_gain};
   block_spec.threads = opt.threads;
+  if (!opt.block_schedule.empty()) {
+    auto schedule = std::make_shared<KnobSchedule>(KnobSchedule::load(opt.block_schedule));
+    schedule->check_decisions(block_spec.reuse.group_w, policy_name(block_spec.reuse.policy),
+                              distance_name(ReuseConfig{}.distance), opt.block_schedule);
+    block_spec.schedule = std::move(schedule);
+  }
   const auto check_block_tokens = [&](const Grid& g) {
     if (opt.dit_block && g.tokens() > kMaxPvReuseTokens)
       throw ConfigError("block", std::to_string(g.tokens()) + " tokens",

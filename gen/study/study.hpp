@@ -83,6 +83,7 @@ struct StudyOptions {
   // Q K^T and P V) calibrated to each per-GEMM output SNR target; quality on block_rows x block_cols samples.
   bool dit_block = false;
   std::vector<double> block_snr{30.0};
+  std::string block_schedule;  // knobs from a file (KnobSchedule) instead of calibrating to block_snr
   int block_cols = 256;
   bool progress = true;
 

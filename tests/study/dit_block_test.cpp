@@ -384,7 +384,28 @@ TEST(DitBlockCli, WritesTheBlockTable) {
     for (double x : knobs) mean += x / static_cast<double>(knobs.size());
     EXPECT_NEAR(mean, row["tau_over_rms"].get<double>(), 1e-9) << gemm;
   }
-  // ... which the golden model reads: thresholds knob x RMS of each group of its A.
+  // The study reads it back: the block at the file's knobs reproduces the calibrated table.
+  const std::string again = (dir / "again").string();
+  auto rerun = testing::run_kaleido("study --clip " + clip + " --spectrum-clip " + clip +
+                                    " --resolution 64x112 --frames 5 --steps 45 --proxies denoised --methods dense "
+                                    "--no-projection --dit-block --block-schedule " + schedule +
+                                    " --rows 32 --block-cols 64 --threads 2 -o " + again);
+  ASSERT_EQ(rerun.status, 0) << rerun.output;
+  const auto j2 = nlohmann::json::parse(read_file(std::filesystem::path(again) / "study.json"));
+  ASSERT_EQ(j2["block"].size(), j["block"].size());
+  for (size_t i = 0; i < j["block"].size(); ++i)
+    for (const char* field : {"gemm", "tau_over_rms", "savings", "savings_in_block", "quality", "snr_target_db"})
+      EXPECT_EQ(j2["block"][i][field], j["block"][i][field]) << field << " of " << j["block"][i]["gemm"];
+  for (const std::string& bad : {std::string("--steps 44"), std::string("--steps 45 --block-snr 30")}) {
+    rerun = testing::run_kaleido("study --clip " + clip + " --spectrum-clip " + clip +
+                                 " --resolution 64x112 --frames 5 --proxies denoised --methods dense --no-projection "
+                                 "--dit-block --block-schedule " + schedule + " " + bad + " -o " + again);
+    EXPECT_EQ(rerun.status, 2) << bad << ": " << rerun.output;
+    EXPECT_NE(rerun.output.find(bad.find("44") != std::string::npos ? "the schedule has steps 45" : "give one of the two"),
+              std::string::npos)
+        << bad << ": " << rerun.output;
+  }
+  // ... and the golden model: thresholds knob x RMS of each group of its A.
   auto g = testing::run_kaleido("golden --grid 2x4x4 -K 32 -M 8 --policy " + k.policy + " --block-schedule " +
                                 schedule + " --gemm ffn_down --step 45 -o " + (dir / "g.kvec").string());
   EXPECT_EQ(g.status, 0) << g.output;
