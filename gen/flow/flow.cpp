@@ -387,8 +387,9 @@ FlowResult run_flow(const FlowOptions& opt) {
     }
     rep["headline"] = headline;
     json hashes{{"simulated", res.rtl_hash_simulated}, {"synthesised", json::object()},
-                {"method", "FNV-1a 64 over the name and bytes of each .v/.sv file the top needs (its module closure), in name "
-                 "order (ppa::rtl_content_hash of ppa::rtl_files_for_top)"}};
+                {"method",
+                 "FNV-1a 64 over the name and bytes of each .v/.sv file the top needs (its module closure), "
+                 "in name order (ppa::rtl_content_hash of ppa::rtl_files_for_top)"}};
     for (const auto& [name, hash] : res.rtl_hash_synthesised) hashes["synthesised"][name] = hash;
     rep["rtl_hash"] = hashes;
 

@@ -83,7 +83,8 @@ KnobSchedule KnobSchedule::load(const std::string& path) {
     for (const auto& e : j.at("steps")) {
       KnobStep k;
       k.step = e.at("step").get<int>();
-      k.sigma = e.value("sigma", 0.0);
+      // Absent or null for real activations, which have no noise level of their own.
+      k.sigma = e.contains("sigma") && e["sigma"].is_number() ? e["sigma"].get<double>() : std::nan("");
       k.snr_target_db = e.at("snr_target_db").get<double>();
       k.knobs = e.at("knobs").get<std::map<std::string, std::vector<double>>>();
       for (const auto& [gemm, knobs] : k.knobs)
@@ -109,7 +110,10 @@ std::string KnobSchedule::to_json() const {
                       {"distance", distance},
                       {"steps", nlohmann::json::array()}};
   for (const KnobStep& k : steps)
-    j["steps"].push_back({{"step", k.step}, {"sigma", k.sigma}, {"snr_target_db", k.snr_target_db}, {"knobs", k.knobs}});
+    j["steps"].push_back({{"step", k.step},
+                          {"sigma", std::isfinite(k.sigma) ? nlohmann::json(k.sigma) : nlohmann::json()},
+                          {"snr_target_db", k.snr_target_db},
+                          {"knobs", k.knobs}});
   return j.dump(1) + "\n";
 }
 
@@ -128,8 +132,9 @@ double KnobSchedule::knob(const std::string& gemm, int head, int step, double sn
   if (!found) {
     std::string steps_there;
     for (const KnobStep& k : steps) steps_there += (steps_there.empty() ? "" : ", ") + std::to_string(k.step);
-    throw ConfigError("step", std::to_string(step) + (snr_target_db >= 0.0 ? fmt::format(" at {:g} dB", snr_target_db) : ""),
-                      "the schedule has steps " + steps_there + (have.empty() ? "" : "; this step's targets: " + have));
+    const std::string asked =
+        std::to_string(step) + (snr_target_db >= 0.0 ? fmt::format(" at {:g} dB", snr_target_db) : "");
+    throw ConfigError("step", asked, "the schedule has steps " + steps_there + (have.empty() ? "" : "; this step's targets: " + have));
   }
   const auto g = found->knobs.find(gemm);
   if (g == found->knobs.end()) {
@@ -151,7 +156,8 @@ void KnobSchedule::check_decisions(int group_w_used, const std::string& policy_u
   const char* option[] = {"--group-w", "--policy", "--distance"};
   for (size_t k = 0; k < 3; ++k)
     if (pairs[k].first != pairs[k].second)
-      throw ConfigError(option[k], pairs[k].second, "the block schedule " + path + " was calibrated with " + pairs[k].first);
+      throw ConfigError(option[k], pairs[k].second,
+                        "the block schedule " + path + " was calibrated with " + pairs[k].first);
 }
 
 std::vector<uint32_t> thresholds_from_knob(const ReuseConfig& cfg, const IntMatrix& a, double knob) {

@@ -162,10 +162,15 @@ std::string block_section(const StudyResult& r) {
   std::ostringstream m;
   m << "## Reuse on every GEMM of a DiT block\n\n"
        "One " << r.model.value("title", std::string()) << "-shaped block (self-attention and FFN; no cross-attention, "
-       "no adaLN modulation) on the hidden-state proxy X0 = f W_e (the token features of the latent proxy through a "
-       "seeded patch embedding), seeded weights of variance 1/fan-in. Every GEMM is closed-loop Out = Ahat B with its "
+       "no adaLN modulation) on "
+    << (r.options.hidden_npy.empty() ? "the hidden-state proxy X0 = f W_e (the token features of the latent proxy "
+                                       "through a seeded patch embedding)"
+                                     : "hidden states X0 loaded from " + r.options.hidden_npy)
+    << ", seeded weights of variance 1/fan-in. Every GEMM is closed-loop Out = Ahat B with its "
        "own thresholds tau_g = knob x RMS of group g of its exact A: per GEMM (per head for qk and pv), the largest "
-       "knob (at most 4) keeping that GEMM's output SNR at or above the target with its exact input. Savings: MACs "
+       "knob (at most 4) keeping that GEMM's output SNR at or above the target with its exact input"
+    << (r.options.block_schedule.empty() ? "" : " (here: the knobs of " + r.options.block_schedule + ", not calibrated)")
+    << ". Savings: MACs "
        "of REUSE pairs over all tokens, on the exact input and in the chained block (every GEMM fed by the reused "
        "GEMMs before it); the block row is the MAC-weighted savings in the chained block against the block output Y "
        "(residual stream after the FFN), and `block_update` the same error against Y - X0 (what the block adds). "
@@ -619,6 +624,14 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
   setup.add_row({"blocks", o.block.name() + " tokens for SpargeAttn-, ScalingAttention- and sliding-tile-style; "
                                              "SPADE- and Veda-style pick a 64-token shape per head"});
   m << setup.render() << "\n";
+  if (r.steps.empty()) {  // the DiT block on loaded hidden states alone: no attention section has data
+    m << "This run studied only the DiT block, on hidden states loaded from .npy; the attention sections of a "
+         "full study are left out.\n\n"
+      << block_section(r)
+      << "## Files\n\n- `block_gemms.csv`: the block table\n- `block_schedule_npy_hidden.json`: its knobs as a "
+         "schedule\n- `study.json`: all of it, with the options\n";
+    return m.str();
+  }
   m << "Shape of the exact attention (mean over the sampled rows): fraction of keys holding 90% of a row's mass, and "
        "mass inside a query-centred 3D window covering 15% of the grid (STA reports about 70% for HunyuanVideo):\n\n";
   markdown::Table shape({"clip", "proxy", "step", "sigma", "latent neighbour correlation t / h / w", "keys for 90%",
@@ -957,6 +970,7 @@ std::vector<std::string> write_study(const StudyResult& r, const std::string& di
   {
     std::set<std::pair<std::string, std::string>> runs;
     for (const StepRecord& s : r.steps) runs.emplace(s.clip, s.proxy);
+    for (const BlockRecord& b : r.block) runs.emplace(b.clip, b.proxy);  // a block on real hidden states has no step
     for (const auto& [clip, proxy] : runs) {
       const std::string text = schedule_csv(r, clip, proxy);
       if (!text.empty()) put("tau_schedule_" + slug(clip) + "_" + proxy + ".csv", text);

@@ -562,8 +562,9 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
   const auto check_block_tokens = [&](const Grid& g) {
     if (opt.dit_block && g.tokens() > kMaxPvReuseTokens)
       throw ConfigError("block", std::to_string(g.tokens()) + " tokens",
-                        "the DiT block study holds every activation of the block and P of one head (N x N floats): at "
-                        "most " + std::to_string(kMaxPvReuseTokens) + " tokens (e.g. --resolution 240x416 --frames 41)");
+                        "the DiT block study holds every activation of the block and P of one head (N x N floats): "
+                        "at most " + std::to_string(kMaxPvReuseTokens) +
+                            " tokens (e.g. --resolution 240x416 --frames 41)");
   };
 
   if (!opt.q_npy.empty() || !opt.hidden_npy.empty()) {

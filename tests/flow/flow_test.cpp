@@ -219,7 +219,8 @@ TEST(Flow, RtlHashesCompareContentNotFolders) {
     EXPECT_NE(std::string(e.what()).find(changed), std::string::npos) << e.what();
   }
   // kld_plain_top does not need kld_merge: its hash and check are unaffected.
-  EXPECT_EQ(flow::top_rtl_hash(dir.path() / "b", "kld_plain_top"), flow::top_rtl_hash(dir.path() / "a", "kld_plain_top"));
+  EXPECT_EQ(flow::top_rtl_hash(dir.path() / "b", "kld_plain_top"),
+            flow::top_rtl_hash(dir.path() / "a", "kld_plain_top"));
   EXPECT_NO_THROW(flow::check_same_rtl("kld_plain_top", dir.path() / "a",
                                        flow::top_rtl_hash(dir.path() / "b", "kld_plain_top"), dir.path() / "b"));
 }

@@ -401,8 +401,8 @@ TEST(DitBlockCli, WritesTheBlockTable) {
                                  " --resolution 64x112 --frames 5 --proxies denoised --methods dense --no-projection "
                                  "--dit-block --block-schedule " + schedule + " " + bad + " -o " + again);
     EXPECT_EQ(rerun.status, 2) << bad << ": " << rerun.output;
-    EXPECT_NE(rerun.output.find(bad.find("44") != std::string::npos ? "the schedule has steps 45" : "give one of the two"),
-              std::string::npos)
+    const char* expected = bad.find("44") != std::string::npos ? "the schedule has steps 45" : "give one of the two";
+    EXPECT_NE(rerun.output.find(expected), std::string::npos)
         << bad << ": " << rerun.output;
   }
   // ... and the golden model: thresholds knob x RMS of each group of its A.
@@ -454,6 +454,14 @@ TEST(DitBlockCli, ReadsRealHiddenStates) {
     const auto j = nlohmann::json::parse(read_file(std::filesystem::path(out) / "study.json"));
     EXPECT_EQ(j["block"].size(), 8u);
     EXPECT_NE(j["proxy_statement"].get<std::string>().find(npy), std::string::npos);
+    // Its knobs as a schedule, at the step of real activations (-1, no noise level).
+    const KnobSchedule k = KnobSchedule::load((std::filesystem::path(out) / "block_schedule_npy_hidden.json").string());
+    EXPECT_EQ(k.steps.at(0).step, -1);
+    EXPECT_TRUE(std::isnan(k.steps.at(0).sigma));
+    // The summary shows the block, not the attention sections it has no data for.
+    const std::string md = read_file(std::filesystem::path(out) / "summary.md");
+    EXPECT_NE(md.find("## Reuse on every GEMM of a DiT block"), std::string::npos);
+    EXPECT_EQ(md.find("## SNR gap at equal MAC savings"), std::string::npos);
     for (const auto& row : j["block"]) {
       EXPECT_EQ(row["proxy"], "hidden");
       if (row["gemm"] == "qkv") return row["reuse_ratio"].get<double>();
