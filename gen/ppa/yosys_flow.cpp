@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -111,18 +112,27 @@ std::vector<std::string> identifiers(const std::string& text) {
 }  // namespace
 
 std::vector<fs::path> rtl_files_for_top(const std::vector<fs::path>& files, const std::string& top) {
+  // Design units another file can name: modules, and the SystemVerilog units a module may import or
+  // instantiate. A file declaring none (definitions read by `include, say) is always kept.
+  static const std::set<std::string> kUnits = {"module", "macromodule", "interface", "package", "primitive",
+                                               "program"};
   std::vector<std::vector<std::string>> words;
-  std::map<std::string, size_t> declared_in;  // module -> file index
+  std::map<std::string, size_t> declared_in;  // unit -> file index
+  std::vector<bool> needed(files.size(), false);
   for (size_t f = 0; f < files.size(); ++f) {
     words.push_back(identifiers(without_comments(read_file(files[f]))));
     const std::vector<std::string>& w = words.back();
+    bool declares = false;
     for (size_t k = 0; k + 1 < w.size(); ++k)
-      if (w[k] == "module") declared_in.emplace(w[k + 1], f);
+      if (kUnits.count(w[k])) {
+        declared_in.emplace(w[k + 1], f);
+        declares = true;
+      }
+    needed[f] = !declares;
   }
   const auto top_file = declared_in.find(top);
   if (top_file == declared_in.end())
     throw ConfigError("--top", top, "no RTL file given declares this module");
-  std::vector<bool> needed(files.size(), false);
   std::vector<size_t> todo = {top_file->second};
   needed[top_file->second] = true;
   while (!todo.empty()) {

@@ -62,7 +62,9 @@ std::vector<std::filesystem::path> rtl_files_in(const std::filesystem::path& dir
 std::string rtl_content_hash(const std::vector<std::filesystem::path>& files);
 
 // The files `top` needs: the one declaring `module top` and, transitively, every file declaring a
-// module whose name another needed file uses (outside comments), in the order given. A design's
+// module (or interface, package, primitive, program) whose name another needed file uses (outside
+// comments), plus every file that declares none of them, in the order given. A superset at worst:
+// an identifier that merely shares a unit's name (a port, say) pulls that unit's file in too. A design's
 // report then hashes and synthesises only its own modules, so kld_plain_top's figures do not move
 // when only kld_top's files change. Throws ConfigError when no file declares `top`.
 std::vector<std::filesystem::path> rtl_files_for_top(const std::vector<std::filesystem::path>& files,

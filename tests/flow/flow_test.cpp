@@ -241,6 +241,16 @@ TEST(Flow, RtlFilesForTopFollowInstancesNotComments) {
   EXPECT_EQ(names(ppa::rtl_files_for_top(all, "d")), "a.v b.v d.v ");
   EXPECT_EQ(names(ppa::rtl_files_for_top(all, "c")), "c.v ");
   EXPECT_THROW(ppa::rtl_files_for_top(all, "e"), ConfigError);
+  // SystemVerilog: an imported package and a primitive follow their users; a file of definitions only
+  // (read by `include) is always kept.
+  write_file_atomic(dir.path() / "p.sv", "package p;\n  localparam int W = 4;\nendpackage\n");
+  write_file_atomic(dir.path() / "u.v", "primitive u (output y, input i);\n  table 0 : 1; 1 : 0; endtable\nendprimitive\n");
+  write_file_atomic(dir.path() / "s.sv", "module s import p::*; (input x);\n  u u_inv (y, x);\nendmodule\n");
+  write_file_atomic(dir.path() / "defs.vh", "`define KLD_W 4\n");
+  write_file_atomic(dir.path() / "z.sv", "package z;\nendpackage\n");
+  std::vector<fs::path> with_sv = ppa::rtl_files_in(dir.path());
+  with_sv.push_back(dir.path() / "defs.vh");
+  EXPECT_EQ(names(ppa::rtl_files_for_top(with_sv, "s")), "p.sv s.sv u.v defs.vh ");
   // The generated design: the dense baseline needs none of the reuse blocks, kld_top not the baseline.
   hw::write_rtl(tiny_hw(), dir.path() / "rtl");
   const std::vector<fs::path> rtl = ppa::rtl_files_in(dir.path() / "rtl");
