@@ -588,16 +588,30 @@ int64_t block_study_units(const BlockStudySpec& spec) {
   return 1 + static_cast<int64_t>(targets) * (kDitGemms + 1);
 }
 
+namespace {
+std::vector<BlockRecord> block_study_on(const Grid& grid, FloatMatrix x0, DitWeights w, const ModelShape& m,
+                                        const BlockStudySpec& spec, const std::string& clip,
+                                        const std::string& proxy, int step, double sigma, Progress& progress);
+}  // namespace
+
 std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape& m, const BlockStudySpec& spec,
                                          const std::string& clip, const std::string& proxy, int step, double sigma,
                                          Progress& progress) {
-  const DitWeights w = make_dit_weights(DitShape::of(m), tokens.f.cols, spec.proxy);
-  return run_block_study(tokens.grid, dit_hidden_states(tokens, w, spec.threads), m, spec, clip, proxy, step, sigma,
-                         progress);
+  DitWeights w = make_dit_weights(DitShape::of(m), tokens.f.cols, spec.proxy);
+  FloatMatrix x0 = dit_hidden_states(tokens, w, spec.threads);
+  return block_study_on(tokens.grid, std::move(x0), std::move(w), m, spec, clip, proxy, step, sigma, progress);
+}
+
+std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const ModelShape& m,
+                                         const BlockStudySpec& spec, const std::string& clip,
+                                         const std::string& proxy, int step, double sigma, Progress& progress) {
+  // The patch embedding is not used past X0; one feature keeps it small.
+  DitWeights w = make_dit_weights(DitShape::of(m), 1, spec.proxy);
+  return block_study_on(grid, std::move(x0), std::move(w), m, spec, clip, proxy, step, sigma, progress);
 }
 
 FloatMatrix load_hidden_states(const std::string& path, const Grid& grid, int hidden) {
-  const workload::NpyArray a = workload::read_npy(path);
+  workload::NpyArray a = workload::read_npy(path);
   const std::vector<int64_t> want2 = {grid.tokens(), hidden}, want3 = {1, grid.tokens(), hidden};
   if (a.shape != want2 && a.shape != want3) {
     std::string got;
@@ -607,15 +621,19 @@ FloatMatrix load_hidden_states(const std::string& path, const Grid& grid, int hi
                           std::to_string(hidden) + "): the grid's tokens by the model's hidden size");
   }
   FloatMatrix x(grid.tokens(), hidden);
-  x.data = a.data;
+  x.data = std::move(a.data);
   for (float v : x.data)
     if (!std::isfinite(v)) throw ConfigError("hidden-npy", path, "holds a value that is not finite");
   return x;
 }
 
-std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const ModelShape& m,
-                                         const BlockStudySpec& spec, const std::string& clip,
-                                         const std::string& proxy, int step, double sigma, Progress& progress) {
+namespace {
+
+// The block table on X0 with the block's weights w (the ones that made X0, or any: only the
+// GEMMs' weights are used here).
+std::vector<BlockRecord> block_study_on(const Grid& grid, FloatMatrix x0, DitWeights w, const ModelShape& m,
+                                        const BlockStudySpec& spec, const std::string& clip,
+                                        const std::string& proxy, int step, double sigma, Progress& progress) {
   const DitShape shape = DitShape::of(m);
   const int64_t N = grid.tokens();
   const std::string where = clip + " (" + proxy + ") step " + (step < 0 ? std::string("npy") : std::to_string(step)) +
@@ -623,11 +641,9 @@ std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const
   progress.note(where + ": exact " + m.title + " block on " + std::to_string(N) + " tokens (hidden " +
                 std::to_string(shape.hidden) + ", " + std::to_string(shape.heads) + " heads x " +
                 std::to_string(shape.head_dim) + ", FFN " + std::to_string(shape.ffn) + ")");
-  // The patch embedding is not used past X0; one feature keeps it small.
-  const DitWeights w = make_dit_weights(shape, 1, spec.proxy);
   DitSample sample = make_dit_sample(shape, N, spec.rows, spec.cols, spec.seed);
   const std::string sampled = sample.describe(shape, N);
-  const DitBlock block(shape, grid, std::move(x0), w, spec.reuse, std::move(sample), spec.threads);
+  const DitBlock block(shape, grid, std::move(x0), std::move(w), spec.reuse, std::move(sample), spec.threads);
   progress.advance(where + ": exact block done (" + fixed(static_cast<double>(block.total_macs()) * 1e-9, 1) +
                    " GMAC)");
   // What to run: each SNR target, calibrated here, or the schedule's entries at this step, knobs given.
@@ -734,5 +750,7 @@ std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const
   }
   return out;
 }
+
+}  // namespace
 
 }  // namespace kaleido::study
