@@ -33,6 +33,7 @@ struct SynthCommand {
   std::string vectors;
   bool no_sta = false;
   bool flatten = false;
+  std::string recipe = ppa::kDefaultSynthRecipe;
   bool sdc_only = false;
   bool json = false;
 
@@ -58,6 +59,7 @@ struct SynthCommand {
     o.vectorless_activity = activity;
     o.run_sta = !no_sta;
     o.flatten = flatten;
+    o.recipe = recipe;
     o.sdc_only = sdc_only;
     if (!vectors.empty()) {
       o.stimulus = std::make_shared<ppa::VectorFileStimulus>(vectors);
@@ -104,6 +106,10 @@ void register_synth(CLI::App& app) {
   sub->add_flag("--flatten", cmd->flatten,
                 "Flat synthesis: ABC times whole paths and buffers nets that fan out across modules "
                 "(slower; no per-block area). Default: hierarchical");
+  sub->add_option("--recipe", cmd->recipe,
+                  "How Yosys and ABC map the logic: " + ppa::synth_recipe_names() +
+                      " (scripts/yosys/synth.ys.in says what each does)")
+      ->capture_default_str();
   sub->add_flag("--sdc-only", cmd->sdc_only, "Only write the SDC (<out>/<config>.sdc and --sdc-dir); no synthesis");
   sub->add_flag("--json", cmd->json, "Print the JSON report instead of the summary");
   sub->callback([cmd] { cmd->run(); });

@@ -421,6 +421,7 @@ EquivResult run_equivalence(const EquivOptions& opt) {
     job.abc_driving_cell = buffer.name;
     job.abc_load_ff = 4.0 * buf_cap * 1e15;
     job.blackbox_patterns = opt.blackbox_patterns;
+    job.recipe = opt.synth_recipe;
     job.work_dir = work / "synth";
     const ppa::YosysResult yr = ppa::run_yosys(job);
     r.yosys_synthesis_s = yr.seconds;

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ppa/yosys_flow.hpp"
+
 namespace kaleido::equiv {
 
 struct EquivOptions {
@@ -31,6 +33,7 @@ struct EquivOptions {
   // A mapped, hierarchical Verilog netlist of `top` on that library (e.g.
   // `kaleido synth`'s <top>.mapped.v); empty = synthesise here.
   std::filesystem::path netlist;
+  std::string synth_recipe = ppa::kDefaultSynthRecipe;  // when synthesising here: ppa::synth_recipes()
   // Modules to prove (names); empty = every module below `top` that is not a black box.
   std::vector<std::string> modules;
   std::filesystem::path out_dir;  // reports; intermediate files in out_dir/work

@@ -498,6 +498,8 @@ FlowResult run_flow(const FlowOptions& opt) {
     md << "![cycles](cycles.svg)\n\n";
     if (opt.synth) {
       md << "## Synthesis and timing (Yosys, OpenSTA; " << top.library_name << ")\n\n";
+      md << "Hierarchical synthesis, recipe `" << top.recipe << "` (" << ppa::synth_recipe(top.recipe).summary
+         << "), the " << fmt(top.clock_period_ns) << " ns target as ABC's delay target.\n\n";
       markdown::Table area({"top", "logic area (um^2)", "SRAM area (um^2, SRAM model)", "cells", "worst slack (ns)",
                             "Fmax (MHz)"});
       auto row = [&](const ppa::SynthResult& r) {

@@ -109,6 +109,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   r.work_dir = work;
   r.top = opt.top;
   r.flattened = opt.flatten;
+  r.recipe = synth_recipe(opt.recipe).name;  // refused before any tool runs
   r.clock_period_ns = opt.clock_period_ns;
   r.vectorless_activity = opt.vectorless_activity;
 
@@ -193,6 +194,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   yj.abc_load_ff = r.output_load_f * 1e15;
   yj.blackbox_patterns = opt.sram_patterns;
   yj.flatten = opt.flatten;
+  yj.recipe = opt.recipe;
   yj.work_dir = work;
   if (opt.progress) opt.progress("yosys: synthesising " + opt.top + " (minutes for large arrays) ...");
   const YosysResult yr = run_yosys(yj);
@@ -423,7 +425,7 @@ json result_json(const SynthResult& r) {
   const std::string lib = lib_label(r);
   const std::string clock = "clock " + sig(r.clock_period_ns, 4) + " ns";
   const std::string area_src = std::string("Yosys 0.23 ") + (r.flattened ? "flat" : "hierarchical") +
-                               " synthesis, cell areas from " + lib;
+                               " synthesis (recipe " + r.recipe + "), cell areas from " + lib;
   json metrics;
   metrics["design__instance__area"] = metric(r.total_area_um2(), "um^2", area_src + " + SRAM model (macros)");
   metrics["design__instance__area__stdcell"] = metric(r.logic_area_um2, "um^2", area_src);
@@ -473,7 +475,8 @@ json result_json(const SynthResult& r) {
   j["design"] = {{"top", r.top},
                  {"rtl_files", r.rtl_files},
                  {"rtl_hash", r.rtl_hash},
-                 {"synthesis", r.flattened ? "flat" : "hierarchical"}};
+                 {"synthesis", r.flattened ? "flat" : "hierarchical"},
+                 {"recipe", r.recipe}};
   j["library"] = {{"name", r.library_name},
                   {"sources", r.liberty_sources},
                   {"prepared_file", r.prepared_liberty},
@@ -569,6 +572,8 @@ std::string result_markdown(const SynthResult& r) {
   o << "# Synthesis report: " << r.top << "\n\n";
   o << "kaleido " << version() << "; library " << lib_label(r) << ", " << sig(r.voltage_v, 4) << " V; clock "
     << sig(r.clock_period_ns, 4) << " ns on the clock port; SDC `" << fs::path(r.sdc).filename().string() << "`.\n";
+  o << "Synthesis: " << (r.flattened ? "flat" : "hierarchical") << ", recipe `" << r.recipe << "` ("
+    << synth_recipe(r.recipe).summary << ").\n";
   o << "Values are for relative studies (no placement, no clock tree, wire-load model only).\n\n";
   for (const std::string& w : r.warnings) o << "**Warning:** " << w << "\n\n";
   o << "## Area\n\n";

@@ -17,6 +17,7 @@
 #include "ppa/stimulus.hpp"
 #include "ppa/power_model.hpp"
 #include "ppa/sram_model.hpp"
+#include "ppa/yosys_flow.hpp"
 #include "ppa/sta_flow.hpp"
 #include "ppa/yosys_flow.hpp"
 
@@ -59,6 +60,7 @@ struct SynthOptions {
   // Synthesis recipe: hierarchical (false: per-block area, each module mapped alone) or flat
   // (ABC times whole paths and buffers nets that fan out across modules; no per-block area).
   bool flatten = false;
+  std::string recipe = kDefaultSynthRecipe;  // synth_recipes() (yosys_flow.hpp): how Yosys and ABC map
   // Activity-based power: a stimulus (null = skip), cycles counted after warm-up.
   std::shared_ptr<Stimulus> stimulus;
   uint64_t sim_cycles = 1000;
@@ -114,6 +116,7 @@ struct SynthResult {
   std::vector<std::string> rtl_files;
   std::string rtl_hash;  // rtl_content_hash() of rtl_files
   bool flattened = false;  // SynthOptions::flatten
+  std::string recipe;      // SynthOptions::recipe
   std::vector<std::string> liberty_sources;
   std::string library_name;
   std::string prepared_liberty;   // merged/annotated file the tools read

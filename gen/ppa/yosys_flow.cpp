@@ -163,11 +163,13 @@ std::string yosys_path(const fs::path& p) {
   return s;
 }
 
-std::string read_template(const std::string& rel) {
+fs::path template_path(const std::string& rel) {
   const fs::path p = fs::path(source_dir()) / rel;
   if (!fs::exists(p)) throw FileError(p.string(), "Yosys script template is missing (KALEIDO_SOURCE_DIR wrong?)");
-  return read_file(p);
+  return p;
 }
+
+std::string read_template(const std::string& rel) { return read_file(template_path(rel)); }
 
 // Read ports of an elaborated (`proc`) memory module: each $memrd's address
 // comes from an input port, its data goes to an output port directly
@@ -271,11 +273,36 @@ std::vector<SramShape> read_sram_shapes(const fs::path& json_path, const std::ve
 
 }  // namespace
 
+const std::vector<SynthRecipe>& synth_recipes() {
+  static const std::vector<SynthRecipe> recipes = {
+      {"yosys", "Yosys 0.23 synth, Brent-Kung carries, Yosys's abc -D script (area rewriting, retiming)",
+       false, false},
+      {"delay", "Yosys 0.23 synth, Brent-Kung carries, delay-driven ABC (&dch, &nf -D, gate sizing)", false,
+       true},
+      {"delay-ks", "Yosys 0.23 synth, Kogge-Stone carries, delay-driven ABC (&dch, &nf -D, gate sizing)",
+       true, true},
+  };
+  return recipes;
+}
+
+std::string synth_recipe_names() {
+  std::string names;
+  for (const SynthRecipe& r : synth_recipes()) names += (names.empty() ? "" : ", ") + r.name;
+  return names;
+}
+
+const SynthRecipe& synth_recipe(const std::string& name) {
+  for (const SynthRecipe& r : synth_recipes())
+    if (r.name == name) return r;
+  throw ConfigError("synthesis recipe", name, "must be one of " + synth_recipe_names());
+}
+
 YosysResult run_yosys(const YosysJob& job) {
   const std::string yosys = find_tool("yosys", "yosys");
   if (job.rtl_files.empty()) throw Error("no RTL file to synthesise");
   if (job.top.empty()) throw ConfigError("top", "(empty)", "name the top module");
   if (!(job.period_ps > 0)) throw ConfigError("clock period", std::to_string(job.period_ps) + " ps", "must be positive");
+  const SynthRecipe& recipe = synth_recipe(job.recipe);
   fs::create_directories(job.work_dir);
   const fs::path work = fs::absolute(job.work_dir);
   YosysResult r;
@@ -317,14 +344,34 @@ YosysResult run_yosys(const YosysJob& job) {
       sram_block = fill_template(read_template("scripts/yosys/sram_block.ys.in"),
                                  {{"SRAM_SELECT", select}, {"SRAM_JSON", yosys_path(sram_json)}}, "sram_block.ys.in");
   }
+  const std::string period_ps = std::to_string(static_cast<long long>(std::llround(job.period_ps)));
+  const std::string flatten = job.flatten ? " -flatten" : "";
+  const std::string synth =
+      recipe.kogge_stone_carries
+          ? fill_template(read_template("scripts/yosys/synth_kogge_stone.ys.in"),
+                          {{"TOP", job.top},
+                           {"FLATTEN", flatten},
+                           {"CARRY_MAP", yosys_path(template_path("scripts/yosys/kogge_stone_lcu.v"))}},
+                          "synth_kogge_stone.ys.in")
+          : "synth -top " + job.top + flatten + "\n";
+  std::string abc_command = "abc -liberty " + yosys_path(job.liberty) + " -D " + period_ps + " -constr " +
+                            yosys_path(constr);
+  if (recipe.delay_abc_script) {
+    // ABC reads one command line; the template may wrap it.
+    std::string text = fill_template(read_template("scripts/yosys/abc_delay.abc.in"), {{"PERIOD_PS", period_ps}},
+                                     "abc_delay.abc.in");
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    const fs::path abc_script = work / "abc_delay.abc";
+    write_file_atomic(abc_script, text + "\n");
+    abc_command += " -script " + yosys_path(abc_script);
+  }
   const std::map<std::string, std::string> values = {
       {"LIBERTY", yosys_path(job.liberty)},
       {"READ_RTL", read.str()},
       {"TOP", job.top},
-      {"FLATTEN", job.flatten ? " -flatten" : ""},
       {"SRAM_BLOCK", sram_block},
-      {"PERIOD_PS", std::to_string(static_cast<long long>(std::llround(job.period_ps)))},
-      {"ABC_CONSTR", yosys_path(constr)},
+      {"SYNTH", synth},
+      {"ABC", abc_command},
       {"STAT_REPORT", yosys_path(r.stat_report)},
       {"NETLIST_V", yosys_path(r.netlist_v)},
       {"NETLIST_JSON", yosys_path(r.netlist_json)},

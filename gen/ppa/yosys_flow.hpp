@@ -9,6 +9,20 @@
 
 namespace kaleido::ppa {
 
+// How Yosys and ABC map the logic (scripts/yosys/synth.ys.in describes each). One table, here;
+// `kaleido synth --recipe`, the sweep spec's "recipe" and the reports name a recipe from it.
+struct SynthRecipe {
+  std::string name;
+  std::string summary;            // one line for reports
+  bool kogge_stone_carries;       // scripts/yosys/synth_kogge_stone.ys.in + kogge_stone_lcu.v
+  bool delay_abc_script;          // scripts/yosys/abc_delay.abc.in instead of Yosys's own script
+};
+inline constexpr const char* kDefaultSynthRecipe = "delay-ks";
+const std::vector<SynthRecipe>& synth_recipes();
+// Throws ConfigError naming the known recipes.
+const SynthRecipe& synth_recipe(const std::string& name);
+std::string synth_recipe_names();  // "yosys, delay, delay-ks"
+
 struct YosysJob {
   std::vector<std::filesystem::path> rtl_files;
   std::vector<std::filesystem::path> include_dirs;
@@ -19,6 +33,7 @@ struct YosysJob {
   double abc_load_ff = 0;
   std::vector<std::string> blackbox_patterns;  // module name globs, e.g. kld_sram*
   bool flatten = false;                        // one flat netlist (scripts/yosys/synth.ys.in)
+  std::string recipe = kDefaultSynthRecipe;    // synth_recipes()
   std::filesystem::path work_dir;              // outputs and the filled script go here
 };
 

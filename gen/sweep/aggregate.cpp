@@ -342,8 +342,10 @@ std::string Reports::summary() const {
   o << "Machine-readable: `sweep.csv`, `sweep.json`; per point: `points/<id>/result.json`.\n\n";
 
   o << "## How the numbers were obtained\n\n";
-  o << "- Synthesis: Yosys 0.23, hierarchical (each unique module mapped once), `abc` with the target period; "
-       "no placement, no clock tree, wire-load model only: numbers are for relative comparison.\n";
+  o << "- Synthesis: Yosys 0.23, hierarchical (each unique module mapped once), recipe `" << spec_.recipe << "` ("
+    << ppa::synth_recipe(spec_.recipe).summary
+    << ") with the target period as ABC's delay target; no placement, no clock tree, wire-load model only: "
+       "numbers are for relative comparison.\n";
   std::set<std::string> libs;
   for (const Row& r : rows_) {
     if (!libs.insert(r.point->library.label).second) continue;

@@ -54,7 +54,8 @@ json point_json(const SweepSpec& spec, const SweepPoint& p) {
           {"config_name", p.config.name()},
           {"clock_ns", p.clock_ns},
           {"library", {{"label", p.library.label}, {"files", lib_files}}},
-          {"activity", spec.activity}};
+          {"activity", spec.activity},
+          {"recipe", spec.recipe}};
 }
 
 // synth.json repeats the SRAM model's description in every macro (193 of
@@ -73,7 +74,8 @@ bool finished(const SweepSpec& spec, const fs::path& file) {
     const json j = json::parse(read_file(file));
     for (const std::string& t : spec.tops)
       if (!j.at("tops").contains(t)) return false;  // a top was added to the sweep since
-    return true;
+    // Results from before recipes were recorded were all made with `yosys`.
+    return j.at("point").value("recipe", std::string("yosys")) == spec.recipe;
   } catch (const std::exception&) {
     return false;  // unreadable: redo it
   }
@@ -131,6 +133,7 @@ PointOutcome run_point(const SweepSpec& spec, const SweepPoint& p, const RunOpti
       current_log = so.work_dir;
       so.config_name = p.id + "_" + top;
       so.vectorless_activity = spec.activity;
+      so.recipe = spec.recipe;
       const ppa::SynthResult r = ppa::run_synthesis_flow(so);
       result["tops"][top] = compact_synth_json(ppa::result_json(r));
       write_file_atomic(dir / (top + ".md"), ppa::result_markdown(r));

@@ -36,7 +36,7 @@ const std::vector<Alias>& aliases() {
   return a;
 }
 
-const char* const kTopKeys[] = {"name", "description", "base", "axes", "tops", "activity"};
+const char* const kTopKeys[] = {"name", "description", "base", "axes", "tops", "activity", "recipe"};
 const char* const kExtraKeys[] = {"clock_ns", "liberty"};
 
 // Keys of a point: every hardware parameter (hw::hw_fields()), the clock and
@@ -210,6 +210,16 @@ SweepSpec parse_sweep(const nlohmann::ordered_json& j, const fs::path& base_dir,
     const ordered_json& a = j["activity"];
     if (!a.is_number() || !(a.get<double>() >= 0)) p.fail("activity", a, "must be a number >= 0 (transitions per cycle)");
     s.activity = a.get<double>();
+  }
+  if (j.contains("recipe")) {
+    const ordered_json& r = j["recipe"];
+    const std::string rule = "must be one of " + ppa::synth_recipe_names() + " (the synthesis recipe)";
+    if (!r.is_string()) p.fail("recipe", r, rule);
+    try {
+      s.recipe = ppa::synth_recipe(r.get<std::string>()).name;
+    } catch (const ConfigError&) {
+      p.fail("recipe", r, rule);
+    }
   }
   if (!j.contains("tops")) {
     s.tops = {"kld_top", "kld_plain_top"};

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/hw_config.hpp"
+#include "ppa/yosys_flow.hpp"
 
 namespace kaleido::sweep {
 
@@ -37,6 +38,7 @@ struct SweepSpec {
   std::string description;
   std::vector<std::string> tops;
   double activity = 0.1;  // vectorless activity, transitions per cycle
+  std::string recipe = ppa::kDefaultSynthRecipe;  // synthesis recipe (ppa::synth_recipes())
   std::vector<SweepPoint> points;  // in definition order, duplicates removed
   int duplicates_removed = 0;
   nlohmann::ordered_json source;  // the file's content, recorded in sweep.json

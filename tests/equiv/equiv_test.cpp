@@ -445,6 +445,29 @@ TEST(EquivFlow, DetectorLaneIsEquivalent) {
   EXPECT_GT(r.proofs[0].compared, 0u);
 }
 
+// Every synthesis recipe's netlist of adders, a subtractor and comparisons (carry units of 1 to
+// 25 bits) is proven against Yosys's coarse $alu cells: the Kogge-Stone carry map of `delay-ks`
+// (scripts/yosys/kogge_stone_lcu.v) included.
+TEST(EquivFlow, EveryRecipesCarryUnitsAreProven) {
+  REQUIRE_TOOLS();
+  const fs::path dir = temp_dir("recipes");
+  for (const ppa::SynthRecipe& recipe : ppa::synth_recipes()) {
+    SCOPED_TRACE(recipe.name);
+    EquivOptions o;
+    o.rtl_files = {fs::path(KALEIDO_SOURCE_DIR) / "tests/ppa/data/ppa_adders.v"};
+    o.top = "ppa_adders";
+    o.synth_recipe = recipe.name;
+    o.out_dir = dir / recipe.name;
+    o.proof_timeout_s = 300;
+    const EquivResult r = run_equivalence(o);
+    ASSERT_EQ(r.proofs.size(), 1u);
+    EXPECT_EQ(r.proofs[0].status, Status::Equivalent) << r.proofs[0].reason;
+    EXPECT_GT(r.proofs[0].compared, 50u);  // every output and register bit
+    const std::string script = read_file(dir / recipe.name / "work" / "synth" / "synth.ys");
+    EXPECT_EQ(script.find("kogge_stone_lcu.v") != std::string::npos, recipe.kogge_stone_carries);
+  }
+}
+
 TEST(EquivErrors, MissingToolNamesTheDebianPackage) {
   const char* old = std::getenv("PATH");
   const std::string saved = old ? old : "";

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -297,6 +298,47 @@ TEST(Flow, MacOnSky130) {
   for (const auto& [cell, n] : r.cell_counts) EXPECT_EQ(cell.find("lpflow"), std::string::npos) << cell;
   // sky130 (130 nm) cells are several times larger than the 45 nm-class generic ones.
   EXPECT_GT(r.logic_area_um2, 3000);
+}
+
+// The recipes on registered adders (ppa_adders.v, generic library, a 0.5 ns target no recipe
+// meets, so each shows its shortest path): Yosys's own ABC script keeps chains (808.8 MHz when
+// written), the delay-driven script with Brent-Kung carries 1,312 MHz, with Kogge-Stone carries
+// 1,557 MHz at 17 % more area (docs/hardware.md has the same comparison on the presets).
+TEST(Flow, RecipesTradeAreaForShallowerCarries) {
+  KLD_SKIP_WITHOUT_TOOLS();
+  TempDir tmp("recipes");
+  std::map<std::string, SynthResult> by_recipe;
+  for (const char* recipe : {"yosys", "delay", "delay-ks"}) {
+    SynthOptions o = synth_options("ppa_adders", {"ppa_adders.v"}, tmp.path() / recipe, 0.5);
+    o.recipe = recipe;
+    by_recipe[recipe] = run_synthesis_flow(o);
+    const SynthResult& r = by_recipe[recipe];
+    EXPECT_EQ(r.recipe, recipe);
+    EXPECT_EQ(r.sequential_cells, 116);  // 48 input and 68 output flops in every recipe
+    const nlohmann::json j = nlohmann::json::parse(read_file(r.json_report));
+    EXPECT_EQ(j["design"]["recipe"], recipe);
+    EXPECT_NE(j["metrics"]["design__instance__area__stdcell"]["source"].get<std::string>().find(
+                  std::string("recipe ") + recipe),
+              std::string::npos);
+    EXPECT_NE(read_file(r.md_report).find(std::string("recipe `") + recipe + "`"), std::string::npos);
+  }
+  const SynthResult& yosys = by_recipe["yosys"];
+  const SynthResult& delay = by_recipe["delay"];
+  const SynthResult& ks = by_recipe["delay-ks"];
+  EXPECT_GT(delay.fmax_mhz, 1.3 * yosys.fmax_mhz);
+  EXPECT_GT(ks.fmax_mhz, 1.1 * delay.fmax_mhz);
+  EXPECT_GT(ks.logic_area_um2, yosys.logic_area_um2);
+
+  // A recipe that does not exist is refused before any tool runs, naming the choices.
+  SynthOptions bad = synth_options("ppa_adders", {"ppa_adders.v"}, tmp.path() / "bad", 0.5);
+  bad.recipe = "fastest";
+  try {
+    run_synthesis_flow(bad);
+    ADD_FAILURE() << "an unknown recipe was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("yosys, delay, delay-ks"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "bad" / "work" / "yosys.log"));
 }
 
 // ---------------------------------------------------------------- user errors
