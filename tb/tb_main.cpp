@@ -78,6 +78,7 @@ struct Options {
   int runs = 1;                // back-to-back runs without reset
   std::string dump_inputs;     // write every cycle's input values (for gate-level replay)
   bool check_registers = false;  // read back the register map after reset, before the runs
+  bool check_start = false;      // kld_top: START refused on bad values, including one written just before
   std::string repro;
 };
 
@@ -264,6 +265,56 @@ class Harness {
       expect(addr, w.constant, "written with zeros");
     }
     return static_cast<int64_t>(words.size());
+  }
+
+  // START with the values the registers hold must be refused (STATUS.ERROR, no run). Returns false
+  // and says why otherwise; a refused START leaves the top idle.
+  bool start_refused(const std::string& what, std::vector<std::string>& errors) {
+    write_reg(kld::CTRL, 1u << kld::CTRL_START_LSB);
+    const bool error = (read_reg(kld::STATUS) & (1u << kld::STATUS_ERROR_LSB)) != 0;
+    const bool busy = top_->busy_o != 0;
+    if (!error || busy)
+      errors.push_back("START with " + what + ": STATUS.ERROR " + std::to_string(error) + ", busy " +
+                       std::to_string(busy) + " (expected a refusal)");
+    if (busy) throw kaleido::Error("a START that should have been refused started a run (" + what + ")");
+    return error && !busy;
+  }
+
+  // The START checks (kld_top): after reset (zero dimensions) and with each out-of-range value
+  // written in the cycle just before START, the run is refused; each good value is written back
+  // just before the next START, so the last one is the real run's (which must start). Returns the
+  // checks made.
+  int check_start_refusals(std::vector<std::string>& errors, bool after_reset) {
+    if (after_reset) {
+      start_refused("the reset values", errors);
+      return 1;
+    }
+    const auto& c = v_.config;
+    const uint32_t pol = read_reg(kld::POLICY);
+    struct Bad {
+      uint32_t addr, bad, good;
+      const char* what;
+    };
+    const std::vector<Bad> cases = {
+        {kld::DIM_T, 0, static_cast<uint32_t>(c.grid.t), "DIM_T = 0"},
+        {kld::DIM_W, kld::kMAX_W + 1, static_cast<uint32_t>(c.grid.w), "DIM_W = MAX_W + 1"},
+        {kld::DIM_K, kld::kMAX_K + 1, static_cast<uint32_t>(c.channels), "DIM_K = MAX_K + 1"},
+        {kld::DIM_M, kld::kMAX_M + 1, static_cast<uint32_t>(c.out_cols), "DIM_M = MAX_M + 1"},
+        {kld::TILE_W, static_cast<uint32_t>(c.grid.w) + 1, static_cast<uint32_t>(c.tile_w), "TILE_W > DIM_W"},
+        {kld::WIN, kld::kWIN_CAP + 1, static_cast<uint32_t>(v_.window_depth), "WIN = WIN_CAP + 1"},
+        {kld::POLICY, 3u << kld::POLICY_POLICY_LSB, pol, "POLICY = 3 (no such policy)"},
+        {kld::POLICY, 0, pol, "the fixed policy with no axes"},
+    };
+    std::vector<Bad> all = cases;
+    if (kld::kGROUP_W > 1)
+      all.push_back({kld::DIM_K, static_cast<uint32_t>(c.channels) + 1, static_cast<uint32_t>(c.channels),
+                     "DIM_K not a multiple of GROUP_W"});
+    for (const Bad& b : all) {
+      write_reg(b.addr, b.bad);
+      start_refused(b.what, errors);
+      write_reg(b.addr, b.good);
+    }
+    return static_cast<int>(all.size());
   }
 
   void program() {
@@ -641,8 +692,13 @@ int run_main(const Options& opt) {
   std::vector<std::string> register_errors;
   int64_t register_words = 0;
   if (opt.check_registers) register_words = h.check_registers(register_errors);
+  std::vector<std::string> start_errors;
+  int start_checks = 0;
+  if (opt.check_start && kPlainTop) throw kaleido::Error("--check-start: kld_plain_top has no START checks");
+  if (opt.check_start) start_checks += h.check_start_refusals(start_errors, true);
   h.program();
   h.load();
+  if (opt.check_start) start_checks += h.check_start_refusals(start_errors, false);
   std::optional<ResetReport> reset;
   std::vector<std::string> reset_errors;
   if (opt.reset_at >= 0 || opt.reset_fraction >= 0) {
@@ -666,7 +722,7 @@ int run_main(const Options& opt) {
     const RunReport& r = reports.back();
     ok = ok && r.done && r.errors.empty() && r.compared_outputs > 0;
   }
-  ok = ok && reset_errors.empty() && register_errors.empty();
+  ok = ok && reset_errors.empty() && register_errors.empty() && start_errors.empty();
   const RunReport& first = reports.front();
   nlohmann::json j = first.to_json();
   j["vectors"] = opt.vectors;
@@ -677,6 +733,7 @@ int run_main(const Options& opt) {
   j["top"] = kTopName;
   j["reset"] = reset ? reset->to_json() : nlohmann::json();
   if (opt.check_registers) j["register_check"] = {{"words", register_words}, {"errors", register_errors}};
+  if (opt.check_start) j["start_check"] = {{"refusals", start_checks}, {"errors", start_errors}};
   if (reset) j["reset"]["errors"] = reset_errors;
   j["runs"] = nlohmann::json::array();
   for (const RunReport& r : reports) j["runs"].push_back(r.to_json());
@@ -692,6 +749,11 @@ int run_main(const Options& opt) {
                 static_cast<long long>(register_words), kTopName);
   for (const std::string& e : register_errors)
     std::printf("FAIL registers (%s): %s\n  reproduce: %s\n", kTopName, e.c_str(), opt.repro.c_str());
+  if (opt.check_start && start_errors.empty())
+    std::printf("PASS START checks: %d out-of-range configurations refused, the next good one started\n",
+                start_checks);
+  for (const std::string& e : start_errors)
+    std::printf("FAIL START checks: %s\n  reproduce: %s\n", e.c_str(), opt.repro.c_str());
   for (const std::string& e : reset_errors)
     std::printf("FAIL reset: %s\n  reproduce: %s\n", e.c_str(), opt.repro.c_str());
   for (size_t k = 0; k < reports.size(); ++k) {
@@ -747,6 +809,7 @@ int main(int argc, char** argv) {
     else if (a == "--runs") o.runs = std::stoi(next());
     else if (a == "--dump-inputs") o.dump_inputs = next();
     else if (a == "--check-registers") o.check_registers = true;
+    else if (a == "--check-start") o.check_start = true;
     else if (a == "--repro") o.repro = next();
     else {
       std::fprintf(stderr, "kld_tb: unknown argument %s\n", a.c_str());
@@ -757,7 +820,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense|both] [--runs N] [--seed S] [--stall P] [--json OUT]\n"
                          "              [--trace FILE.fst --trace-window FROM:TO]"
                          " [--reset-at CYCLE | --reset-at-fraction F]\n"
-                         "              [--check-registers]\n");
+                         "              [--check-registers] [--check-start]\n");
     return 2;
   }
   if (o.reset_fraction >= 1) {

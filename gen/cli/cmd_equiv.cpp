@@ -26,6 +26,7 @@ struct EquivCommand {
   std::string out;
   double timeout_s = 600;
   double clock_ns = 2.0;
+  std::string recipe = ppa::kDefaultSynthRecipe;
   int sim_rounds = 64;
 
   void run() {
@@ -49,6 +50,7 @@ struct EquivCommand {
     o.out_dir = out;
     o.proof_timeout_s = timeout_s;
     o.clock_period_ns = clock_ns;
+    o.synth_recipe = recipe;
     o.sim_rounds = sim_rounds;
     o.progress = [](const std::string& s) { std::fprintf(stderr, "kaleido equiv: %s\n", s.c_str()); };
     const equiv::EquivResult r = equiv::run_equivalence(o);
@@ -83,6 +85,9 @@ void register_equiv(CLI::App& app) {
   sub->add_option("--timeout", cmd->timeout_s, "Time limit per module proof in seconds (then: unknown)")
       ->capture_default_str();
   sub->add_option("--clock-ns", cmd->clock_ns, "Clock period for synthesising the netlist here")->capture_default_str();
+  sub->add_option("--recipe", cmd->recipe,
+                  "Synthesis recipe of the netlist made here: " + ppa::synth_recipe_names() + " (kaleido synth --recipe)")
+      ->capture_default_str();
   sub->add_option("--sim-rounds", cmd->sim_rounds, "Random simulation before each proof: rounds of 64 patterns")
       ->capture_default_str();
   sub->callback([cmd] { cmd->run(); });

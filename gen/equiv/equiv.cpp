@@ -369,10 +369,13 @@ EquivResult run_equivalence(const EquivOptions& opt) {
     rtl.insert(rtl.end(), in_dir.begin(), in_dir.end());
   }
   if (rtl.empty()) throw ConfigError("--rtl", "(none)", "give a folder of Verilog or generator options");
-  for (const fs::path& f : rtl) {
+  for (const fs::path& f : rtl)
     if (!fs::exists(f)) throw FileError(f.string(), "RTL file does not exist");
-    r.rtl_files.push_back(fs::absolute(f).string());
-  }
+  // Only the files the top needs, as `kaleido synth` reads them: Yosys names cells from one counter
+  // over everything it reads, so unrelated modules change ABC's input order and hence the netlist,
+  // and a proof that took 0.2 s could then run past its time limit (the 2x2 array's PE did).
+  rtl = ppa::rtl_files_for_top(rtl, opt.top);
+  for (const fs::path& f : rtl) r.rtl_files.push_back(fs::absolute(f).string());
   std::vector<fs::path> libs = opt.liberty;
   if (libs.empty()) libs.push_back(generic_liberty());
   for (const fs::path& l : libs)

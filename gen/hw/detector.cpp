@@ -78,8 +78,11 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
       const Expr y = m.wire("y_" + sfx, as_signed(rd[static_cast<size_t>(ax)].slice((j + 1) * dw - 1, j * dw)));
       const Expr xe = m.wire("xe_" + sfx, sext(x[static_cast<size_t>(j)], dw + 1));
       const Expr ye = m.wire("ye_" + sfx, sext(y, dw + 1));
+      // Both differences at once, the sign of one picking: negating x - y after it settles
+      // put a second carry chain on the lane's path.
       const Expr diff = m.wire("diff_" + sfx, xe - ye);
-      level.push_back(m.wire("mag_" + sfx, as_unsigned(mux(diff.msb(), -diff, diff))));
+      const Expr diff_neg = m.wire("diff_neg_" + sfx, ye - xe);
+      level.push_back(m.wire("mag_" + sfx, as_unsigned(mux(diff.msb(), diff_neg, diff))));
     }
     // A balanced tree of max, ceil(log2 GROUP_W) levels deep: a chain of GROUP_W - 1
     // compares was the detector's critical path.
@@ -146,10 +149,14 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   }
   if (c.policies & 4u) {
     // Adaptive: keep the best so far; a later axis wins only when strictly smaller.
+    // w is compared with t and with h at once and the t/h winner picks the answer: comparing
+    // it with the winner's d, selected first, put two comparators in series.
     const Expr best_th = m.wire("adaptive_h_beats_t", pass[1] && (!pass[0] || (dist[1] < dist[0])));
-    const Expr d_th = m.wire("adaptive_d_th", mux(best_th, dist[1], dist[0]));
+    const Expr w_below_t = m.wire("adaptive_w_below_t", dist[2] < dist[0]);
+    const Expr w_below_h = m.wire("adaptive_w_below_h", dist[2] < dist[1]);
     const Expr any_th = m.wire("adaptive_any_th", pass[0] || pass[1]);
-    const Expr w_wins = m.wire("adaptive_w_wins", pass[2] && (!any_th || (dist[2] < d_th)));
+    const Expr w_wins =
+        m.wire("adaptive_w_wins", pass[2] && (!any_th || mux(best_th, w_below_h, w_below_t)));
     Block& ad = by_policy.item(constant(2, 2));
     ad.comment("adaptive: the passing axis with the smallest difference (ties: t, h, w)");
     IfStmt& w = ad.if_(w_wins);

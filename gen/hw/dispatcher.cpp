@@ -41,7 +41,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                   "segment s's compute list is complete (its group's detection round is over)");
   const Expr scan_token = m.output("scan_token_o", tw, Sign::Unsigned, "token at the scan position");
   const Expr scan_token_next = m.output("scan_token_next_o", tw, Sign::Unsigned,
-                                        "token at the scan position of the next cycle (to register reads of it)");
+                                        "token at the scan position of the next cycle unless the scan is cleared "
+                                        "(to register reads of it)");
   const Expr scan_slot = m.output("scan_slot_o", sw, Sign::Unsigned, "window slot of the scan position");
   const Expr scan_avail = m.output("scan_avail_o", 3, Sign::Unsigned, "references available: bit 0 t, 1 h, 2 w");
   const Expr scan_ref_slot_next = m.output("scan_ref_slot_next_o", 2 * sw, Sign::Unsigned,
@@ -185,7 +186,10 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                {last_tcol, last_tcol_d}, {last_trow, last_trow_d}})
     outs.flop(reg, d, 0);
   m.assign(scan_token, token_q);
-  m.assign(scan_token_next, token_d);
+  // Without the clear: scan_clear_i comes from the START checks, a long path, and this output
+  // addresses every A bank; the top reads token 0 at a clear itself. A clear comes only while the
+  // scan is idle (scan_step_i low), so scan_step_i alone chooses.
+  m.assign(scan_token_next, mux(scan_step, token_step, token_q));
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);
   m.assign(scan_ref_slot_next, ref_slot_d);

@@ -54,8 +54,10 @@ RegisterBlock::RegisterBlock(Module& m, const HwConfig& c, Top top, const Bus& b
           continue;
         }
         const Expr q = m.signal(name + "_q", f.width, Sign::Unsigned, r.name + "." + f.name + ": " + f.doc);
-        ff.flop(q, mux(write && at, bits, q), static_cast<int64_t>(f.reset));
+        const Expr d = mux(write && at, bits, q);
+        ff.flop(q, d, static_cast<int64_t>(f.reset));
         values_[key(r.name, f.name, g)] = q;
+        next_[key(r.name, f.name, g)] = d;
       }
     }
   // Write-data bits no implemented field takes, as runs from the top bit down.
@@ -80,6 +82,11 @@ const Expr& RegisterBlock::q(const std::string& reg_name, const std::string& fie
   if (f.access != Access::RW || !implemented(f) || it == values_.end())
     throw InternalError(m_.name() + " has no RW register field " + key(reg_name, field, g));
   return it->second;
+}
+
+const Expr& RegisterBlock::next(const std::string& reg_name, const std::string& field, int g) const {
+  q(reg_name, field, g);  // the same checks
+  return next_.at(key(reg_name, field, g));
 }
 
 const Expr& RegisterBlock::pulse(const std::string& reg_name, const std::string& field) const {

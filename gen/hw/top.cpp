@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "hw/blocks.hpp"
 #include "hw/regmap.hpp"
 #include "hw/register_block.hpp"
@@ -167,22 +168,48 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   auto in_range = [&](const Expr& v, uint64_t lo, uint64_t hi) {
     return (v >= constant(v.width(), lo)) && (v <= constant(v.width(), hi));
   };
-  const Expr k_mod = gw > 1 ? (dim_k_q.slice(gshift - 1, 0) == zero(gshift)) : bit(true);
+  // The checks of the stored values run a cycle early, on the values the registers take at the next
+  // edge, into cfg_ok_q: START then starts a run through one flop and one gate, not through a
+  // dozen comparators (run_start clears the scan, whose next position feeds the A memories).
+  // Configuration registers reset to zero dimensions, which are out of range, and to the fixed
+  // policy with no axes: both flops reset to 0, "refused" (reset-to-1 flops lose their names in
+  // the netlist, which `kaleido equiv` pairs registers by).
+  auto next = [&](const std::string& reg, const std::string& field = "VALUE") {
+    return m.wire(to_lower(reg) + (field == "VALUE" ? "" : "_" + to_lower(field)) + "_next", regs.next(reg, field));
+  };
+  const Expr dim_t_n = next("DIM_T"), dim_h_n = next("DIM_H"), dim_w_n = next("DIM_W");
+  const Expr dim_k_n = next("DIM_K"), dim_m_n = next("DIM_M");
+  const Expr tile_h_n = next("TILE_H"), tile_w_n = next("TILE_W"), win_n = next("WIN");
+  const Expr pol_n = next("POLICY", "POLICY"), naxes_n = next("POLICY", "NAXES");
+  const Expr k_mod = gw > 1 ? (dim_k_n.slice(gshift - 1, 0) == zero(gshift)) : bit(true);
   const int polw = pol.width();
-  const Expr pol_built = m.wire("policy_built", (pol == constant(polw, 0) && bit((c.policies & 1u) != 0)) ||
-                                                    (pol == constant(polw, 1) && bit((c.policies & 2u) != 0)) ||
-                                                    (pol == constant(polw, 2) && bit((c.policies & 4u) != 0)));
+  const Expr pol_built = m.wire("policy_built_next", (pol_n == constant(polw, 0) && bit((c.policies & 1u) != 0)) ||
+                                                         (pol_n == constant(polw, 1) && bit((c.policies & 2u) != 0)) ||
+                                                         (pol_n == constant(polw, 2) && bit((c.policies & 4u) != 0)));
+  const Expr cfg_ok_d = m.wire(
+      "cfg_ok_d",
+      (in_range(dim_t_n, 1, static_cast<uint64_t>(c.max_t)) && in_range(dim_h_n, 1, static_cast<uint64_t>(c.max_h)) &&
+        in_range(dim_w_n, 1, static_cast<uint64_t>(c.max_w)) &&
+        in_range(dim_k_n, static_cast<uint64_t>(gw), static_cast<uint64_t>(c.max_k)) && k_mod &&
+        in_range(dim_m_n, 1, static_cast<uint64_t>(c.max_m)) && (tile_h_n <= dim_h_n) && (tile_w_n <= dim_w_n) &&
+        (win_n <= constant(win_n.width(), static_cast<uint64_t>(c.window_cap()))) && pol_built),
+      "every stored value will be in range");
+  const Expr axes_set_d = m.wire("axes_set_d", (pol_n != zero(polw)) || (naxes_n != zero(naxes.width())),
+                                 "a policy other than fixed, or a non-empty axis list, will be stored");
+  for (const Register& r : register_map(c))
+    for (const RegField& f : r.fields)
+      if ((r.name == "DIM_T" || r.name == "POLICY") && f.reset != 0)
+        throw InternalError("the START checks reset to 'refused', which needs DIM_T and POLICY to reset to 0");
+  const Expr cfg_ok_q = m.signal("cfg_ok_q", 1, Sign::Unsigned, "every stored value is in range");
+  const Expr axes_set_q = m.signal("axes_set_q", 1, Sign::Unsigned,
+                                   "a policy other than fixed, or a non-empty axis list, is stored");
+  Always& checks = m.always_ff(clk, rst_n, "the START checks of the stored values, a cycle early");
+  checks.flop(cfg_ok_q, cfg_ok_d, 0);
+  checks.flop(axes_set_q, axes_set_d, 0);
   // CTRL.DENSE as written with START (dense_q takes it at the same clock edge).
   const Expr dense_start = regs.written("CTRL", "DENSE");
-  const Expr cfg_error = m.wire(
-      "cfg_error",
-      !(in_range(dim_t_q, 1, static_cast<uint64_t>(c.max_t)) && in_range(dim_h_q, 1, static_cast<uint64_t>(c.max_h)) &&
-        in_range(dim_w_q, 1, static_cast<uint64_t>(c.max_w)) &&
-        in_range(dim_k_q, static_cast<uint64_t>(gw), static_cast<uint64_t>(c.max_k)) && k_mod &&
-        in_range(dim_m_q, 1, static_cast<uint64_t>(c.max_m)) && (tile_h_q <= dim_h_q) && (tile_w_q <= dim_w_q) &&
-        (win_q <= constant(win_q.width(), static_cast<uint64_t>(c.window_cap()))) && pol_built &&
-        (dense_start || pol != zero(polw) || naxes != zero(naxes.width()))),
-      "a runtime value is out of range: the run is refused");
+  const Expr cfg_error = m.wire("cfg_error", !cfg_ok_q || (!axes_set_q && !dense_start),
+                                "a runtime value is out of range: the run is refused");
 
   // ---- derived sizes (stable during a run: configuration is frozen while busy) ----
   const Expr t_c = m.wire("dim_t_c", dim_t_q.slice(cw - 1, 0)), h_c = m.wire("dim_h_c", dim_h_q.slice(cw - 1, 0));
@@ -372,6 +399,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr a_fire = m.wire("a_fire", a_valid && !busy_q);
   // Read port 0: the detector, one cycle ahead (the lanes take the registered word); port 1: the array feed.
   std::vector<Expr> a_rd, a_issue;
+  // The detector's A read, a cycle ahead: token 0 on a START request (a refused run reads it for
+  // nothing), so the START checks stay off the path to the A memories.
+  const Expr a_scan_addr = m.wire("a_scan_addr", mux(start_req, zero(tw), scan_token_next),
+                                  "token whose A the detector takes next cycle");
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
     a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
@@ -382,7 +413,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                 {"we_i", a_fire && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
                 {"wdata_i", a_data},
-                {"raddr0_i", scan_token_next},
+                {"raddr0_i", a_scan_addr},
                 {"rdata0_o", a_rd.back()},
                 {"raddr1_i", seg_addr},
                 {"rdata1_o", a_issue.back()}},

@@ -74,7 +74,8 @@ module kld_dispatcher (
   input wire [1:0] final_i,
   // token at the scan position
   output wire [9:0] scan_token_o,
-  // token at the scan position of the next cycle (to register reads of it)
+  // token at the scan position of the next cycle unless the scan is cleared (to register reads of
+  // it)
   output wire [9:0] scan_token_next_o,
   // window slot of the scan position
   output wire [7:0] scan_slot_o,
@@ -357,7 +358,7 @@ module kld_dispatcher (
   end
 
   assign scan_token_o = scan_token_q;
-  assign scan_token_next_o = token_d;
+  assign scan_token_next_o = scan_step_i ? scan_token_step : scan_token_q;
   assign scan_slot_o = slot_q;
   assign scan_avail_o = scan_avail_q;
   assign scan_ref_slot_next_o = ref_slot_d;

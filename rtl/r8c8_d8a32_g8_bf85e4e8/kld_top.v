@@ -180,7 +180,25 @@ module kld_top (
   reg [31:0] wait_gather_q;
   reg [31:0] loadw_cycles_q;
   reg [31:0] starved_q;
-  wire policy_built;
+  wire [15:0] dim_t_next;
+  wire [15:0] dim_h_next;
+  wire [15:0] dim_w_next;
+  wire [15:0] dim_k_next;
+  wire [15:0] dim_m_next;
+  wire [15:0] tile_h_next;
+  wire [15:0] tile_w_next;
+  wire [19:0] win_next;
+  wire [1:0] policy_policy_next;
+  wire [1:0] policy_naxes_next;
+  wire policy_built_next;
+  // every stored value will be in range
+  wire cfg_ok_d;
+  // a policy other than fixed, or a non-empty axis list, will be stored
+  wire axes_set_d;
+  // every stored value is in range
+  reg cfg_ok_q;
+  // a policy other than fixed, or a non-empty axis list, is stored
+  reg axes_set_q;
   // a runtime value is out of range: the run is refused
   wire cfg_error;
   wire [5:0] dim_t_c;
@@ -308,6 +326,8 @@ module kld_top (
   wire issue_any;
   wire feed_any;
   wire a_fire;
+  // token whose A the detector takes next cycle
+  wire [9:0] a_scan_addr;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_0;
   // for the array
@@ -513,13 +533,38 @@ module kld_top (
   wire unused_reg_wdata_i;
   assign unused_reg_wdata_i = ^reg_wdata_i[31:20];
 
-  assign policy_built = ((policy_policy_q == 2'd0) && 1'b1) || ((policy_policy_q == 2'd1) &&
-      1'b1) || ((policy_policy_q == 2'd2) && 1'b1);
-  assign cfg_error = !((dim_t_q >= 16'd1) && (dim_t_q <= 16'd4) && ((dim_h_q >= 16'd1) &&
-      (dim_h_q <= 16'd16)) && ((dim_w_q >= 16'd1) && (dim_w_q <= 16'd16)) && ((dim_k_q >= 16'd8) &&
-      (dim_k_q <= 16'd64)) && (dim_k_q[2:0] == 3'd0) && ((dim_m_q >= 16'd1) && (dim_m_q <= 16'd64))
-      && (tile_h_q <= dim_h_q) && (tile_w_q <= dim_w_q) && (win_q <= 20'd256) && policy_built &&
-      (reg_wdata_i[1] || (policy_policy_q != 2'd0) || (policy_naxes_q != 2'd0)));
+  assign dim_t_next = (reg_wr && (reg_addr_i == 6'd2)) ? reg_wdata_i[15:0] : dim_t_q;
+  assign dim_h_next = (reg_wr && (reg_addr_i == 6'd3)) ? reg_wdata_i[15:0] : dim_h_q;
+  assign dim_w_next = (reg_wr && (reg_addr_i == 6'd4)) ? reg_wdata_i[15:0] : dim_w_q;
+  assign dim_k_next = (reg_wr && (reg_addr_i == 6'd5)) ? reg_wdata_i[15:0] : dim_k_q;
+  assign dim_m_next = (reg_wr && (reg_addr_i == 6'd6)) ? reg_wdata_i[15:0] : dim_m_q;
+  assign tile_h_next = (reg_wr && (reg_addr_i == 6'd7)) ? reg_wdata_i[15:0] : tile_h_q;
+  assign tile_w_next = (reg_wr && (reg_addr_i == 6'd8)) ? reg_wdata_i[15:0] : tile_w_q;
+  assign win_next = (reg_wr && (reg_addr_i == 6'd9)) ? reg_wdata_i[19:0] : win_q;
+  assign policy_policy_next = (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[1:0] :
+      policy_policy_q;
+  assign policy_naxes_next = (reg_wr && (reg_addr_i == 6'd10)) ? reg_wdata_i[3:2] : policy_naxes_q;
+  assign policy_built_next = ((policy_policy_next == 2'd0) && 1'b1) || ((policy_policy_next ==
+      2'd1) && 1'b1) || ((policy_policy_next == 2'd2) && 1'b1);
+  assign cfg_ok_d = (dim_t_next >= 16'd1) && (dim_t_next <= 16'd4) && ((dim_h_next >= 16'd1) &&
+      (dim_h_next <= 16'd16)) && ((dim_w_next >= 16'd1) && (dim_w_next <= 16'd16)) && ((dim_k_next
+      >= 16'd8) && (dim_k_next <= 16'd64)) && (dim_k_next[2:0] == 3'd0) && ((dim_m_next >= 16'd1) &&
+      (dim_m_next <= 16'd64)) && (tile_h_next <= dim_h_next) && (tile_w_next <= dim_w_next) &&
+      (win_next <= 20'd256) && policy_built_next;
+  assign axes_set_d = (policy_policy_next != 2'd0) || (policy_naxes_next != 2'd0);
+
+  // the START checks of the stored values, a cycle early
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cfg_ok_q <= 1'b0;
+      axes_set_q <= 1'b0;
+    end else begin
+      cfg_ok_q <= cfg_ok_d;
+      axes_set_q <= axes_set_d;
+    end
+  end
+
+  assign cfg_error = !cfg_ok_q || (!axes_set_q && !reg_wdata_i[1]);
   assign dim_t_c = dim_t_q[5:0];
   assign dim_h_c = dim_h_q[5:0];
   assign dim_w_c = dim_w_q[5:0];
@@ -650,6 +695,7 @@ module kld_top (
   end
 
   assign a_fire = a_valid_i && !busy_q;
+  assign a_scan_addr = ctrl_start ? 10'd0 : scan_token_next;
 
   // A channels of group 0
   kld_sram_1024x64_r2 u_a_0 (
@@ -657,7 +703,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd0)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_0),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_0)
@@ -669,7 +715,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd1)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_1),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_1)
@@ -681,7 +727,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd2)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_2),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_2)
@@ -693,7 +739,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd3)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_3),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_3)
@@ -705,7 +751,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd4)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_4),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_4)
@@ -717,7 +763,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd5)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_5),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_5)
@@ -729,7 +775,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd6)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_6),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_6)
@@ -741,7 +787,7 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd7)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(scan_token_next),
+    .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_7),
     .raddr1_i(issue_token_q),
     .rdata1_o(a_issue_7)

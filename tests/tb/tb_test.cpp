@@ -540,6 +540,27 @@ TEST(Testbench, BothTopsReadBackTheRegisterMap) {
     }
 }
 
+// The START checks run a cycle early on the values the registers take next (gen/hw/top.cpp): after
+// reset, and with each out-of-range value written in the cycle just before START, the run must be
+// refused; the good value written back just before the next START must be seen (the last one
+// before the real run, which must start and stay bit-exact).
+TEST(Testbench, StartRefusesOutOfRangeValuesWrittenTheCycleBefore) {
+  for (int which : {0, 2}) {
+    Rng r(60 + static_cast<uint64_t>(which));
+    const ReuseConfig c = random_config(which, r);
+    const TbRun t = run_tb(which, c, correlated_a(c, 5), make_int_uniform(c.channels, c.out_cols, c.data_w, 6),
+                           "--check-start --stall 0.1", "start");
+    expect_pass(t, hw_config(which).name());
+    ASSERT_FALSE(t.report.is_null());
+    const nlohmann::json& check = t.report.at("start_check");
+    EXPECT_TRUE(check.at("errors").empty()) << t.output;
+    // After reset, then DIM_T, DIM_W, DIM_K, DIM_M, TILE_W, WIN, two POLICY values, and DIM_K not a
+    // multiple of GROUP_W where GROUP_W > 1.
+    EXPECT_EQ(check.at("refusals").get<int>(), 9 + (hw_config(which).group_w > 1 ? 1 : 0)) << t.output;
+    EXPECT_NE(t.output.find("PASS START checks"), std::string::npos) << t.output;
+  }
+}
+
 TEST(TestbenchSoak, ThousandsOfRandomRuns) {
   const char* env = std::getenv("KALEIDO_SOAK_RUNS");
   if (!env) GTEST_SKIP() << "set KALEIDO_SOAK_RUNS (ctest -L soak sets it) to run the soak";

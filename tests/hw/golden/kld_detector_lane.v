@@ -79,11 +79,13 @@ module kld_detector_lane (
   wire signed [4:0] xe_t_0;
   wire signed [4:0] ye_t_0;
   wire signed [4:0] diff_t_0;
+  wire signed [4:0] diff_neg_t_0;
   wire [4:0] mag_t_0;
   wire signed [3:0] y_t_1;
   wire signed [4:0] xe_t_1;
   wire signed [4:0] ye_t_1;
   wire signed [4:0] diff_t_1;
+  wire signed [4:0] diff_neg_t_1;
   wire [4:0] mag_t_1;
   wire [4:0] max_t_l0_0;
   // d(r) of the t reference
@@ -96,11 +98,13 @@ module kld_detector_lane (
   wire signed [4:0] xe_h_0;
   wire signed [4:0] ye_h_0;
   wire signed [4:0] diff_h_0;
+  wire signed [4:0] diff_neg_h_0;
   wire [4:0] mag_h_0;
   wire signed [3:0] y_h_1;
   wire signed [4:0] xe_h_1;
   wire signed [4:0] ye_h_1;
   wire signed [4:0] diff_h_1;
+  wire signed [4:0] diff_neg_h_1;
   wire [4:0] mag_h_1;
   wire [4:0] max_h_l0_0;
   // d(r) of the h reference
@@ -113,11 +117,13 @@ module kld_detector_lane (
   wire signed [4:0] xe_w_0;
   wire signed [4:0] ye_w_0;
   wire signed [4:0] diff_w_0;
+  wire signed [4:0] diff_neg_w_0;
   wire [4:0] mag_w_0;
   wire signed [3:0] y_w_1;
   wire signed [4:0] xe_w_1;
   wire signed [4:0] ye_w_1;
   wire signed [4:0] diff_w_1;
+  wire signed [4:0] diff_neg_w_1;
   wire [4:0] mag_w_1;
   wire [4:0] max_w_l0_0;
   // d(r) of the w reference
@@ -131,7 +137,8 @@ module kld_detector_lane (
   reg sel_valid;
   reg [1:0] sel_axis;
   wire adaptive_h_beats_t;
-  wire [4:0] adaptive_d_th;
+  wire adaptive_w_below_t;
+  wire adaptive_w_below_h;
   wire adaptive_any_th;
   wire adaptive_w_wins;
   // window entry of the chosen reference
@@ -169,12 +176,14 @@ module kld_detector_lane (
   assign xe_t_0 = $signed({x_0[3], x_0});
   assign ye_t_0 = $signed({y_t_0[3], y_t_0});
   assign diff_t_0 = xe_t_0 - ye_t_0;
-  assign mag_t_0 = $unsigned(diff_t_0[4] ? -diff_t_0 : diff_t_0);
+  assign diff_neg_t_0 = ye_t_0 - xe_t_0;
+  assign mag_t_0 = $unsigned(diff_t_0[4] ? diff_neg_t_0 : diff_t_0);
   assign y_t_1 = $signed(win_t_q[7:4]);
   assign xe_t_1 = $signed({x_1[3], x_1});
   assign ye_t_1 = $signed({y_t_1[3], y_t_1});
   assign diff_t_1 = xe_t_1 - ye_t_1;
-  assign mag_t_1 = $unsigned(diff_t_1[4] ? -diff_t_1 : diff_t_1);
+  assign diff_neg_t_1 = ye_t_1 - xe_t_1;
+  assign mag_t_1 = $unsigned(diff_t_1[4] ? diff_neg_t_1 : diff_t_1);
   assign max_t_l0_0 = (mag_t_1 > mag_t_0) ? mag_t_1 : mag_t_0;
   assign d_t = max_t_l0_0;
   assign in_list_t = ((naxes_i >= 2'd1) && (axes_i[1:0] == 2'd0)) || ((naxes_i >= 2'd2) &&
@@ -185,12 +194,14 @@ module kld_detector_lane (
   assign xe_h_0 = $signed({x_0[3], x_0});
   assign ye_h_0 = $signed({y_h_0[3], y_h_0});
   assign diff_h_0 = xe_h_0 - ye_h_0;
-  assign mag_h_0 = $unsigned(diff_h_0[4] ? -diff_h_0 : diff_h_0);
+  assign diff_neg_h_0 = ye_h_0 - xe_h_0;
+  assign mag_h_0 = $unsigned(diff_h_0[4] ? diff_neg_h_0 : diff_h_0);
   assign y_h_1 = $signed(win_h_q[7:4]);
   assign xe_h_1 = $signed({x_1[3], x_1});
   assign ye_h_1 = $signed({y_h_1[3], y_h_1});
   assign diff_h_1 = xe_h_1 - ye_h_1;
-  assign mag_h_1 = $unsigned(diff_h_1[4] ? -diff_h_1 : diff_h_1);
+  assign diff_neg_h_1 = ye_h_1 - xe_h_1;
+  assign mag_h_1 = $unsigned(diff_h_1[4] ? diff_neg_h_1 : diff_h_1);
   assign max_h_l0_0 = (mag_h_1 > mag_h_0) ? mag_h_1 : mag_h_0;
   assign d_h = max_h_l0_0;
   assign in_list_h = ((naxes_i >= 2'd1) && (axes_i[1:0] == 2'd1)) || ((naxes_i >= 2'd2) &&
@@ -201,12 +212,14 @@ module kld_detector_lane (
   assign xe_w_0 = $signed({x_0[3], x_0});
   assign ye_w_0 = $signed({y_w_0[3], y_w_0});
   assign diff_w_0 = xe_w_0 - ye_w_0;
-  assign mag_w_0 = $unsigned(diff_w_0[4] ? -diff_w_0 : diff_w_0);
+  assign diff_neg_w_0 = ye_w_0 - xe_w_0;
+  assign mag_w_0 = $unsigned(diff_w_0[4] ? diff_neg_w_0 : diff_w_0);
   assign y_w_1 = $signed(win_w[7:4]);
   assign xe_w_1 = $signed({x_1[3], x_1});
   assign ye_w_1 = $signed({y_w_1[3], y_w_1});
   assign diff_w_1 = xe_w_1 - ye_w_1;
-  assign mag_w_1 = $unsigned(diff_w_1[4] ? -diff_w_1 : diff_w_1);
+  assign diff_neg_w_1 = ye_w_1 - xe_w_1;
+  assign mag_w_1 = $unsigned(diff_w_1[4] ? diff_neg_w_1 : diff_w_1);
   assign max_w_l0_0 = (mag_w_1 > mag_w_0) ? mag_w_1 : mag_w_0;
   assign d_w = max_w_l0_0;
   assign in_list_w = ((naxes_i >= 2'd1) && (axes_i[1:0] == 2'd2)) || ((naxes_i >= 2'd2) &&
@@ -263,9 +276,11 @@ module kld_detector_lane (
   end
 
   assign adaptive_h_beats_t = pass_h && (!pass_t || (d_h < d_t));
-  assign adaptive_d_th = adaptive_h_beats_t ? d_h : d_t;
+  assign adaptive_w_below_t = d_w < d_t;
+  assign adaptive_w_below_h = d_w < d_h;
   assign adaptive_any_th = pass_t || pass_h;
-  assign adaptive_w_wins = pass_w && (!adaptive_any_th || (d_w < adaptive_d_th));
+  assign adaptive_w_wins = pass_w && (!adaptive_any_th || (adaptive_h_beats_t ?
+      adaptive_w_below_h : adaptive_w_below_t));
   assign picked = (sel_axis == 2'd2) ? win_w : ((sel_axis == 2'd1) ? win_h_q : win_t_q);
 
   // REUSE copies the reference's Ahat and root
