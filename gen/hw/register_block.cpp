@@ -58,6 +58,7 @@ RegisterBlock::RegisterBlock(Module& m, const HwConfig& c, Top top, const Bus& b
         ff.flop(q, d, static_cast<int64_t>(f.reset));
         values_[key(r.name, f.name, g)] = q;
         next_[key(r.name, f.name, g)] = d;
+        names_[key(r.name, f.name, g)] = name;
       }
     }
   // Write-data bits no implemented field takes, as runs from the top bit down.
@@ -84,9 +85,12 @@ const Expr& RegisterBlock::q(const std::string& reg_name, const std::string& fie
   return it->second;
 }
 
-const Expr& RegisterBlock::next(const std::string& reg_name, const std::string& field, int g) const {
+const Expr& RegisterBlock::next(const std::string& reg_name, const std::string& field, int g) {
   q(reg_name, field, g);  // the same checks
-  return next_.at(key(reg_name, field, g));
+  const std::string k = key(reg_name, field, g);
+  auto named = next_wires_.find(k);
+  if (named == next_wires_.end()) named = next_wires_.emplace(k, m_.wire(names_.at(k) + "_next", next_.at(k))).first;
+  return named->second;
 }
 
 const Expr& RegisterBlock::pulse(const std::string& reg_name, const std::string& field) const {

@@ -28,8 +28,9 @@ class RegisterBlock {
 
   // The flop of an RW field (element g of a per-group register).
   const vlog::Expr& q(const std::string& reg, const std::string& field = "VALUE", int g = 0) const;
-  // The value an RW field's flop takes at the next clock edge (the write data when written now).
-  const vlog::Expr& next(const std::string& reg, const std::string& field = "VALUE", int g = 0) const;
+  // The value an RW field's flop takes at the next clock edge (the write data when written now),
+  // as a wire named after the flop (<field signal>_next), made on the first request.
+  const vlog::Expr& next(const std::string& reg, const std::string& field = "VALUE", int g = 0);
   // A W1 field: high in the cycle it is written with 1.
   const vlog::Expr& pulse(const std::string& reg, const std::string& field) const;
   // A field's bits of the write data: the value being written this cycle.
@@ -54,6 +55,8 @@ class RegisterBlock {
   std::vector<Register> map_;
   std::map<std::string, vlog::Expr> values_;  // RW flops, W1 pulses and RO values, by key()
   std::map<std::string, vlog::Expr> next_;    // RW flops' next values, by key()
+  std::map<std::string, std::string> names_;  // RW flops' signal names without _q, by key()
+  std::map<std::string, vlog::Expr> next_wires_;  // next() results, by key()
 };
 
 }  // namespace kaleido::hw

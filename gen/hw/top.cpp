@@ -1,7 +1,6 @@
 #include <algorithm>
 
 #include "common/error.hpp"
-#include "common/text.hpp"
 #include "hw/blocks.hpp"
 #include "hw/regmap.hpp"
 #include "hw/register_block.hpp"
@@ -174,13 +173,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // Configuration registers reset to zero dimensions, which are out of range, and to the fixed
   // policy with no axes: both flops reset to 0, "refused" (reset-to-1 flops lose their names in
   // the netlist, which `kaleido equiv` pairs registers by).
-  auto next = [&](const std::string& reg, const std::string& field = "VALUE") {
-    return m.wire(to_lower(reg) + (field == "VALUE" ? "" : "_" + to_lower(field)) + "_next", regs.next(reg, field));
-  };
-  const Expr dim_t_n = next("DIM_T"), dim_h_n = next("DIM_H"), dim_w_n = next("DIM_W");
-  const Expr dim_k_n = next("DIM_K"), dim_m_n = next("DIM_M");
-  const Expr tile_h_n = next("TILE_H"), tile_w_n = next("TILE_W"), win_n = next("WIN");
-  const Expr pol_n = next("POLICY", "POLICY"), naxes_n = next("POLICY", "NAXES");
+  const Expr dim_t_n = regs.next("DIM_T"), dim_h_n = regs.next("DIM_H"), dim_w_n = regs.next("DIM_W");
+  const Expr dim_k_n = regs.next("DIM_K"), dim_m_n = regs.next("DIM_M");
+  const Expr tile_h_n = regs.next("TILE_H"), tile_w_n = regs.next("TILE_W"), win_n = regs.next("WIN");
+  const Expr pol_n = regs.next("POLICY", "POLICY"), naxes_n = regs.next("POLICY", "NAXES");
   const Expr k_mod = gw > 1 ? (dim_k_n.slice(gshift - 1, 0) == zero(gshift)) : bit(true);
   const int polw = pol.width();
   const Expr pol_built = m.wire("policy_built_next", (pol_n == constant(polw, 0) && bit((c.policies & 1u) != 0)) ||
