@@ -322,13 +322,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // A segment's list is complete once the detection round of its group is over.
   std::vector<Expr> final_bits;
   for (int sg = segs - 1; sg >= 0; --sg) {
-    Expr fin = bit(true);
-    for (int k = 0; k < c.max_kt(); ++k) {
-      const int g = k * segs + sg;
-      if (g >= G) break;
-      fin = mux(kt_q == constant(ktw, static_cast<uint64_t>(k)), group_done_q[g], fin);
-    }
-    final_bits.push_back(fin);
+    std::vector<Expr> done_of_tile;
+    for (int g = sg; g < G; g += segs) done_of_tile.push_back(group_done_q[g]);
+    final_bits.push_back(select(kt_q, done_of_tile, bit(true)));
   }
   const Expr list_final = m.wire("list_final", concat(final_bits), "segment s's compute list is complete");
   const Expr pass_end = m.wire("pass_end", st_issue && pass_last, "the pass's last issue: the next pass may follow");
@@ -427,23 +423,19 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // registered: the A read is then off the detector's path (memory, lane, compute-list write).
   std::vector<Expr> lane_valid, lane_en, lane_rope, lane_tau, lane_a_next;
   for (int l = lanes - 1; l >= 0; --l) {
-    Expr v = bit(false), en = bit(false), rp = zero(regs.q("GROUP_CFG", "ROPE").width()), t = zero(tauw);
-    Expr a = zero(gw * dw);
-    for (int r = 0; r < rounds; ++r) {
-      const int g = r * lanes + l;
-      if (g >= G) break;
-      const Expr here = round_q == constant(rw, static_cast<uint64_t>(r));
-      v = mux(here, group_valid[g], v);
-      en = mux(here, regs.q("GROUP_CFG", "ENABLE", g), en);
-      rp = mux(here, regs.q("GROUP_CFG", "ROPE", g), rp);
-      t = mux(here, regs.q("TAU", "VALUE", g), t);
-      a = mux(round_d == constant(rw, static_cast<uint64_t>(r)), a_rd[static_cast<size_t>(g)], a);
+    std::vector<Expr> v, en, rp, t, a;  // of the groups lane l decides, one per round
+    for (int g = l; g < G; g += lanes) {
+      v.push_back(group_valid[g]);
+      en.push_back(regs.q("GROUP_CFG", "ENABLE", g));
+      rp.push_back(regs.q("GROUP_CFG", "ROPE", g));
+      t.push_back(regs.q("TAU", "VALUE", g));
+      a.push_back(a_rd[static_cast<size_t>(g)]);
     }
-    lane_valid.push_back(v);
-    lane_en.push_back(en);
-    lane_rope.push_back(rp);
-    lane_tau.push_back(t);
-    lane_a_next.push_back(a);
+    lane_valid.push_back(select(round_q, v, bit(false)));
+    lane_en.push_back(select(round_q, en, bit(false)));
+    lane_rope.push_back(select(round_q, rp, zero(regs.q("GROUP_CFG", "ROPE").width())));
+    lane_tau.push_back(select(round_q, t, zero(tauw)));
+    lane_a_next.push_back(select(round_d, a, zero(gw * dw)));
   }
   const Expr lane_a_q = m.signal("lane_a_q", lanes * gw * dw, Sign::Unsigned,
                                  "A word of each lane's group at the scan position");
@@ -472,13 +464,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // ---- the array ----
   std::vector<Expr> seg_data;
   for (int s = segs - 1; s >= 0; --s) {
-    Expr d = zero(gw * dw);
-    for (int k = 0; k < c.max_kt(); ++k) {
-      const int g = k * segs + s;
-      if (g >= G) break;
-      d = mux(iss_kt_q == constant(ktw, static_cast<uint64_t>(k)), a_issue[static_cast<size_t>(g)], d);
-    }
-    seg_data.push_back(d);
+    std::vector<Expr> a_of_tile;
+    for (int g = s; g < G; g += segs) a_of_tile.push_back(a_issue[static_cast<size_t>(g)]);
+    seg_data.push_back(select(iss_kt_q, a_of_tile, zero(gw * dw)));
   }
   IfStmt& ipf = ipd.if_(any_feed);
   ipf.then_().assign(feed_tag_q, issue_tags(iss_kt_q, iss_token_q, c, segs));
@@ -768,8 +756,11 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const Expr dim_t_q = regs.q("DIM_T"), dim_h_q = regs.q("DIM_H"), dim_w_q = regs.q("DIM_W");
   const Expr dim_k_q = regs.q("DIM_K"), dim_m_q = regs.q("DIM_M");
   const Expr n_full = m.wire("n_full", zext(dim_t_q, 48) * zext(dim_h_q, 48) * zext(dim_w_q, 48), "N = T*H*W");
-  const Expr n_tokens = m.wire("n_tokens", n_full.slice(tw, 0));
   m.unused(n_full.slice(47, tw + 1), "N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W");
+  // Registered, so that the multiplier is off the A read-ahead's path (the token's last-compare). A
+  // run's first issue is three cycles after its last dimension write (START, LOADW, then ISSUE).
+  const Expr n_tokens = m.signal("n_tokens_q", tw + 1, Sign::Unsigned, "N of the configured grid");
+  m.always_ff(clk, rst_n, "N, a cycle after the dimensions").flop(n_tokens, n_full.slice(tw, 0), 0);
 
   // Run control: for each m-tile, LOADW (first pass only when the loader is ahead), ISSUE per k-tile
   // pass, DRAIN, then hand the m-tile to the gather engine and go on with the next m-tile (TAIL
@@ -790,6 +781,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
   const Expr tok_is_last = m.wire("token_is_last", tok_q + constant(tw + 1, 1) == n_tokens);
   const Expr tok = m.wire("token", tok_q.slice(tw - 1, 0));
+  const Expr kt_d = m.signal("kt_d", ktw), tok_d = m.signal("token_d", tw + 1);
   // The gather engine streams m-tile gather_mt_q's outputs, token gather_token_q per cycle, into the
   // output register (no path from a memory to an output) whenever it is free or its word is taken.
   const Expr gather_active_q = m.signal("gather_active_q", 1, Sign::Unsigned, "the gather engine holds an m-tile");
@@ -811,8 +803,19 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
                               "the drained m-tile goes to the gather engine");
   const Expr advance = m.wire("pass_advance", (pass_end && !kt_is_last) || (handoff && !mt_is_last),
                               "on to the next pass");
+  // The issuing token and k-tile as wires of their next values, for the A read-ahead (a START comes
+  // only while idle: configuration is written only then).
+  const Expr tok_after = mux(tok_is_last, zero(tw + 1), tok_q + constant(tw + 1, 1));
+  m.assign(tok_d, mux(start, zero(tw + 1), mux(issue, tok_after, tok_q)));
+  const Expr kt_after = mux(kt_is_last, zero(ktw), kt_q + constant(ktw, 1));
+  m.assign(kt_d, mux(start, zero(ktw), mux(pass_end, kt_after, kt_q)));
+  Always& issue_pos = m.always_ff(clk, rst_n, "token and k-tile of the issuing pass");
+  issue_pos.flop(tok_q, tok_d, 0);
+  issue_pos.flop(kt_q, kt_d, 0);
 
-  // A banks as in kld_top; the array reads all groups of the k-tile at once.
+  // A banks as in kld_top; the array reads all groups of the k-tile at once. They are read a cycle
+  // ahead, at the next cycle's token and k-tile, and the selected row is registered: the memory read
+  // is then off the path into the PEs' multiply-accumulate.
   const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 1));
   std::vector<Expr> a_rd;
   for (int g = 0; g < G; ++g) {
@@ -822,21 +825,20 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
                 {"we_i", a_valid && !busy_q && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
                 {"wdata_i", a_data},
-                {"raddr_i", tok},
+                {"raddr_i", tok_d.slice(tw - 1, 0)},
                 {"rdata_o", a_rd.back()}});
   }
   std::vector<Expr> row_data;
   for (int s = segs - 1; s >= 0; --s) {
-    Expr d = zero(gw * dw);
-    for (int k = 0; k < c.max_kt(); ++k) {
-      const int g = k * segs + s;
-      if (g >= G) break;
-      const Expr exists =
-          (zext(kt_q, dim_k_q.width()) * static_cast<int64_t>(rows) + static_cast<int64_t>(s * gw)) < dim_k_q;
-      d = mux((kt_q == constant(ktw, static_cast<uint64_t>(k))) && exists, a_rd[static_cast<size_t>(g)], d);
-    }
-    row_data.push_back(d);
+    std::vector<Expr> a_of_tile;
+    for (int g = s; g < G; g += segs) a_of_tile.push_back(a_rd[static_cast<size_t>(g)]);
+    // Rows past DIM_K read zero (their groups hold another run's data).
+    const Expr exists =
+        (zext(kt_d, dim_k_q.width()) * static_cast<int64_t>(rows) + static_cast<int64_t>(s * gw)) < dim_k_q;
+    row_data.push_back(mux(exists, select(kt_d, a_of_tile, zero(gw * dw)), zero(gw * dw)));
   }
+  const Expr row_q = m.signal("row_q", rows * dw, Sign::Unsigned, "the A row of token_q in k-tile kt_q");
+  m.always_ff_no_reset(clk, "the A row, read a cycle ahead").assign(row_q, concat(row_data));
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
   // kld_top's loader with a reach of ROWS (no issue registers; a Reach override unless equal).
@@ -859,7 +861,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
               {"seg_valid_i", issue},
               {"sel_i", buf_q},
               {"seg_tag_i", m.wire("issue_tag", issue_tags(kt_q, tok, c, 1), "{k-tile, token}")},
-              {"seg_data_i", m.wire("row_data", concat(row_data))},
+              {"seg_data_i", row_q},
               {"tap_valid_o", tap_valid},
               {"tap_tag_o", tap_tag},
               {"tap_psum_o", tap_psum}});
@@ -917,7 +919,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   ge.then_().if_(gather_tok_is_last).then_().assign(gather_active_q, 0);
 
   Always& fsm = m.always_ff(clk, rst_n, "run control: for each m-tile, every k-tile pass, then the hand-off");
-  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q, tok_q, buf_q}) fsm.on_reset().assign(q, 0);
+  for (const Expr& q : {state_q, mt_q, cnt_q, buf_q}) fsm.on_reset().assign(q, 0);
   fsm.on_reset().assign(busy_q, 0);
   fsm.on_reset().assign(done_q, 0);
   // on to the next pass: it issues from the next cycle if its weights are in, else waits in LOADW
@@ -932,20 +934,13 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   go.then_().assign(busy_q, 1);
   go.then_().assign(done_q, 0);
   go.then_().assign(mt_q, 0);
-  go.then_().assign(kt_q, 0);
-  go.then_().assign(tok_q, 0);
   go.then_().assign(buf_q, 0);
   go.then_().assign(state_q, st[kLoadW]);
   sc.item(st[kLoadW]).if_(wl.loaded).then_().assign(state_q, st[kIssue]);
-  IfStmt& il = sc.item(st[kIssue]).if_(issue).then_().if_(tok_is_last);
-  il.then_().assign(tok_q, 0);
-  IfStmt& kl = il.then_().if_(kt_is_last);
-  kl.then_().assign(kt_q, 0);
+  IfStmt& kl = sc.item(st[kIssue]).if_(pass_end).then_().if_(kt_is_last);
   kl.then_().assign(cnt_q, 0);
   kl.then_().assign(state_q, st[kDrain]);
-  kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
   next_pass(kl.else_());
-  il.else_().assign(tok_q, tok_q + constant(tw + 1, 1));
   IfStmt& dd = sc.item(st[kDrain]).if_(drain_done);
   IfStmt& ml = dd.then_().if_(handoff).then_().if_(mt_is_last);
   ml.then_().assign(state_q, st[kTail]);

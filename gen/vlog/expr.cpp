@@ -465,6 +465,34 @@ Expr mux(const Expr& cond, const Expr& if_true, const Expr& if_false) {
   return wrap(n);
 }
 
+Expr select(const Expr& index, const std::vector<Expr>& options, const Expr& otherwise) {
+  need_hw(index, "select index");
+  need_hw(otherwise, "select default");
+  if (index.is_signed()) fail("select index " + describe(index) + " must be unsigned");
+  if (options.empty()) return otherwise;  // every index is past the last option
+  const int iw = index.width();
+  if (iw < 63 && options.size() > (uint64_t{1} << iw))
+    fail("select index " + describe(index) + " cannot reach all " + std::to_string(options.size()) + " options");
+  std::vector<Expr> level;
+  for (const Expr& o : options) {
+    need_hw(o, "select option");
+    if (o.width() != otherwise.width() || o.is_signed() != otherwise.is_signed())
+      fail("select option " + describe(o) + " differs in width or signedness from " + describe(otherwise));
+    level.push_back(o);
+  }
+  const auto same = [](const Expr& a, const Expr& b) { return &a.node() == &b.node(); };
+  for (int b = 0; b < iw; ++b) {
+    std::vector<Expr> up;
+    for (size_t i = 0; i < level.size(); i += 2) {
+      const Expr& lo = level[i];
+      const Expr& hi = i + 1 < level.size() ? level[i + 1] : otherwise;
+      up.push_back(same(lo, hi) ? lo : mux(index[b], hi, lo));
+    }
+    level = std::move(up);
+  }
+  return level.front();
+}
+
 // ---- operators --------------------------------------------------------------------
 
 Expr operator+(const Expr& a, const Expr& b) { return arith("+", a, b); }

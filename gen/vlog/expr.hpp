@@ -102,6 +102,11 @@ Expr as_unsigned(const Expr& x);        // $unsigned(x)
 Expr concat(const std::vector<Expr>& parts);                            // {a, b, c}: MSB first
 Expr repl(int count, const Expr& x);                                    // {count{x}}
 Expr mux(const Expr& cond, const Expr& if_true, const Expr& if_false);  // cond ? a : b
+// options[index] as a balanced tree of muxes on index's bits, least significant at the leaves:
+// clog2(options) levels whatever the count, where a chain of `index == k` compares is as deep as
+// the count. An index past the last option (any, with none) gives `otherwise`; subtrees of
+// `otherwise` alone fold.
+Expr select(const Expr& index, const std::vector<Expr>& options, const Expr& otherwise);
 
 // ---- operators ----------------------------------------------------------------
 // Binary arithmetic/bitwise operators need equal widths and signedness; the

@@ -76,7 +76,8 @@ module kld_plain_top (
   reg [15:0] dim_m_q;
   // N = T*H*W
   wire [47:0] n_full;
-  wire [10:0] n_tokens;
+  // N of the configured grid
+  reg [10:0] n_tokens_q;
   reg [2:0] state_q;
   reg [1:0] mt_q;
   reg [1:0] kt_q;
@@ -91,6 +92,8 @@ module kld_plain_top (
   wire mt_is_last;
   wire token_is_last;
   wire [9:0] token;
+  wire [1:0] kt_d;
+  wire [10:0] token_d;
   // the gather engine holds an m-tile
   reg gather_active_q;
   reg [1:0] gather_mt_q;
@@ -123,6 +126,8 @@ module kld_plain_top (
   wire [63:0] a_rdata_5;
   wire [63:0] a_rdata_6;
   wire [63:0] a_rdata_7;
+  // the A row of token_q in k-tile kt_q
+  reg [127:0] row_q;
   // the loader shifts a row of weights into the array
   wire wl_load;
   // the buffer it shifts into
@@ -142,7 +147,6 @@ module kld_plain_top (
   wire [319:0] tap_psum;
   // {k-tile, token}
   wire [11:0] issue_tag;
-  wire [127:0] row_data;
   wire [21:0] acc_old_15;
   wire [21:0] acc_out_15;
   wire [21:0] acc_in_15;
@@ -220,33 +224,55 @@ module kld_plain_top (
   assign unused_reg_wdata_i = ^reg_wdata_i[31:16];
 
   assign n_full = {32'd0, dim_t_q} * {32'd0, dim_h_q} * {32'd0, dim_w_q};
-  assign n_tokens = n_full[10:0];
 
   // Deliberately unused: N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W
   wire unused_n_full;
   assign unused_n_full = ^n_full[47:11];
 
+  // N, a cycle after the dimensions
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      n_tokens_q <= 11'd0;
+    end else begin
+      n_tokens_q <= n_full[10:0];
+    end
+  end
+
   assign st_issue = state_q == StIssue;
   assign st_drain = state_q == StDrain;
   assign kt_is_last = ({14'd0, kt_q} * 16'd16 + 16'd16) >= dim_k_q;
   assign mt_is_last = ({14'd0, mt_q} * 16'd16 + 16'd16) >= dim_m_q;
-  assign token_is_last = (token_q + 11'd1) == n_tokens;
+  assign token_is_last = (token_q + 11'd1) == n_tokens_q;
   assign token = token_q[9:0];
   assign gather_en = !out_valid_q || out_ready_i;
   assign gather_enter = gather_active_q && gather_en;
-  assign gather_token_is_last = (gather_token_q + 11'd1) == n_tokens;
+  assign gather_token_is_last = (gather_token_q + 11'd1) == n_tokens_q;
   assign issue = st_issue && (!gather_active_q || (gather_token_q > token_q));
   assign pass_end = issue && token_is_last;
   assign drain_done = cnt_q == 5'd30;
   assign handoff = st_drain && drain_done && !gather_active_q;
   assign pass_advance = (pass_end && !kt_is_last) || (handoff && !mt_is_last);
+  assign token_d = ctrl_start ? 11'd0 : (issue ? (token_is_last ? 11'd0 : token_q + 11'd1) :
+      token_q);
+  assign kt_d = ctrl_start ? 2'd0 : (pass_end ? (kt_is_last ? 2'd0 : kt_q + 2'd1) : kt_q);
+
+  // token and k-tile of the issuing pass
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      token_q <= 11'd0;
+      kt_q <= 2'd0;
+    end else begin
+      token_q <= token_d;
+      kt_q <= kt_d;
+    end
+  end
 
   kld_sram_1024x64 u_a_0 (
     .clk_i(clk_i),
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd0)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_0)
   );
 
@@ -255,7 +281,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd1)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_1)
   );
 
@@ -264,7 +290,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd2)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_2)
   );
 
@@ -273,7 +299,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd3)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_3)
   );
 
@@ -282,7 +308,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd4)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_4)
   );
 
@@ -291,7 +317,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd5)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_5)
   );
 
@@ -300,7 +326,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd6)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_6)
   );
 
@@ -309,9 +335,17 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd7)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token),
+    .raddr_i(token_d[9:0]),
     .rdata_o(a_rdata_7)
   );
+
+  // the A row, read a cycle ahead
+  always @(posedge clk_i) begin
+    row_q <= {(({14'd0, kt_d} * 16'd16 + 16'd8) < dim_k_q) ? (kt_d[1] ? (kt_d[0] ? a_rdata_7 :
+        a_rdata_5) : (kt_d[0] ? a_rdata_3 : a_rdata_1)) : 64'd0, (({14'd0, kt_d} * 16'd16 + 16'd0) <
+        dim_k_q) ? (kt_d[1] ? (kt_d[0] ? a_rdata_6 : a_rdata_4) : (kt_d[0] ? a_rdata_2 : a_rdata_0))
+        : 64'd0};
+  end
 
   assign a_ready_o = !busy_q;
   assign b_ready_o = !busy_q;
@@ -349,14 +383,6 @@ module kld_plain_top (
 
   assign wl_next_ready = wl_next_loaded && !wl_finish;
   assign issue_tag = {kt_q, token};
-  assign row_data = {((kt_q == 2'd3) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ?
-      a_rdata_7 : (((kt_q == 2'd2) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ? a_rdata_5 :
-      (((kt_q == 2'd1) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ? a_rdata_3 : (((kt_q ==
-      2'd0) && (({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q)) ? a_rdata_1 : 64'd0))), ((kt_q == 2'd3)
-      && (({14'd0, kt_q} * 16'd16 + 16'd0) < dim_k_q)) ? a_rdata_6 : (((kt_q == 2'd2) && (({14'd0,
-      kt_q} * 16'd16 + 16'd0) < dim_k_q)) ? a_rdata_4 : (((kt_q == 2'd1) && (({14'd0, kt_q} * 16'd16
-      + 16'd0) < dim_k_q)) ? a_rdata_2 : (((kt_q == 2'd0) && (({14'd0, kt_q} * 16'd16 + 16'd0) <
-      dim_k_q)) ? a_rdata_0 : 64'd0)))};
 
   kld_plain_array u_array (
     .clk_i(clk_i),
@@ -367,7 +393,7 @@ module kld_plain_top (
     .seg_valid_i(issue),
     .sel_i(buf_q),
     .seg_tag_i(issue_tag),
-    .seg_data_i(row_data),
+    .seg_data_i(row_q),
     .tap_valid_o(tap_valid),
     .tap_tag_o(tap_tag),
     .tap_psum_o(tap_psum)
@@ -663,9 +689,7 @@ module kld_plain_top (
     if (!rst_ni) begin
       state_q <= 3'd0;
       mt_q <= 2'd0;
-      kt_q <= 2'd0;
       cnt_q <= 5'd0;
-      token_q <= 11'd0;
       buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
@@ -676,8 +700,6 @@ module kld_plain_top (
             busy_q <= 1'b1;
             done_q <= 1'b0;
             mt_q <= 2'd0;
-            kt_q <= 2'd0;
-            token_q <= 11'd0;
             buf_q <= 1'b0;
             state_q <= StLoadW;
           end
@@ -688,24 +710,17 @@ module kld_plain_top (
           end
         end
         StIssue: begin
-          if (issue) begin
-            if (token_is_last) begin
-              token_q <= 11'd0;
-              if (kt_is_last) begin
-                kt_q <= 2'd0;
-                cnt_q <= 5'd0;
-                state_q <= StDrain;
-              end else begin
-                kt_q <= kt_q + 2'd1;
-                buf_q <= !buf_q;
-                if (wl_next_ready) begin
-                  state_q <= StIssue;
-                end else begin
-                  state_q <= StLoadW;
-                end
-              end
+          if (pass_end) begin
+            if (kt_is_last) begin
+              cnt_q <= 5'd0;
+              state_q <= StDrain;
             end else begin
-              token_q <= token_q + 11'd1;
+              buf_q <= !buf_q;
+              if (wl_next_ready) begin
+                state_q <= StIssue;
+              end else begin
+                state_q <= StLoadW;
+              end
             end
           end
         end

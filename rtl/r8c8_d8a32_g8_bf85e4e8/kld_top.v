@@ -623,10 +623,9 @@ module kld_top (
     end
   end
 
-  assign list_final = (kt_q == 3'd7) ? group_done_q[7] : ((kt_q == 3'd6) ? group_done_q[6] :
-      ((kt_q == 3'd5) ? group_done_q[5] : ((kt_q == 3'd4) ? group_done_q[4] : ((kt_q == 3'd3) ?
-      group_done_q[3] : ((kt_q == 3'd2) ? group_done_q[2] : ((kt_q == 3'd1) ? group_done_q[1] :
-      ((kt_q == 3'd0) ? group_done_q[0] : 1'b1)))))));
+  assign list_final = kt_q[2] ? (kt_q[1] ? (kt_q[0] ? group_done_q[7] : group_done_q[6]) :
+      (kt_q[0] ? group_done_q[5] : group_done_q[4])) : (kt_q[1] ? (kt_q[0] ? group_done_q[3] :
+      group_done_q[2]) : (kt_q[0] ? group_done_q[1] : group_done_q[0]));
   assign pass_end = st_issue && pass_last;
   assign pass_start = run_start || pass_end;
 
@@ -829,31 +828,27 @@ module kld_top (
 
   // the lanes' A words, read a cycle ahead
   always @(posedge clk_i) begin
-    lane_a_q <= {(round_d == 1'b0) ? a_rdata_7 : 64'd0, (round_d == 1'b0) ? a_rdata_6 : 64'd0,
-        (round_d == 1'b0) ? a_rdata_5 : 64'd0, (round_d == 1'b0) ? a_rdata_4 : 64'd0, (round_d ==
-        1'b0) ? a_rdata_3 : 64'd0, (round_d == 1'b0) ? a_rdata_2 : 64'd0, (round_d == 1'b0) ?
-        a_rdata_1 : 64'd0, (round_d == 1'b0) ? a_rdata_0 : 64'd0};
+    lane_a_q <= {round_d ? 64'd0 : a_rdata_7, round_d ? 64'd0 : a_rdata_6, round_d ? 64'd0 :
+        a_rdata_5, round_d ? 64'd0 : a_rdata_4, round_d ? 64'd0 : a_rdata_3, round_d ? 64'd0 :
+        a_rdata_2, round_d ? 64'd0 : a_rdata_1, round_d ? 64'd0 : a_rdata_0};
   end
 
-  assign lane_valid = {(round_q == 1'b0) ? group_valid[7] : 1'b0, (round_q == 1'b0) ?
-      group_valid[6] : 1'b0, (round_q == 1'b0) ? group_valid[5] : 1'b0, (round_q == 1'b0) ?
-      group_valid[4] : 1'b0, (round_q == 1'b0) ? group_valid[3] : 1'b0, (round_q == 1'b0) ?
-      group_valid[2] : 1'b0, (round_q == 1'b0) ? group_valid[1] : 1'b0, (round_q == 1'b0) ?
-      group_valid[0] : 1'b0};
-  assign lane_enable = {(round_q == 1'b0) ? group_cfg_7_enable_q : 1'b0, (round_q == 1'b0) ?
-      group_cfg_6_enable_q : 1'b0, (round_q == 1'b0) ? group_cfg_5_enable_q : 1'b0, (round_q ==
-      1'b0) ? group_cfg_4_enable_q : 1'b0, (round_q == 1'b0) ? group_cfg_3_enable_q : 1'b0, (round_q
-      == 1'b0) ? group_cfg_2_enable_q : 1'b0, (round_q == 1'b0) ? group_cfg_1_enable_q : 1'b0,
-      (round_q == 1'b0) ? group_cfg_0_enable_q : 1'b0};
-  assign lane_rope = {(round_q == 1'b0) ? group_cfg_7_rope_q : 3'd0, (round_q == 1'b0) ?
-      group_cfg_6_rope_q : 3'd0, (round_q == 1'b0) ? group_cfg_5_rope_q : 3'd0, (round_q == 1'b0) ?
-      group_cfg_4_rope_q : 3'd0, (round_q == 1'b0) ? group_cfg_3_rope_q : 3'd0, (round_q == 1'b0) ?
-      group_cfg_2_rope_q : 3'd0, (round_q == 1'b0) ? group_cfg_1_rope_q : 3'd0, (round_q == 1'b0) ?
-      group_cfg_0_rope_q : 3'd0};
-  assign lane_tau = {(round_q == 1'b0) ? tau_7_q : 9'd0, (round_q == 1'b0) ? tau_6_q : 9'd0,
-      (round_q == 1'b0) ? tau_5_q : 9'd0, (round_q == 1'b0) ? tau_4_q : 9'd0, (round_q == 1'b0) ?
-      tau_3_q : 9'd0, (round_q == 1'b0) ? tau_2_q : 9'd0, (round_q == 1'b0) ? tau_1_q : 9'd0,
-      (round_q == 1'b0) ? tau_0_q : 9'd0};
+  assign lane_valid = {round_q ? 1'b0 : group_valid[7], round_q ? 1'b0 : group_valid[6], round_q
+      ? 1'b0 : group_valid[5], round_q ? 1'b0 : group_valid[4], round_q ? 1'b0 : group_valid[3],
+      round_q ? 1'b0 : group_valid[2], round_q ? 1'b0 : group_valid[1], round_q ? 1'b0 :
+      group_valid[0]};
+  assign lane_enable = {round_q ? 1'b0 : group_cfg_7_enable_q, round_q ? 1'b0 :
+      group_cfg_6_enable_q, round_q ? 1'b0 : group_cfg_5_enable_q, round_q ? 1'b0 :
+      group_cfg_4_enable_q, round_q ? 1'b0 : group_cfg_3_enable_q, round_q ? 1'b0 :
+      group_cfg_2_enable_q, round_q ? 1'b0 : group_cfg_1_enable_q, round_q ? 1'b0 :
+      group_cfg_0_enable_q};
+  assign lane_rope = {round_q ? 3'd0 : group_cfg_7_rope_q, round_q ? 3'd0 : group_cfg_6_rope_q,
+      round_q ? 3'd0 : group_cfg_5_rope_q, round_q ? 3'd0 : group_cfg_4_rope_q, round_q ? 3'd0 :
+      group_cfg_3_rope_q, round_q ? 3'd0 : group_cfg_2_rope_q, round_q ? 3'd0 : group_cfg_1_rope_q,
+      round_q ? 3'd0 : group_cfg_0_rope_q};
+  assign lane_tau = {round_q ? 9'd0 : tau_7_q, round_q ? 9'd0 : tau_6_q, round_q ? 9'd0 :
+      tau_5_q, round_q ? 9'd0 : tau_4_q, round_q ? 9'd0 : tau_3_q, round_q ? 9'd0 : tau_2_q, round_q
+      ? 9'd0 : tau_1_q, round_q ? 9'd0 : tau_0_q};
 
   kld_detector u_detector (
     .clk_i(clk_i),
@@ -876,10 +871,9 @@ module kld_top (
     .root_o(det_root)
   );
 
-  assign seg_data = (issue_kt_q == 3'd7) ? a_issue_7 : ((issue_kt_q == 3'd6) ? a_issue_6 :
-      ((issue_kt_q == 3'd5) ? a_issue_5 : ((issue_kt_q == 3'd4) ? a_issue_4 : ((issue_kt_q == 3'd3)
-      ? a_issue_3 : ((issue_kt_q == 3'd2) ? a_issue_2 : ((issue_kt_q == 3'd1) ? a_issue_1 :
-      ((issue_kt_q == 3'd0) ? a_issue_0 : 64'd0)))))));
+  assign seg_data = issue_kt_q[2] ? (issue_kt_q[1] ? (issue_kt_q[0] ? a_issue_7 : a_issue_6) :
+      (issue_kt_q[0] ? a_issue_5 : a_issue_4)) : (issue_kt_q[1] ? (issue_kt_q[0] ? a_issue_3 :
+      a_issue_2) : (issue_kt_q[0] ? a_issue_1 : a_issue_0));
 
   kld_array u_array (
     .clk_i(clk_i),

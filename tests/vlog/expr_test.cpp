@@ -109,6 +109,20 @@ TEST_F(Fixture, SelectsFoldAndCheckIndexWidths) {
   expect_error([&] { (void)(a + b)[0]; }, {"cannot select bits"});
 }
 
+TEST_F(Fixture, SelectIsABalancedTreeOnTheIndexBits) {
+  const Expr d = m.input("d_i", 8), none = zero(8);
+  // Leaves pair on idx[0]; the missing fourth option and the upper half fold to the default.
+  EXPECT_EQ(select(idx, {a, b, d}, none).str(),
+            "idx_i[2] ? 8'd0 : (idx_i[1] ? (idx_i[0] ? 8'd0 : d_i) : (idx_i[0] ? b_i : a_i))");
+  EXPECT_EQ(select(idx.slice(1, 0), {a, b, d, a}, none).str(),
+            "idx_i[1] ? (idx_i[0] ? a_i : d_i) : (idx_i[0] ? b_i : a_i)");
+  EXPECT_EQ(select(en, {a}, none).str(), "en_i ? 8'd0 : a_i");
+  expect_error([&] { select(idx.slice(1, 0), {a, b, d, a, b}, none); }, {"cannot reach all 5 options"});
+  expect_error([&] { select(idx, {a, c}, none); }, {"select option", "c_i"});
+  expect_error([&] { select(s, {a}, none); }, {"select index", "unsigned"});
+  EXPECT_EQ(select(idx, {}, none).str(), "8'd0");
+}
+
 TEST_F(Fixture, ElaborationIntegersStayOutOfHardware) {
   Expr r = integer(3);
   EXPECT_TRUE((r * 8 + 1).is_elab());
