@@ -45,8 +45,8 @@ const std::vector<HwField>& hw_fields() {
       {"max_k", "MAX_K", "--max-k", "largest K", 1, kNoMax, "must be a positive multiple of GROUP_W", nullptr,
        KALEIDO_HW_INT(max_k)},
       {"max_m", "MAX_M", "--max-m", "largest M", 1, kNoMax, nullptr, nullptr, KALEIDO_HW_INT(max_m)},
-      {"lanes", "LANES", "--lanes", "detector lanes (0 = one per group)", 0, kNoMax,
-       "must be 0 (one per group) to MAX_K/GROUP_W", nullptr,
+      {"lanes", "LANES", "--lanes", "detector lanes (0 = sized by the schedule: min(MAX_K/GROUP_W, 4*ROWS/GROUP_W))",
+       0, kNoMax, "must be 0 (sized by the schedule) to MAX_K/GROUP_W", nullptr,
        [](const HwConfig& c) -> int64_t { return c.lanes; }, [](const HwConfig& c) -> int64_t { return c.det_lanes(); },
        [](HwConfig& c, int64_t v) { c.lanes = static_cast<int>(v); }},
       {"win_cap", "WIN_CAP", "--win-cap", "reference window capacity, power of two (0 = MAX_H*MAX_W rounded up)", 0,
@@ -111,7 +111,7 @@ void HwConfig::validate() const {
   require(max_k >= group_w && max_k % group_w == 0, "MAX_K", max_k,
           "must be a positive multiple of GROUP_W = " + std::to_string(group_w));
   require(lanes <= max_groups(), "LANES", lanes,
-          "must be 0 (one per group) to MAX_K/GROUP_W = " + std::to_string(max_groups()));
+          "must be 0 (sized by the schedule) to MAX_K/GROUP_W = " + std::to_string(max_groups()));
   require(win_cap == 0 || is_pow2(win_cap), "WIN_CAP", win_cap, "must be 0 (auto) or a power of two");
 }
 

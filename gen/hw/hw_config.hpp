@@ -4,6 +4,7 @@
 // name() all walk that table, so a new parameter is added in one place.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,7 +24,7 @@ struct HwConfig {
   int max_w = 16;
   int max_k = 64;
   int max_m = 64;
-  int lanes = 0;        // detector lanes; 0 = max_groups() (all groups in one round)
+  int lanes = 0;        // detector lanes; 0 = sized by the schedule (default_lanes())
   int win_cap = 0;      // window capacity (power of two); 0 = covers max_h * max_w
   uint32_t policies = 7;  // bit 0 fixed, bit 1 rope-orthogonal, bit 2 adaptive
   int mul_pipe = 0;
@@ -33,7 +34,12 @@ struct HwConfig {
   int segs() const { return rows / group_w; }
   int max_groups() const { return max_k / group_w; }
   int64_t max_tokens() const { return static_cast<int64_t>(max_t) * max_h * max_w; }
-  int det_lanes() const { return lanes > 0 ? lanes : max_groups(); }
+  // Lanes sized by the schedule (docs/hardware.md, "Detector lanes sized by the schedule"): the
+  // detection rounds, ceil(G / L) * N cycles, fit in the first m-tile's passes, about
+  // (G / SEGS) * (1 - r) * N cycles, up to a reuse ratio r of 3/4, so L = 4 * SEGS (at most G).
+  static constexpr int kLanesPerSegment = 4;
+  int default_lanes() const { return std::min(max_groups(), kLanesPerSegment * segs()); }
+  int det_lanes() const { return lanes > 0 ? lanes : default_lanes(); }
   int window_cap() const;
   int token_w() const;      // bits of a token index (0..max_tokens-1)
   int max_kt() const { return (max_k + rows - 1) / rows; }
@@ -52,8 +58,8 @@ struct HwConfig {
   void validate() const;
   // The name of the configuration for folders and reports: a readable prefix
   // of the array and widths and a short hash of every parameter (as resolved
-  // by parameter_list(), so lanes = 0 and lanes = MAX_K/GROUP_W name the same
-  // hardware), e.g. "r8c8_d8a32_g8_bf85e4e8". Deterministic across runs.
+  // by parameter_list(), so lanes = 0 and lanes = default_lanes() name the same
+  // hardware), e.g. "r8c8_d8a32_g8_27531cf5". Deterministic across runs.
   std::string name() const;
   // All parameters as (NAME, value) in table order, with lanes and the window
   // capacity resolved, for file headers and reports.

@@ -51,7 +51,7 @@ std::vector<std::string> point_keys(bool with_rows_cols) {
 // One partly-built point: HwConfig plus clock and library.
 struct Draft {
   hw::HwConfig config;
-  double clock_ns = 2.0;  // the default clock of constraints/r8c8_d8a32_g8_bf85e4e8.sdc
+  double clock_ns = 2.0;  // the default clock of constraints/r8c8_d8a32_g8_27531cf5.sdc
   LibrarySpec library{"generic", {}, ""};
 };
 

@@ -28,8 +28,8 @@ for p in d["proofs"]:
           f"registers {p['registers']['matched_classes']}/{p['registers']['reference']}")
 PY
 }
-run pe_8x8 --rtl "$root/rtl/r8c8_d8a32_g8_bf85e4e8" --top kld_pe
-run lane_8x8 --rtl "$root/rtl/r8c8_d8a32_g8_bf85e4e8" --top kld_detector_lane
+run pe_8x8 --rtl "$root/rtl/r8c8_d8a32_g8_27531cf5" --top kld_pe
+run lane_8x8 --rtl "$root/rtl/r8c8_d8a32_g8_27531cf5" --top kld_detector_lane
 run top_2x2 --rows 2 --cols 2 --hw-group-w 2 --hw-acc-w 16 --max-k 4 --win-cap 4 "${small[@]}"
 run top_4x4 --rows 4 --cols 4 --hw-group-w 4 --hw-acc-w 20 --max-k 8 --win-cap 4 "${small[@]}"
-run top_8x8 --rtl "$root/rtl/r8c8_d8a32_g8_bf85e4e8"
+run top_8x8 --rtl "$root/rtl/r8c8_d8a32_g8_27531cf5"

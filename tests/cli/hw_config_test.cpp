@@ -18,8 +18,9 @@ namespace {
 
 TEST(HwConfigName, PinnedByAnIndependentHash) {
   // Computed outside kaleido (Python): FNV-1a 64 over "ROWS=8;COLS=8;DATA_W=8;ACC_W=32;GROUP_W=8;MAX_T=4;MAX_H=16;
-  // MAX_W=16;MAX_K=64;MAX_M=64;LANES=8;WIN_CAP=256;POLICIES=7;MUL_PIPE=0;", high and low 32 bits XORed.
-  EXPECT_EQ(default_config_8x8().name(), "r8c8_d8a32_g8_bf85e4e8");
+  // MAX_W=16;MAX_K=64;MAX_M=64;LANES=4;WIN_CAP=256;POLICIES=7;MUL_PIPE=0;", high and low 32 bits XORed
+  // (the 16x16: ROWS=16;COLS=16;...;LANES=8;...).
+  EXPECT_EQ(default_config_8x8().name(), "r8c8_d8a32_g8_27531cf5");
   EXPECT_EQ(default_config_16x16().name(), "r16c16_d8a32_g8_d9c5082f");
 }
 
@@ -37,6 +38,28 @@ TEST(HwConfigName, AutomaticValuesNameTheHardwareTheyResolveTo) {
   b.lanes = a.det_lanes();
   b.win_cap = a.window_cap();
   EXPECT_EQ(a.name(), b.name());
+}
+
+TEST(HwConfigLanes, SizedByTheScheduleUnlessGiven) {
+  // 4 lanes per segment keep detection within the first m-tile's passes up to r = 3/4; never more
+  // lanes than groups.
+  const auto lanes = [](int rows, int group_w, int max_k, int given) {
+    HwConfig c;
+    c.rows = c.cols = rows;
+    c.group_w = group_w;
+    c.max_k = max_k;
+    c.lanes = given;
+    c.validate();
+    return c.det_lanes();
+  };
+  EXPECT_EQ(lanes(8, 8, 64, 0), 4);     // 8 groups, one segment
+  EXPECT_EQ(lanes(16, 8, 64, 0), 8);    // 8 groups, two segments: all
+  EXPECT_EQ(lanes(2, 2, 64, 0), 4);     // 32 groups, one segment
+  EXPECT_EQ(lanes(8, 2, 64, 0), 16);    // 32 groups, four segments
+  EXPECT_EQ(lanes(16, 2, 64, 0), 32);   // 32 groups, eight segments: all
+  EXPECT_EQ(lanes(8, 8, 16, 0), 2);     // 2 groups
+  EXPECT_EQ(lanes(8, 8, 64, 8), 8);     // given
+  EXPECT_EQ(lanes(8, 8, 64, 1), 1);
 }
 
 TEST(HwConfigFields, OneTableForParametersAndJson) {

@@ -133,7 +133,7 @@ std::vector<BadConfig> bad_configs() {
        "at most 2^20 tokens"},
       {"max_m_0", [](hw::HwConfig& c) { c.max_m = 0; }, "MAX_M", "at least 1"},
       {"lanes_above_groups", [](hw::HwConfig& c) { c.lanes = 7; }, "LANES", "MAX_K/GROUP_W = 6"},
-      {"lanes_negative", [](hw::HwConfig& c) { c.lanes = -1; }, "LANES", "0 (one per group)"},
+      {"lanes_negative", [](hw::HwConfig& c) { c.lanes = -1; }, "LANES", "0 (sized by the schedule)"},
       {"win_cap_3", [](hw::HwConfig& c) { c.win_cap = 3; }, "WIN_CAP", "power of two"},
       {"policies_0", [](hw::HwConfig& c) { c.policies = 0; }, "POLICIES", "non-empty subset"},
       {"policies_8", [](hw::HwConfig& c) { c.policies = 8; }, "POLICIES", "non-empty subset"},
@@ -229,7 +229,7 @@ TEST(HwGeneratorCli, BadConfigurationExitsNonZeroWithTheRule) {
       {"--rows 6 --hw-group-w 4 --max-k 8", "ROWS = 6: must be a multiple of the group width GROUP_W = 4"},
       {"--rows 6 --hw-group-w 3 --max-k 12", "GROUP_W = 3: must be a power of two"},
       {"--hw-data-w 20 --hw-acc-w 64", "DATA_W = 20: must be 4 to 16"},
-      {"--lanes 9", "LANES = 9: must be 0 (one per group) to MAX_K/GROUP_W = 8"},
+      {"--lanes 9", "LANES = 9: must be 0 (sized by the schedule) to MAX_K/GROUP_W = 8"},
   };
   for (const auto& c : cases) {
     const ToolRun r = run_tool(bin + " gen " + c.args + " -o '" + out.string() + "'");

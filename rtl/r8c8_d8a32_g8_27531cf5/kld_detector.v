@@ -12,7 +12,7 @@
 //   MAX_W = 16
 //   MAX_K = 64
 //   MAX_M = 64
-//   LANES = 8
+//   LANES = 4
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
@@ -32,21 +32,21 @@ module kld_detector (
   input wire [1:0] naxes_i,
   input wire [5:0] axes_i,
   // lane l has a group this round
-  input wire [7:0] lane_valid_i,
-  input wire [7:0] enable_i,
-  input wire [23:0] rope_i,
-  input wire [71:0] tau_i,
+  input wire [3:0] lane_valid_i,
+  input wire [3:0] enable_i,
+  input wire [11:0] rope_i,
+  input wire [35:0] tau_i,
   // lane l's group channels at l*GROUP_W*DATA_W
-  input wire [511:0] a_i,
-  output wire [7:0] reuse_o,
-  output wire [15:0] axis_o,
-  output wire [79:0] root_o
+  input wire [255:0] a_i,
+  output wire [3:0] reuse_o,
+  output wire [7:0] axis_o,
+  output wire [39:0] root_o
 );
 
   genvar l;
 
   generate
-    for (l = 0; l < 8; l = l + 1) begin : g_lane
+    for (l = 0; l < 4; l = l + 1) begin : g_lane
       kld_detector_lane u_lane (
         .clk_i(clk_i),
         .step_i(step_i),

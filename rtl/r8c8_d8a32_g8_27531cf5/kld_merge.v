@@ -16,7 +16,7 @@
 //   MAX_W = 16
 //   MAX_K = 64
 //   MAX_M = 64
-//   LANES = 8
+//   LANES = 4
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
@@ -35,7 +35,7 @@ module kld_merge (
   input wire [7:0] root_we_i,
   input wire [9:0] root_token_i,
   // root decided by each detector lane
-  input wire [79:0] root_data_i,
+  input wire [39:0] root_data_i,
   // token entering the gather
   input wire [9:0] gather_token_i,
   // the gather pipeline advances (its output register is free or being read)
@@ -949,7 +949,7 @@ module kld_merge (
     .clk_i(clk_i),
     .we_i(root_we_i[4]),
     .waddr_i(root_token_i),
-    .wdata_i(root_data_i[49:40]),
+    .wdata_i(root_data_i[9:0]),
     .raddr_i(gather_token_i),
     .rdata_o(root_4)
   );
@@ -1063,7 +1063,7 @@ module kld_merge (
     .clk_i(clk_i),
     .we_i(root_we_i[5]),
     .waddr_i(root_token_i),
-    .wdata_i(root_data_i[59:50]),
+    .wdata_i(root_data_i[19:10]),
     .raddr_i(gather_token_i),
     .rdata_o(root_5)
   );
@@ -1177,7 +1177,7 @@ module kld_merge (
     .clk_i(clk_i),
     .we_i(root_we_i[6]),
     .waddr_i(root_token_i),
-    .wdata_i(root_data_i[69:60]),
+    .wdata_i(root_data_i[29:20]),
     .raddr_i(gather_token_i),
     .rdata_o(root_6)
   );
@@ -1291,7 +1291,7 @@ module kld_merge (
     .clk_i(clk_i),
     .we_i(root_we_i[7]),
     .waddr_i(root_token_i),
-    .wdata_i(root_data_i[79:70]),
+    .wdata_i(root_data_i[39:30]),
     .raddr_i(gather_token_i),
     .rdata_o(root_7)
   );

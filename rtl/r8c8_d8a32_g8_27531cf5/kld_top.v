@@ -13,7 +13,7 @@
 //   MAX_W = 16
 //   MAX_K = 64
 //   MAX_M = 64
-//   LANES = 8
+//   LANES = 4
 //   WIN_CAP = 256
 //   POLICIES = 7
 //   MUL_PIPE = 0
@@ -64,7 +64,7 @@ module kld_top (
   output wire dec_round_o,
   output wire [9:0] dec_token_o,
   // lane l at l*(4+TW): {root, valid, reuse, axis[1:0]}
-  output wire [111:0] dec_data_o,
+  output wire [55:0] dec_data_o,
   output wire busy_o,
   output wire done_o
 );
@@ -282,9 +282,9 @@ module kld_top (
   wire pass_last;
   // the detector decides one position
   wire step;
-  wire [7:0] det_reuse;
-  wire [15:0] det_axis;
-  wire [79:0] det_root;
+  wire [3:0] det_reuse;
+  wire [7:0] det_axis;
+  wire [39:0] det_root;
   // COMPUTE pairs join their group's compute list
   wire [7:0] push;
   wire [7:0] root_we;
@@ -298,7 +298,7 @@ module kld_top (
   // the token those pairs belong to
   reg [9:0] decided_token_q;
   // the roots decided last cycle
-  reg [79:0] det_root_q;
+  reg [39:0] det_root_q;
   // group g's detection round was over last cycle (its list is complete now)
   reg [7:0] group_done_q;
   // segment s's compute list is complete
@@ -377,12 +377,12 @@ module kld_top (
   // the next pass's weights are in the PEs by the end of this cycle
   wire wl_next_ready;
   // A word of each lane's group at the scan position
-  reg [511:0] lane_a_q;
+  reg [255:0] lane_a_q;
   // lane l decides group round*LANES + l
-  wire [7:0] lane_valid;
-  wire [7:0] lane_enable;
-  wire [23:0] lane_rope;
-  wire [71:0] lane_tau;
+  wire [3:0] lane_valid;
+  wire [3:0] lane_enable;
+  wire [11:0] lane_rope;
+  wire [35:0] lane_tau;
   // segment s reads the A bank of group kt*SEGS+s
   wire [63:0] seg_data;
   wire [7:0] tap_valid;
@@ -403,7 +403,7 @@ module kld_top (
   wire [15:0] cols_valid;
   wire [63:0] macs_per_issue;
   // lanes deciding REUSE last cycle
-  reg [7:0] reused_pairs_q;
+  reg [3:0] reused_pairs_q;
   wire [63:0] macs_issued_now;
   wire [63:0] macs_skipped_now;
   // the detector waits for the trace
@@ -577,21 +577,21 @@ module kld_top (
   assign st_handoff = state_q == StHandoff;
   assign kt_is_last = ({13'd0, kt_q} * 16'd8 + 16'd8) >= dim_k_q;
   assign mt_is_last = ({13'd0, mt_q} * 16'd8 + 16'd8) >= dim_m_q;
-  assign round_is_last = ({15'd0, round_q} * 16'd8 + 16'd8) >= {12'd0, n_groups};
+  assign round_is_last = ({15'd0, round_q} * 16'd4 + 16'd4) >= {12'd0, n_groups};
   assign gather_lanes = 1'b1;
   assign gather_next = {4'd0, gather_q} + 14'd1;
   assign gather_is_last = gather_next >= {3'd0, n_tokens};
   assign gather_en = !out_valid_q || out_ready_i;
   assign gather_enter = gather_issue_q && gather_en;
   assign step = det_busy_q && (!ctrl_trace_q || dec_ready_i);
-  assign push = {step && (round_q == 1'b0) && (4'd7 < n_groups) && !det_reuse[7], step &&
-      (round_q == 1'b0) && (4'd6 < n_groups) && !det_reuse[6], step && (round_q == 1'b0) && (4'd5 <
-      n_groups) && !det_reuse[5], step && (round_q == 1'b0) && (4'd4 < n_groups) && !det_reuse[4],
+  assign push = {step && (round_q == 1'b1) && (4'd7 < n_groups) && !det_reuse[3], step &&
+      (round_q == 1'b1) && (4'd6 < n_groups) && !det_reuse[2], step && (round_q == 1'b1) && (4'd5 <
+      n_groups) && !det_reuse[1], step && (round_q == 1'b1) && (4'd4 < n_groups) && !det_reuse[0],
       step && (round_q == 1'b0) && (4'd3 < n_groups) && !det_reuse[3], step && (round_q == 1'b0) &&
       (4'd2 < n_groups) && !det_reuse[2], step && (round_q == 1'b0) && (4'd1 < n_groups) &&
       !det_reuse[1], step && (round_q == 1'b0) && (4'd0 < n_groups) && !det_reuse[0]};
-  assign root_we = {step && (round_q == 1'b0) && (4'd7 < n_groups), step && (round_q == 1'b0) &&
-      (4'd6 < n_groups), step && (round_q == 1'b0) && (4'd5 < n_groups), step && (round_q == 1'b0)
+  assign root_we = {step && (round_q == 1'b1) && (4'd7 < n_groups), step && (round_q == 1'b1) &&
+      (4'd6 < n_groups), step && (round_q == 1'b1) && (4'd5 < n_groups), step && (round_q == 1'b1)
       && (4'd4 < n_groups), step && (round_q == 1'b0) && (4'd3 < n_groups), step && (round_q ==
       1'b0) && (4'd2 < n_groups), step && (round_q == 1'b0) && (4'd1 < n_groups), step && (round_q
       == 1'b0) && (4'd0 < n_groups)};
@@ -610,8 +610,9 @@ module kld_top (
       root_we_q <= run_start ? 8'd0 : root_we;
       group_done_q <= run_start ? (reg_wdata_i[1] ? {8{1'b1}} : ~group_valid) : {!group_valid[7]
           || !det_busy_q, !group_valid[6] || !det_busy_q, !group_valid[5] || !det_busy_q,
-          !group_valid[4] || !det_busy_q, !group_valid[3] || !det_busy_q, !group_valid[2] ||
-          !det_busy_q, !group_valid[1] || !det_busy_q, !group_valid[0] || !det_busy_q};
+          !group_valid[4] || !det_busy_q, !group_valid[3] || !det_busy_q || (round_q > 1'b0),
+          !group_valid[2] || !det_busy_q || (round_q > 1'b0), !group_valid[1] || !det_busy_q ||
+          (round_q > 1'b0), !group_valid[0] || !det_busy_q || (round_q > 1'b0)};
     end
   end
 
@@ -828,27 +829,21 @@ module kld_top (
 
   // the lanes' A words, read a cycle ahead
   always @(posedge clk_i) begin
-    lane_a_q <= {round_d ? 64'd0 : a_rdata_7, round_d ? 64'd0 : a_rdata_6, round_d ? 64'd0 :
-        a_rdata_5, round_d ? 64'd0 : a_rdata_4, round_d ? 64'd0 : a_rdata_3, round_d ? 64'd0 :
-        a_rdata_2, round_d ? 64'd0 : a_rdata_1, round_d ? 64'd0 : a_rdata_0};
+    lane_a_q <= {round_d ? a_rdata_7 : a_rdata_3, round_d ? a_rdata_6 : a_rdata_2, round_d ?
+        a_rdata_5 : a_rdata_1, round_d ? a_rdata_4 : a_rdata_0};
   end
 
-  assign lane_valid = {round_q ? 1'b0 : group_valid[7], round_q ? 1'b0 : group_valid[6], round_q
-      ? 1'b0 : group_valid[5], round_q ? 1'b0 : group_valid[4], round_q ? 1'b0 : group_valid[3],
-      round_q ? 1'b0 : group_valid[2], round_q ? 1'b0 : group_valid[1], round_q ? 1'b0 :
+  assign lane_valid = {round_q ? group_valid[7] : group_valid[3], round_q ? group_valid[6] :
+      group_valid[2], round_q ? group_valid[5] : group_valid[1], round_q ? group_valid[4] :
       group_valid[0]};
-  assign lane_enable = {round_q ? 1'b0 : group_cfg_7_enable_q, round_q ? 1'b0 :
-      group_cfg_6_enable_q, round_q ? 1'b0 : group_cfg_5_enable_q, round_q ? 1'b0 :
-      group_cfg_4_enable_q, round_q ? 1'b0 : group_cfg_3_enable_q, round_q ? 1'b0 :
-      group_cfg_2_enable_q, round_q ? 1'b0 : group_cfg_1_enable_q, round_q ? 1'b0 :
-      group_cfg_0_enable_q};
-  assign lane_rope = {round_q ? 3'd0 : group_cfg_7_rope_q, round_q ? 3'd0 : group_cfg_6_rope_q,
-      round_q ? 3'd0 : group_cfg_5_rope_q, round_q ? 3'd0 : group_cfg_4_rope_q, round_q ? 3'd0 :
-      group_cfg_3_rope_q, round_q ? 3'd0 : group_cfg_2_rope_q, round_q ? 3'd0 : group_cfg_1_rope_q,
-      round_q ? 3'd0 : group_cfg_0_rope_q};
-  assign lane_tau = {round_q ? 9'd0 : tau_7_q, round_q ? 9'd0 : tau_6_q, round_q ? 9'd0 :
-      tau_5_q, round_q ? 9'd0 : tau_4_q, round_q ? 9'd0 : tau_3_q, round_q ? 9'd0 : tau_2_q, round_q
-      ? 9'd0 : tau_1_q, round_q ? 9'd0 : tau_0_q};
+  assign lane_enable = {round_q ? group_cfg_7_enable_q : group_cfg_3_enable_q, round_q ?
+      group_cfg_6_enable_q : group_cfg_2_enable_q, round_q ? group_cfg_5_enable_q :
+      group_cfg_1_enable_q, round_q ? group_cfg_4_enable_q : group_cfg_0_enable_q};
+  assign lane_rope = {round_q ? group_cfg_7_rope_q : group_cfg_3_rope_q, round_q ?
+      group_cfg_6_rope_q : group_cfg_2_rope_q, round_q ? group_cfg_5_rope_q : group_cfg_1_rope_q,
+      round_q ? group_cfg_4_rope_q : group_cfg_0_rope_q};
+  assign lane_tau = {round_q ? tau_7_q : tau_3_q, round_q ? tau_6_q : tau_2_q, round_q ? tau_5_q
+      : tau_1_q, round_q ? tau_4_q : tau_0_q};
 
   kld_detector u_detector (
     .clk_i(clk_i),
@@ -915,10 +910,7 @@ module kld_top (
   assign dec_valid_o = det_busy_q && ctrl_trace_q;
   assign dec_round_o = round_q;
   assign dec_token_o = scan_token;
-  assign dec_data_o = {{det_root[79:70], lane_valid[7], det_reuse[7], det_axis[15:14]},
-      {det_root[69:60], lane_valid[6], det_reuse[6], det_axis[13:12]}, {det_root[59:50],
-      lane_valid[5], det_reuse[5], det_axis[11:10]}, {det_root[49:40], lane_valid[4], det_reuse[4],
-      det_axis[9:8]}, {det_root[39:30], lane_valid[3], det_reuse[3], det_axis[7:6]},
+  assign dec_data_o = {{det_root[39:30], lane_valid[3], det_reuse[3], det_axis[7:6]},
       {det_root[29:20], lane_valid[2], det_reuse[2], det_axis[5:4]}, {det_root[19:10],
       lane_valid[1], det_reuse[1], det_axis[3:2]}, {det_root[9:0], lane_valid[0], det_reuse[0],
       det_axis[1:0]}};
@@ -1112,10 +1104,7 @@ module kld_top (
   assign macs_issued_now = 64'd0 + (seg_valid ? macs_per_issue : 64'd0);
   assign macs_skipped_now = 64'd0 + (reused_pairs_q[0] ? {48'd0, dim_m_q} << 3 : 64'd0) +
       (reused_pairs_q[1] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[2] ? {48'd0, dim_m_q} <<
-      3 : 64'd0) + (reused_pairs_q[3] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[4] ?
-      {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[5] ? {48'd0, dim_m_q} << 3 : 64'd0) +
-      (reused_pairs_q[6] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[7] ? {48'd0, dim_m_q} <<
-      3 : 64'd0);
+      3 : 64'd0) + (reused_pairs_q[3] ? {48'd0, dim_m_q} << 3 : 64'd0);
   assign stall_trace = det_busy_q && ctrl_trace_q && !dec_ready_i;
   assign starved = st_issue && (seg_valid == 1'b0) && !pass_last;
   assign stall_out = out_valid_q && !out_ready_i;
@@ -1135,7 +1124,7 @@ module kld_top (
       wait_gather_q <= 32'd0;
       loadw_cycles_q <= 32'd0;
       starved_q <= 32'd0;
-      reused_pairs_q <= 8'd0;
+      reused_pairs_q <= 4'd0;
       macs_issued_q <= 64'd0;
       macs_skipped_q <= 64'd0;
       reused_groups_q <= 8'd0;
@@ -1158,15 +1147,13 @@ module kld_top (
       wait_gather_q <= run_start ? 32'd0 : wait_gather_q + (wait_gather ? 32'd1 : 32'd0);
       loadw_cycles_q <= run_start ? 32'd0 : loadw_cycles_q + (st_loadw ? 32'd1 : 32'd0);
       starved_q <= run_start ? 32'd0 : starved_q + {31'd0, issue_inc_q[1]};
-      reused_pairs_q <= run_start ? 8'd0 : {step && lane_valid[7] && det_reuse[7], step &&
-          lane_valid[6] && det_reuse[6], step && lane_valid[5] && det_reuse[5], step &&
-          lane_valid[4] && det_reuse[4], step && lane_valid[3] && det_reuse[3], step &&
+      reused_pairs_q <= run_start ? 4'd0 : {step && lane_valid[3] && det_reuse[3], step &&
           lane_valid[2] && det_reuse[2], step && lane_valid[1] && det_reuse[1], step &&
           lane_valid[0] && det_reuse[0]};
       macs_issued_q <= run_start ? 64'd0 : macs_issued_q + {57'd0, macs_issued_inc_q};
       macs_skipped_q <= run_start ? 64'd0 : macs_skipped_q + macs_skipped_now;
-      reused_groups_q <= run_start ? 8'd0 : {root_we[7] && det_reuse[7], root_we[6] &&
-          det_reuse[6], root_we[5] && det_reuse[5], root_we[4] && det_reuse[4], root_we[3] &&
+      reused_groups_q <= run_start ? 8'd0 : {root_we[7] && det_reuse[3], root_we[6] &&
+          det_reuse[2], root_we[5] && det_reuse[1], root_we[4] && det_reuse[0], root_we[3] &&
           det_reuse[3], root_we[2] && det_reuse[2], root_we[1] && det_reuse[1], root_we[0] &&
           det_reuse[0]};
       reused_0_q <= run_start ? 32'd0 : reused_0_q + (reused_groups_q[0] ? 32'd1 : 32'd0);
