@@ -166,6 +166,10 @@ void register_study(CLI::App& app) {
   sub->add_option("--hidden-npy", o.hidden_npy,
                   "Real hidden states for --dit-block: the block input X0 of shape (N,D) or (1,N,D), tokens in "
                   "t,h,w scan order, D the model's hidden size (weights stay seeded)");
+  sub->add_option("--gemm-npy", o.gemm_npy,
+                  "Real input of a later GEMM of the block, with --hidden-npy: out_proj=O.npy (attention output, "
+                  "N x D), ffn_up=X1N.npy (FFN input after its LayerNorm, N x D) or ffn_down=H.npy (FFN hidden "
+                  "activation after GELU, N x FFN); repeat for several");
   sub->add_option("--npy-grid", o.npy_grid, "Token grid TxHxW of the .npy activations");
   sub->add_option("--npy-head", o.npy_head, "Head of (heads,N,d) activations")->capture_default_str();
   sub->add_flag("--npy-pre-rope", cmd->npy_pre_rope, "The .npy Q and K were dumped before RoPE (apply it here)");

@@ -53,6 +53,10 @@ const char* dit_gemm_operands(DitGemm g) {
 
 bool dit_gemm_per_head(DitGemm g) { return g == DitGemm::Qk || g == DitGemm::Pv; }
 
+bool dit_gemm_input_loadable(DitGemm g) {
+  return g == DitGemm::OutProj || g == DitGemm::FfnUp || g == DitGemm::FfnDown;
+}
+
 namespace {
 
 FloatMatrix gaussian(int64_t rows, int64_t cols, double stddev, uint64_t seed) {
@@ -312,12 +316,25 @@ ReuseConfig gemm_config(const Grid& grid, int64_t k, int64_t m, const DitReuse& 
 }  // namespace
 
 DitBlock::DitBlock(const DitShape& s, const Grid& grid, FloatMatrix x0, DitWeights w, const DitReuse& r,
-                   DitSample sample, int threads)
-    : s_(s), grid_(grid), x0_(std::move(x0)), w_(std::move(w)), r_(r), sample_(std::move(sample)), threads_(threads) {
+                   DitSample sample, int threads, DitRealInputs real)
+    : s_(s),
+      grid_(grid),
+      x0_(std::move(x0)),
+      real_(std::move(real)),
+      w_(std::move(w)),
+      r_(r),
+      sample_(std::move(sample)),
+      threads_(threads) {
   s_.validate();
   if (x0_.rows != grid.tokens() || x0_.cols != s.hidden)
     throw Error("DiT block: X0 is " + std::to_string(x0_.rows) + " x " + std::to_string(x0_.cols) + ", expected " +
                 std::to_string(grid.tokens()) + " x " + std::to_string(s.hidden));
+  for (const auto& [g, a] : real_) {
+    const int64_t k = g == DitGemm::FfnDown ? s.ffn : s.hidden;
+    if (!dit_gemm_input_loadable(g) || a.rows != grid.tokens() || a.cols != k)
+      throw Error(std::string("DiT block: a real input of ") + dit_gemm_name(g) + " of " + std::to_string(a.rows) +
+                  " x " + std::to_string(a.cols));
+  }
   for (int d : {s.hidden, s.head_dim, s.ffn})
     if (r.group_w < 1 || d % r.group_w)
       throw ConfigError("group-w", std::to_string(r.group_w),
@@ -434,13 +451,21 @@ DitBlock::Forward DitBlock::forward(const DitKnobs* knobs, RmsTable* rms_out) co
         matmul(input(DitGemm::Pv, h, p, N, d, nullptr), values_padded(f.v, h, static_cast<int>(d), gw), threads_);
     for (int64_t i = 0; i < N; ++i) std::copy(oh.row(i), oh.row(i) + d, f.o.row(i) + static_cast<int64_t>(h) * d);
   }
+  // A loaded input replaces the block's own value (the chain restarts there).
+  const auto use_real = [&](DitGemm g, FloatMatrix& a) {
+    const auto it = real_.find(g);
+    if (it != real_.end()) a = it->second;
+  };
+  use_real(DitGemm::OutProj, f.o);
 
   FloatMatrix x1 = matmul(input(DitGemm::OutProj, 0, f.o, D, D, nullptr), w_.out, threads_);
   for (size_t i = 0; i < x1.data.size(); ++i) x1.data[i] += x0_.data[i];
   f.x1n = x1;
   layer_norm(f.x1n);
+  use_real(DitGemm::FfnUp, f.x1n);
   f.h = matmul(input(DitGemm::FfnUp, 0, f.x1n, D, s_.ffn, nullptr), w_.up, threads_);
   for (float& x : f.h.data) x = gelu_tanh(x);
+  use_real(DitGemm::FfnDown, f.h);
   f.y = rows_times(input(DitGemm::FfnDown, 0, f.h, s_.ffn, D, nullptr), sample_.rows,
                    columns(w_.down, sample_.hidden_cols));
   for (size_t i = 0; i < sample_.rows.size(); ++i)
@@ -591,7 +616,8 @@ int64_t block_study_units(const BlockStudySpec& spec) {
 namespace {
 std::vector<BlockRecord> block_study_on(const Grid& grid, FloatMatrix x0, DitWeights w, const ModelShape& m,
                                         const BlockStudySpec& spec, const std::string& clip,
-                                        const std::string& proxy, int step, double sigma, Progress& progress);
+                                        const std::string& proxy, int step, double sigma, Progress& progress,
+                                        DitRealInputs real);
 }  // namespace
 
 std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape& m, const BlockStudySpec& spec,
@@ -599,32 +625,61 @@ std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape&
                                          Progress& progress) {
   DitWeights w = make_dit_weights(DitShape::of(m), tokens.f.cols, spec.proxy);
   FloatMatrix x0 = dit_hidden_states(tokens, w, spec.threads);
-  return block_study_on(tokens.grid, std::move(x0), std::move(w), m, spec, clip, proxy, step, sigma, progress);
+  return block_study_on(tokens.grid, std::move(x0), std::move(w), m, spec, clip, proxy, step, sigma, progress, {});
 }
 
 std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const ModelShape& m,
                                          const BlockStudySpec& spec, const std::string& clip,
-                                         const std::string& proxy, int step, double sigma, Progress& progress) {
+                                         const std::string& proxy, int step, double sigma, Progress& progress,
+                                         DitRealInputs real) {
   // The patch embedding is not used past X0; one feature keeps it small.
   DitWeights w = make_dit_weights(DitShape::of(m), 1, spec.proxy);
-  return block_study_on(grid, std::move(x0), std::move(w), m, spec, clip, proxy, step, sigma, progress);
+  return block_study_on(grid, std::move(x0), std::move(w), m, spec, clip, proxy, step, sigma, progress,
+                        std::move(real));
 }
 
-FloatMatrix load_hidden_states(const std::string& path, const Grid& grid, int hidden) {
+namespace {
+// Tokens x `width` from a .npy of shape (N, width) or (1, N, width), every value finite.
+FloatMatrix load_token_matrix(const std::string& option, const std::string& path, const Grid& grid, int64_t width,
+                              const std::string& letter, const std::string& what) {
   workload::NpyArray a = workload::read_npy(path);
-  const std::vector<int64_t> want2 = {grid.tokens(), hidden}, want3 = {1, grid.tokens(), hidden};
+  const std::vector<int64_t> want2 = {grid.tokens(), width}, want3 = {1, grid.tokens(), width};
   if (a.shape != want2 && a.shape != want3) {
     std::string got;
     for (int64_t d : a.shape) got += (got.empty() ? "" : ", ") + std::to_string(d);
-    throw ConfigError("hidden-npy", path + " of shape (" + got + ")",
-                      "must be (N, D) or (1, N, D) = (" + std::to_string(grid.tokens()) + ", " +
-                          std::to_string(hidden) + "): the grid's tokens by the model's hidden size");
+    throw ConfigError(option, path + " of shape (" + got + ")",
+                      "must be (N, " + letter + ") or (1, N, " + letter + ") = (" + std::to_string(grid.tokens()) +
+                          ", " + std::to_string(width) + "): the grid's tokens by " + what);
   }
-  FloatMatrix x(grid.tokens(), hidden);
+  FloatMatrix x(grid.tokens(), width);
   x.data = std::move(a.data);
   for (float v : x.data)
-    if (!std::isfinite(v)) throw ConfigError("hidden-npy", path, "holds a value that is not finite");
+    if (!std::isfinite(v)) throw ConfigError(option, path, "holds a value that is not finite");
   return x;
+}
+}  // namespace
+
+FloatMatrix load_hidden_states(const std::string& path, const Grid& grid, int hidden) {
+  return load_token_matrix("hidden-npy", path, grid, hidden, "D", "the model's hidden size");
+}
+
+std::pair<DitGemm, FloatMatrix> load_gemm_input(const std::string& spec, const Grid& grid, const DitShape& s) {
+  const size_t eq = spec.find('=');
+  const std::string name = spec.substr(0, eq == std::string::npos ? 0 : eq);
+  for (int gi = 0; gi < kDitGemms; ++gi) {
+    const DitGemm g = static_cast<DitGemm>(gi);
+    if (name != dit_gemm_name(g)) continue;
+    if (g == DitGemm::Qkv)
+      throw ConfigError("gemm-npy", spec, "the qkv GEMM's input is LayerNorm(X0): give X0 with --hidden-npy");
+    if (!dit_gemm_input_loadable(g))
+      throw ConfigError("gemm-npy", spec,
+                        "the block computes the " + name + " GEMM's input from its own Q and K; load out_proj, "
+                        "ffn_up or ffn_down");
+    const bool ffn = g == DitGemm::FfnDown;
+    return {g, load_token_matrix("gemm-npy", spec.substr(eq + 1), grid, ffn ? s.ffn : s.hidden, ffn ? "F" : "D",
+                                 ffn ? "the model's FFN size" : "the model's hidden size")};
+  }
+  throw ConfigError("gemm-npy", spec, "must be <gemm>=<file.npy>, <gemm> one of out_proj, ffn_up, ffn_down");
 }
 
 namespace {
@@ -633,7 +688,8 @@ namespace {
 // GEMMs' weights are used here).
 std::vector<BlockRecord> block_study_on(const Grid& grid, FloatMatrix x0, DitWeights w, const ModelShape& m,
                                         const BlockStudySpec& spec, const std::string& clip,
-                                        const std::string& proxy, int step, double sigma, Progress& progress) {
+                                        const std::string& proxy, int step, double sigma, Progress& progress,
+                                        DitRealInputs real) {
   const DitShape shape = DitShape::of(m);
   const int64_t N = grid.tokens();
   const std::string where = clip + " (" + proxy + ") step " + (step < 0 ? std::string("npy") : std::to_string(step)) +
@@ -643,7 +699,8 @@ std::vector<BlockRecord> block_study_on(const Grid& grid, FloatMatrix x0, DitWei
                 std::to_string(shape.head_dim) + ", FFN " + std::to_string(shape.ffn) + ")");
   DitSample sample = make_dit_sample(shape, N, spec.rows, spec.cols, spec.seed);
   const std::string sampled = sample.describe(shape, N);
-  const DitBlock block(shape, grid, std::move(x0), std::move(w), spec.reuse, std::move(sample), spec.threads);
+  const DitBlock block(shape, grid, std::move(x0), std::move(w), spec.reuse, std::move(sample), spec.threads,
+                       std::move(real));
   progress.advance(where + ": exact block done (" + fixed(static_cast<double>(block.total_macs()) * 1e-9, 1) +
                    " GMAC)");
   // What to run: each SNR target, calibrated here, or the schedule's entries at this step, knobs given.

@@ -22,8 +22,10 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "golden/config.hpp"
@@ -52,6 +54,13 @@ enum class DitGemm : int { Qkv = 0, Qk = 1, Pv = 2, OutProj = 3, FfnUp = 4, FfnD
 constexpr int kDitGemms = 6;
 const char* dit_gemm_name(DitGemm g);      // "qkv", "qk", "pv", "out_proj", "ffn_up", "ffn_down"
 const char* dit_gemm_operands(DitGemm g);  // "A = LayerNorm(X0), B = W_qkv", ...
+// Real inputs of the GEMMs past the attention (a model's dump, tokens x the GEMM's K): the block uses
+// them in place of its own values, in the exact block and the chained one alike: reuse error made
+// before a loaded input does not pass through it (the residual stream still carries it). Loadable: out_proj (the
+// attention output O, N x hidden), ffn_up (the FFN input LayerNorm(X1), N x hidden), ffn_down (the
+// FFN hidden activation GELU(H), N x ffn). The block's input X0 is the qkv GEMM's (--hidden-npy).
+using DitRealInputs = std::map<DitGemm, FloatMatrix>;
+bool dit_gemm_input_loadable(DitGemm g);
 bool dit_gemm_per_head(DitGemm g);         // qk and pv: one GEMM (and one threshold set) per head
 
 struct DitProxySpec {
@@ -126,7 +135,7 @@ struct DitReuse {
 class DitBlock {
  public:
   DitBlock(const DitShape& s, const Grid& grid, FloatMatrix x0, DitWeights w, const DitReuse& r, DitSample sample,
-           int threads);
+           int threads, DitRealInputs real = {});
   const DitShape& shape() const { return s_; }
   int64_t tokens() const { return grid_.tokens(); }
   int64_t macs(DitGemm g) const;
@@ -161,6 +170,7 @@ class DitBlock {
   DitShape s_;
   Grid grid_;
   FloatMatrix x0_;
+  DitRealInputs real_;
   DitWeights w_;
   DitReuse r_;
   DitSample sample_;
@@ -214,12 +224,18 @@ std::vector<BlockRecord> run_block_study(const Tokens& tokens, const ModelShape&
                                          Progress& progress);
 int64_t block_study_units(const BlockStudySpec& spec);
 // The same on given hidden states X0 (tokens of `grid` in t, h, w scan order x the model's hidden size).
+// `real`: inputs of later GEMMs loaded as well (DitRealInputs).
 std::vector<BlockRecord> run_block_study(const Grid& grid, FloatMatrix x0, const ModelShape& m,
                                          const BlockStudySpec& spec, const std::string& clip,
-                                         const std::string& proxy, int step, double sigma, Progress& progress);
+                                         const std::string& proxy, int step, double sigma, Progress& progress,
+                                         DitRealInputs real = {});
 
 // Real hidden states for the block: a .npy of shape (N, D) or (1, N, D), N the tokens of `grid` in t, h, w scan
 // order, D = `hidden`. Throws FileError (unreadable) or ConfigError (shape) naming what was expected.
 FloatMatrix load_hidden_states(const std::string& path, const Grid& grid, int hidden);
+// The input of GEMM `g` (dit_gemm_input_loadable) from `spec` = "<gemm>=<file.npy>": shape (N, K) or
+// (1, N, K), K = the GEMM's input width of shape `s`. ConfigError (option `gemm-npy`) names the
+// GEMMs that load, or the shape expected.
+std::pair<DitGemm, FloatMatrix> load_gemm_input(const std::string& spec, const Grid& grid, const DitShape& s);
 
 }  // namespace kaleido::study

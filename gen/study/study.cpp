@@ -77,6 +77,9 @@ void StudyOptions::validate() const {
     throw ConfigError("block-schedule", block_schedule, "the knobs are for the DiT block study: add --dit-block");
   if (!hidden_npy.empty() && !dit_block)
     throw ConfigError("hidden-npy", hidden_npy, "hidden states feed the DiT block study: add --dit-block");
+  if (!gemm_npy.empty() && hidden_npy.empty())
+    throw ConfigError("gemm-npy", gemm_npy.front(),
+                      "real GEMM inputs join real hidden states: give the block's input X0 with --hidden-npy");
   if (!hidden_npy.empty() && npy_grid.empty())
     throw ConfigError("hidden-npy", hidden_npy, "give the token grid of its rows with --npy-grid TxHxW");
   if (dit_block) {
@@ -580,16 +583,32 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
     res.grid = g;
     check_block_tokens(g);
     if (!opt.hidden_npy.empty()) {
-      res.proxy_statement += " The DiT block's input X0 was loaded from " + opt.hidden_npy +
-                             "; its weights are seeded Gaussians, so only the qkv GEMM sees a real operand.";
       FloatMatrix x0 = load_hidden_states(opt.hidden_npy, g, DitShape::of(model).hidden);
       ClipRecord c;
       c.name = "npy";
       c.source = opt.hidden_npy + " (hidden states X0, " + std::to_string(g.tokens()) + " x " +
                  std::to_string(x0.cols) + ")";
+      DitRealInputs real;
+      std::string loaded = "qkv";
+      for (const std::string& spec : opt.gemm_npy) {
+        auto [gemm, a] = load_gemm_input(spec, g, DitShape::of(model));
+        if (real.count(gemm)) throw ConfigError("gemm-npy", spec, "gives the input of that GEMM a second time");
+        c.source += "; " + spec + " (input of " + dit_gemm_name(gemm) + ", " + std::to_string(a.rows) + " x " +
+                    std::to_string(a.cols) + ")";
+        loaded += std::string(", ") + dit_gemm_name(gemm);
+        real.emplace(gemm, std::move(a));
+      }
+      res.proxy_statement += " The DiT block's input X0 was loaded from " + opt.hidden_npy +
+                             (real.empty() ? std::string("; its weights are seeded Gaussians, so only the qkv GEMM "
+                                                         "sees a real operand.")
+                                           : "; the inputs of " + loaded + " are real (loaded), the others what the "
+                                             "block's seeded weights make of them. A loaded input replaces the "
+                                             "block's own value in the exact and the chained block alike: reuse "
+                                             "error made before it does not pass through it (the residual stream "
+                                             "still carries it).");
       res.clips.push_back(c);
       std::vector<BlockRecord> rows = run_block_study(g, std::move(x0), model, block_spec, "npy", "hidden", -1,
-                                                      std::nan(""), progress);
+                                                      std::nan(""), progress, std::move(real));
       res.block.insert(res.block.end(), rows.begin(), rows.end());
     }
     if (opt.q_npy.empty()) {

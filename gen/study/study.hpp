@@ -75,6 +75,7 @@ struct StudyOptions {
   // Real activations instead of the proxy (one "step" labelled npy).
   std::string q_npy, k_npy, v_npy;
   std::string hidden_npy;  // the DiT block's input X0 (N x D), with dit_block
+  std::vector<std::string> gemm_npy;  // "<gemm>=<file>": real inputs of later GEMMs (DitRealInputs), with hidden_npy
   std::string npy_grid;  // TxHxW
   int npy_head = 0;
   bool npy_rope_applied = true;

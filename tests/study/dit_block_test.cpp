@@ -331,6 +331,57 @@ TEST(DitBlock, CalibrationMeetsTheSnrTarget) {
   }
 }
 
+// A loaded GEMM input is what that GEMM multiplies, in the exact block and the chained one.
+TEST(DitBlock, LoadedInputsReplaceTheBlocksOwn) {
+  const SmallBlock sb;
+  const int64_t N = sb.grid.tokens(), D = sb.shape.hidden, F = sb.shape.ffn;
+  Rng rng(3);
+  std::vector<float> h(static_cast<size_t>(F));
+  for (float& v : h) v = static_cast<float>(rng.normal());
+  // The FFN hidden activation with every token alike, and twice it.
+  const auto same_rows = [&](float scale) {
+    FloatMatrix a(N, F);
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t c = 0; c < F; ++c) a.at(i, c) = scale * h[static_cast<size_t>(c)];
+    return a;
+  };
+  const auto block_with = [&](FloatMatrix a) {
+    DitRealInputs real;
+    real.emplace(DitGemm::FfnDown, std::move(a));
+    return DitBlock(sb.shape, sb.grid, sb.x0, sb.w, sb.reuse, make_dit_sample(sb.shape, N, 1000, 1000, 1), 2,
+                    std::move(real));
+  };
+  const DitBlock one = block_with(same_rows(1.0f)), two = block_with(same_rows(2.0f));
+  // Y = X1 + H W_2: the two blocks differ by h W_2 in every row (the sample covers the small block).
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t c = 0; c < D; ++c) {
+      double hw = 0;
+      for (int64_t k = 0; k < F; ++k) hw += static_cast<double>(h[static_cast<size_t>(k)]) * sb.w.down.at(k, c);
+      ASSERT_NEAR(two.exact_output().at(i, c) - one.exact_output().at(i, c), hw, 1e-3 * (1.0 + std::fabs(hw)));
+    }
+  // Every token but the first reuses its identical neighbour, exactly; the block's own H does not.
+  const GemmWork w = one.isolated(DitGemm::FfnDown, 0, 1.0);
+  EXPECT_NEAR(w.reuse_ratio(), static_cast<double>(N - 1) / static_cast<double>(N), 1e-12);
+  EXPECT_EQ(w.quality.se, 0.0);
+  EXPECT_LT(sb.make().isolated(DitGemm::FfnDown, 0, 1.0).reuse_ratio(), 0.9);
+  // In the chained block with reuse on ffn_down alone, the output is exact.
+  DitKnobs knobs = uniform_knobs(sb.shape, 0.0);
+  knobs[static_cast<size_t>(DitGemm::FfnDown)].assign(1, 1.0);
+  const DitBlockRun run = one.run(knobs);
+  EXPECT_EQ(run.block.mse, 0.0);
+  EXPECT_GT(run.gemms[static_cast<size_t>(DitGemm::FfnDown)].skipped, 0);
+
+  // Only later GEMMs' inputs load, and only at their shape.
+  DitRealInputs wrong;
+  wrong.emplace(DitGemm::FfnUp, FloatMatrix(N, F));
+  EXPECT_THROW(DitBlock(sb.shape, sb.grid, sb.x0, sb.w, sb.reuse, make_dit_sample(sb.shape, N, 8, 8, 1), 1, wrong),
+               Error);
+  DitRealInputs qk;
+  qk.emplace(DitGemm::Qk, FloatMatrix(N, D));
+  EXPECT_THROW(DitBlock(sb.shape, sb.grid, sb.x0, sb.w, sb.reuse, make_dit_sample(sb.shape, N, 8, 8, 1), 1, qk),
+               Error);
+}
+
 TEST(DitBlock, ShapeAndSizeErrorsAreClear) {
   SmallBlock sb;
   sb.shape.hidden = 30;
@@ -484,6 +535,53 @@ TEST(DitBlockCli, ReadsRealHiddenStates) {
   r = testing::run_kaleido("study --hidden-npy " + same_npy + " --dit-block -o " + out);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("--npy-grid"), std::string::npos) << r.output;
+}
+
+TEST(DitBlockCli, ReadsRealInputsOfLaterGemms) {
+  const testing::TestDir dir("dit_block_gemm_npy");
+  const Grid grid{2, 4, 7};
+  const DitShape s = DitShape::of(workload::find_model("wan2.1-1.3b"));
+  const int64_t N = grid.tokens();
+  Rng rng(6);
+  const auto write = [&](const std::string& name, int64_t cols, bool same) {
+    std::vector<float> v(static_cast<size_t>(N * cols));
+    for (int64_t c = 0; c < cols; ++c) {
+      const float x = static_cast<float>(rng.normal());
+      for (int64_t i = 0; i < N; ++i)
+        v[static_cast<size_t>(i * cols + c)] = same ? x : static_cast<float>(rng.normal());
+    }
+    const std::string path = (dir / name).string();
+    workload::write_npy(path, {N, cols}, v);
+    return path;
+  };
+  const std::string x0 = write("x0.npy", s.hidden, false), h = write("h.npy", s.ffn, true);
+  const std::string out = (dir / "out").string();
+  const auto r = testing::run_kaleido("study --hidden-npy " + x0 + " --gemm-npy ffn_down=" + h +
+                                      " --npy-grid 2x4x7 --dit-block --block-snr 30 --rows 32 --block-cols 64 "
+                                      "--threads 2 -o " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_file(std::filesystem::path(out) / "study.json"));
+  EXPECT_NE(j["proxy_statement"].get<std::string>().find("the inputs of qkv, ffn_down are real"), std::string::npos);
+  bool seen = false;
+  for (const auto& row : j["block"])
+    if (row["gemm"] == "ffn_down") {  // identical tokens: all but the first reuse
+      EXPECT_NEAR(row["reuse_ratio"].get<double>(), static_cast<double>(N - 1) / static_cast<double>(N), 1e-12);
+      seen = true;
+    }
+  EXPECT_TRUE(seen);
+
+  const std::string bad = (dir / "bad").string();
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--hidden-npy " + x0 + " --gemm-npy ffn_up=" + h, "must be (N, D) or (1, N, D) = (56, 1536)"},
+           {"--hidden-npy " + x0 + " --gemm-npy qk=" + h, "load out_proj, ffn_up or ffn_down"},
+           {"--hidden-npy " + x0 + " --gemm-npy qkv=" + h, "give X0 with --hidden-npy"},
+           {"--hidden-npy " + x0 + " --gemm-npy " + h, "must be <gemm>=<file.npy>"},
+           {"--hidden-npy " + x0 + " --gemm-npy ffn_down=" + h + " --gemm-npy ffn_down=" + h, "a second time"},
+           {"--gemm-npy ffn_down=" + h, "with --hidden-npy"}}) {
+    const auto e = testing::run_kaleido("study " + args + " --npy-grid 2x4x7 --dit-block -o " + bad);
+    EXPECT_EQ(e.status, 2) << args << "\n" << e.output;
+    EXPECT_NE(e.output.find(message), std::string::npos) << args << "\n" << e.output;
+  }
 }
 
 TEST(DitBlockCli, BadInputIsRefused) {
