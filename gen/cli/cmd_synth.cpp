@@ -33,6 +33,7 @@ struct SynthCommand {
   std::string vectors;
   bool no_sta = false;
   bool flatten = false;
+  bool no_macro_pin_buffers = false;
   std::string recipe = ppa::kDefaultSynthRecipe;
   bool sdc_only = false;
   bool json = false;
@@ -59,6 +60,7 @@ struct SynthCommand {
     o.vectorless_activity = activity;
     o.run_sta = !no_sta;
     o.flatten = flatten;
+    o.macro_pin_outputs = !no_macro_pin_buffers;
     o.recipe = recipe;
     o.sdc_only = sdc_only;
     if (!vectors.empty()) {
@@ -106,6 +108,9 @@ void register_synth(CLI::App& app) {
   sub->add_flag("--flatten", cmd->flatten,
                 "Flat synthesis: ABC times whole paths and buffers nets that fan out across modules "
                 "(slower; no per-block area). Default: hierarchical");
+  sub->add_flag("--no-macro-pin-buffers", cmd->no_macro_pin_buffers,
+                "Let ABC see one output per net into the SRAM macros, however many it feeds (the flow before "
+                "2026-12-02): its driver is then sized for one load");
   sub->add_option("--recipe", cmd->recipe,
                   "How Yosys and ABC map the logic: " + ppa::synth_recipe_names() +
                       " (scripts/yosys/synth.ys.in says what each does)")

@@ -195,9 +195,15 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   yj.blackbox_patterns = opt.sram_patterns;
   yj.flatten = opt.flatten;
   yj.recipe = opt.recipe;
+  yj.macro_pin_outputs = opt.macro_pin_outputs;
+  // An ABC output carries the output load; a macro pin, an inverter's input (sram_liberty.hpp).
+  yj.macro_pins_per_output =
+      std::max(1, static_cast<int>(std::lround(r.output_load_f / sram_technology(lib).inv_cap_f)));
   yj.work_dir = work;
   if (opt.progress) opt.progress("yosys: synthesising " + opt.top + " (minutes for large arrays) ...");
   const YosysResult yr = run_yosys(yj);
+  if (opt.macro_pin_outputs) r.macro_pin_buffers = yr.macro_pin_buffers;
+  r.macro_pins_per_output = yj.macro_pins_per_output;
   step_done("yosys", yr.seconds);
   step.lap();
   r.yosys_log = yr.log;
@@ -476,7 +482,9 @@ json result_json(const SynthResult& r) {
                  {"rtl_files", r.rtl_files},
                  {"rtl_hash", r.rtl_hash},
                  {"synthesis", r.flattened ? "flat" : "hierarchical"},
-                 {"recipe", r.recipe}};
+                 {"recipe", r.recipe},
+                 {"macro_pin_outputs", r.macro_pin_buffers},
+                 {"macro_pins_per_output", r.macro_pins_per_output}};
   j["library"] = {{"name", r.library_name},
                   {"sources", r.liberty_sources},
                   {"prepared_file", r.prepared_liberty},
@@ -573,7 +581,14 @@ std::string result_markdown(const SynthResult& r) {
   o << "kaleido " << version() << "; library " << lib_label(r) << ", " << sig(r.voltage_v, 4) << " V; clock "
     << sig(r.clock_period_ns, 4) << " ns on the clock port; SDC `" << fs::path(r.sdc).filename().string() << "`.\n";
   o << "Synthesis: " << (r.flattened ? "flat" : "hierarchical") << ", recipe `" << r.recipe << "` ("
-    << synth_recipe(r.recipe).summary << ").\n";
+    << synth_recipe(r.recipe).summary << ").";
+  if (r.macro_pin_buffers > 0)
+    o << " Nets into SRAM macros were split into " << r.macro_pin_buffers << " more ABC outputs (one per "
+      << r.macro_pins_per_output << " macro pins, the output load's worth), so that ABC sizes and buffers them for "
+      << "the macros they feed.";
+  else if (r.macro_pin_buffers < 0)
+    o << " SRAM macro input pins share one ABC output per net (--no-macro-pin-buffers).";
+  o << "\n";
   o << "Values are for relative studies (no placement, no clock tree, wire-load model only).\n\n";
   for (const std::string& w : r.warnings) o << "**Warning:** " << w << "\n\n";
   o << "## Area\n\n";

@@ -61,6 +61,7 @@ struct SynthOptions {
   // (ABC times whole paths and buffers nets that fan out across modules; no per-block area).
   bool flatten = false;
   std::string recipe = kDefaultSynthRecipe;  // synth_recipes() (yosys_flow.hpp): how Yosys and ABC map
+  bool macro_pin_outputs = true;             // YosysJob::macro_pin_outputs
   // Activity-based power: a stimulus (null = skip), cycles counted after warm-up.
   std::shared_ptr<Stimulus> stimulus;
   uint64_t sim_cycles = 1000;
@@ -117,6 +118,8 @@ struct SynthResult {
   std::string rtl_hash;  // rtl_content_hash() of rtl_files
   bool flattened = false;  // SynthOptions::flatten
   std::string recipe;      // SynthOptions::recipe
+  int macro_pin_buffers = -1;  // ABC outputs added for nets into SRAM macros; -1: not done (option off)
+  int macro_pins_per_output = 0;  // macro pins per added output (the output load / a macro pin's capacitance)
   std::vector<std::string> liberty_sources;
   std::string library_name;
   std::string prepared_liberty;   // merged/annotated file the tools read

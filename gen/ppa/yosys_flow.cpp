@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "common/hash.hpp"
 #include "common/version.hpp"
 #include "ppa/liberty.hpp"
+#include "ppa/sram_liberty.hpp"
 #include "ppa/tools.hpp"
 
 namespace kaleido::ppa {
@@ -297,6 +299,63 @@ const SynthRecipe& synth_recipe(const std::string& name) {
   throw ConfigError("synthesis recipe", name, "must be one of " + synth_recipe_names());
 }
 
+int separate_macro_pins(nlohmann::json& netlist, const std::vector<std::string>& patterns, int pins_per_output) {
+  if (!netlist.contains("modules")) throw Error("separate_macro_pins: not a Yosys JSON netlist (no modules)");
+  if (pins_per_output < 1) throw Error("separate_macro_pins: pins per output must be at least 1");
+  const size_t per = static_cast<size_t>(pins_per_output);
+  nlohmann::json& modules = netlist["modules"];
+  const auto is_macro = [&](const std::string& type) {
+    for (const std::string& p : patterns)
+      if (glob_match(p, type)) return true;
+    return false;
+  };
+  int added = 0;
+  for (auto& [name, module] : modules.items()) {
+    if (is_macro(name) || !module.contains("cells")) continue;
+    nlohmann::json& cells = module["cells"];
+    // Net bit -> the macro input pins it drives: (cell, port, bit index).
+    std::map<int64_t, std::vector<std::tuple<std::string, std::string, size_t>>> sinks;
+    int64_t next_bit = 2;  // 0 and 1 are never net bits in Yosys JSON
+    const auto see = [&](const nlohmann::json& bits) {
+      for (const auto& b : bits)
+        if (b.is_number_integer()) next_bit = std::max<int64_t>(next_bit, b.get<int64_t>() + 1);
+    };
+    if (module.contains("ports"))
+      for (const auto& [port, p] : module["ports"].items()) see(p["bits"]);
+    if (module.contains("netnames"))
+      for (const auto& [net, n] : module["netnames"].items()) see(n["bits"]);
+    for (const auto& [cell, c] : cells.items()) {
+      for (const auto& [port, bits] : c["connections"].items()) see(bits);
+      if (!is_macro(c["type"].get<std::string>())) continue;
+      const nlohmann::json dirs = c.value("port_directions", nlohmann::json::object());
+      for (const auto& [port, bits] : c["connections"].items()) {
+        if (dirs.value(port, "") != "input" || is_clock_port_name(port)) continue;
+        for (size_t i = 0; i < bits.size(); ++i)
+          if (bits[i].is_number_integer()) sinks[bits[i].get<int64_t>()].emplace_back(cell, port, i);
+      }
+    }
+    for (const auto& [bit, pins] : sinks) {
+      if (pins.size() <= per) continue;
+      for (size_t first = 0; first < pins.size(); first += per) {
+        const int64_t own = next_bit++;
+        for (size_t k = first; k < std::min(pins.size(), first + per); ++k) {
+          const auto& [cell, port, i] = pins[k];
+          cells[cell]["connections"][port][i] = own;
+        }
+        cells["$kaleido_macro_pins$" + std::to_string(own)] = {
+            {"hide_name", 1},
+            {"type", "$_BUF_"},
+            {"parameters", nlohmann::json::object()},
+            {"attributes", nlohmann::json::object()},
+            {"port_directions", {{"A", "input"}, {"Y", "output"}}},
+            {"connections", {{"A", {bit}}, {"Y", {own}}}}};
+        ++added;
+      }
+    }
+  }
+  return added;
+}
+
 YosysResult run_yosys(const YosysJob& job) {
   const std::string yosys = find_tool("yosys", "yosys");
   if (job.rtl_files.empty()) throw Error("no RTL file to synthesise");
@@ -365,32 +424,59 @@ YosysResult run_yosys(const YosysJob& job) {
     write_file_atomic(abc_script, text + "\n");
     abc_command += " -script " + yosys_path(abc_script);
   }
+  // With black boxes, Yosys stops before ABC and writes the netlist; separate_macro_pins edits it
+  // and a second Yosys run maps it from there (the marker line splits the filled script).
+  const fs::path premap = work / (job.top + ".premap.json"), premap_pins = work / (job.top + ".premap_pins.json");
+  const std::string resume_marker = "# -- kaleido: separate_macro_pins (gen/ppa/yosys_flow.cpp), then Yosys resumes --";
+  const bool two_parts = job.macro_pin_outputs && !sram_block.empty();
+  const std::string macro_pins = two_parts ? "write_json " + yosys_path(premap) + "\n" + resume_marker + "\n" +
+                                                 "read_json " + yosys_path(premap_pins) + "\nhierarchy -top " +
+                                                 job.top + "\n"
+                                           : "";
   const std::map<std::string, std::string> values = {
       {"LIBERTY", yosys_path(job.liberty)},
       {"READ_RTL", read.str()},
       {"TOP", job.top},
       {"SRAM_BLOCK", sram_block},
       {"SYNTH", synth},
+      {"MACRO_PINS", macro_pins},
       {"ABC", abc_command},
       {"STAT_REPORT", yosys_path(r.stat_report)},
       {"NETLIST_V", yosys_path(r.netlist_v)},
       {"NETLIST_JSON", yosys_path(r.netlist_json)},
   };
-  std::string script = "# Written by kaleido " + version() + " from scripts/yosys/synth.ys.in\n" +
-                       fill_template(read_template("scripts/yosys/synth.ys.in"), values, "synth.ys.in");
-  write_file_atomic(r.script, script);
-
-  const ToolRun run = run_tool({yosys, "-q", "-l", r.log.string(), r.script.string()}, work, work / "yosys.stdout");
-  r.seconds = run.seconds;
-  const std::string log = fs::exists(r.log) ? read_file(r.log) : run.output;
-  if (run.exit_code != 0 || !fs::exists(r.netlist_json)) {
-    std::string errors;
-    std::istringstream in(log + "\n" + run.output);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("ERROR", 0) == 0) errors += "  " + line + "\n";
-    throw Error("yosys failed (exit code " + std::to_string(run.exit_code) + ") synthesising " + job.top + "; log " +
-                r.log.string() + "\n" + (errors.empty() ? tail_lines(log, 15) : errors));
+  const std::string header = "# Written by kaleido " + version() + " from scripts/yosys/synth.ys.in\n";
+  std::string script = header + fill_template(read_template("scripts/yosys/synth.ys.in"), values, "synth.ys.in");
+  // Runs one script; its log is `log`; `product` must exist afterwards.
+  const auto run_part = [&](const fs::path& script_path, const fs::path& log_path, const fs::path& product) {
+    const ToolRun run = run_tool({yosys, "-q", "-l", log_path.string(), script_path.string()}, work,
+                                 work / (log_path.stem().string() + ".stdout"));
+    r.seconds += run.seconds;
+    const std::string log = fs::exists(log_path) ? read_file(log_path) : run.output;
+    if (run.exit_code != 0 || !fs::exists(product)) {
+      std::string errors;
+      std::istringstream in(log + "\n" + run.output);
+      for (std::string line; std::getline(in, line);)
+        if (line.rfind("ERROR", 0) == 0) errors += "  " + line + "\n";
+      throw Error("yosys failed (exit code " + std::to_string(run.exit_code) + ") synthesising " + job.top +
+                  "; log " + log_path.string() + "\n" + (errors.empty() ? tail_lines(log, 15) : errors));
+    }
+    return log;
+  };
+  if (two_parts) {
+    const size_t cut = script.find(resume_marker);
+    const fs::path first = work / "synth_premap.ys";
+    fs::remove(premap);
+    write_file_atomic(first, script.substr(0, cut));
+    run_part(first, work / "yosys_premap.log", premap);
+    nlohmann::json netlist = nlohmann::json::parse(read_file(premap));
+    r.macro_pin_buffers = separate_macro_pins(netlist, job.blackbox_patterns, job.macro_pins_per_output);
+    write_file_atomic(premap_pins, netlist.dump());
+    script = header + script.substr(cut);
   }
+  write_file_atomic(r.script, script);
+  fs::remove(r.netlist_json);
+  const std::string log = run_part(r.script, r.log, r.netlist_json);
   // "Chip area for module '\name': 123.4" and "Chip area for top module '\name': 456.7"
   const std::regex area_re(R"(Chip area for (top )?module '\\?([^']+)': ([0-9.eE+-]+))");
   for (auto it = std::sregex_iterator(log.begin(), log.end(), area_re); it != std::sregex_iterator(); ++it) {

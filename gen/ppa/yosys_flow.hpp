@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace kaleido::ppa {
 
 // How Yosys and ABC map the logic (scripts/yosys/synth.ys.in describes each). One table, here;
@@ -34,6 +36,11 @@ struct YosysJob {
   std::vector<std::string> blackbox_patterns;  // module name globs, e.g. kld_sram*
   bool flatten = false;                        // one flat netlist (scripts/yosys/synth.ys.in)
   std::string recipe = kDefaultSynthRecipe;    // synth_recipes()
+  // Give ABC one output per `macro_pins_per_output` input pins of black boxes (separate_macro_pins),
+  // so that it sizes and buffers a net for the macros it feeds; Yosys then runs in two parts around
+  // a JSON netlist.
+  bool macro_pin_outputs = true;
+  int macro_pins_per_output = 1;
   std::filesystem::path work_dir;              // outputs and the filled script go here
 };
 
@@ -61,7 +68,17 @@ struct YosysResult {
   std::map<std::string, double> stat_module_area;  // Yosys `stat -liberty`: cells placed directly in each module
   double stat_top_area = -1;                        // Yosys's hierarchical total for the top, when printed
   std::vector<SramShape> srams;
+  int macro_pin_buffers = 0;  // outputs separate_macro_pins added before ABC
 };
+
+// Before ABC, a net that drives more than `pins_per_output` input pins of black-box cells (module
+// names matching `patterns`; clock pins left alone) is split: each run of `pins_per_output` such
+// pins gets its own net behind a `$_BUF_`. ABC then sees one output per run, each with the
+// constraint file's output load, so the net's modelled load matches its pins (with
+// `pins_per_output` = that load / a macro pin's capacitance), where it saw one output for all
+// of them (the macros are outside its netlist); it sizes the driver or builds a buffer tree.
+// `netlist` is a Yosys JSON netlist; returns the outputs added.
+int separate_macro_pins(nlohmann::json& netlist, const std::vector<std::string>& patterns, int pins_per_output);
 
 // Runs Yosys; throws Error with the log's ERROR lines and tail on failure,
 // and Error naming the Debian package when yosys is not installed.
