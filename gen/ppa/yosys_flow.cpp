@@ -465,6 +465,9 @@ YosysResult run_yosys(const YosysJob& job) {
   };
   if (two_parts) {
     const size_t cut = script.find(resume_marker);
+    if (cut == std::string::npos)
+      throw Error("scripts/yosys/synth.ys.in has no {{MACRO_PINS}} slot after dfflibmap (in " +
+                  template_path("scripts/yosys/synth.ys.in").string() + ")");
     const fs::path first = work / "synth_premap.ys";
     fs::remove(premap);
     write_file_atomic(first, script.substr(0, cut));
