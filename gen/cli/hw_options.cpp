@@ -4,8 +4,7 @@
 
 namespace kaleido::cli {
 
-void HwOptions::add_to(CLI::App& cmd) {
-  const hw::HwConfig defaults;
+void HwOptions::add_to(CLI::App& cmd, const hw::HwConfig& defaults) {
   const auto& fields = hw::hw_fields();
   values.clear();
   for (const hw::HwField& f : fields) values.push_back(static_cast<int>(f.get(defaults)));

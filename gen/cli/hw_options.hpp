@@ -13,9 +13,9 @@ namespace kaleido::cli {
 
 struct HwOptions {
   std::string preset;  // "8x8" or "16x16": the checked-in defaults
-  std::vector<int> values;  // one per hw::hw_fields() row, as given (defaults: HwConfig{})
+  std::vector<int> values;  // one per hw::hw_fields() row, as given (defaults: add_to's)
 
-  void add_to(CLI::App& cmd);
+  void add_to(CLI::App& cmd, const hw::HwConfig& defaults = hw::HwConfig{});
   hw::HwConfig config() const;  // validated
 };
 

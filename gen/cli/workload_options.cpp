@@ -203,4 +203,26 @@ PreparedWorkload prepare_workload(const WorkloadOptions& w, const std::string& c
   return p;
 }
 
+PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorkloadSpec& spec, int keys) {
+  workload::QkWorkload qk = workload::make_qk_workload(spec);
+  const int64_t n = qk.b.cols;
+  if (keys < 1 || keys > n)
+    throw ConfigError("out-cols", std::to_string(keys),
+                      "the key tile of Q K^T holds 1 to N = " + std::to_string(n) + " keys (the tokens of the grid)");
+  w.channels = static_cast<int>(qk.a.cols);
+  w.out_cols = keys;
+  PreparedWorkload p;
+  p.cfg = w.config();
+  p.a = std::move(qk.a);
+  p.b = IntMatrix(qk.b.rows, keys);
+  for (int64_t c = 0; c < qk.b.rows; ++c)
+    for (int64_t j = 0; j < keys; ++j) p.b.at(c, j) = qk.b.at(c, j);
+  p.description = std::move(qk.description);
+  p.description["keys"] = "0.." + std::to_string(keys - 1) + " of " + std::to_string(n) +
+                          " (one key tile: the first M keys in scan order; the detector's decisions depend on Q "
+                          "only and serve every tile)";
+  p.description["thresholds"] = w.apply_thresholds(p.cfg, p.a, p.b);
+  return p;
+}
+
 }  // namespace kaleido::cli

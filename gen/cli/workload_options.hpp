@@ -9,6 +9,7 @@
 
 #include "golden/config.hpp"
 #include "golden/workload.hpp"
+#include "workload/qk_workload.hpp"
 
 namespace kaleido::cli {
 
@@ -67,6 +68,11 @@ struct PreparedWorkload {
   nlohmann::json description;
 };
 PreparedWorkload prepare_workload(const WorkloadOptions& w, const std::string& clip, int diffusion_step);
+
+// The attention GEMM S = Q K^T of one head (workload/qk_workload.hpp) as one key tile: A = Q of
+// every token on spec.grid, B = the first `keys` columns of K^T (keys in scan order). K is the
+// model's head dimension and M = keys; w's other fields (policy, band, thresholds) apply.
+PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorkloadSpec& spec, int keys);
 
 // "TxHxW" -> Grid; "HxW" -> pair. Throws ConfigError.
 Grid parse_grid(const std::string& s);

@@ -482,8 +482,10 @@ FlowResult run_flow(const FlowOptions& opt) {
     md << quality.render() << "\n";
     md << "SNR = signal power of the exact output / mean squared error; PSNR's peak is the largest |exact| "
           "entry, so it reads higher than the SNR by 10 log10(peak^2 / mean square).\n\n";
-    md << "Quality is that of this one GEMM (Out = A.B of the workload's latent tokens) at the chosen thresholds; "
-          "the trade-off of quality against savings, and the comparison with block-sparse peers on attention, is in "
+    md << "Quality is that of this one GEMM ("
+       << (opt.workload.contains("what") ? opt.workload["what"].get<std::string>()
+                                         : std::string("Out = A.B of the workload's latent tokens"))
+       << ") at the chosen thresholds; the trade-off of quality against savings, and the comparison with block-sparse peers on attention, is in "
           "`reports/study/` (kaleido study).\n\n";
     md << "![reuse by group](reuse_groups.svg)\n\n";
     md << "## Simulation (Verilator, testbench tb/ driven by the golden model)\n\n";
