@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "checks/lint.hpp"
 #include "common/atomic_file.hpp"
@@ -117,6 +118,7 @@ json energy_json(const ModeEnergy& e) {
   json j{{"cycles", e.cycles},
          {"gate_level_cycles_replayed", e.replayed_cycles},
          {"gate_level_cycles_counted", e.counted_cycles},
+         {"a_bank_writes_counted", e.a_bank_writes},
          {"clock_ns", e.clock_ns},
          {"logic_power_w", e.logic_w},
          {"sram_power_w", e.sram_w},
@@ -303,6 +305,16 @@ FlowResult run_flow(const FlowOptions& opt) {
         o.stimulus = reuse;
         o.sim_cycles = reuse->cycles() - o.sim_warmup;
         o.extra_stimuli.push_back({"dense", dense, dense->cycles() - o.sim_warmup});
+        // The GEMM alone: the same inputs, counted from the START write to done (the rest, register
+        // programming and operand loading, is the same work in both modes).
+        for (const auto& [name, run_of, rows] : {std::tuple{"reuse GEMM", &sr.reuse, reuse},
+                                                  std::tuple{"dense GEMM", &sr.dense, dense}}) {
+          const uint64_t start = run_of->start_cycle, end = run_of->end_cycle;
+          if (end <= start || end > rows->cycles() || start < o.sim_warmup)
+            throw InternalError(std::string(name) + ": START at cycle " + std::to_string(start) + " and done at " +
+                                std::to_string(end) + " do not fit the input dump");
+          o.extra_stimuli.push_back({name, rows, end - start, static_cast<int64_t>(start)});
+        }
         run.log("gate-level replay: reuse " + std::to_string(reuse->cycles()) + " cycles, dense " +
                 std::to_string(dense->cycles()) + " cycles");
       }
@@ -317,6 +329,23 @@ FlowResult run_flow(const FlowOptions& opt) {
         const ppa::ActivityRun& d = top.extra_activity.front();
         res.dense = mode_energy(sr.dense.cycles, sr.dense.macs_issued, useful_macs, d.power, d.cycles, dense_rows,
                                 opt.clock_ns, fmax);
+        if (top.extra_activity.size() != 3) throw InternalError("the GEMM-phase replays produced no power figure");
+        const ppa::ActivityRun &rg = top.extra_activity[1], &dg = top.extra_activity[2];
+        res.reuse_gemm = mode_energy(sr.reuse.cycles, sr.reuse.macs_issued, useful_macs, rg.power, rg.cycles,
+                                     rg.cycles, opt.clock_ns, fmax);
+        res.dense_gemm = mode_energy(sr.dense.cycles, sr.dense.macs_issued, useful_macs, dg.power, dg.cycles,
+                                     dg.cycles, opt.clock_ns, fmax);
+        // Operand loading: A is written into its banks before START, so none of it is in the GEMM's window.
+        const auto a_writes = [](const std::vector<ppa::SramAccessCount>& srams) {
+          uint64_t writes = 0;
+          for (const ppa::SramAccessCount& c : srams)
+            if (c.path.rfind("u_a_", 0) == 0) writes += c.writes;
+          return writes;
+        };
+        res.reuse.a_bank_writes = a_writes(top.toggles.srams);
+        res.dense.a_bank_writes = a_writes(d.srams);
+        res.reuse_gemm.a_bank_writes = a_writes(rg.srams);
+        res.dense_gemm.a_bank_writes = a_writes(dg.srams);
       }
     });
     if (opt.plain_top) {
@@ -349,7 +378,14 @@ FlowResult run_flow(const FlowOptions& opt) {
                         "replayed cycles (the whole run: register programming, operand loading, compute, output) x "
                         "clock period; per useful MAC: / (N*K*M), the MACs of the dense GEMM. Dynamic energy "
                         "(switching, internal, SRAM accesses) is the same at any clock; leakage energy = leakage "
-                        "power x run time, so at_fmax is the same run at the period 1000 / Fmax"}};
+                        "power x run time, so at_fmax is the same run at the period 1000 / Fmax"},
+                       {"gemm_phase",
+                        {{"reuse", energy_json(res.reuse_gemm)},
+                         {"dense", energy_json(res.dense_gemm)},
+                         {"definition",
+                          "the same replays with toggles and SRAM accesses counted from the START write to done "
+                          "(gate_level_cycles_replayed = the counted window): the GEMM without register programming "
+                          "and operand loading"}}}};
     }
     const json& g = rep["golden"];
     const bool timed = opt.synth && top.timed;
@@ -377,6 +413,7 @@ FlowResult run_flow(const FlowOptions& opt) {
         headline["energy_per_useful_mac_pj"] = {{"reuse", res.reuse.pj_per_useful_mac},
                                                 {"dense", res.dense.pj_per_useful_mac}};
         headline["energy_ratio_dense_over_reuse"] = res.dense.energy_j / res.reuse.energy_j;
+        headline["energy_ratio_dense_over_reuse_gemm_phase"] = res.dense_gemm.energy_j / res.reuse_gemm.energy_j;
         if (res.reuse.fmax_clock_ns > 0) {
           headline["fmax_clock_ns"] = res.reuse.fmax_clock_ns;
           headline["energy_per_useful_mac_pj_at_fmax"] = {{"reuse", res.reuse.pj_per_useful_mac_at_fmax},
@@ -555,6 +592,21 @@ FlowResult run_flow(const FlowOptions& opt) {
            << outside(res.reuse.replayed_cycles, sr.reuse.cycles)
            << " program the registers, load A and B and read the outputs out: work both modes share, which keeps "
               "the energy ratio below the cycle ratio.\n";
+        md << "\nThe GEMM alone (the same replays, toggles and SRAM accesses counted from the START write to "
+              "done; the bound when only the array's MACs are saved is the ideal speedup, "
+           << fmt(sr.ideal_speedup, 2) << "x):\n\n";
+        markdown::Table gemm({"mode", "counted cycles", "energy " + at_t + " (nJ)", "pJ per useful MAC " + at_t,
+                              "dynamic energy (nJ)", "pJ per useful MAC " + at_f});
+        for (const auto& [name, e] :
+             {std::pair<std::string, ModeEnergy>{"dense", res.dense_gemm}, {"reuse", res.reuse_gemm}})
+          gemm.add_row({name, std::to_string(e.replayed_cycles), fmt(e.energy_j * 1e9), fmt(e.pj_per_useful_mac, 4),
+                        fmt(e.dynamic_energy_j * 1e9),
+                        fmax_known ? fmt(e.pj_per_useful_mac_at_fmax, 4) : "n/a"});
+        const auto ratio = [](double dense_j, double reuse_j) { return fmt(dense_j / reuse_j, 2) + "x"; };
+        gemm.add_row({"dense / reuse", "", ratio(res.dense_gemm.energy_j, res.reuse_gemm.energy_j), "",
+                      ratio(res.dense_gemm.dynamic_energy_j, res.reuse_gemm.dynamic_energy_j),
+                      fmax_known ? ratio(res.dense_gemm.energy_at_fmax_j, res.reuse_gemm.energy_at_fmax_j) : "n/a"});
+        md << gemm.render();
         md << "\nDynamic energy (switching, internal, SRAM accesses) is per transition and per access, the same at "
               "any clock; leakage energy is leakage power x run time, so the run at Fmax (the fastest clock the "
               "STA allows) spends less of it.\n";
@@ -596,6 +648,9 @@ FlowResult run_flow(const FlowOptions& opt) {
            << " pJ (dense / reuse energy " << fmt(res.dense.energy_j / res.reuse.energy_j, 2)
            << "x; the bound when only the array's MACs are saved is the ideal speedup, " << fmt(sr.ideal_speedup, 2)
            << "x)\n";
+        md << "- the GEMM alone (START to done) at " << fmt(opt.clock_ns, 2) << " ns: reuse "
+           << fmt(res.reuse_gemm.pj_per_useful_mac, 3) << " pJ, dense " << fmt(res.dense_gemm.pj_per_useful_mac, 3)
+           << " pJ per useful MAC (" << fmt(res.dense_gemm.energy_j / res.reuse_gemm.energy_j, 2) << "x)\n";
         if (res.reuse.fmax_clock_ns > 0)
           md << "- energy per useful MAC at Fmax (" << fmt(res.reuse.fmax_clock_ns, 2) << " ns): reuse "
              << fmt(res.reuse.pj_per_useful_mac_at_fmax, 3) << " pJ, dense " << fmt(res.dense.pj_per_useful_mac_at_fmax, 3)

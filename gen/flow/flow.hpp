@@ -80,6 +80,7 @@ struct ModeEnergy {
   double fmax_clock_ns = 0.0;      // 1000 / Fmax (STA); 0 when not timed
   double energy_at_fmax_j = 0.0;   // dynamic + leakage x replayed cycles x fmax_clock_ns
   double pj_per_useful_mac_at_fmax = 0.0;
+  uint64_t a_bank_writes = 0;      // writes into the A banks (u_a_*) counted: operand loading
 };
 
 struct FlowResult {
@@ -90,7 +91,8 @@ struct FlowResult {
   nlohmann::json report;  // everything, as written to flow.json
   bool bit_exact = false;
   double speedup = 0.0;
-  ModeEnergy reuse, dense;
+  ModeEnergy reuse, dense;            // the whole replayed run
+  ModeEnergy reuse_gemm, dense_gemm;  // the GEMM alone: the same replay counted from START to done
   std::filesystem::path markdown, json;
 };
 

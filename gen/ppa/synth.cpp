@@ -338,7 +338,8 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   // One run: toggles -> logic power, SRAM accesses -> SRAM power (annotating
   // the SRAM rows of the report only for the main stimulus).
   std::unique_ptr<GateLevelSim> gate_level;  // built on first use, shared by every stimulus
-  const auto simulate = [&](Stimulus& stimulus, uint64_t cycles, bool annotate_srams, ToggleCounts& toggles) {
+  const auto simulate = [&](Stimulus& stimulus, uint64_t warmup, uint64_t cycles, bool annotate_srams,
+                            ToggleCounts& toggles) {
     if (opt.progress) opt.progress("gate-level replay of " + std::to_string(cycles) + " cycles (" + stimulus.describe() + ") ...");
     if (!gate_level) {
       GateLevelOptions go;
@@ -353,7 +354,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     SimOptions so;
     so.clock_port = opt.clock_port;
     so.cycles = cycles;
-    so.warmup = opt.sim_warmup;
+    so.warmup = warmup;
     toggles = gate_level->run(stimulus, so);
     PowerReport p;
     p.logic = pm.evaluate(pm.simulated_activity(toggles), InternalPowerConvention::PerTransition);
@@ -377,7 +378,7 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     return p;
   };
   if (opt.stimulus) {
-    r.activity = simulate(*opt.stimulus, opt.sim_cycles, true, r.toggles);
+    r.activity = simulate(*opt.stimulus, opt.sim_warmup, opt.sim_cycles, true, r.toggles);
     r.has_activity_power = true;
     step_done("activity power", step.lap());
   }
@@ -385,9 +386,11 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     ActivityRun run;
     run.name = ns.name;
     ToggleCounts toggles;
-    run.power = simulate(*ns.stimulus, ns.cycles, false, toggles);
+    run.power = simulate(*ns.stimulus, ns.warmup < 0 ? opt.sim_warmup : static_cast<uint64_t>(ns.warmup), ns.cycles,
+                         false, toggles);
     run.cycles = toggles.cycles;
     run.stimulus = toggles.stimulus;
+    run.srams = toggles.srams;
     r.extra_activity.push_back(run);
     step_done("activity power (" + ns.name + ")", step.lap());
   }

@@ -28,7 +28,8 @@ namespace kaleido::ppa {
 struct NamedStimulus {
   std::string name;
   std::shared_ptr<Stimulus> stimulus;
-  uint64_t cycles = 0;
+  uint64_t cycles = 0;   // counted cycles
+  int64_t warmup = -1;   // cycles replayed before counting starts; -1: SynthOptions::sim_warmup
 };
 
 struct SynthOptions {
@@ -109,6 +110,7 @@ struct ActivityRun {
   PowerReport power;
   uint64_t cycles = 0;   // counted
   std::string stimulus;  // its description
+  std::vector<SramAccessCount> srams;  // accesses counted per SRAM instance
 };
 
 struct SynthResult {

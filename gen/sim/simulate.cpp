@@ -59,6 +59,8 @@ ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string
   r.macs_skipped = r.tb.at("macs_skipped").get<int64_t>();
   r.compared_outputs = r.tb.at("compared_outputs").get<int64_t>();
   r.compared_decisions = r.tb.at("compared_decisions").get<int64_t>();
+  r.start_cycle = r.tb.at("start_cycle").get<uint64_t>();
+  r.end_cycle = r.tb.at("end_cycle").get<uint64_t>();
   return r;
 }
 

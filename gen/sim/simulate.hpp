@@ -37,6 +37,8 @@ struct ModeRun {
   bool bit_exact = false;
   int64_t cycles = 0, busy = 0, stall = 0, schedule = 0, macs_issued = 0, macs_skipped = 0;
   int64_t compared_outputs = 0, compared_decisions = 0;
+  uint64_t start_cycle = 0, end_cycle = 0;  // testbench cycles of the START write and of done (the
+                                            // GEMM's rows [start, end) of the input dump)
   double seconds = 0.0;  // wall time of the simulation
   std::filesystem::path inputs;  // per-cycle inputs when SimRequest::dump_inputs
   nlohmann::json tb;     // the testbench's own report

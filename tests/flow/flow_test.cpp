@@ -328,6 +328,38 @@ TEST(Flow, HighReuseSpendsLessEnergyPerUsefulMacThanDense) {
             std::string::npos);
 }
 
+TEST(Flow, TheGemmAloneIsTheReplayFromStartToDone) {
+  REQUIRE_TOOLS();
+  const flow::FlowResult& r = high_reuse_run().result;
+  ASSERT_TRUE(r.reuse_gemm.measured && r.dense_gemm.measured);
+  for (const auto& [whole, gemm] : {std::pair{&r.reuse, &r.reuse_gemm}, std::pair{&r.dense, &r.dense_gemm}}) {
+    // Counted from the START write's edge to done: the CYCLES the hardware counted, plus that edge.
+    EXPECT_EQ(gemm->replayed_cycles, static_cast<uint64_t>(whole->cycles) + 1);
+    EXPECT_EQ(gemm->counted_cycles, gemm->replayed_cycles);
+    // A part of the whole run's counted window: fewer transitions and accesses, so less dynamic energy.
+    EXPECT_GT(gemm->dynamic_energy_j, 0.0);
+    EXPECT_LT(gemm->dynamic_energy_j, whole->dynamic_energy_j);
+    EXPECT_DOUBLE_EQ(gemm->leakage_w, whole->leakage_w);
+  }
+  // The window holds no operand loading: A is written into its banks before START, N words per
+  // group bank (2 x 4 x 4 tokens, 4 groups), and counted in the whole run (after the warm-up).
+  for (const auto& [whole, gemm] : {std::pair{&r.reuse, &r.reuse_gemm}, std::pair{&r.dense, &r.dense_gemm}}) {
+    EXPECT_GT(whole->a_bank_writes, 0u);
+    EXPECT_LE(whole->a_bank_writes, 32u * 4u);
+    EXPECT_EQ(gemm->a_bank_writes, 0u);
+  }
+  // The loading both modes share dilutes the whole run's ratio; the GEMM's own is larger.
+  const double whole_ratio = r.dense.energy_j / r.reuse.energy_j;
+  const double gemm_ratio = r.dense_gemm.energy_j / r.reuse_gemm.energy_j;
+  EXPECT_GT(gemm_ratio, whole_ratio);
+  EXPECT_DOUBLE_EQ(r.report.at("headline").at("energy_ratio_dense_over_reuse_gemm_phase").get<double>(), gemm_ratio);
+  const json& g = r.report.at("energy").at("gemm_phase");
+  EXPECT_EQ(g.at("reuse").at("gate_level_cycles_counted").get<uint64_t>(), r.reuse_gemm.counted_cycles);
+  const std::string md = read_file(r.markdown);
+  EXPECT_NE(md.find("The GEMM alone (the same replays"), std::string::npos);
+  EXPECT_NE(md.find("- the GEMM alone (START to done) at 5.00 ns"), std::string::npos);
+}
+
 TEST(Flow, FailedStageIsNamedAndItsLogKept) {
   REQUIRE_TOOLS();
   const fs::path dir = temp_dir("fail");
