@@ -375,7 +375,7 @@ FlowResult run_flow(const FlowOptions& opt) {
                        {"dense", energy_json(res.dense)},
                        {"definition",
                         "energy = (logic + SRAM power averaged over the gate-level replay of the testbench's inputs) x "
-                        "replayed cycles (the whole run: register programming, operand loading, compute, output) x "
+                        "replayed cycles (the whole run: reset, register programming, operand loading, the GEMM) x "
                         "clock period; per useful MAC: / (N*K*M), the MACs of the dense GEMM. Dynamic energy "
                         "(switching, internal, SRAM accesses) is the same at any clock; leakage energy = leakage "
                         "power x run time, so at_fmax is the same run at the period 1000 / Fmax"},
@@ -567,7 +567,8 @@ FlowResult run_flow(const FlowOptions& opt) {
               "toggles counted per net after a "
            << 16 << "-cycle warm-up; SRAM accesses counted in the same replay and costed by the SRAM model; "
            << "power at the " << fmt(opt.clock_ns, 2) << " ns clock target. Energy = average power x replayed "
-              "cycles (the whole run: register programming, operand loading, compute, output drain) x period. "
+              "cycles (the whole run: reset, register programming, operand loading, the GEMM with its outputs) x "
+              "period. "
               "Useful MACs = N*K*M = " << useful_macs << ", the same for both modes; issued MACs are what the array "
               "computed. Dense mode runs on the same kld_top (its reuse logic idle), not on kld_plain_top.\n\n";
         const std::string at_t = "at " + fmt(opt.clock_ns, 2) + " ns";
@@ -590,7 +591,7 @@ FlowResult run_flow(const FlowOptions& opt) {
            << " (reuse) are the GEMM itself (CYCLES, START to DONE); the other "
            << outside(res.dense.replayed_cycles, sr.dense.cycles) << " and "
            << outside(res.reuse.replayed_cycles, sr.reuse.cycles)
-           << " program the registers, load A and B and read the outputs out: work both modes share, which keeps "
+           << " reset the design, program the registers and load A and B: work both modes share, which keeps "
               "the energy ratio below the cycle ratio.\n";
         md << "\nThe GEMM alone (the same replays, toggles and SRAM accesses counted from the START write to "
               "done; the bound when only the array's MACs are saved is the ideal speedup, "
