@@ -395,17 +395,41 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // nothing), so the START checks stay off the path to the A memories.
   const Expr a_scan_addr = m.wire("a_scan_addr", mux(start_req, zero(tw), scan_token_next),
                                   "token whose A the detector takes next cycle");
+  // The memories have no read enable: a bank reads whenever its address moves. So each bank's
+  // addresses move only when its group is read: the detector's while the group's round is next
+  // (or on a START request), the array's when the issued k-tile holds the group. Other banks hold
+  // theirs, and read nothing.
+  const int ktiles = c.max_kt();
+  Block* a_hold =
+      rounds > 1 ? &m.always_ff_no_reset(clk, "each A bank's detector address, held while its round is not next")
+                 : nullptr;
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
     a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
     a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
-    const Expr seg_addr = iss_token_q.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
+    Expr scan_addr = a_scan_addr, seg_addr = iss_token_q.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
+    if (rounds > 1) {
+      const Expr held =
+          m.signal("a_scan_addr_" + gn + "_q", tw, Sign::Unsigned, "bank " + gn + "'s detector address");
+      const Expr mine = round_d == constant(rw, static_cast<uint64_t>(g / lanes));
+      scan_addr = m.wire("a_scan_addr_" + gn, mux(start_req || mine, a_scan_addr, held));
+      a_hold->assign(held, scan_addr);
+    }
+    if (ktiles > 1) {
+      const Expr held =
+          m.signal("a_issue_addr_" + gn + "_q", tw, Sign::Unsigned, "bank " + gn + "'s array address");
+      ipi.then_()
+          .if_(kt_q == constant(ktw, static_cast<uint64_t>(g / segs)))
+          .then_()
+          .assign(held, seg_token.slice((g % segs + 1) * tw - 1, (g % segs) * tw));
+      seg_addr = held;
+    }
     m.instance(a_sram, "u_a_" + gn,
                {{"clk_i", clk},
                 {"we_i", a_fire && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
                 {"wdata_i", a_data},
-                {"raddr0_i", a_scan_addr},
+                {"raddr0_i", scan_addr},
                 {"rdata0_o", a_rd.back()},
                 {"raddr1_i", seg_addr},
                 {"rdata1_o", a_issue.back()}},

@@ -332,34 +332,50 @@ module kld_top (
   wire [63:0] a_rdata_0;
   // for the array
   wire [63:0] a_issue_0;
+  // bank 0's array address
+  reg [9:0] a_issue_addr_0_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_1;
   // for the array
   wire [63:0] a_issue_1;
+  // bank 1's array address
+  reg [9:0] a_issue_addr_1_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_2;
   // for the array
   wire [63:0] a_issue_2;
+  // bank 2's array address
+  reg [9:0] a_issue_addr_2_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_3;
   // for the array
   wire [63:0] a_issue_3;
+  // bank 3's array address
+  reg [9:0] a_issue_addr_3_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_4;
   // for the array
   wire [63:0] a_issue_4;
+  // bank 4's array address
+  reg [9:0] a_issue_addr_4_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_5;
   // for the array
   wire [63:0] a_issue_5;
+  // bank 5's array address
+  reg [9:0] a_issue_addr_5_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_6;
   // for the array
   wire [63:0] a_issue_6;
+  // bank 6's array address
+  reg [9:0] a_issue_addr_6_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_7;
   // for the array
   wire [63:0] a_issue_7;
+  // bank 7's array address
+  reg [9:0] a_issue_addr_7_q;
   // the pass engine moves on to its next pass
   wire pass_advance;
   // the loader shifts a row of weights into the array
@@ -685,6 +701,30 @@ module kld_top (
       issue_token_q <= seg_token;
       issue_kt_q <= kt_q;
       issue_sel_q <= buf_q;
+      if (kt_q == 2'd0) begin
+        a_issue_addr_0_q <= seg_token[9:0];
+      end
+      if (kt_q == 2'd0) begin
+        a_issue_addr_1_q <= seg_token[19:10];
+      end
+      if (kt_q == 2'd1) begin
+        a_issue_addr_2_q <= seg_token[9:0];
+      end
+      if (kt_q == 2'd1) begin
+        a_issue_addr_3_q <= seg_token[19:10];
+      end
+      if (kt_q == 2'd2) begin
+        a_issue_addr_4_q <= seg_token[9:0];
+      end
+      if (kt_q == 2'd2) begin
+        a_issue_addr_5_q <= seg_token[19:10];
+      end
+      if (kt_q == 2'd3) begin
+        a_issue_addr_6_q <= seg_token[9:0];
+      end
+      if (kt_q == 2'd3) begin
+        a_issue_addr_7_q <= seg_token[19:10];
+      end
     end
     if (feed_any) begin
       feed_tag_q <= {{issue_kt_q, issue_token_q[19:10]}, {issue_kt_q, issue_token_q[9:0]}};
@@ -704,7 +744,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_0),
-    .raddr1_i(issue_token_q[9:0]),
+    .raddr1_i(a_issue_addr_0_q),
     .rdata1_o(a_issue_0)
   );
 
@@ -716,7 +756,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_1),
-    .raddr1_i(issue_token_q[19:10]),
+    .raddr1_i(a_issue_addr_1_q),
     .rdata1_o(a_issue_1)
   );
 
@@ -728,7 +768,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_2),
-    .raddr1_i(issue_token_q[9:0]),
+    .raddr1_i(a_issue_addr_2_q),
     .rdata1_o(a_issue_2)
   );
 
@@ -740,7 +780,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_3),
-    .raddr1_i(issue_token_q[19:10]),
+    .raddr1_i(a_issue_addr_3_q),
     .rdata1_o(a_issue_3)
   );
 
@@ -752,7 +792,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_4),
-    .raddr1_i(issue_token_q[9:0]),
+    .raddr1_i(a_issue_addr_4_q),
     .rdata1_o(a_issue_4)
   );
 
@@ -764,7 +804,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_5),
-    .raddr1_i(issue_token_q[19:10]),
+    .raddr1_i(a_issue_addr_5_q),
     .rdata1_o(a_issue_5)
   );
 
@@ -776,7 +816,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_6),
-    .raddr1_i(issue_token_q[9:0]),
+    .raddr1_i(a_issue_addr_6_q),
     .rdata1_o(a_issue_6)
   );
 
@@ -788,7 +828,7 @@ module kld_top (
     .wdata_i(a_data_i),
     .raddr0_i(a_scan_addr),
     .rdata0_o(a_rdata_7),
-    .raddr1_i(issue_token_q[19:10]),
+    .raddr1_i(a_issue_addr_7_q),
     .rdata1_o(a_issue_7)
   );
 

@@ -332,34 +332,74 @@ module kld_top (
   wire [63:0] a_rdata_0;
   // for the array
   wire [63:0] a_issue_0;
+  // bank 0's detector address
+  reg [9:0] a_scan_addr_0_q;
+  wire [9:0] a_scan_addr_0;
+  // bank 0's array address
+  reg [9:0] a_issue_addr_0_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_1;
   // for the array
   wire [63:0] a_issue_1;
+  // bank 1's detector address
+  reg [9:0] a_scan_addr_1_q;
+  wire [9:0] a_scan_addr_1;
+  // bank 1's array address
+  reg [9:0] a_issue_addr_1_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_2;
   // for the array
   wire [63:0] a_issue_2;
+  // bank 2's detector address
+  reg [9:0] a_scan_addr_2_q;
+  wire [9:0] a_scan_addr_2;
+  // bank 2's array address
+  reg [9:0] a_issue_addr_2_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_3;
   // for the array
   wire [63:0] a_issue_3;
+  // bank 3's detector address
+  reg [9:0] a_scan_addr_3_q;
+  wire [9:0] a_scan_addr_3;
+  // bank 3's array address
+  reg [9:0] a_issue_addr_3_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_4;
   // for the array
   wire [63:0] a_issue_4;
+  // bank 4's detector address
+  reg [9:0] a_scan_addr_4_q;
+  wire [9:0] a_scan_addr_4;
+  // bank 4's array address
+  reg [9:0] a_issue_addr_4_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_5;
   // for the array
   wire [63:0] a_issue_5;
+  // bank 5's detector address
+  reg [9:0] a_scan_addr_5_q;
+  wire [9:0] a_scan_addr_5;
+  // bank 5's array address
+  reg [9:0] a_issue_addr_5_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_6;
   // for the array
   wire [63:0] a_issue_6;
+  // bank 6's detector address
+  reg [9:0] a_scan_addr_6_q;
+  wire [9:0] a_scan_addr_6;
+  // bank 6's array address
+  reg [9:0] a_issue_addr_6_q;
   // for the detector, next cycle's position
   wire [63:0] a_rdata_7;
   // for the array
   wire [63:0] a_issue_7;
+  // bank 7's detector address
+  reg [9:0] a_scan_addr_7_q;
+  wire [9:0] a_scan_addr_7;
+  // bank 7's array address
+  reg [9:0] a_issue_addr_7_q;
   // the pass engine moves on to its next pass
   wire pass_advance;
   // the loader shifts a row of weights into the array
@@ -686,6 +726,30 @@ module kld_top (
       issue_token_q <= seg_token;
       issue_kt_q <= kt_q;
       issue_sel_q <= buf_q;
+      if (kt_q == 3'd0) begin
+        a_issue_addr_0_q <= seg_token;
+      end
+      if (kt_q == 3'd1) begin
+        a_issue_addr_1_q <= seg_token;
+      end
+      if (kt_q == 3'd2) begin
+        a_issue_addr_2_q <= seg_token;
+      end
+      if (kt_q == 3'd3) begin
+        a_issue_addr_3_q <= seg_token;
+      end
+      if (kt_q == 3'd4) begin
+        a_issue_addr_4_q <= seg_token;
+      end
+      if (kt_q == 3'd5) begin
+        a_issue_addr_5_q <= seg_token;
+      end
+      if (kt_q == 3'd6) begin
+        a_issue_addr_6_q <= seg_token;
+      end
+      if (kt_q == 3'd7) begin
+        a_issue_addr_7_q <= seg_token;
+      end
     end
     if (feed_any) begin
       feed_tag_q <= {issue_kt_q, issue_token_q};
@@ -697,17 +761,33 @@ module kld_top (
   assign a_fire = a_valid_i && !busy_q;
   assign a_scan_addr = ctrl_start ? 10'd0 : scan_token_next;
 
+  // each A bank's detector address, held while its round is not next
+  always @(posedge clk_i) begin
+    a_scan_addr_0_q <= a_scan_addr_0;
+    a_scan_addr_1_q <= a_scan_addr_1;
+    a_scan_addr_2_q <= a_scan_addr_2;
+    a_scan_addr_3_q <= a_scan_addr_3;
+    a_scan_addr_4_q <= a_scan_addr_4;
+    a_scan_addr_5_q <= a_scan_addr_5;
+    a_scan_addr_6_q <= a_scan_addr_6;
+    a_scan_addr_7_q <= a_scan_addr_7;
+  end
+
+  assign a_scan_addr_0 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_0_q;
+
   // A channels of group 0
   kld_sram_1024x64_r2 u_a_0 (
     .clk_i(clk_i),
     .we_i(a_fire && (a_group_i == 3'd0)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_0),
     .rdata0_o(a_rdata_0),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_0_q),
     .rdata1_o(a_issue_0)
   );
+
+  assign a_scan_addr_1 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_1_q;
 
   // A channels of group 1
   kld_sram_1024x64_r2 u_a_1 (
@@ -715,11 +795,13 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd1)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_1),
     .rdata0_o(a_rdata_1),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_1_q),
     .rdata1_o(a_issue_1)
   );
+
+  assign a_scan_addr_2 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_2_q;
 
   // A channels of group 2
   kld_sram_1024x64_r2 u_a_2 (
@@ -727,11 +809,13 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd2)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_2),
     .rdata0_o(a_rdata_2),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_2_q),
     .rdata1_o(a_issue_2)
   );
+
+  assign a_scan_addr_3 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_3_q;
 
   // A channels of group 3
   kld_sram_1024x64_r2 u_a_3 (
@@ -739,11 +823,13 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd3)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_3),
     .rdata0_o(a_rdata_3),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_3_q),
     .rdata1_o(a_issue_3)
   );
+
+  assign a_scan_addr_4 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_4_q;
 
   // A channels of group 4
   kld_sram_1024x64_r2 u_a_4 (
@@ -751,11 +837,13 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd4)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_4),
     .rdata0_o(a_rdata_4),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_4_q),
     .rdata1_o(a_issue_4)
   );
+
+  assign a_scan_addr_5 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_5_q;
 
   // A channels of group 5
   kld_sram_1024x64_r2 u_a_5 (
@@ -763,11 +851,13 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd5)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_5),
     .rdata0_o(a_rdata_5),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_5_q),
     .rdata1_o(a_issue_5)
   );
+
+  assign a_scan_addr_6 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_6_q;
 
   // A channels of group 6
   kld_sram_1024x64_r2 u_a_6 (
@@ -775,11 +865,13 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd6)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_6),
     .rdata0_o(a_rdata_6),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_6_q),
     .rdata1_o(a_issue_6)
   );
+
+  assign a_scan_addr_7 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_7_q;
 
   // A channels of group 7
   kld_sram_1024x64_r2 u_a_7 (
@@ -787,9 +879,9 @@ module kld_top (
     .we_i(a_fire && (a_group_i == 3'd7)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr0_i(a_scan_addr),
+    .raddr0_i(a_scan_addr_7),
     .rdata0_o(a_rdata_7),
-    .raddr1_i(issue_token_q),
+    .raddr1_i(a_issue_addr_7_q),
     .rdata1_o(a_issue_7)
   );
 
