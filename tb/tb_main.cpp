@@ -510,20 +510,13 @@ kaleido::hw::HwConfig hw_from_header() {
   return h;
 }
 
+// The host's check (hw/schedule.hpp) against the parameters this testbench was built with.
 void check_fits(const GoldenVectors& v) {
-  const auto& c = v.config;
-  auto fail = [](const std::string& what) { throw kaleido::Error("vectors do not fit this hardware: " + what); };
-  if (c.grid.t > static_cast<int>(kld::kMAX_T) || c.grid.h > static_cast<int>(kld::kMAX_H) ||
-      c.grid.w > static_cast<int>(kld::kMAX_W))
-    fail("grid exceeds MAX_T/H/W");
-  if (c.channels > static_cast<int>(kld::kMAX_K)) fail("K exceeds MAX_K");
-  if (c.out_cols > static_cast<int>(kld::kMAX_M)) fail("M exceeds MAX_M");
-  if (c.group_w != static_cast<int>(kld::kGROUP_W)) fail("group width differs from GROUP_W");
-  if (c.data_w != static_cast<int>(kld::kDATA_W)) fail("DATA_W differs");
-  if (c.acc_w != static_cast<int>(kld::kACC_W)) fail("ACC_W differs");
-  if (v.window_depth > static_cast<int64_t>(kld::kWIN_CAP)) fail("window depth exceeds WIN_CAP");
-  if (c.mode == kaleido::Mode::TokenReuse) fail("token-level reuse is a golden-model baseline, not a hardware mode");
-  if (!(kld::kPOLICIES & (1u << static_cast<unsigned>(c.policy)))) fail("policy not built in");
+  try {
+    kaleido::hw::check_workload_fits(hw_from_header(), v.config);
+  } catch (const kaleido::Error& e) {
+    throw kaleido::Error(std::string("vectors do not fit this hardware: ") + e.what());
+  }
 }
 
 struct RunReport {

@@ -8,7 +8,6 @@
 #include "cli/workload_options.hpp"
 #include "common/error.hpp"
 #include "flow/flow.hpp"
-#include "workload/models.hpp"
 
 namespace kaleido::cli {
 
@@ -26,11 +25,7 @@ struct FlowCommand {
   CLI::App* sub = nullptr;
   HwOptions hw;
   WorkloadOptions w;
-  std::string workload = "qk";
-  std::string clip = "cockatoo";
-  int diffusion_step = 47;
-  std::string proxy = "denoised";
-  std::string model = "wan2.1-1.3b";
+  WorkloadSource source{"qk"};
   std::vector<std::string> liberty;
   // The reference clock of every energy figure so far (the default configuration's Fmax on the
   // generic library is about 330 MHz; the report also gives energy at Fmax).
@@ -40,59 +35,21 @@ struct FlowCommand {
 
   FlowCommand() {
     // The default workload fills the default configuration's grid (4x16x16 tokens). The latent and
-    // synthetic workloads keep K = M = 32, so that the gate-level replay of both modes stays short.
+    // synthetic workloads keep K = M = 32, so that the gate-level replay of both modes stays short,
+    // and reuse half of the (token, group) pairs unless thresholds are given.
     w.grid = "4x16x16";
     w.channels = 32;
     w.out_cols = 32;
-  }
-
-  bool given(const char* option) const { return sub->get_option(option)->count() > 0; }
-
-  PreparedWorkload prepare() {
-    if (!given("--workload") && clip.empty()) workload = "synthetic";  // `--clip ''`: the synthetic workload
-    if (workload != "qk" && workload != "latent" && workload != "synthetic")
-      throw ConfigError("workload", workload, "must be qk, latent or synthetic");
-    if (workload != "synthetic" && clip.empty())
-      throw ConfigError("clip", "''",
-                        "the " + workload + " workload is built from a clip; give one, or --workload synthetic");
-    const bool thresholds_given = given("--tau") || given("--tau-schedule") || given("--block-schedule") ||
-                                  given("--target-reuse") || given("--target-psnr") || given("--target-snr");
-    if (workload == "synthetic" && given("--diffusion-step"))
-      throw ConfigError("diffusion-step", std::to_string(diffusion_step), "applies to the clip workloads only");
-    if (workload != "qk") {
-      for (const char* o : {"--proxy", "--model"})
-        if (given(o))
-          throw ConfigError(o + 2, sub->get_option(o)->as<std::string>(), "applies to --workload qk only");
-      // Half of the (token, group) pairs reused unless the thresholds are given.
-      if (!thresholds_given) w.target_reuse = 0.5;
-      return prepare_workload(w, workload == "synthetic" ? std::string() : clip, diffusion_step);
-    }
-    // Q K^T of one head: K is the head dimension, M one key tile (MAX_M keys unless --out-cols).
-    // With no threshold option, the thresholds are calibrated for the shared default output SNR.
-    workload::QkWorkloadSpec spec;
-    spec.clip = clip;
-    spec.grid = parse_grid(w.grid);
-    spec.model = model;
-    spec.proxy = proxy;
-    spec.step = diffusion_step;
-    spec.data_w = w.data_w;
-    spec.noise_seed = w.seed + 6;  // 7 with the default seed, as in the study
-    const workload::ModelShape& shape = workload::find_model(model);
-    if (given("--channels") && w.channels != shape.head_dim)
-      throw ConfigError("channels", std::to_string(w.channels),
-                        "the qk workload's K is " + shape.title + "'s head dimension, " +
-                            std::to_string(shape.head_dim));
-    if (!given("--band")) w.band = shape.band_preset;
-    const int keys = given("--out-cols") ? w.out_cols : hw.config().max_m;
-    return prepare_qk_workload(w, spec, keys);
+    source.untuned_target_reuse = 0.5;
   }
 
   void run() {
     flow::FlowOptions o;
+    const std::string kind = source.resolve(*sub, hw);
     o.hw = hw.config();
     derive_algorithm_widths(*sub, o.hw, w.data_w, w.acc_w, w.group_w);
     hw::check_algorithm_widths(o.hw, w.data_w, w.acc_w, w.group_w);  // before any stage runs
-    PreparedWorkload pw = prepare();
+    PreparedWorkload pw = source.prepare(*sub, w, o.hw, kind);
     o.cfg = pw.cfg;
     o.a = std::move(pw.a);
     o.b = std::move(pw.b);
@@ -127,21 +84,7 @@ void register_flow(CLI::App& app) {
   cmd->sub = sub;
   cmd->hw.add_to(*sub, flow_default_config());
   cmd->w.add_to(*sub);
-  sub->add_option("--workload", cmd->workload,
-                  "qk: S = Q K^T of one attention head (K = the head dimension, M = one key tile of MAX_M keys) "
-                  "from the clip's latent proxy; latent: the clip's proxy latent times random weights; "
-                  "synthetic: the correlated synthetic latent (also chosen by --clip '')")
-      ->capture_default_str();
-  sub->add_option("--clip", cmd->clip, "Real clip (any ffmpeg-readable file, .y4m natively, 'cockatoo'); '' = synthetic")
-      ->capture_default_str();
-  sub->add_option("--diffusion-step", cmd->diffusion_step,
-                  "Clip workloads: step of a 50-step flow schedule (shift 5; step 47 is sigma 0.24)")
-      ->capture_default_str();
-  sub->add_option("--proxy", cmd->proxy,
-                  "qk: denoised (Wiener estimate of the clean latent, spectrum from other frames) or raw (x_t)")
-      ->capture_default_str();
-  sub->add_option("--model", cmd->model, "qk: the model shape (head dimension, RoPE bands, VAE and patch strides)")
-      ->capture_default_str();
+  cmd->source.add_to(*sub);
   sub->add_option("--liberty", cmd->liberty,
                   "Liberty file(s) of one library (default: kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py))");
   sub->add_option("--clock-ns", cmd->clock_ns, "Target clock period (ns)")->capture_default_str();

@@ -18,8 +18,7 @@ struct SimCommand {
   CLI::App* sub = nullptr;
   HwOptions hw;
   WorkloadOptions w;
-  std::string clip;
-  int diffusion_step = 25;
+  WorkloadSource source{"synthetic"};
   std::string out = "out/sim";
   uint64_t tb_seed = 1;
   double stall = 0.0;
@@ -27,14 +26,16 @@ struct SimCommand {
   bool json = false;
   bool plain = false;
 
-  void run() const {
+  void run() {
     const auto t0 = std::chrono::steady_clock::now();
     sim::SimRequest req;
+    const std::string kind = source.resolve(*sub, hw);
     req.hw = hw.config();
+    req.hw_given = hw.given_keys(*sub);
     WorkloadOptions wo = w;
     derive_algorithm_widths(*sub, req.hw, wo.data_w, wo.acc_w, wo.group_w);
     hw::check_algorithm_widths(req.hw, wo.data_w, wo.acc_w, wo.group_w);  // before the workload is prepared
-    PreparedWorkload pw = prepare_workload(wo, clip, diffusion_step);
+    PreparedWorkload pw = source.prepare(*sub, wo, req.hw, kind);
     req.cfg = pw.cfg;
     req.a = std::move(pw.a);
     req.b = std::move(pw.b);
@@ -84,13 +85,13 @@ struct SimCommand {
 
 void register_sim(CLI::App& app) {
   auto cmd = std::make_shared<SimCommand>();
-  CLI::App* sub = app.add_subcommand("sim", "Run a workload on the generated RTL (Verilator), reuse and dense mode");
+  CLI::App* sub = app.add_subcommand(
+      "sim", "Run a workload on the generated RTL (Verilator), reuse and dense mode; MAX_T/H/W/K/M and "
+             "WIN_CAP fit the workload unless given");
   cmd->sub = sub;
   cmd->hw.add_to(*sub);
   cmd->w.add_to(*sub);
-  sub->add_option("--clip", cmd->clip, "Real clip (any ffmpeg-readable file, .y4m natively, or 'cockatoo')");
-  sub->add_option("--diffusion-step", cmd->diffusion_step, "Clip workload: step of a 50-step flow schedule")
-      ->capture_default_str();
+  cmd->source.add_to(*sub);
   sub->add_option("--out,-o", cmd->out, "Folder for vectors and reports")->capture_default_str();
   sub->add_option("--tb-seed", cmd->tb_seed, "Seed of the testbench's random stalls")->capture_default_str();
   sub->add_option("--stall", cmd->stall, "Probability that a stream is stalled in a cycle")->capture_default_str();

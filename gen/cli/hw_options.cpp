@@ -28,6 +28,23 @@ hw::HwConfig HwOptions::config() const {
   return c;
 }
 
+void HwOptions::default_unless_given(const CLI::App& cmd, const std::string& option, int value) {
+  const auto& fields = hw::hw_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (option != fields[i].option) continue;
+    if (cmd.get_option(option)->count() == 0) values[i] = value;
+    return;
+  }
+  throw Error("internal: " + option + " is not a hardware option");
+}
+
+std::set<std::string> HwOptions::given_keys(const CLI::App& cmd) const {
+  std::set<std::string> keys;
+  for (const hw::HwField& f : hw::hw_fields())
+    if (cmd.get_option(f.option)->count() > 0) keys.insert(f.key);
+  return keys;
+}
+
 void derive_algorithm_widths(const CLI::App& cmd, const hw::HwConfig& hw, int& data_w, int& acc_w, int& group_w) {
   auto given = [&](const char* option) {
     const CLI::Option* o = cmd.get_option_no_throw(option);

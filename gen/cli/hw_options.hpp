@@ -2,6 +2,7 @@
 // one option per row of hw::hw_fields().
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ struct HwOptions {
 
   void add_to(CLI::App& cmd, const hw::HwConfig& defaults = hw::HwConfig{});
   hw::HwConfig config() const;  // validated
+  // A default that depends on the workload: `value` for `option` (e.g. "--max-k") unless the
+  // command received it. Throws on an option that is not a hardware field.
+  void default_unless_given(const CLI::App& cmd, const std::string& option, int value);
+  // The hw_fields() keys of the options the command received.
+  std::set<std::string> given_keys(const CLI::App& cmd) const;
 };
 
 // One configuration: the algorithm's widths follow the hardware's unless the

@@ -1,5 +1,6 @@
 #include "cli/workload_options.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -8,6 +9,7 @@
 #include "golden/quant.hpp"
 #include "golden/threshold.hpp"
 #include "sim/clip_workload.hpp"
+#include "workload/models.hpp"
 
 namespace kaleido::cli {
 
@@ -223,6 +225,77 @@ PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorklo
                           "only and serve every tile)";
   p.description["thresholds"] = w.apply_thresholds(p.cfg, p.a, p.b);
   return p;
+}
+
+void WorkloadSource::add_to(CLI::App& cmd) {
+  cmd.add_option("--workload", kind,
+                 "qk: S = Q K^T of one attention head (K = the model's head dimension, M = one key tile of "
+                 "MAX_M keys, at most N) from the clip's proxy; latent: the clip's proxy latent times random weights; "
+                 "synthetic: the correlated synthetic latent (also chosen by --clip '')")
+      ->capture_default_str();
+  cmd.add_option("--clip", clip, "Real clip (any ffmpeg-readable file, .y4m natively, or 'cockatoo'); '' = synthetic")
+      ->capture_default_str();
+  cmd.add_option("--diffusion-step", diffusion_step,
+                 "Clip workloads: step of a 50-step flow schedule (shift 5; step 47 is sigma 0.24)")
+      ->capture_default_str();
+  cmd.add_option("--proxy", proxy,
+                 "qk: denoised (Wiener estimate of the clean latent, spectrum from other frames) or raw (x_t)")
+      ->capture_default_str();
+  cmd.add_option("--model", model,
+                 "qk: the model shape (head dimension, RoPE bands, VAE and patch strides); MAX_K defaults to "
+                 "its head dimension")
+      ->capture_default_str();
+}
+
+std::string WorkloadSource::resolve(const CLI::App& cmd, HwOptions& hw) const {
+  auto given = [&](const char* o) { return cmd.get_option(o)->count() > 0; };
+  std::string k = kind;
+  if (!given("--workload") && given("--clip")) k = clip.empty() ? "synthetic" : (k == "synthetic" ? "latent" : k);
+  if (k != "qk" && k != "latent" && k != "synthetic")
+    throw ConfigError("workload", k, "must be qk, latent or synthetic");
+  if (k != "synthetic" && clip.empty())
+    throw ConfigError("clip", "''", "the " + k + " workload is built from a clip; give one, or --workload synthetic");
+  if (k == "synthetic")
+    for (const char* o : {"--clip", "--diffusion-step"})
+      if (given(o) && !(o == std::string("--clip") && clip.empty()))
+        throw ConfigError(o + 2, cmd.get_option(o)->as<std::string>(), "applies to the clip workloads only");
+  if (k != "qk") {
+    for (const char* o : {"--proxy", "--model"})
+      if (given(o)) throw ConfigError(o + 2, cmd.get_option(o)->as<std::string>(), "applies to --workload qk only");
+    return k;
+  }
+  hw.default_unless_given(cmd, "--max-k", workload::find_model(model).head_dim);
+  return k;
+}
+
+PreparedWorkload WorkloadSource::prepare(const CLI::App& cmd, WorkloadOptions& w, const hw::HwConfig& hw,
+                                         const std::string& k) const {
+  auto given = [&](const char* o) { return cmd.get_option(o)->count() > 0; };
+  if (k != "qk") {
+    const bool thresholds_given = given("--tau") || given("--tau-schedule") || given("--block-schedule") ||
+                                  given("--target-reuse") || given("--target-psnr") || given("--target-snr");
+    if (!thresholds_given && untuned_target_reuse >= 0) w.target_reuse = untuned_target_reuse;
+    return prepare_workload(w, k == "synthetic" ? std::string() : clip, diffusion_step);
+  }
+  // Q K^T of one head: K is the head dimension, M one key tile (MAX_M keys, at most the N tokens,
+  // unless --out-cols).
+  // With no threshold option, the thresholds are calibrated for the shared default output SNR.
+  workload::QkWorkloadSpec spec;
+  spec.clip = clip;
+  spec.grid = parse_grid(w.grid);
+  spec.model = model;
+  spec.proxy = proxy;
+  spec.step = diffusion_step;
+  spec.data_w = w.data_w;
+  spec.noise_seed = w.seed + 6;  // 7 with the default seed, as in the study
+  const workload::ModelShape& shape = workload::find_model(model);
+  if (given("--channels") && w.channels != shape.head_dim)
+    throw ConfigError("channels", std::to_string(w.channels),
+                      "the qk workload's K is " + shape.title + "'s head dimension, " + std::to_string(shape.head_dim));
+  if (!given("--band")) w.band = shape.band_preset;
+  const int64_t n = static_cast<int64_t>(spec.grid.t) * spec.grid.h * spec.grid.w;
+  const int keys = given("--out-cols") ? w.out_cols : static_cast<int>(std::min<int64_t>(hw.max_m, n));
+  return prepare_qk_workload(w, spec, keys);
 }
 
 }  // namespace kaleido::cli

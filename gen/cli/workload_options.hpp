@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/hw_options.hpp"
 #include "golden/config.hpp"
 #include "golden/workload.hpp"
 #include "workload/qk_workload.hpp"
@@ -73,6 +74,31 @@ PreparedWorkload prepare_workload(const WorkloadOptions& w, const std::string& c
 // every token on spec.grid, B = the first `keys` columns of K^T (keys in scan order). K is the
 // model's head dimension and M = keys; w's other fields (policy, band, thresholds) apply.
 PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorkloadSpec& spec, int keys);
+
+// Where a hardware run's operands come from (`kaleido sim` and `kaleido flow`), with the options
+// that pick them: one key tile of an attention head's Q K^T (qk), a clip's proxy latent times
+// random weights (latent), or the synthetic generator. Options the chosen kind does not use are
+// refused, not ignored.
+struct WorkloadSource {
+  std::string kind;  // the command's default: qk (flow) or synthetic (sim)
+  std::string clip = "cockatoo";
+  int diffusion_step = 47;  // of a 50-step flow schedule with shift 5: sigma 0.24, a late step
+  std::string proxy = "denoised";
+  std::string model = "wan2.1-1.3b";
+  // Thresholds of the latent and synthetic kinds when no threshold option is given (negative: the
+  // shared default, calibrated for kDefaultTargetSnrDb).
+  double untuned_target_reuse = -1.0;
+
+  explicit WorkloadSource(std::string default_kind) : kind(std::move(default_kind)) {}
+  void add_to(CLI::App& cmd);
+  // The kind actually chosen: without --workload, `--clip ''` means synthetic and a clip given to a
+  // command whose default is synthetic means latent. Throws ConfigError on options that do not
+  // apply. With qk, MAX_K follows the model's head dimension unless --max-k is given.
+  std::string resolve(const CLI::App& cmd, HwOptions& hw) const;
+  // The operands with thresholds applied; `w` is completed (K, M, band) for the qk kind.
+  PreparedWorkload prepare(const CLI::App& cmd, WorkloadOptions& w, const hw::HwConfig& hw,
+                           const std::string& kind) const;
+};
 
 // "TxHxW" -> Grid; "HxW" -> pair. Throws ConfigError.
 Grid parse_grid(const std::string& s);

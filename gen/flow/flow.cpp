@@ -19,6 +19,7 @@
 #include "golden/reuse.hpp"
 #include "hw/drift.hpp"
 #include "hw/generator.hpp"
+#include "hw/schedule.hpp"
 #include "hw/sram_budget.hpp"
 #include "ppa/stimulus.hpp"
 #include "ppa/synth.hpp"
@@ -162,6 +163,7 @@ void check_same_rtl(const std::string& top, const fs::path& simulated, const std
 
 FlowResult run_flow(const FlowOptions& opt) {
   opt.hw.validate();
+  hw::check_workload_fits(opt.hw, opt.cfg);  // before any stage runs
   if (opt.report_dir.empty() || opt.work_dir.empty()) throw ConfigError("flow", "output", "report and work folders are required");
   if (!(opt.clock_ns > 0)) throw ConfigError("clock-ns", fmt(opt.clock_ns), "must be > 0");
   const auto t_all = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/error.hpp"
 #include "golden/scan.hpp"
 #include "hw/blocks.hpp"
 
@@ -181,6 +182,29 @@ ScheduleCycles reuse_cycles(const HwConfig& hw, const ReuseConfig& cfg, const st
                             const StreamStalls& stalls) {
   const Lists lists = detection_lists(hw, cfg, decisions, stalls.trace_cycles);
   return run_engines(hw, cfg, compute_list_lengths(cfg, decisions), &lists, stalls);
+}
+
+void check_workload_fits(const HwConfig& hw, const ReuseConfig& c) {
+  auto at_most = [](const char* what, int64_t value, const char* param, int64_t limit, const char* option) {
+    if (value > limit)
+      throw ConfigError(what, std::to_string(value),
+                        std::string("exceeds the hardware's ") + param + " = " + std::to_string(limit) + " (raise " +
+                            option + ")");
+  };
+  at_most("T", c.grid.t, "MAX_T", hw.max_t, "--max-t");
+  at_most("H", c.grid.h, "MAX_H", hw.max_h, "--max-h");
+  at_most("W", c.grid.w, "MAX_W", hw.max_w, "--max-w");
+  at_most("K", c.channels, "MAX_K", hw.max_k, "--max-k");
+  at_most("M", c.out_cols, "MAX_M", hw.max_m, "--max-m");
+  const int64_t depth = c.window_depth > 0 ? c.window_depth
+                                           : ScanOrder(c.grid, c.tile_h, c.tile_w).required_window_depth();
+  at_most("window depth", depth, "WIN_CAP", hw.window_cap(), "--win-cap, or shorten --window or --tile");
+  check_algorithm_widths(hw, c.data_w, c.acc_w, c.group_w);
+  if (c.mode == Mode::TokenReuse)
+    throw ConfigError("mode", "token", "token-level reuse is a golden-model baseline, not a hardware mode");
+  if (!(hw.policies & (1u << static_cast<unsigned>(c.policy))))
+    throw ConfigError("policy", policy_name(c.policy),
+                      "is not built into the hardware (--policies " + std::to_string(hw.policies) + ")");
 }
 
 }  // namespace kaleido::hw

@@ -31,6 +31,10 @@ struct ScheduleCycles {
   int64_t starved = 0;      // ISSUE cycles waiting for the detector to extend a compute list
 };
 
+// Throws ConfigError naming the option to raise when `cfg` does not fit `hw` (grid, K, M, group
+// width, window, policy, mode): before a flow or simulation runs any stage.
+void check_workload_fits(const HwConfig& hw, const ReuseConfig& cfg);
+
 // Compute-list length of every group (tokens whose pair computes).
 std::vector<int64_t> compute_list_lengths(const ReuseConfig& cfg, const std::vector<PairDecision>& decisions);
 

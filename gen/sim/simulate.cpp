@@ -9,6 +9,7 @@
 #include "common/version.hpp"
 #include "golden/vectors.hpp"
 #include "hw/generator.hpp"
+#include "hw/schedule.hpp"
 #include "sim/verilator_build.hpp"
 
 namespace kaleido::sim {
@@ -94,23 +95,25 @@ SimResult run_sim(SimRequest req, const Log& log) {
   };
   const ReuseConfig& c = req.cfg;
   c.validate();
-  if (c.mode == Mode::TokenReuse)
-    throw ConfigError("mode", "token", "token-level reuse is a golden-model baseline, not a hardware mode");
   SimResult res;
   hw::HwConfig hw = req.hw;
   // One configuration: never simulate with widths silently copied over the hardware's.
   hw::check_algorithm_widths(hw, c.data_w, c.acc_w, c.group_w);
   const GoldenVectors v = make_vectors(c, req.a, req.b, req.workload);
   if (req.fit_hw) {
-    hw.max_t = c.grid.t;
-    hw.max_h = c.grid.h;
-    hw.max_w = c.grid.w;
-    hw.max_k = c.channels;
-    hw.max_m = c.out_cols;
-    hw.win_cap = next_pow2(std::max<int64_t>(1, v.window_depth));
-    if (hw.lanes > hw.max_groups()) hw.lanes = 0;
+    auto fit = [&](const char* key, int& field, int64_t value) {
+      if (req.hw_given.count(key) == 0) field = static_cast<int>(value);
+    };
+    fit("max_t", hw.max_t, c.grid.t);
+    fit("max_h", hw.max_h, c.grid.h);
+    fit("max_w", hw.max_w, c.grid.w);
+    fit("max_k", hw.max_k, c.channels);
+    fit("max_m", hw.max_m, c.out_cols);
+    fit("win_cap", hw.win_cap, next_pow2(std::max<int64_t>(1, v.window_depth)));
+    if (hw.lanes > hw.max_groups()) fit("lanes", hw.lanes, 0);
   }
   hw.validate();
+  hw::check_workload_fits(hw, c);
   res.hw = hw;
   say("generate RTL for " + hw.name());
   res.rtl_dir = cached_rtl(hw);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +17,8 @@ namespace kaleido::sim {
 
 struct SimRequest {
   hw::HwConfig hw;
-  bool fit_hw = true;          // size MAX_T/H/W/K/M and WIN_CAP to the workload
+  bool fit_hw = true;          // size MAX_T/H/W/K/M and WIN_CAP to the workload...
+  std::set<std::string> hw_given;  // ...but for these hw_fields() keys, as the user gave them
   ReuseConfig cfg;             // thresholds applied
   IntMatrix a, b;
   nlohmann::json workload;     // description, recorded in reports

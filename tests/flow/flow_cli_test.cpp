@@ -17,12 +17,12 @@
 namespace kaleido {
 namespace {
 
-// A 4x2 array for a 1x4x4 token grid and CogVideoX's 64-channel heads, with
-// room for 4 keys: small enough for a quick Verilator build.
+// A 4x2 array for a 1x4x4 token grid and CogVideoX's 64-channel heads (MAX_K follows the
+// model's head dimension), with room for 4 keys: small enough for a quick Verilator build.
 std::vector<std::string> small_flow(const testing::TestDir& dir, bool model = true) {
   std::vector<std::string> argv{
       KALEIDO_TEST_KALEIDO_BIN, "flow", "--rows", "4", "--cols", "2", "--hw-group-w", "4", "--hw-acc-w", "24",
-      "--max-t", "1", "--max-h", "4", "--max-w", "4", "--max-k", "64", "--max-m", "4", "--win-cap", "16",
+      "--max-t", "1", "--max-h", "4", "--max-w", "4", "--max-m", "4", "--win-cap", "16",
       "--grid", "1x4x4", "--no-lint", "--no-synth", "--json",
       "--work", (dir / "work").string(), "--report", (dir / "report").string()};
   if (model) argv.insert(argv.end(), {"--model", "cogvideox-5b"});
@@ -45,6 +45,7 @@ TEST(FlowCli, DefaultWorkloadIsOneKeyTileOfAnAttentionHead) {
   const nlohmann::json& c = j.at("reuse_config");
   EXPECT_EQ(c.at("K"), 64);
   EXPECT_EQ(c.at("M"), 4);
+  EXPECT_EQ(j.at("hw").at("max_k"), 64);  // not the main job's 128: sized by --model
   EXPECT_EQ(c.at("band"), "cogvideox");  // the model's RoPE bands for the rope-orthogonal policy
   EXPECT_EQ(w.at("keys").get<std::string>().rfind("0..3 of 16 ", 0), 0u) << w.at("keys");
   // No threshold option: calibrated for the shared default output SNR, and reached.
@@ -70,6 +71,7 @@ TEST(FlowCli, WorkloadOptionsThatDoNotApplyAreRefused) {
       {{"--workload", "synthetic", "--diffusion-step", "10"}, "applies to the clip workloads only"},
       {{"--channels", "32"}, "CogVideoX-5B's head dimension, 64"},
       {{"--out-cols", "17"}, "1 to N = 16 keys"},
+      {{"--window", "20"}, "window depth = 20: exceeds the hardware's WIN_CAP = 16"},
   };
   for (const auto& k : cases) {
     std::vector<std::string> argv = small_flow(dir);
