@@ -53,12 +53,12 @@ class GateLevelSim {
   GateLevelSim& operator=(const GateLevelSim&) = delete;
 
   // Replays `stimulus` for opt.warmup + opt.cycles cycles; counts the last
-  // opt.cycles. `output_trace`, when given, receives one line per cycle (after
-  // the falling edge): the output ports' values in hexadecimal, netlist order.
+  // opt.cycles, and opt.windows within them. `output_trace`, when given, receives one line per
+  // cycle (after the falling edge): the output ports' values in hexadecimal, netlist order.
+  // Several runs may go on at once from different threads (each in its own folder).
   ToggleCounts run(Stimulus& stimulus, const SimOptions& opt, const std::filesystem::path& output_trace = {});
 
   double build_seconds() const;
-  double last_run_seconds() const;  // the compiled model's run alone
 
  private:
   struct Impl;

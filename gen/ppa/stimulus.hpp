@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ppa/netlist.hpp"
@@ -71,6 +72,9 @@ struct SimOptions {
   std::string clock_port = "clk_i";
   uint64_t cycles = 1000;  // counted cycles
   uint64_t warmup = 16;    // cycles run before counting starts (reset, pipeline fill)
+  // Further windows [from, to) of replay cycles (warmup <= from < to <= warmup + cycles), each
+  // counted in the same replay: ToggleCounts::windows.
+  std::vector<std::pair<uint64_t, uint64_t>> windows;
 };
 
 struct SramAccessCount {
@@ -86,6 +90,7 @@ struct ToggleCounts {
   std::vector<uint64_t> rises;
   std::vector<SramAccessCount> srams;
   std::string stimulus;              // Stimulus::describe()
+  std::vector<ToggleCounts> windows;  // one per SimOptions::windows
 };
 
 // Runs `stimulus` for `cycles` cycles on the input ports of `netlist` and

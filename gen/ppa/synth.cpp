@@ -1,10 +1,12 @@
 #include "ppa/synth.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <regex>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/format.hpp"
 #include "common/markdown.hpp"
+#include "common/parallel.hpp"
 #include "common/version.hpp"
 #include "ppa/gatelevel_sim.hpp"
 #include "ppa/liberty.hpp"
@@ -335,27 +338,72 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
   step_done("power model", step.lap());
 
   // 8. Activity-based power from gate-level simulations.
-  // One run: toggles -> logic power, SRAM accesses -> SRAM power (annotating
-  // the SRAM rows of the report only for the main stimulus).
-  std::unique_ptr<GateLevelSim> gate_level;  // built on first use, shared by every stimulus
-  const auto simulate = [&](Stimulus& stimulus, uint64_t warmup, uint64_t cycles, bool annotate_srams,
-                            ToggleCounts& toggles) {
-    if (opt.progress) opt.progress("gate-level replay of " + std::to_string(cycles) + " cycles (" + stimulus.describe() + ") ...");
-    if (!gate_level) {
-      GateLevelOptions go;
-      go.clock_port = opt.clock_port;
-      go.srams = yr.srams;
-      go.work_dir = work / "gatelevel";
-      go.progress = opt.progress;
-      gate_level = std::make_unique<GateLevelSim>(net, go);
-      step_done("gate-level model build (Verilator)", gate_level->build_seconds());
-      step.lap();
+  // Toggles -> logic power, SRAM accesses -> SRAM power (annotating the SRAM rows of the report
+  // only for the main stimulus). A counted window is either a replay of its own or a window of an
+  // earlier replay of the same stimulus object that covers it (snapshots of the counts at both
+  // ends). Replays of different stimulus objects run at once; those of one object in turn (a
+  // stimulus may keep state, e.g. a random one).
+  struct Replay {
+    Stimulus* stimulus;
+    SimOptions so;
+    ToggleCounts toggles;
+  };
+  struct Counted {
+    std::string name;  // "" = the main stimulus
+    size_t replay = 0;
+    int window = -1;  // index into the replay's windows; -1: the replay's own counted cycles
+  };
+  std::vector<Replay> replays;
+  std::vector<Counted> counted;
+  auto count = [&](const std::string& name, Stimulus& stimulus, uint64_t warmup, uint64_t cycles) {
+    for (size_t i = 0; i < replays.size(); ++i) {
+      SimOptions& so = replays[i].so;
+      if (replays[i].stimulus != &stimulus || warmup < so.warmup || warmup + cycles > so.warmup + so.cycles) continue;
+      so.windows.emplace_back(warmup, warmup + cycles);
+      counted.push_back({name, i, static_cast<int>(so.windows.size()) - 1});
+      return;
     }
     SimOptions so;
     so.clock_port = opt.clock_port;
     so.cycles = cycles;
     so.warmup = warmup;
-    toggles = gate_level->run(stimulus, so);
+    replays.push_back({&stimulus, so, {}});
+    counted.push_back({name, replays.size() - 1, -1});
+  };
+  if (opt.stimulus) count("", *opt.stimulus, opt.sim_warmup, opt.sim_cycles);
+  for (const NamedStimulus& ns : opt.extra_stimuli)
+    count(ns.name, *ns.stimulus, ns.warmup < 0 ? opt.sim_warmup : static_cast<uint64_t>(ns.warmup), ns.cycles);
+  if (!replays.empty()) {
+    GateLevelOptions go;
+    go.clock_port = opt.clock_port;
+    go.srams = yr.srams;
+    go.work_dir = work / "gatelevel";
+    go.progress = opt.progress;
+    GateLevelSim gate_level(net, go);
+    step_done("gate-level model build (Verilator)", gate_level.build_seconds());
+    step.lap();
+    std::vector<std::vector<size_t>> by_stimulus;  // replay indices, one list per stimulus object
+    for (size_t i = 0; i < replays.size(); ++i) {
+      auto same = [&](const std::vector<size_t>& l) { return replays[l.front()].stimulus == replays[i].stimulus; };
+      auto it = std::find_if(by_stimulus.begin(), by_stimulus.end(), same);
+      if (it == by_stimulus.end()) by_stimulus.push_back({i});
+      else it->push_back(i);
+      if (opt.progress)
+        opt.progress("gate-level replay of " + std::to_string(replays[i].so.cycles) + " cycles (" +
+                     replays[i].stimulus->describe() + "), " + std::to_string(replays[i].so.windows.size()) +
+                     " further window(s) counted in it ...");
+    }
+    const int jobs = opt.replay_jobs > 0 ? opt.replay_jobs : static_cast<int>(std::thread::hardware_concurrency());
+    parallel_for(static_cast<int64_t>(by_stimulus.size()), jobs, 1, [&](int64_t b, int64_t e) {
+      for (int64_t g = b; g < e; ++g)
+        for (size_t i : by_stimulus[static_cast<size_t>(g)]) replays[i].toggles = gate_level.run(*replays[i].stimulus, replays[i].so);
+    });
+    step_done("gate-level replays (" + std::to_string(replays.size()) + ", " +
+                  std::to_string(std::min<size_t>(by_stimulus.size(), static_cast<size_t>(std::max(1, jobs)))) +
+                  " at once; " + std::to_string(counted.size() - replays.size()) + " window(s) inside them)",
+              step.lap());
+  }
+  const auto power_of = [&](const ToggleCounts& toggles, bool annotate_srams) {
     PowerReport p;
     p.logic = pm.evaluate(pm.simulated_activity(toggles), InternalPowerConvention::PerTransition);
     for (SramReport& s : r.srams) {
@@ -377,23 +425,24 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
     p.sram_source = "kaleido SRAM model, accesses counted in the gate-level simulation";
     return p;
   };
-  if (opt.stimulus) {
-    r.activity = simulate(*opt.stimulus, opt.sim_warmup, opt.sim_cycles, true, r.toggles);
-    r.has_activity_power = true;
-    step_done("activity power", step.lap());
-  }
-  for (const NamedStimulus& ns : opt.extra_stimuli) {
+  for (const Counted& c : counted) {
+    const Replay& rp = replays[c.replay];
+    const ToggleCounts& toggles = c.window < 0 ? rp.toggles : rp.toggles.windows.at(static_cast<size_t>(c.window));
+    if (c.name.empty()) {
+      r.toggles = toggles;
+      r.activity = power_of(toggles, true);
+      r.has_activity_power = true;
+      continue;
+    }
     ActivityRun run;
-    run.name = ns.name;
-    ToggleCounts toggles;
-    run.power = simulate(*ns.stimulus, ns.warmup < 0 ? opt.sim_warmup : static_cast<uint64_t>(ns.warmup), ns.cycles,
-                         false, toggles);
+    run.name = c.name;
+    run.power = power_of(toggles, false);
     run.cycles = toggles.cycles;
     run.stimulus = toggles.stimulus;
     run.srams = toggles.srams;
     r.extra_activity.push_back(run);
-    step_done("activity power (" + ns.name + ")", step.lap());
   }
+  step_done("activity power", step.lap());
   step_done("total", total.lap());
 
   if (opt.write_reports) {

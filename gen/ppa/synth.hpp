@@ -67,7 +67,10 @@ struct SynthOptions {
   std::shared_ptr<Stimulus> stimulus;
   uint64_t sim_cycles = 1000;
   uint64_t sim_warmup = 16;
+  // A further stimulus on the same object as an earlier one (or the main one), its window inside
+  // that one's counted cycles, is counted in the same replay rather than replayed again.
   std::vector<NamedStimulus> extra_stimuli;
+  int replay_jobs = 0;  // gate-level replays of different stimuli at once (0: the hardware threads)
   bool write_reports = true;          // synth.json and synth.md in out_dir
   bool sdc_only = false;              // only write the SDC (needs the RTL for the port list, no tools)
   std::function<void(const std::string&)> progress;  // one line per finished step; empty = quiet

@@ -12,6 +12,7 @@
 #include <functional>
 #include <vector>
 
+#include "common/parallel.hpp"
 #include "golden/metrics.hpp"
 #include "golden/types.hpp"
 #include "study/blocks.hpp"
@@ -21,9 +22,6 @@ namespace kaleido::study {
 
 // Clips, the latent proxy and the model shapes live in gen/workload (shared with the simulator).
 using namespace kaleido::workload;
-
-// Runs fn(begin, end) over [0, n) in chunks on `threads` std::threads.
-void parallel_for(int64_t n, int threads, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn);
 
 // `count` distinct rows of [0, n), sorted; seeded. All rows when count >= n.
 std::vector<int32_t> sample_rows(int64_t n, int64_t count, uint64_t seed);
