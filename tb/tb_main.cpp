@@ -12,7 +12,10 @@
 // schedule. With --reset-at (or --reset-at-fraction) the first run is cut by
 // a reset in its middle, then everything is programmed, loaded and run again
 // and must compare as if nothing had happened; the report says where the
-// reset hit and what the counters read before and after it. Prints a report
+// reset hit and what the counters read before and after it. Each --keep vectors
+// file (the same A and configuration, another B) runs after the first reuse run
+// with CTRL.KEEP: B alone is loaded, the run reuses that run's decisions, and its
+// outputs are compared with the golden model of its B. Prints a report
 // (and JSON with --json); exit 0 only when everything compared equal and
 // something was compared.
 #include <algorithm>
@@ -79,6 +82,9 @@ struct Options {
   std::string dump_inputs;     // write every cycle's input values (for gate-level replay)
   bool check_registers = false;  // read back the register map after reset, before the runs
   bool check_start = false;      // kld_top: START refused on bad values, including one written just before
+  // kld_top: further B tiles of the same A (vectors files), each run with CTRL.KEEP after the first
+  // reuse run: no detection, the lists and root tables of that run.
+  std::vector<std::string> keep;
   std::string repro;
 };
 
@@ -269,8 +275,8 @@ class Harness {
 
   // START with the values the registers hold must be refused (STATUS.ERROR, no run). Returns false
   // and says why otherwise; a refused START leaves the top idle.
-  bool start_refused(const std::string& what, std::vector<std::string>& errors) {
-    write_reg(kld::CTRL, 1u << kld::CTRL_START_LSB);
+  bool start_refused(const std::string& what, std::vector<std::string>& errors, uint32_t ctrl_bits = 0) {
+    write_reg(kld::CTRL, 1u << kld::CTRL_START_LSB | ctrl_bits);
     const bool error = (read_reg(kld::STATUS) & (1u << kld::STATUS_ERROR_LSB)) != 0;
     const bool busy = top_->busy_o != 0;
     if (!error || busy)
@@ -285,9 +291,13 @@ class Harness {
   // just before the next START, so the last one is the real run's (which must start). Returns the
   // checks made.
   int check_start_refusals(std::vector<std::string>& errors, bool after_reset) {
+#if !KLD_TB_PLAIN
+    // CTRL.KEEP with nothing to keep: no detecting run since reset (nor before the first run).
+    start_refused(after_reset ? "KEEP after reset" : "KEEP before any detection", errors, 1u << kld::CTRL_KEEP_LSB);
+#endif
     if (after_reset) {
       start_refused("the reset values", errors);
-      return 1;
+      return 2;
     }
     const auto& c = v_.config;
     const uint32_t pol = read_reg(kld::POLICY);
@@ -314,7 +324,7 @@ class Harness {
       start_refused(b.what, errors);
       write_reg(b.addr, b.good);
     }
-    return static_cast<int>(all.size());
+    return static_cast<int>(all.size()) + 1;
   }
 
   void program() {
@@ -340,13 +350,15 @@ class Harness {
     }
   }
 
-  // Loads A (token, group) words and B (row, m-tile) words with random gaps.
-  void load() {
+  // Loads A (token, group) words and B (row, m-tile) words with random gaps; `b` alone for a
+  // further B tile (writing A would make the kept decisions stale).
+  void load() { load(&v_.a, v_.b); }
+  void load(const kaleido::IntMatrix* a, const kaleido::IntMatrix& b) {
     const auto& c = v_.config;
     const int G = c.groups();
     const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
     std::vector<std::pair<int, int>> a_words, b_words;
-    for (int64_t i = 0; i < c.grid.tokens(); ++i)
+    for (int64_t i = 0; a && i < c.grid.tokens(); ++i)
       for (int g = 0; g < G; ++g) a_words.emplace_back(static_cast<int>(i), g);
     for (int k = 0; k < c.channels; ++k)
       for (int mt = 0; mt < MT; ++mt) b_words.emplace_back(k, mt);
@@ -363,7 +375,7 @@ class Harness {
         top_->a_group_i = static_cast<uint32_t>(g);
         for (int j = 0; j < static_cast<int>(kld::kGROUP_W); ++j)
           set_bits(top_->a_data_i, j * static_cast<int>(kld::kDATA_W), static_cast<int>(kld::kDATA_W),
-                   static_cast<uint64_t>(v_.a.at(tok, g * c.group_w + j)));
+                   static_cast<uint64_t>(a->at(tok, g * c.group_w + j)));
       }
       if (b_valid) {
         const auto [k, mt] = b_words[bi];
@@ -371,7 +383,7 @@ class Harness {
         top_->b_mtile_i = static_cast<uint32_t>(mt);
         for (int col = 0; col < static_cast<int>(kld::kCOLS); ++col) {
           const int m = mt * static_cast<int>(kld::kCOLS) + col;
-          const int32_t w = m < c.out_cols ? v_.b.at(k, m) : 0;
+          const int32_t w = m < c.out_cols ? b.at(k, m) : 0;
           set_bits(top_->b_data_i, col * static_cast<int>(kld::kDATA_W), static_cast<int>(kld::kDATA_W),
                    static_cast<uint64_t>(w));
         }
@@ -396,7 +408,7 @@ class Harness {
 
   // Runs one GEMM; returns false if the cycle limit hit. With `reset`, asserts
   // reset once the run is reset->requested_at cycles old and returns.
-  bool run(bool dense, ResetReport* reset = nullptr) {
+  bool run(bool dense, ResetReport* reset = nullptr, bool keep = false) {
     outputs_.clear();
     decisions_.clear();
     out_words_ = dec_words_ = 0;
@@ -404,6 +416,11 @@ class Harness {
     run_start_ = cycle_;
     uint32_t ctrl = 1u << kld::CTRL_START_LSB | 1u << kld::CTRL_TRACE_LSB;
     if (dense) ctrl |= 1u << kld::CTRL_DENSE_LSB;
+#if !KLD_TB_PLAIN
+    if (keep) ctrl |= 1u << kld::CTRL_KEEP_LSB;
+#else
+    if (keep) throw kaleido::Error("kld_plain_top has no CTRL.KEEP");
+#endif
     write_reg(kld::CTRL, ctrl);
     if (read_reg(kld::STATUS) & (1u << kld::STATUS_ERROR_LSB))
       throw kaleido::Error("the hardware refused START (STATUS.ERROR): a runtime value is out of range");
@@ -521,6 +538,7 @@ void check_fits(const GoldenVectors& v) {
 
 struct RunReport {
   bool dense = false;
+  bool keep = false;  // CTRL.KEEP: the decisions of the previous reuse run, a further B tile
   bool done = false;
   std::vector<std::string> errors;
   int64_t compared_outputs = 0, compared_decisions = 0;
@@ -529,7 +547,7 @@ struct RunReport {
   int64_t schedule = 0, schedule_free = 0;  // with the back-pressure applied, and free-running
   uint64_t start_cycle = 0, end_cycle = 0;  // testbench cycles of the START write and of done
   nlohmann::json to_json() const {
-    return {{"mode", dense ? "dense" : "reuse"},       {"bit_exact", done && errors.empty() && compared_outputs > 0},
+    return {{"mode", keep ? "keep" : dense ? "dense" : "reuse"},       {"bit_exact", done && errors.empty() && compared_outputs > 0},
             {"compared_outputs", compared_outputs},    {"compared_decisions", compared_decisions},
             {"cycles", cycles},                        {"busy_cycles", busy},
             {"stall_cycles", stall},                   {"schedule_cycles", schedule},
@@ -543,29 +561,35 @@ struct RunReport {
 };
 
 // The documented schedule of one run, moved by the back-pressure `st`.
-kaleido::hw::ScheduleCycles schedule_of(const GoldenVectors& v, bool dense, const kaleido::hw::StreamStalls& st) {
+kaleido::hw::ScheduleCycles schedule_of(const GoldenVectors& v, bool dense, const kaleido::hw::StreamStalls& st,
+                                        bool keep = false) {
   const auto hw = hw_from_header();
-  return dense ? kaleido::hw::dense_cycles(hw, v.config, st) : kaleido::hw::reuse_cycles(hw, v.config, v.decisions, st);
+  if (dense) return kaleido::hw::dense_cycles(hw, v.config, st);
+  return keep ? kaleido::hw::keep_cycles(hw, v.config, v.decisions, st)
+              : kaleido::hw::reuse_cycles(hw, v.config, v.decisions, st);
 }
 
 // One START..done run in `dense` or reuse mode, compared with the golden model.
-RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v, bool dense) {
+// With `keep` (reuse mode), `v` holds a further B tile: the run uses the lists and root tables
+// of the last detection, traces no decision and counts none (MACS_SKIPPED and REUSED read 0).
+RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v, bool dense, bool keep = false) {
   const auto& c = v.config;
   const int G = c.groups();
   const int64_t N = c.grid.tokens();
   RunReport rep;
   rep.dense = dense;
+  rep.keep = keep;
   // Expected values: reuse mode from the golden vectors; dense mode is A . B.
   kaleido::WideMatrix expect_out = dense ? kaleido::gemm_wrap(v.a, v.b, c.acc_w) : v.out;
   if (opt.corrupt_expected) expect_out.data[expect_out.data.size() / 2] ^= 1;
   const int64_t expect_issued = dense ? N * c.channels * c.out_cols : v.counters.macs_issued;
-  const int64_t expect_skipped = dense ? 0 : v.counters.macs_skipped;
-  auto schedule = [&](const kaleido::hw::StreamStalls& st) { return schedule_of(v, dense, st); };
+  const int64_t expect_skipped = dense || keep ? 0 : v.counters.macs_skipped;
+  auto schedule = [&](const kaleido::hw::StreamStalls& st) { return schedule_of(v, dense, st, keep); };
   if (!kPlainTop) rep.schedule_free = schedule({}).total;  // the documented schedule is kld_top's
   auto mismatch = [&](const std::string& what) {
     if (rep.errors.size() < 20) rep.errors.push_back(what);
   };
-  rep.done = h.run(dense);
+  rep.done = h.run(dense, nullptr, keep);
   rep.start_cycle = h.run_start();
   rep.end_cycle = h.run_end();
   if (!rep.done) {
@@ -585,7 +609,9 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   rep.starved = h.read_reg(kld::STARVED);
 
   // Decisions with reference (through the axis) and root.
-  if (!dense) {
+  if (keep && h.dec_words() != 0)
+    mismatch("a KEEP run traced " + std::to_string(h.dec_words()) + " decision words (no detection expected)");
+  if (!dense && !keep) {
     const kaleido::ScanOrder scan(c.grid, c.tile_h, c.tile_w);
     for (int64_t i = 0; i < N; ++i)
       for (int g = 0; g < G; ++g) {
@@ -642,7 +668,8 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
     mismatch("MACS_SKIPPED: expected " + std::to_string(expect_skipped) + ", got " + std::to_string(rep.skipped));
   for (int g = 0; g < G; ++g) {
     const uint64_t got = h.read_reg(kld::REUSED + static_cast<uint32_t>(g));
-    const uint64_t want = dense ? 0 : static_cast<uint64_t>(v.counters.reused_per_group[static_cast<size_t>(g)]);
+    const uint64_t want =
+        dense || keep ? 0 : static_cast<uint64_t>(v.counters.reused_per_group[static_cast<size_t>(g)]);
     if (got != want)
       mismatch("REUSED[" + std::to_string(g) + "]: expected " + std::to_string(want) + ", got " + std::to_string(got));
   }
@@ -708,13 +735,36 @@ int run_main(const Options& opt) {
     h.program();
     h.load();
   }
+  // Further B tiles of the same A and configuration, run with CTRL.KEEP after the first reuse run.
+  std::vector<GoldenVectors> kept;
+  for (const std::string& f : opt.keep) {
+    kept.push_back(kaleido::read_vectors(f));
+    const GoldenVectors& k = kept.back();
+    if (nlohmann::json(k.config) != nlohmann::json(v.config) || k.a.data != v.a.data)
+      throw kaleido::Error(f + ": --keep vectors must have the A and the configuration of --vectors");
+  }
+  if (!kept.empty() && (kPlainTop || std::find(modes.begin(), modes.end(), false) == modes.end()))
+    throw kaleido::Error("--keep needs a reuse-mode run of kld_top before it");
   std::vector<RunReport> reports;
   bool ok = true;
+  bool kept_done = kept.empty();
   for (bool dense : modes) {
     reports.push_back(run_and_compare(h, opt, v, dense));
-    const RunReport& r = reports.back();
-    ok = ok && r.done && r.errors.empty() && r.compared_outputs > 0;
+    if (dense || kept_done) continue;
+    for (const GoldenVectors& k : kept) {
+      h.load(nullptr, k.b);  // B alone: writing A would make the decisions stale
+      reports.push_back(run_and_compare(h, opt, k, false, true));
+    }
+    h.load(nullptr, v.b);
+    kept_done = true;
+#if !KLD_TB_PLAIN
+    if (opt.check_start) {  // a write to a register detection reads leaves the decisions stale
+      h.write_reg(kld::TAU, v.config.tau_of(0));
+      start_checks += h.start_refused("KEEP after a TAU write", start_errors, 1u << kld::CTRL_KEEP_LSB);
+    }
+#endif
   }
+  for (const RunReport& r : reports) ok = ok && r.done && r.errors.empty() && r.compared_outputs > 0;
   ok = ok && reset_errors.empty() && register_errors.empty() && start_errors.empty();
   const RunReport& first = reports.front();
   nlohmann::json j = first.to_json();
@@ -755,12 +805,12 @@ int run_main(const Options& opt) {
     if (run_ok) {
       std::printf("PASS run %zu: %lld outputs, %lld decisions, counters and cycles equal (%s mode, %llu cycles, %llu stall)\n",
                   k, static_cast<long long>(r.compared_outputs), static_cast<long long>(r.compared_decisions),
-                  r.dense ? "dense" : "reuse", static_cast<unsigned long long>(r.cycles),
+                  r.keep ? "keep" : r.dense ? "dense" : "reuse", static_cast<unsigned long long>(r.cycles),
                   static_cast<unsigned long long>(r.stall));
       continue;
     }
     std::printf("FAIL run %zu (%s mode, seed %llu, %dx%dx%d K=%d M=%d Gw=%d DATA_W=%d ACC_W=%d, %s policy, tile %dx%d):\n", k,
-                r.dense ? "dense" : "reuse", static_cast<unsigned long long>(opt.seed), c.grid.t, c.grid.h, c.grid.w,
+                r.keep ? "keep" : r.dense ? "dense" : "reuse", static_cast<unsigned long long>(opt.seed), c.grid.t, c.grid.h, c.grid.w,
                 c.channels, c.out_cols, c.group_w, c.data_w, c.acc_w, kaleido::policy_name(c.policy), c.tile_h, c.tile_w);
     if (r.compared_outputs == 0) std::printf("  nothing was compared\n");
     for (const auto& e : r.errors) std::printf("  %s\n", e.c_str());
@@ -803,6 +853,7 @@ int main(int argc, char** argv) {
     else if (a == "--dump-inputs") o.dump_inputs = next();
     else if (a == "--check-registers") o.check_registers = true;
     else if (a == "--check-start") o.check_start = true;
+    else if (a == "--keep") o.keep.push_back(next());
     else if (a == "--repro") o.repro = next();
     else {
       std::fprintf(stderr, "kld_tb: unknown argument %s\n", a.c_str());
@@ -813,7 +864,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense|both] [--runs N] [--seed S] [--stall P] [--json OUT]\n"
                          "              [--trace FILE.fst --trace-window FROM:TO]"
                          " [--reset-at CYCLE | --reset-at-fraction F]\n"
-                         "              [--check-registers] [--check-start]\n");
+                         "              [--check-registers] [--check-start] [--keep FILE]...\n");
     return 2;
   }
   if (o.reset_fraction >= 1) {

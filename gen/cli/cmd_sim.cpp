@@ -1,4 +1,5 @@
 // `kaleido sim`: the workload on the generated RTL in reuse and dense mode.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -39,6 +40,7 @@ struct SimCommand {
     req.cfg = pw.cfg;
     req.a = std::move(pw.a);
     req.b = std::move(pw.b);
+    req.keep_b = std::move(pw.more_b);
     req.workload = pw.description;
     req.seed = tb_seed;
     req.stall = stall;
@@ -70,6 +72,20 @@ struct SimCommand {
       std::printf("  speedup         %.3fx measured, %.3fx ideal (1/(1-%.3f skipped)), achieved/ideal %.3f\n", r.speedup,
                   r.ideal_speedup, r.skipped_fraction, r.ideal_speedup > 0 ? r.speedup / r.ideal_speedup : 0.0);
       std::printf("  PE utilisation  reuse %.3f, dense %.3f\n", r.utilisation_reuse, r.utilisation_dense);
+      if (!r.kept.empty()) {
+        int64_t lo = r.kept.front().cycles, hi = lo;
+        size_t exact = 0;
+        for (const sim::ModeRun& k : r.kept) {
+          lo = std::min(lo, k.cycles);
+          hi = std::max(hi, k.cycles);
+          exact += k.bit_exact ? 1 : 0;
+        }
+        std::printf("  kept tiles      %zu with CTRL.KEEP (no detection), %zu bit-exact, %lld to %lld cycles each\n",
+                    r.kept.size(), exact, static_cast<long long>(lo), static_cast<long long>(hi));
+        std::printf("  all %zu tiles   reuse %lld cycles (detection once), dense %lld: %.3fx\n", r.kept.size() + 1,
+                    static_cast<long long>(r.tiles_reuse_cycles), static_cast<long long>(r.tiles_dense_cycles),
+                    r.tiles_speedup);
+      }
       if (r.plain.ran)
         std::printf("  kld_plain_top   dense %lld cycles, PE utilisation %.3f (kld_top dense / plain cycles %.4f)\n",
                     static_cast<long long>(r.plain.cycles), r.utilisation_plain,
@@ -92,6 +108,10 @@ void register_sim(CLI::App& app) {
   cmd->hw.add_to(*sub);
   cmd->w.add_to(*sub);
   cmd->source.add_to(*sub);
+  sub->add_option("--key-tiles", cmd->source.key_tiles,
+                  "qk: key tiles of M keys to run: the first detects, each further one runs with CTRL.KEEP on its "
+                  "decisions (keys streamed; 0: every whole tile)")
+      ->capture_default_str();
   sub->add_option("--out,-o", cmd->out, "Folder for vectors and reports")->capture_default_str();
   sub->add_option("--tb-seed", cmd->tb_seed, "Seed of the testbench's random stalls")->capture_default_str();
   sub->add_option("--stall", cmd->stall, "Probability that a stream is stalled in a cycle")->capture_default_str();

@@ -205,24 +205,41 @@ PreparedWorkload prepare_workload(const WorkloadOptions& w, const std::string& c
   return p;
 }
 
-PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorkloadSpec& spec, int keys) {
+PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorkloadSpec& spec, int keys,
+                                     int tiles) {
   workload::QkWorkload qk = workload::make_qk_workload(spec);
   const int64_t n = qk.b.cols;
   if (keys < 1 || keys > n)
     throw ConfigError("out-cols", std::to_string(keys),
                       "the key tile of Q K^T holds 1 to N = " + std::to_string(n) + " keys (the tokens of the grid)");
+  const int64_t whole = n / keys;
+  if (tiles == 0) tiles = static_cast<int>(whole);
+  if (tiles < 1 || tiles > whole)
+    throw ConfigError("key-tiles", std::to_string(tiles),
+                      "1 to the " + std::to_string(whole) + " whole tiles of " + std::to_string(keys) + " keys in N = " +
+                          std::to_string(n) + " (0: all of them)");
   w.channels = static_cast<int>(qk.a.cols);
   w.out_cols = keys;
   PreparedWorkload p;
   p.cfg = w.config();
   p.a = std::move(qk.a);
-  p.b = IntMatrix(qk.b.rows, keys);
-  for (int64_t c = 0; c < qk.b.rows; ++c)
-    for (int64_t j = 0; j < keys; ++j) p.b.at(c, j) = qk.b.at(c, j);
+  auto tile = [&](int64_t t) {
+    IntMatrix b(qk.b.rows, keys);
+    for (int64_t c = 0; c < qk.b.rows; ++c)
+      for (int64_t j = 0; j < keys; ++j) b.at(c, j) = qk.b.at(c, t * keys + j);
+    return b;
+  };
+  p.b = tile(0);
+  for (int64_t t = 1; t < tiles; ++t) p.more_b.push_back(tile(t));
   p.description = std::move(qk.description);
-  p.description["keys"] = "0.." + std::to_string(keys - 1) + " of " + std::to_string(n) +
-                          " (one key tile: the first M keys in scan order; the detector's decisions depend on Q "
-                          "only and serve every tile)";
+  p.description["keys"] =
+      tiles == 1 ? "0.." + std::to_string(keys - 1) + " of " + std::to_string(n) +
+                       " (one key tile: the first M keys in scan order; the detector's decisions depend on Q "
+                       "only and serve every tile)"
+                 : "0.." + std::to_string(tiles * keys - 1) + " of " + std::to_string(n) + " in " +
+                       std::to_string(tiles) + " tiles of M keys (scan order): the first detects, the others run "
+                       "with CTRL.KEEP on its decisions";
+  p.description["key_tiles"] = tiles;
   p.description["thresholds"] = w.apply_thresholds(p.cfg, p.a, p.b);
   return p;
 }
@@ -260,8 +277,10 @@ std::string WorkloadSource::resolve(const CLI::App& cmd, HwOptions& hw) const {
       if (given(o) && !(o == std::string("--clip") && clip.empty()))
         throw ConfigError(o + 2, cmd.get_option(o)->as<std::string>(), "applies to the clip workloads only");
   if (k != "qk") {
-    for (const char* o : {"--proxy", "--model"})
-      if (given(o)) throw ConfigError(o + 2, cmd.get_option(o)->as<std::string>(), "applies to --workload qk only");
+    for (const char* o : {"--proxy", "--model", "--key-tiles"}) {
+      const CLI::Option* opt = cmd.get_option_no_throw(o);
+      if (opt && opt->count() > 0) throw ConfigError(o + 2, opt->as<std::string>(), "applies to --workload qk only");
+    }
     return k;
   }
   hw.default_unless_given(cmd, "--max-k", workload::find_model(model).head_dim);
@@ -295,7 +314,7 @@ PreparedWorkload WorkloadSource::prepare(const CLI::App& cmd, WorkloadOptions& w
   if (!given("--band")) w.band = shape.band_preset;
   const int64_t n = static_cast<int64_t>(spec.grid.t) * spec.grid.h * spec.grid.w;
   const int keys = given("--out-cols") ? w.out_cols : static_cast<int>(std::min<int64_t>(hw.max_m, n));
-  return prepare_qk_workload(w, spec, keys);
+  return prepare_qk_workload(w, spec, keys, key_tiles);
 }
 
 }  // namespace kaleido::cli

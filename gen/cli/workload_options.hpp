@@ -66,14 +66,17 @@ struct WorkloadOptions {
 struct PreparedWorkload {
   ReuseConfig cfg;
   IntMatrix a, b;
+  std::vector<IntMatrix> more_b;  // further key tiles (qk with key_tiles > 1), each the shape of b
   nlohmann::json description;
 };
 PreparedWorkload prepare_workload(const WorkloadOptions& w, const std::string& clip, int diffusion_step);
 
-// The attention GEMM S = Q K^T of one head (workload/qk_workload.hpp) as one key tile: A = Q of
-// every token on spec.grid, B = the first `keys` columns of K^T (keys in scan order). K is the
-// model's head dimension and M = keys; w's other fields (policy, band, thresholds) apply.
-PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorkloadSpec& spec, int keys);
+// The attention GEMM S = Q K^T of one head (workload/qk_workload.hpp) as key tiles: A = Q of every
+// token on spec.grid, B = the first `keys` columns of K^T (keys in scan order), more_b the next
+// `tiles` - 1 tiles of `keys` columns (tiles 0: every whole tile). K is the model's head dimension
+// and M = keys; w's other fields (policy, band, thresholds, calibrated on the first tile) apply.
+PreparedWorkload prepare_qk_workload(WorkloadOptions w, const workload::QkWorkloadSpec& spec, int keys,
+                                     int tiles = 1);
 
 // Where a hardware run's operands come from (`kaleido sim` and `kaleido flow`), with the options
 // that pick them: one key tile of an attention head's Q K^T (qk), a clip's proxy latent times
@@ -85,6 +88,7 @@ struct WorkloadSource {
   int diffusion_step = 47;  // of a 50-step flow schedule with shift 5: sigma 0.24, a late step
   std::string proxy = "denoised";
   std::string model = "wan2.1-1.3b";
+  int key_tiles = 1;  // qk: key tiles to run (0: every whole tile); the option is the command's to offer
   // Thresholds of the latent and synthetic kinds when no threshold option is given (negative: the
   // shared default, calibrated for kDefaultTargetSnrDb).
   double untuned_target_reuse = -1.0;

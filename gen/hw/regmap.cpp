@@ -76,12 +76,19 @@ std::vector<Register> register_map(const HwConfig& c) {
       {"CTRL", reg::kCtrl, 1,
        {{"START", 0, 1, Access::W1, 0, false, plain, "write 1 to start a run (reads 0)"},
         rw_field("DENSE", 1, 1, "dense mode: every pair computes, no detection"),
-        rw_field("TRACE", 2, 1, "emit the decision trace stream (the detector waits for it)")},
+        rw_field("TRACE", 2, 1, "emit the decision trace stream (the detector waits for it)"),
+        rw_field("KEEP", 3, 1,
+                 "with START: no detection; the run issues from the last detection's compute lists and "
+                 "root tables (a further B tile of the same A; refused unless STATUS.DECIDED)")},
        "control"},
       {"STATUS", reg::kStatus, 1,
        {ro_field("BUSY", 0, 1, "a run is in progress", plain),
         ro_field("DONE", 1, 1, "the last run finished (cleared by START)", plain),
-        ro_field("ERROR", 2, 1, "the last START was refused: a runtime value is out of range")},
+        ro_field("ERROR", 2, 1, "the last START was refused: a runtime value is out of range"),
+        ro_field("DECIDED", 3, 1,
+                 "the compute lists and root tables hold the decisions of the stored A and configuration: set "
+                 "by a detecting run, cleared by a dense run and by writes to A or to any register but CTRL "
+                 "and DIM_M")},
        "status"},
       dim_reg("DIM_T", reg::kDimT, "frames T, 1..MAX_T", "grid T", plain),
       dim_reg("DIM_H", reg::kDimH, "rows H, 1..MAX_H", "grid H", plain),

@@ -184,6 +184,15 @@ ScheduleCycles reuse_cycles(const HwConfig& hw, const ReuseConfig& cfg, const st
   return run_engines(hw, cfg, compute_list_lengths(cfg, decisions), &lists, stalls);
 }
 
+ScheduleCycles keep_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& decisions,
+                           const StreamStalls& stalls) {
+  const std::vector<int64_t> len = compute_list_lengths(cfg, decisions);
+  Lists lists;
+  lists.final_at.assign(len.size(), 0);
+  for (int64_t n : len) lists.avail.emplace_back(static_cast<size_t>(n), 0);
+  return run_engines(hw, cfg, len, &lists, stalls);
+}
+
 void check_workload_fits(const HwConfig& hw, const ReuseConfig& c) {
   auto at_most = [](const char* what, int64_t value, const char* param, int64_t limit, const char* option) {
     if (value > limit)

@@ -43,5 +43,8 @@ ScheduleCycles dense_cycles(const HwConfig& hw, const ReuseConfig& cfg, const St
 // the compute lists and, through the detection order, when their entries exist.
 ScheduleCycles reuse_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& decisions,
                             const StreamStalls& stalls = {});
+// A run with CTRL.KEEP: no detection; the lists of `decisions` are complete from the first cycle.
+ScheduleCycles keep_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& decisions,
+                           const StreamStalls& stalls = {});
 
 }  // namespace kaleido::hw

@@ -204,8 +204,15 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   checks.flop(axes_set_q, axes_set_d, 0);
   // CTRL.DENSE as written with START (dense_q takes it at the same clock edge).
   const Expr dense_start = regs.written("CTRL", "DENSE");
-  const Expr cfg_error = m.wire("cfg_error", !cfg_ok_q || (!axes_set_q && !dense_start),
-                                "a runtime value is out of range: the run is refused");
+  // CTRL.KEEP as written with START: issue from the compute lists and root tables of the last
+  // detection (a further B tile of the same A), which STATUS.DECIDED says are still valid.
+  const Expr keep_start = regs.written("CTRL", "KEEP");
+  const Expr decided_q = m.signal("decided_q", 1, Sign::Unsigned,
+                                  "the lists and root tables hold the decisions of the stored A and configuration");
+  const Expr cfg_error = m.wire("cfg_error",
+                                !cfg_ok_q || (!axes_set_q && !dense_start) ||
+                                    (keep_start && (dense_start || !decided_q)),
+                                "a runtime value is out of range, or nothing to keep: the run is refused");
 
   // ---- derived sizes (stable during a run: configuration is frozen while busy) ----
   const Expr t_c = m.wire("dim_t_c", dim_t_q.slice(cw - 1, 0)), h_c = m.wire("dim_h_c", dim_h_q.slice(cw - 1, 0));
@@ -313,8 +320,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   Always& decisions = m.always_ff(clk, rst_n, "registered decisions (cleared by a run start)");
   decisions.flop(push_q, mux(run_start, zero(G), push), 0);
   decisions.flop(root_we_q, mux(run_start, zero(G), root_we), 0);
-  // At a run start the detector is not busy yet: its groups are complete only in dense mode.
-  decisions.flop(group_done_q, mux(run_start, mux(dense_start, ones(G), ~group_valid), concat(done_bits)), 0);
+  // At a run start the detector is not busy yet: its groups are complete only in dense mode and
+  // when the lists are kept.
+  decisions.flop(group_done_q,
+                 mux(run_start, mux(dense_start || keep_start, ones(G), ~group_valid), concat(done_bits)), 0);
   Block& decided =
       m.always_ff_no_reset(clk, "decided token and roots (qualified by push_q, root_we_q)").if_(step).then_();
   decided.assign(dec_token_q, scan_token);
@@ -343,7 +352,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"dense_i", dense_q},
               {"scan_clear_i", run_start},
               {"scan_step_i", step},
-              {"list_clear_i", run_start},
+              {"list_clear_i", run_start && !keep_start},
               {"push_i", push_q},
               {"push_token_i", dec_token_q},
               {"kt_i", kt_q},
@@ -623,9 +632,17 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                         mux(step && scan_last && !round_is_last, round_q + constant(rw, 1), round_q)));
   dete.flop(round_q, round_d, 0);
   IfStmt& ds = dete.body().if_(run_start);
-  ds.then_().assign(det_busy_q, !dense_start);
+  ds.then_().assign(det_busy_q, !dense_start && !keep_start);
   IfStmt& dl = ds.else_().if_(step && scan_last && round_is_last);
   dl.then_().assign(det_busy_q, 0);
+  // STATUS.DECIDED: a detecting run fills the lists and root tables for the stored A and
+  // configuration; a dense run empties the lists; a write to A, or to a register detection reads
+  // (any but CTRL and DIM_M), leaves them stale.
+  const Expr stale = m.wire("decisions_stale",
+                            a_fire || (wr && (reg_addr != constant(ra, reg::kCtrl)) &&
+                                       (reg_addr != constant(ra, reg::kDimM))),
+                            "the kept decisions no longer match A and the configuration");
+  dete.flop(decided_q, !stale && mux(run_start, !dense_start, decided_q), 0);
 
   Always& gat = m.always_ff(clk, rst_n, "gather engine: one token enters per cycle while the pipeline advances");
   for (const Expr& q : {gather_issue_q, gmt_q, gi_q}) gat.on_reset().assign(q, 0);
@@ -723,6 +740,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   regs.read("STATUS", "BUSY", busy_q);
   regs.read("STATUS", "DONE", done_q);
   regs.read("STATUS", "ERROR", error_q);
+  regs.read("STATUS", "DECIDED", decided_q);
   regs.read_wide("CYCLES", cycles_q);
   regs.read_wide("BUSY", busy_cnt_q);
   regs.read_wide("STALL", stall_q);

@@ -25,8 +25,24 @@ int next_pow2(int64_t v) {
 }
 
 // One testbench run of `mode`; its files are tb_<name>.json and .log (name: the mode unless given).
+// One run's figures from the testbench JSON (the report's top level is its first run).
+void read_run(const nlohmann::json& j, ModeRun& r) {
+  r.cycles = j.at("cycles").get<int64_t>();
+  r.busy = j.at("busy_cycles").get<int64_t>();
+  r.stall = j.at("stall_cycles").get<int64_t>();
+  r.schedule = j.at("schedule_cycles").get<int64_t>();
+  r.macs_issued = j.at("macs_issued").get<int64_t>();
+  r.macs_skipped = j.at("macs_skipped").get<int64_t>();
+  r.compared_outputs = j.at("compared_outputs").get<int64_t>();
+  r.compared_decisions = j.at("compared_decisions").get<int64_t>();
+  r.start_cycle = j.at("start_cycle").get<uint64_t>();
+  r.end_cycle = j.at("end_cycle").get<uint64_t>();
+}
+
+// `keep`: vectors of further B tiles, run with CTRL.KEEP after the first reuse run (`kept`).
 ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string& mode, const SimRequest& req,
-                 const fs::path& dir, const std::string& name = "") {
+                 const fs::path& dir, const std::string& name = "", const std::vector<fs::path>& keep = {},
+                 std::vector<ModeRun>* kept = nullptr) {
   ModeRun r;
   r.ran = true;
   const std::string file = name.empty() ? mode : name;
@@ -40,6 +56,7 @@ ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string
     argv.insert(argv.end(), {"--dump-inputs", r.inputs.string()});
   }
   if (req.reset_fraction >= 0) argv.insert(argv.end(), {"--reset-at-fraction", std::to_string(req.reset_fraction)});
+  for (const fs::path& k : keep) argv.insert(argv.end(), {"--keep", k.string()});
   if (mode == "reuse" && !req.trace.empty()) {
     argv.insert(argv.end(), {"--trace", req.trace});
     if (!req.trace_window.empty()) argv.insert(argv.end(), {"--trace-window", req.trace_window});
@@ -52,16 +69,19 @@ ModeRun run_mode(const fs::path& exe, const fs::path& vectors, const std::string
     throw Error("testbench (" + mode + " mode) failed to run; log: " + log.string() + "\n" + run.output);
   r.tb = nlohmann::json::parse(read_file(json));
   r.bit_exact = run.ok() && r.tb.at("bit_exact").get<bool>();
-  r.cycles = r.tb.at("cycles").get<int64_t>();
-  r.busy = r.tb.at("busy_cycles").get<int64_t>();
-  r.stall = r.tb.at("stall_cycles").get<int64_t>();
-  r.schedule = r.tb.at("schedule_cycles").get<int64_t>();
-  r.macs_issued = r.tb.at("macs_issued").get<int64_t>();
-  r.macs_skipped = r.tb.at("macs_skipped").get<int64_t>();
-  r.compared_outputs = r.tb.at("compared_outputs").get<int64_t>();
-  r.compared_decisions = r.tb.at("compared_decisions").get<int64_t>();
-  r.start_cycle = r.tb.at("start_cycle").get<uint64_t>();
-  r.end_cycle = r.tb.at("end_cycle").get<uint64_t>();
+  read_run(r.tb, r);
+  for (const nlohmann::json& j : r.tb.at("runs")) {
+    if (j.at("mode") != "keep" || !kept) continue;
+    ModeRun k;
+    k.ran = true;
+    k.bit_exact = j.at("bit_exact").get<bool>();
+    k.tb = j;
+    read_run(j, k);
+    kept->push_back(k);
+  }
+  if (kept && kept->size() != keep.size())
+    throw Error("testbench: " + std::to_string(keep.size()) + " kept B tiles asked for, " +
+                std::to_string(kept->size()) + " run; log: " + log.string());
   return r;
 }
 
@@ -138,9 +158,18 @@ SimResult run_sim(SimRequest req, const Log& log) {
   fs::create_directories(req.work_dir);
   const fs::path vec = req.work_dir / "golden.kvec";
   write_vectors(vec.string(), v);
+  std::vector<fs::path> keep;
+  for (size_t k = 0; k < req.keep_b.size(); ++k) {
+    if (req.keep_b[k].rows != req.b.rows || req.keep_b[k].cols != req.b.cols)
+      throw ConfigError("B tile", std::to_string(k + 1), "a kept B tile must have the shape of B");
+    keep.push_back(req.work_dir / ("golden_keep" + std::to_string(k + 1) + ".kvec"));
+    write_vectors(keep.back().string(), make_vectors(c, req.a, req.keep_b[k], req.workload));
+  }
+  if (!keep.empty() && !req.reuse) throw ConfigError("B tiles", "kept", "need the reuse run (their detection)");
   if (req.reuse) {
-    say("simulate reuse mode");
-    res.reuse = run_mode(b.exe, vec, "reuse", req, req.work_dir);
+    say(keep.empty() ? "simulate reuse mode"
+                     : "simulate reuse mode, then " + std::to_string(keep.size()) + " further B tile(s) with CTRL.KEEP");
+    res.reuse = run_mode(b.exe, vec, "reuse", req, req.work_dir, "", keep, &res.kept);
   }
   if (req.dense) {
     say("simulate dense mode");
@@ -165,7 +194,27 @@ SimResult run_sim(SimRequest req, const Log& log) {
     res.utilisation_plain = all / (static_cast<double>(res.plain.cycles) * pes);
   if (res.reuse.ran && res.dense.ran && res.reuse.cycles > 0)
     res.speedup = static_cast<double>(res.dense.cycles) / static_cast<double>(res.reuse.cycles);
+  if (res.reuse.ran && res.dense.ran) {
+    res.tiles_reuse_cycles = res.reuse.cycles;
+    for (const ModeRun& k : res.kept) res.tiles_reuse_cycles += k.cycles;
+    res.tiles_dense_cycles = res.dense.cycles * static_cast<int64_t>(1 + res.kept.size());
+    if (res.tiles_reuse_cycles > 0)
+      res.tiles_speedup = static_cast<double>(res.tiles_dense_cycles) / static_cast<double>(res.tiles_reuse_cycles);
+  }
   return res;
+}
+
+nlohmann::json SimResult::kept_json() const {
+  if (kept.empty()) return nullptr;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const ModeRun& k : kept) runs.push_back(mode_json(k));
+  return {{"runs", runs},
+          {"tiles", 1 + kept.size()},
+          {"reuse_cycles", tiles_reuse_cycles},
+          {"dense_cycles", tiles_dense_cycles},
+          {"speedup", tiles_speedup},
+          {"how", "the first B tile's reuse run detects; each further tile runs with CTRL.KEEP on its compute lists "
+                  "and root tables (no detection); dense cycles are the dense run's once per tile"}};
 }
 
 nlohmann::json SimResult::to_json() const {
@@ -186,6 +235,7 @@ nlohmann::json SimResult::to_json() const {
           {"pe_utilisation_reuse", utilisation_reuse},
           {"pe_utilisation_dense", utilisation_dense},
           {"plain", mode_json(plain)},
+          {"kept_b_tiles", kept_json()},
           {"pe_utilisation_plain", utilisation_plain},
           {"generator_version", version()}};
 }

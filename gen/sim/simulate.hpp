@@ -26,6 +26,9 @@ struct SimRequest {
   double stall = 0.0;          // probability of a stalled stream cycle (0: cycle counts are the schedule's)
   bool reuse = true, dense = true;
   bool plain = false;          // also run the dense GEMM on kld_plain_top, the baseline of the same size
+  // Further B tiles of the same A (further key tiles of Q K^T): after the reuse run, each runs with
+  // CTRL.KEEP on that run's decisions, bit-exact against the golden model of its tile.
+  std::vector<IntMatrix> keep_b;
   std::string trace;           // FST file of the reuse run ("" = none)
   std::string trace_window;    // FROM:TO cycles
   std::filesystem::path work_dir;  // vectors and testbench JSON go here
@@ -53,15 +56,24 @@ struct SimResult {
   double build_seconds = 0.0;
   ModeRun reuse, dense;
   ModeRun plain;               // kld_plain_top's dense run (SimRequest::plain)
+  std::vector<ModeRun> kept;   // one per SimRequest::keep_b, in order
+  // Every B tile (the first and the kept ones): reuse-mode cycles (detection once), dense-mode
+  // cycles (the dense run's, once per tile: its schedule does not depend on B), and their ratio.
+  int64_t tiles_reuse_cycles = 0, tiles_dense_cycles = 0;
+  double tiles_speedup = 0.0;
   double skipped_fraction = 0.0;
   double speedup = 0.0;        // dense cycles / reuse cycles
   double ideal_speedup = 0.0;  // 1 / (1 - skipped fraction)
   double utilisation_reuse = 0.0, utilisation_dense = 0.0;  // MACs issued / (cycles * ROWS * COLS)
   double utilisation_plain = 0.0;                           // the GEMM's MACs / (plain cycles * ROWS * COLS)
   bool bit_exact() const {
-    return (!reuse.ran || reuse.bit_exact) && (!dense.ran || dense.bit_exact) && (!plain.ran || plain.bit_exact);
+    bool kept_exact = true;
+    for (const ModeRun& k : kept) kept_exact = kept_exact && k.bit_exact;
+    return (!reuse.ran || reuse.bit_exact) && (!dense.ran || dense.bit_exact) && (!plain.ran || plain.bit_exact) &&
+           kept_exact;
   }
   nlohmann::json to_json() const;
+  nlohmann::json kept_json() const;  // null without kept B tiles
 };
 
 using Log = std::function<void(const std::string&)>;

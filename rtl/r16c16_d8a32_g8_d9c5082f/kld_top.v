@@ -88,6 +88,9 @@ module kld_top (
   reg ctrl_dense_q;
   // CTRL.TRACE: emit the decision trace stream (the detector waits for it)
   reg ctrl_trace_q;
+  // CTRL.KEEP: with START: no detection; the run issues from the last detection's compute lists and
+  // root tables (a further B tile of the same A; refused unless STATUS.DECIDED)
+  reg ctrl_keep_q;
   // DIM_T.VALUE: frames T, 1..MAX_T
   reg [15:0] dim_t_q;
   // DIM_H.VALUE: rows H, 1..MAX_H
@@ -199,7 +202,9 @@ module kld_top (
   reg cfg_ok_q;
   // a policy other than fixed, or a non-empty axis list, is stored
   reg axes_set_q;
-  // a runtime value is out of range: the run is refused
+  // the lists and root tables hold the decisions of the stored A and configuration
+  reg decided_q;
+  // a runtime value is out of range, or nothing to keep: the run is refused
   wire cfg_error;
   wire [5:0] dim_t_c;
   wire [5:0] dim_h_c;
@@ -415,6 +420,8 @@ module kld_top (
   // hand the m-tile's partials to the gather engine
   wire gather_start;
   wire drain_done;
+  // the kept decisions no longer match A and the configuration
+  wire decisions_stale;
   // output columns of this m-tile
   wire [15:0] cols_valid;
   wire [63:0] macs_per_issue;
@@ -447,6 +454,7 @@ module kld_top (
     if (!rst_ni) begin
       ctrl_dense_q <= 1'b0;
       ctrl_trace_q <= 1'b0;
+      ctrl_keep_q <= 1'b0;
       dim_t_q <= 16'd0;
       dim_h_q <= 16'd0;
       dim_w_q <= 16'd0;
@@ -487,6 +495,7 @@ module kld_top (
     end else begin
       ctrl_dense_q <= (reg_wr && (reg_addr_i == 6'd0)) ? reg_wdata_i[1] : ctrl_dense_q;
       ctrl_trace_q <= (reg_wr && (reg_addr_i == 6'd0)) ? reg_wdata_i[2] : ctrl_trace_q;
+      ctrl_keep_q <= (reg_wr && (reg_addr_i == 6'd0)) ? reg_wdata_i[3] : ctrl_keep_q;
       dim_t_q <= (reg_wr && (reg_addr_i == 6'd2)) ? reg_wdata_i[15:0] : dim_t_q;
       dim_h_q <= (reg_wr && (reg_addr_i == 6'd3)) ? reg_wdata_i[15:0] : dim_h_q;
       dim_w_q <= (reg_wr && (reg_addr_i == 6'd4)) ? reg_wdata_i[15:0] : dim_w_q;
@@ -580,7 +589,8 @@ module kld_top (
     end
   end
 
-  assign cfg_error = !cfg_ok_q || (!axes_set_q && !reg_wdata_i[1]);
+  assign cfg_error = !cfg_ok_q || (!axes_set_q && !reg_wdata_i[1]) || (reg_wdata_i[3] &&
+      (reg_wdata_i[1] || !decided_q));
   assign dim_t_c = dim_t_q[5:0];
   assign dim_h_c = dim_h_q[5:0];
   assign dim_w_c = dim_w_q[5:0];
@@ -624,10 +634,11 @@ module kld_top (
     end else begin
       push_q <= run_start ? 8'd0 : push;
       root_we_q <= run_start ? 8'd0 : root_we;
-      group_done_q <= run_start ? (reg_wdata_i[1] ? {8{1'b1}} : ~group_valid) : {!group_valid[7]
-          || !det_busy_q, !group_valid[6] || !det_busy_q, !group_valid[5] || !det_busy_q,
-          !group_valid[4] || !det_busy_q, !group_valid[3] || !det_busy_q, !group_valid[2] ||
-          !det_busy_q, !group_valid[1] || !det_busy_q, !group_valid[0] || !det_busy_q};
+      group_done_q <= run_start ? ((reg_wdata_i[1] || reg_wdata_i[3]) ? {8{1'b1}} :
+          ~group_valid) : {!group_valid[7] || !det_busy_q, !group_valid[6] || !det_busy_q,
+          !group_valid[5] || !det_busy_q, !group_valid[4] || !det_busy_q, !group_valid[3] ||
+          !det_busy_q, !group_valid[2] || !det_busy_q, !group_valid[1] || !det_busy_q,
+          !group_valid[0] || !det_busy_q};
     end
   end
 
@@ -659,7 +670,7 @@ module kld_top (
     .dense_i(ctrl_dense_q),
     .scan_clear_i(run_start),
     .scan_step_i(step),
-    .list_clear_i(run_start),
+    .list_clear_i(run_start && !reg_wdata_i[3]),
     .push_i(push_q),
     .push_token_i(decided_token_q),
     .kt_i(kt_q),
@@ -1065,20 +1076,23 @@ module kld_top (
     if (!rst_ni) begin
       det_busy_q <= 1'b0;
       round_q <= 1'b0;
+      decided_q <= 1'b0;
     end else begin
       round_q <= round_d;
       if (run_start) begin
-        det_busy_q <= !reg_wdata_i[1];
+        det_busy_q <= !reg_wdata_i[1] && !reg_wdata_i[3];
       end else begin
         if (step && scan_last && round_is_last) begin
           det_busy_q <= 1'b0;
         end
       end
+      decided_q <= !decisions_stale && (run_start ? !reg_wdata_i[1] : decided_q);
     end
   end
 
   assign round_d = run_start ? 1'b0 : ((step && scan_last && !round_is_last) ? round_q + 1'b1 :
       round_q);
+  assign decisions_stale = a_fire || (reg_wr && (reg_addr_i != 6'd0) && (reg_addr_i != 6'd6));
 
   // gather engine: one token enters per cycle while the pipeline advances
   always @(posedge clk_i or negedge rst_ni) begin
@@ -1229,10 +1243,10 @@ module kld_top (
   always @* begin
     case (reg_addr_i)
       6'd0: begin
-        rdata = {29'd0, {ctrl_trace_q, ctrl_dense_q, 1'b0}};
+        rdata = {28'd0, {ctrl_keep_q, ctrl_trace_q, ctrl_dense_q, 1'b0}};
       end
       6'd1: begin
-        rdata = {29'd0, {error_q, done_q, busy_q}};
+        rdata = {28'd0, {decided_q, error_q, done_q, busy_q}};
       end
       6'd2: begin
         rdata = {16'd0, dim_t_q};

@@ -58,6 +58,8 @@ constexpr uint32_t CTRL_DENSE_LSB = 1;  // [rw] dense mode: every pair computes,
 constexpr uint32_t CTRL_DENSE_WIDTH = 1;
 constexpr uint32_t CTRL_TRACE_LSB = 2;  // [rw] emit the decision trace stream (the detector waits for it)
 constexpr uint32_t CTRL_TRACE_WIDTH = 1;
+constexpr uint32_t CTRL_KEEP_LSB = 3;  // [rw] with START: no detection; the run issues from the last detection's compute lists and root tables (a further B tile of the same A; refused unless STATUS.DECIDED)
+constexpr uint32_t CTRL_KEEP_WIDTH = 1;
 // STATUS: status (ro, plain)
 constexpr uint32_t STATUS = 1;
 constexpr uint32_t STATUS_BUSY_LSB = 0;  // [ro, plain] a run is in progress
@@ -66,6 +68,8 @@ constexpr uint32_t STATUS_DONE_LSB = 1;  // [ro, plain] the last run finished (c
 constexpr uint32_t STATUS_DONE_WIDTH = 1;
 constexpr uint32_t STATUS_ERROR_LSB = 2;  // [ro] the last START was refused: a runtime value is out of range
 constexpr uint32_t STATUS_ERROR_WIDTH = 1;
+constexpr uint32_t STATUS_DECIDED_LSB = 3;  // [ro] the compute lists and root tables hold the decisions of the stored A and configuration: set by a detecting run, cleared by a dense run and by writes to A or to any register but CTRL and DIM_M
+constexpr uint32_t STATUS_DECIDED_WIDTH = 1;
 // DIM_T: grid T (rw, plain)
 constexpr uint32_t DIM_T = 2;
 // DIM_H: grid H (rw, plain)
@@ -159,9 +163,11 @@ constexpr Field kFields[] = {
     {"CTRL", "START", 0, 1, 0, 1, '1', 0, false, true},
     {"CTRL", "DENSE", 0, 1, 1, 1, 'w', 0, false, false},
     {"CTRL", "TRACE", 0, 1, 2, 1, 'w', 0, false, false},
+    {"CTRL", "KEEP", 0, 1, 3, 1, 'w', 0, false, false},
     {"STATUS", "BUSY", 1, 1, 0, 1, 'r', 0, false, true},
     {"STATUS", "DONE", 1, 1, 1, 1, 'r', 0, false, true},
     {"STATUS", "ERROR", 1, 1, 2, 1, 'r', 0, false, false},
+    {"STATUS", "DECIDED", 1, 1, 3, 1, 'r', 0, false, false},
     {"DIM_T", "VALUE", 2, 1, 0, 16, 'w', 0, false, true},
     {"DIM_H", "VALUE", 3, 1, 0, 16, 'w', 0, false, true},
     {"DIM_W", "VALUE", 4, 1, 0, 16, 'w', 0, false, true},

@@ -141,13 +141,20 @@ struct TbRun {
   std::string output;
 };
 
+// `keep`: further B tiles of A, each passed as --keep vectors.
 TbRun run_tb(int which, const ReuseConfig& c, const IntMatrix& a, const IntMatrix& b, const std::string& args,
-             const std::string& tag, const std::string& top = "kld_top") {
+             const std::string& tag, const std::string& top = "kld_top", const std::vector<IntMatrix>& keep = {}) {
   const fs::path dir = testing::process_dir("tb_test");
   const fs::path vec = dir / (tag + ".kvec"), json = dir / (tag + ".json"), log = dir / (tag + ".log");
   write_vectors(vec.string(), make_vectors(c, a, b));
   std::vector<std::string> argv = {testbench(which, top).exe.string(), "--vectors", vec.string(), "--json",
                                    json.string()};
+  std::vector<fs::path> kept;
+  for (size_t k = 0; k < keep.size(); ++k) {
+    kept.push_back(dir / (tag + "_keep" + std::to_string(k) + ".kvec"));
+    write_vectors(kept.back().string(), make_vectors(c, a, keep[k]));
+    argv.insert(argv.end(), {"--keep", kept.back().string()});
+  }
   std::istringstream words(args);  // `args` holds plain space-separated options
   for (std::string w; words >> w;) argv.push_back(w);
   ProcessOptions po;
@@ -160,6 +167,7 @@ TbRun run_tb(int which, const ReuseConfig& c, const IntMatrix& a, const IntMatri
   fs::remove(vec);
   fs::remove(json);
   fs::remove(log);
+  for (const fs::path& f : kept) fs::remove(f);
   return r;
 }
 
@@ -554,10 +562,49 @@ TEST(Testbench, StartRefusesOutOfRangeValuesWrittenTheCycleBefore) {
     ASSERT_FALSE(t.report.is_null());
     const nlohmann::json& check = t.report.at("start_check");
     EXPECT_TRUE(check.at("errors").empty()) << t.output;
-    // After reset, then DIM_T, DIM_W, DIM_K, DIM_M, TILE_W, WIN, two POLICY values, and DIM_K not a
-    // multiple of GROUP_W where GROUP_W > 1.
-    EXPECT_EQ(check.at("refusals").get<int>(), 9 + (hw_config(which).group_w > 1 ? 1 : 0)) << t.output;
+    // After reset (KEEP, then the reset values), KEEP before any detection, then DIM_T, DIM_W, DIM_K,
+    // DIM_M, TILE_W, WIN, two POLICY values, and DIM_K not a multiple of GROUP_W where GROUP_W > 1.
+    EXPECT_EQ(check.at("refusals").get<int>(), 11 + (hw_config(which).group_w > 1 ? 1 : 0)) << t.output;
     EXPECT_NE(t.output.find("PASS START checks"), std::string::npos) << t.output;
+  }
+}
+
+// CTRL.KEEP: after a reuse run, further B tiles of the same A (further key tiles of Q K^T) run on
+// that run's compute lists and root tables: bit-exact against the golden model of each tile, no
+// decision traced or counted, CYCLES as the documented schedule with the lists complete from the
+// start, never above the detecting run's. KEEP is refused before any detection, after reset and
+// after a write to a register detection reads (--check-start).
+TEST(Testbench, KeptDecisionsServeFurtherBTiles) {
+  for (int which : {0, 2}) {
+    Rng r(80 + static_cast<uint64_t>(which));
+    const ReuseConfig c = random_config(which, r);
+    const IntMatrix a = correlated_a(c, 7);
+    std::vector<IntMatrix> tiles;
+    for (uint64_t k = 0; k < 2; ++k) tiles.push_back(make_int_uniform(c.channels, c.out_cols, c.data_w, 20 + k));
+    const std::string what = hw_config(which).name() + " " + nlohmann::json(c).dump();
+    const TbRun t = run_tb(which, c, a, make_int_uniform(c.channels, c.out_cols, c.data_w, 19),
+                           "--mode both --check-start --stall 0.2", "keep", "kld_top", tiles);
+    expect_pass(t, what);
+    ASSERT_FALSE(t.report.is_null());
+    const nlohmann::json& runs = t.report.at("runs");
+    ASSERT_EQ(runs.size(), 4u) << t.output;  // reuse, the two kept tiles, then dense
+    EXPECT_EQ(runs[0].at("mode"), "reuse");
+    EXPECT_EQ(runs[3].at("mode"), "dense");
+    EXPECT_GT(runs[0].at("macs_skipped").get<int64_t>(), 0) << what;
+    for (size_t k : {1u, 2u}) {
+      const nlohmann::json& run = runs[k];
+      EXPECT_EQ(run.at("mode"), "keep");
+      EXPECT_EQ(run.at("compared_outputs").get<int64_t>(), c.grid.tokens() * c.out_cols);
+      EXPECT_EQ(run.at("compared_decisions").get<int64_t>(), 0);
+      EXPECT_EQ(run.at("macs_skipped").get<int64_t>(), 0);
+      EXPECT_EQ(run.at("macs_issued"), runs[0].at("macs_issued"));  // the same compute lists
+      EXPECT_EQ(run.at("stalls").at("detector_starved").get<int64_t>(), 0) << what;
+      EXPECT_LE(run.at("schedule_cycles_free_running").get<int64_t>(),
+                runs[0].at("schedule_cycles_free_running").get<int64_t>());
+    }
+    // The refusals of the START test, and KEEP after a TAU write once the kept runs are over.
+    EXPECT_EQ(t.report.at("start_check").at("refusals").get<int>(), 12 + (hw_config(which).group_w > 1 ? 1 : 0))
+        << t.output;
   }
 }
 
