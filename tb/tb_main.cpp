@@ -546,6 +546,7 @@ struct RunReport {
   uint64_t stall_out = 0, stall_trace = 0, wait_gather = 0, loadw = 0, starved = 0;  // counters by cause
   int64_t schedule = 0, schedule_free = 0;  // with the back-pressure applied, and free-running
   uint64_t start_cycle = 0, end_cycle = 0;  // testbench cycles of the START write and of done
+  uint64_t checked_cycle = 0;  // ... once the run's counters were read back (before anything else)
   nlohmann::json to_json() const {
     return {{"mode", keep ? "keep" : dense ? "dense" : "reuse"},       {"bit_exact", done && errors.empty() && compared_outputs > 0},
             {"compared_outputs", compared_outputs},    {"compared_decisions", compared_decisions},
@@ -556,6 +557,7 @@ struct RunReport {
                         {"weight_load", loadw}, {"detector_starved", starved}}},
             {"macs_issued", issued},                   {"macs_skipped", skipped},
             {"start_cycle", start_cycle},             {"end_cycle", end_cycle},
+            {"checked_cycle", checked_cycle},
             {"errors", errors}};
   }
 };
@@ -658,6 +660,7 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   if (rep.cycles != seen)
     mismatch("CYCLES: the testbench saw " + std::to_string(seen) + " busy cycles, hardware counted " +
              std::to_string(rep.cycles));
+  rep.checked_cycle = h.cycle();
   if (kPlainTop) return rep;  // no other counters; no documented schedule of the plain top
   const kaleido::hw::ScheduleCycles sched = schedule(h.stalls());
   rep.schedule = sched.total;
@@ -690,6 +693,7 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   expect_counter("LOADW_CYCLES", rep.loadw, sched.loadw);
   if (rep.busy != static_cast<uint64_t>(sched.busy))
     mismatch("BUSY: schedule gives " + std::to_string(sched.busy) + ", hardware counted " + std::to_string(rep.busy));
+  rep.checked_cycle = h.cycle();  // REUSED[g] and the cause counters were read above
   return rep;
 }
 

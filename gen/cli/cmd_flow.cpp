@@ -41,6 +41,7 @@ struct FlowCommand {
     w.channels = 32;
     w.out_cols = 32;
     source.untuned_target_reuse = 0.5;
+    source.key_tiles = 2;  // qk: the next key tile too, with CTRL.KEEP (when the grid holds two)
   }
 
   void run() {
@@ -53,6 +54,7 @@ struct FlowCommand {
     o.cfg = pw.cfg;
     o.a = std::move(pw.a);
     o.b = std::move(pw.b);
+    if (!pw.more_b.empty()) o.kept_b = std::move(pw.more_b.front());
     o.workload = pw.description;
     for (const std::string& l : liberty) o.liberty.push_back(l);
     o.clock_ns = clock_ns;
@@ -85,6 +87,11 @@ void register_flow(CLI::App& app) {
   cmd->hw.add_to(*sub, flow_default_config());
   cmd->w.add_to(*sub);
   cmd->source.add_to(*sub);
+  sub->add_option("--key-tiles", cmd->source.key_tiles,
+                  "qk: 1 = one key tile; 2 = also the next one, run with CTRL.KEEP on the first one's decisions "
+                  "(its cycles and its GEMM's energy; the default when the grid holds two tiles)")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
   sub->add_option("--liberty", cmd->liberty,
                   "Liberty file(s) of one library (default: kaleido_generic.lib (made by the build from scripts/liberty/make_kaleido_generic.py))");
   sub->add_option("--clock-ns", cmd->clock_ns, "Target clock period (ns)")->capture_default_str();

@@ -314,7 +314,11 @@ PreparedWorkload WorkloadSource::prepare(const CLI::App& cmd, WorkloadOptions& w
   if (!given("--band")) w.band = shape.band_preset;
   const int64_t n = static_cast<int64_t>(spec.grid.t) * spec.grid.h * spec.grid.w;
   const int keys = given("--out-cols") ? w.out_cols : static_cast<int>(std::min<int64_t>(hw.max_m, n));
-  return prepare_qk_workload(w, spec, keys, key_tiles);
+  // A default of several tiles shrinks to the whole tiles the grid holds; a given one is checked.
+  const int64_t whole = std::max<int64_t>(1, n / std::max(1, keys));
+  const int tiles = given("--key-tiles") || key_tiles == 0 ? key_tiles
+                                                            : static_cast<int>(std::min<int64_t>(key_tiles, whole));
+  return prepare_qk_workload(w, spec, keys, tiles);
 }
 
 }  // namespace kaleido::cli

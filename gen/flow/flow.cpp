@@ -261,6 +261,7 @@ FlowResult run_flow(const FlowOptions& opt) {
     req.cfg = opt.cfg;
     req.a = opt.a;
     req.b = opt.b;
+    if (opt.kept_b.rows > 0) req.keep_b = {opt.kept_b};
     req.workload = opt.workload;
     req.seed = opt.tb_seed;
     req.work_dir = opt.work_dir / "sim";
@@ -302,15 +303,24 @@ FlowResult run_flow(const FlowOptions& opt) {
         auto dense = std::make_shared<ppa::VectorFileStimulus>(sr.dense.inputs.string());
         if (reuse->cycles() <= o.sim_warmup || dense->cycles() <= o.sim_warmup)
           throw Error("the testbench's input dump is shorter than the warm-up of the gate-level replay");
-        reuse_rows = reuse->cycles();
+        // The reuse dump is replayed whole. With a kept tile it holds that tile's run too, so the
+        // reuse run's figures are a window ending where the testbench had checked it (before the
+        // kept tile's B is loaded); without one the replay is the reuse run.
+        reuse_rows = sr.kept.empty() ? reuse->cycles() : sr.reuse.checked_cycle;
         dense_rows = dense->cycles();
+        if (reuse_rows <= o.sim_warmup || reuse_rows > reuse->cycles())
+          throw InternalError("the reuse run's checks end at cycle " + std::to_string(reuse_rows) +
+                              ", outside the input dump");
         o.stimulus = reuse;
         o.sim_cycles = reuse->cycles() - o.sim_warmup;
         o.extra_stimuli.push_back({"dense", dense, dense->cycles() - o.sim_warmup});
+        if (!sr.kept.empty()) o.extra_stimuli.push_back({"reuse", reuse, reuse_rows - o.sim_warmup});
         // The GEMM alone: the same inputs, counted from the START write to done (the rest, register
         // programming and operand loading, is the same work in both modes).
-        for (const auto& [name, run_of, rows] : {std::tuple{"reuse GEMM", &sr.reuse, reuse},
-                                                  std::tuple{"dense GEMM", &sr.dense, dense}}) {
+        std::vector<std::tuple<const char*, const sim::ModeRun*, std::shared_ptr<ppa::VectorFileStimulus>>> gemms{
+            {"reuse GEMM", &sr.reuse, reuse}, {"dense GEMM", &sr.dense, dense}};
+        if (!sr.kept.empty()) gemms.emplace_back("kept tile GEMM", &sr.kept.front(), reuse);
+        for (const auto& [name, run_of, rows] : gemms) {
           const uint64_t start = run_of->start_cycle, end = run_of->end_cycle;
           if (end <= start || end > rows->cycles() || start < o.sim_warmup)
             throw InternalError(std::string(name) + ": START at cycle " + std::to_string(start) + " and done at " +
@@ -324,19 +334,31 @@ FlowResult run_flow(const FlowOptions& opt) {
       check_same_rtl("kld_top", sr.rtl_dir, top.rtl_hash, rtl);
       res.rtl_hash_synthesised.emplace_back("kld_top", top.rtl_hash);
       if (opt.activity_power) {
-        if (top.extra_activity.empty()) throw Error("the dense replay produced no power figure");
+        const auto activity = [&](const std::string& name) -> const ppa::ActivityRun& {
+          for (const ppa::ActivityRun& r : top.extra_activity)
+            if (r.name == name) return r;
+          throw InternalError("the gate-level replay produced no power figure for " + name);
+        };
         const double fmax = top.timed ? top.fmax_mhz : 0.0;
-        res.reuse = mode_energy(sr.reuse.cycles, sr.reuse.macs_issued, useful_macs, top.activity,
-                                top.toggles.cycles, reuse_rows, opt.clock_ns, fmax);
-        const ppa::ActivityRun& d = top.extra_activity.front();
-        res.dense = mode_energy(sr.dense.cycles, sr.dense.macs_issued, useful_macs, d.power, d.cycles, dense_rows,
-                                opt.clock_ns, fmax);
-        if (top.extra_activity.size() != 3) throw InternalError("the GEMM-phase replays produced no power figure");
-        const ppa::ActivityRun &rg = top.extra_activity[1], &dg = top.extra_activity[2];
-        res.reuse_gemm = mode_energy(sr.reuse.cycles, sr.reuse.macs_issued, useful_macs, rg.power, rg.cycles,
-                                     rg.cycles, opt.clock_ns, fmax);
-        res.dense_gemm = mode_energy(sr.dense.cycles, sr.dense.macs_issued, useful_macs, dg.power, dg.cycles,
-                                     dg.cycles, opt.clock_ns, fmax);
+        auto energy_of = [&](const sim::ModeRun& run_of, const ppa::PowerReport& p, uint64_t counted,
+                             uint64_t replayed) {
+          return mode_energy(run_of.cycles, run_of.macs_issued, useful_macs, p, counted, replayed, opt.clock_ns,
+                             fmax);
+        };
+        if (sr.kept.empty()) {
+          res.reuse = energy_of(sr.reuse, top.activity, top.toggles.cycles, reuse_rows);
+        } else {
+          const ppa::ActivityRun& r = activity("reuse");
+          res.reuse = energy_of(sr.reuse, r.power, r.cycles, reuse_rows);
+        }
+        const ppa::ActivityRun &d = activity("dense"), &rg = activity("reuse GEMM"), &dg = activity("dense GEMM");
+        res.dense = energy_of(sr.dense, d.power, d.cycles, dense_rows);
+        res.reuse_gemm = energy_of(sr.reuse, rg.power, rg.cycles, rg.cycles);
+        res.dense_gemm = energy_of(sr.dense, dg.power, dg.cycles, dg.cycles);
+        if (!sr.kept.empty()) {
+          const ppa::ActivityRun& kg = activity("kept tile GEMM");
+          res.kept_gemm = energy_of(sr.kept.front(), kg.power, kg.cycles, kg.cycles);
+        }
         // Operand loading: A is written into its banks before START, so none of it is in the GEMM's window.
         const auto a_writes = [](const std::vector<ppa::SramAccessCount>& srams) {
           uint64_t writes = 0;
@@ -344,10 +366,11 @@ FlowResult run_flow(const FlowOptions& opt) {
             if (c.path.rfind("u_a_", 0) == 0) writes += c.writes;
           return writes;
         };
-        res.reuse.a_bank_writes = a_writes(top.toggles.srams);
+        res.reuse.a_bank_writes = a_writes(sr.kept.empty() ? top.toggles.srams : activity("reuse").srams);
         res.dense.a_bank_writes = a_writes(d.srams);
         res.reuse_gemm.a_bank_writes = a_writes(rg.srams);
         res.dense_gemm.a_bank_writes = a_writes(dg.srams);
+        if (!sr.kept.empty()) res.kept_gemm.a_bank_writes = a_writes(activity("kept tile GEMM").srams);
       }
     });
     if (opt.plain_top) {
@@ -384,10 +407,11 @@ FlowResult run_flow(const FlowOptions& opt) {
                        {"gemm_phase",
                         {{"reuse", energy_json(res.reuse_gemm)},
                          {"dense", energy_json(res.dense_gemm)},
+                         {"kept_tile", res.kept_gemm.measured ? energy_json(res.kept_gemm) : json()},
                          {"definition",
                           "the same replays with toggles and SRAM accesses counted from the START write to done "
                           "(gate_level_cycles_replayed = the counted window): the GEMM without register programming "
-                          "and operand loading"}}}};
+                          "and operand loading; kept_tile: the next key tile run with CTRL.KEEP (no detection)"}}}};
     }
     const json& g = rep["golden"];
     const bool timed = opt.synth && top.timed;
@@ -395,6 +419,8 @@ FlowResult run_flow(const FlowOptions& opt) {
     const int64_t sram_bits = hw::sram_bits_total(hw::sram_roles(opt.hw, "kld_top"));
     json headline{{"bit_exact", res.bit_exact},
                   {"speedup", sr.speedup},
+                  {"speedup_kept_tile", sr.kept.empty() ? json() : json(static_cast<double>(sr.dense.cycles) /
+                                                                          static_cast<double>(sr.kept.front().cycles))},
                   {"ideal_speedup", sr.ideal_speedup},
                   {"reuse_ratio", g["reuse_ratio"]},
                   {"snr_db", g["snr_db"]},
@@ -416,6 +442,8 @@ FlowResult run_flow(const FlowOptions& opt) {
                                                 {"dense", res.dense.pj_per_useful_mac}};
         headline["energy_ratio_dense_over_reuse"] = res.dense.energy_j / res.reuse.energy_j;
         headline["energy_ratio_dense_over_reuse_gemm_phase"] = res.dense_gemm.energy_j / res.reuse_gemm.energy_j;
+        if (res.kept_gemm.measured)
+          headline["energy_ratio_dense_over_kept_tile_gemm_phase"] = res.dense_gemm.energy_j / res.kept_gemm.energy_j;
         if (res.reuse.fmax_clock_ns > 0) {
           headline["fmax_clock_ns"] = res.reuse.fmax_clock_ns;
           headline["energy_per_useful_mac_pj_at_fmax"] = {{"reuse", res.reuse.pj_per_useful_mac_at_fmax},
@@ -600,16 +628,29 @@ FlowResult run_flow(const FlowOptions& opt) {
            << fmt(sr.ideal_speedup, 2) << "x):\n\n";
         markdown::Table gemm({"mode", "counted cycles", "energy " + at_t + " (nJ)", "pJ per useful MAC " + at_t,
                               "dynamic energy (nJ)", "pJ per useful MAC " + at_f});
-        for (const auto& [name, e] :
-             {std::pair<std::string, ModeEnergy>{"dense", res.dense_gemm}, {"reuse", res.reuse_gemm}})
+        std::vector<std::pair<std::string, ModeEnergy>> gemm_rows{{"dense", res.dense_gemm}, {"reuse", res.reuse_gemm}};
+        if (res.kept_gemm.measured) gemm_rows.emplace_back("reuse, kept tile (CTRL.KEEP)", res.kept_gemm);
+        for (const auto& [name, e] : gemm_rows)
           gemm.add_row({name, std::to_string(e.replayed_cycles), fmt(e.energy_j * 1e9), fmt(e.pj_per_useful_mac, 4),
                         fmt(e.dynamic_energy_j * 1e9),
                         fmax_known ? fmt(e.pj_per_useful_mac_at_fmax, 4) : "n/a"});
         const auto ratio = [](double dense_j, double reuse_j) { return fmt(dense_j / reuse_j, 2) + "x"; };
-        gemm.add_row({"dense / reuse", "", ratio(res.dense_gemm.energy_j, res.reuse_gemm.energy_j), "",
-                      ratio(res.dense_gemm.dynamic_energy_j, res.reuse_gemm.dynamic_energy_j),
-                      fmax_known ? ratio(res.dense_gemm.energy_at_fmax_j, res.reuse_gemm.energy_at_fmax_j) : "n/a"});
+        auto ratio_row = [&](const std::string& name, const ModeEnergy& r) {
+          gemm.add_row({name, "", ratio(res.dense_gemm.energy_j, r.energy_j), "",
+                        ratio(res.dense_gemm.dynamic_energy_j, r.dynamic_energy_j),
+                        fmax_known ? ratio(res.dense_gemm.energy_at_fmax_j, r.energy_at_fmax_j) : "n/a"});
+        };
+        ratio_row("dense / reuse", res.reuse_gemm);
+        if (res.kept_gemm.measured) ratio_row("dense / kept tile", res.kept_gemm);
         md << gemm.render();
+        if (res.kept_gemm.measured && !sr.kept.empty())
+          md << "\nThe kept tile is the next key tile (B = the next " << opt.b.cols
+             << " columns of K^T, the same A), run after the reuse run with CTRL.KEEP: no detection, the compute "
+                "lists and root tables of the reuse run; "
+             << sr.kept.front().cycles << " cycles (dense / kept tile "
+             << fmt(static_cast<double>(sr.dense.cycles) / static_cast<double>(sr.kept.front().cycles), 3)
+             << "x), bit-exact against the golden model of its tile. Over a head of many key tiles every tile but "
+                "the first is a kept tile.\n";
         md << "\nDynamic energy (switching, internal, SRAM accesses) is per transition and per access, the same at "
               "any clock; leakage energy is leakage power x run time, so the run at Fmax (the fastest clock the "
               "STA allows) spends less of it.\n";
@@ -634,6 +675,10 @@ FlowResult run_flow(const FlowOptions& opt) {
     md << "- bit-exact (RTL vs golden model, both modes): **" << (res.bit_exact ? "yes" : "NO") << "**\n";
     md << "- speedup: **" << fmt(sr.speedup, 2) << "x** measured (" << fmt(sr.ideal_speedup, 2) << "x ideal) at reuse ratio "
        << fmt(g["reuse_ratio"].get<double>()) << "\n";
+    if (!sr.kept.empty())
+      md << "- the next key tile with CTRL.KEEP (no detection): "
+         << fmt(static_cast<double>(sr.dense.cycles) / static_cast<double>(sr.kept.front().cycles), 2) << "x ("
+         << sr.kept.front().cycles << " cycles), bit-exact " << (sr.kept.front().bit_exact ? "yes" : "NO") << "\n";
     md << "- quality: SNR " << fmt(g["snr_db"].get<double>(), 2) << " dB, cosine " << fmt(g["cosine"].get<double>(), 5)
        << " (reuse output vs exact GEMM; PSNR " << fmt(g["psnr_db"].get<double>(), 2) << " dB at peak "
        << fmt(g["psnr_peak"].get<double>(), 0) << ")\n";
@@ -654,6 +699,10 @@ FlowResult run_flow(const FlowOptions& opt) {
         md << "- the GEMM alone (START to done) at " << fmt(opt.clock_ns, 2) << " ns: reuse "
            << fmt(res.reuse_gemm.pj_per_useful_mac, 3) << " pJ, dense " << fmt(res.dense_gemm.pj_per_useful_mac, 3)
            << " pJ per useful MAC (" << fmt(res.dense_gemm.energy_j / res.reuse_gemm.energy_j, 2) << "x)\n";
+        if (res.kept_gemm.measured)
+          md << "- the kept tile's GEMM at " << fmt(opt.clock_ns, 2) << " ns: "
+             << fmt(res.kept_gemm.pj_per_useful_mac, 3) << " pJ per useful MAC ("
+             << fmt(res.dense_gemm.energy_j / res.kept_gemm.energy_j, 2) << "x against the dense GEMM)\n";
         if (res.reuse.fmax_clock_ns > 0)
           md << "- energy per useful MAC at Fmax (" << fmt(res.reuse.fmax_clock_ns, 2) << " ns): reuse "
              << fmt(res.reuse.pj_per_useful_mac_at_fmax, 3) << " pJ, dense " << fmt(res.dense.pj_per_useful_mac_at_fmax, 3)

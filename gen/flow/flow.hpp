@@ -26,6 +26,10 @@ struct FlowOptions {
   // The workload: one reuse GEMM with its thresholds applied.
   ReuseConfig cfg;
   IntMatrix a, b;
+  // Optional (0 rows: none): a further B tile of A, e.g. the next key tile of Q K^T, run with
+  // CTRL.KEEP after the reuse run on its decisions: its cycles, and its GEMM's energy (a window of
+  // the reuse replay). The reuse run's own figures end where its checks end, before this tile.
+  IntMatrix kept_b;
   nlohmann::json workload;  // description (clip, encoder, thresholds), copied into the report
 
   std::vector<std::filesystem::path> liberty;  // empty = the project's generic library
@@ -93,6 +97,7 @@ struct FlowResult {
   double speedup = 0.0;
   ModeEnergy reuse, dense;            // the whole replayed run
   ModeEnergy reuse_gemm, dense_gemm;  // the GEMM alone: the same replay counted from START to done
+  ModeEnergy kept_gemm;               // FlowOptions::kept_b's GEMM alone (CTRL.KEEP: no detection)
   std::filesystem::path markdown, json;
 };
 

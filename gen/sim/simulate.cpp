@@ -37,6 +37,7 @@ void read_run(const nlohmann::json& j, ModeRun& r) {
   r.compared_decisions = j.at("compared_decisions").get<int64_t>();
   r.start_cycle = j.at("start_cycle").get<uint64_t>();
   r.end_cycle = j.at("end_cycle").get<uint64_t>();
+  r.checked_cycle = j.at("checked_cycle").get<uint64_t>();
 }
 
 // `keep`: vectors of further B tiles, run with CTRL.KEEP after the first reuse run (`kept`).

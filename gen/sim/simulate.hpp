@@ -44,6 +44,7 @@ struct ModeRun {
   int64_t compared_outputs = 0, compared_decisions = 0;
   uint64_t start_cycle = 0, end_cycle = 0;  // testbench cycles of the START write and of done (the
                                             // GEMM's rows [start, end) of the input dump)
+  uint64_t checked_cycle = 0;  // ... and once the testbench had read the run's counters back
   double seconds = 0.0;  // wall time of the simulation
   std::filesystem::path inputs;  // per-cycle inputs when SimRequest::dump_inputs
   nlohmann::json tb;     // the testbench's own report

@@ -1,6 +1,6 @@
-// `kaleido flow`'s workload choice through the command line: the default
-// workload is one key tile of an attention head's Q K^T, sized by the model,
-// and options that do not apply to the chosen workload are refused.
+// `kaleido flow`'s workload choice through the command line: the default workload is two key
+// tiles of an attention head's Q K^T (the second with CTRL.KEEP), sized by the model, and options
+// that do not apply to the chosen workload are refused.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,7 +29,7 @@ std::vector<std::string> small_flow(const testing::TestDir& dir, bool model = tr
   return argv;
 }
 
-TEST(FlowCli, DefaultWorkloadIsOneKeyTileOfAnAttentionHead) {
+TEST(FlowCli, DefaultWorkloadIsTheKeyTilesOfAnAttentionHead) {
   if (!testing::have_tool("verilator")) GTEST_SKIP() << "verilator missing (Debian package verilator)";
   testing::TestDir dir("flow_qk");
   const ProcessResult r = run_process(small_flow(dir));
@@ -47,7 +47,8 @@ TEST(FlowCli, DefaultWorkloadIsOneKeyTileOfAnAttentionHead) {
   EXPECT_EQ(c.at("M"), 4);
   EXPECT_EQ(j.at("hw").at("max_k"), 64);  // not the main job's 128: sized by --model
   EXPECT_EQ(c.at("band"), "cogvideox");  // the model's RoPE bands for the rope-orthogonal policy
-  EXPECT_EQ(w.at("keys").get<std::string>().rfind("0..3 of 16 ", 0), 0u) << w.at("keys");
+  // Two key tiles of 4: the first detects, the next runs with CTRL.KEEP on its decisions.
+  EXPECT_EQ(w.at("keys").get<std::string>().rfind("0..7 of 16 in 2 tiles", 0), 0u) << w.at("keys");
   // No threshold option: calibrated for the shared default output SNR, and reached.
   EXPECT_NE(w.at("thresholds").get<std::string>().find("calibrated for output SNR 30.0 dB"), std::string::npos)
       << w.at("thresholds");
@@ -56,6 +57,10 @@ TEST(FlowCli, DefaultWorkloadIsOneKeyTileOfAnAttentionHead) {
   EXPECT_GE(h.at("snr_db").get<double>(), 30.0);
   EXPECT_GT(h.at("reuse_ratio").get<double>(), 0.0);
   EXPECT_LE(h.at("speedup").get<double>(), h.at("ideal_speedup").get<double>());
+  const nlohmann::json& kept = j.at("simulation").at("kept_b_tiles");
+  ASSERT_EQ(kept.at("runs").size(), 1u);
+  EXPECT_TRUE(kept.at("runs")[0].at("bit_exact").get<bool>());
+  EXPECT_GE(h.at("speedup_kept_tile").get<double>(), h.at("speedup").get<double>());  // no detection to wait for
 }
 
 TEST(FlowCli, WorkloadOptionsThatDoNotApplyAreRefused) {
@@ -72,6 +77,7 @@ TEST(FlowCli, WorkloadOptionsThatDoNotApplyAreRefused) {
       {{"--channels", "32"}, "CogVideoX-5B's head dimension, 64"},
       {{"--out-cols", "17"}, "1 to N = 16 keys"},
       {{"--window", "20"}, "window depth = 20: exceeds the hardware's WIN_CAP = 16"},
+      {{"--out-cols", "16", "--key-tiles", "2"}, "key-tiles = 2: 1 to the 1 whole tiles of 16 keys in N = 16"},
   };
   for (const auto& k : cases) {
     std::vector<std::string> argv = small_flow(dir);

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -99,6 +100,8 @@ const TinyRun& high_reuse_run() {
   static const TinyRun r = [] {
     TinyRun t;
     t.opt = tiny_flow(temp_dir("high"), 120);
+    // A further B tile, run with CTRL.KEEP after the reuse run (as the main job's next key tile).
+    t.opt.kept_b = make_int_weights(t.opt.cfg.channels, t.opt.cfg.out_cols, t.opt.cfg.data_w, 9);
     t.result = flow::run_flow(t.opt);
     return t;
   }();
@@ -360,6 +363,26 @@ TEST(Flow, TheGemmAloneIsTheReplayFromStartToDone) {
   const std::string md = read_file(r.markdown);
   EXPECT_NE(md.find("The GEMM alone (the same replays"), std::string::npos);
   EXPECT_NE(md.find("- the GEMM alone (START to done) at 5.00 ns"), std::string::npos);
+
+  // The kept tile (CTRL.KEEP): its GEMM is a window of the reuse replay, which the reuse run's own
+  // figures stop short of; it loads nothing into A and decides nothing, so it spends less than the
+  // detecting run's GEMM.
+  ASSERT_TRUE(r.kept_gemm.measured);
+  const json& kept = r.report.at("simulation").at("kept_b_tiles").at("runs").at(0);
+  EXPECT_TRUE(kept.at("bit_exact").get<bool>());
+  EXPECT_EQ(r.kept_gemm.replayed_cycles, kept.at("cycles").get<uint64_t>() + 1);
+  EXPECT_EQ(r.kept_gemm.a_bank_writes, 0u);
+  EXPECT_GT(r.kept_gemm.dynamic_energy_j, 0.0);
+  EXPECT_LT(r.kept_gemm.dynamic_energy_j, r.reuse_gemm.dynamic_energy_j);
+  EXPECT_LE(kept.at("cycles").get<int64_t>(), r.reuse.cycles);
+  uint64_t dump_rows = 0;  // the reuse testbench's input dump: a header, then a line per cycle
+  std::ifstream dump(high_reuse_run().opt.work_dir / "sim" / "inputs_reuse.txt");
+  for (std::string line; std::getline(dump, line);) ++dump_rows;
+  EXPECT_LE(r.reuse.replayed_cycles + kept.at("cycles").get<uint64_t>(), dump_rows - 1)
+      << "the reuse run's figures end before the kept tile";
+  EXPECT_DOUBLE_EQ(r.report.at("headline").at("energy_ratio_dense_over_kept_tile_gemm_phase").get<double>(),
+                   r.dense_gemm.energy_j / r.kept_gemm.energy_j);
+  EXPECT_NE(md.find("- the kept tile's GEMM at 5.00 ns"), std::string::npos);
 }
 
 TEST(Flow, FailedStageIsNamedAndItsLogKept) {
