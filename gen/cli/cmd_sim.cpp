@@ -63,9 +63,10 @@ struct SimCommand {
       std::printf("kaleido sim: %s, %dx%dx%d tokens, K=%d, M=%d (%s)\n", r.hw.name().c_str(), req.cfg.grid.t,
                   req.cfg.grid.h, req.cfg.grid.w, req.cfg.channels, req.cfg.out_cols,
                   req.workload.value("kind", "synthetic").c_str());
+      int64_t outputs = r.reuse.compared_outputs + r.dense.compared_outputs + r.plain.compared_outputs;
+      for (const sim::ModeRun& k : r.kept) outputs += k.compared_outputs;  // every key tile's outputs
       std::printf("  bit-exact       %s (%lld outputs, %lld decisions compared)\n", r.bit_exact() ? "yes" : "NO",
-                  static_cast<long long>(r.reuse.compared_outputs + r.dense.compared_outputs + r.plain.compared_outputs),
-                  static_cast<long long>(r.reuse.compared_decisions));
+                  static_cast<long long>(outputs), static_cast<long long>(r.reuse.compared_decisions));
       std::printf("  cycles          reuse %lld, dense %lld (stall %lld / %lld)\n", static_cast<long long>(r.reuse.cycles),
                   static_cast<long long>(r.dense.cycles), static_cast<long long>(r.reuse.stall),
                   static_cast<long long>(r.dense.stall));
