@@ -32,7 +32,7 @@ void HwOptions::default_unless_given(const CLI::App& cmd, const std::string& opt
   const auto& fields = hw::hw_fields();
   for (size_t i = 0; i < fields.size(); ++i) {
     if (option != fields[i].option) continue;
-    if (cmd.get_option(option)->count() == 0) values[i] = value;
+    if (!option_given(cmd, option)) values[i] = value;
     return;
   }
   throw Error("internal: " + option + " is not a hardware option");
@@ -41,15 +41,17 @@ void HwOptions::default_unless_given(const CLI::App& cmd, const std::string& opt
 std::set<std::string> HwOptions::given_keys(const CLI::App& cmd) const {
   std::set<std::string> keys;
   for (const hw::HwField& f : hw::hw_fields())
-    if (cmd.get_option(f.option)->count() > 0) keys.insert(f.key);
+    if (option_given(cmd, f.option)) keys.insert(f.key);
   return keys;
 }
 
+bool option_given(const CLI::App& cmd, const std::string& option) {
+  const CLI::Option* o = cmd.get_option_no_throw(option);
+  return o != nullptr && o->count() > 0;
+}
+
 void derive_algorithm_widths(const CLI::App& cmd, const hw::HwConfig& hw, int& data_w, int& acc_w, int& group_w) {
-  auto given = [&](const char* option) {
-    const CLI::Option* o = cmd.get_option_no_throw(option);
-    return o != nullptr && o->count() > 0;
-  };
+  auto given = [&](const char* option) { return option_given(cmd, option); };
   if (!given("--data-w")) data_w = hw.data_w;
   if (!given("--acc-w")) acc_w = hw.acc_w;
   if (!given("--group-w")) group_w = hw.group_w;

@@ -25,6 +25,10 @@ struct HwOptions {
   std::set<std::string> given_keys(const CLI::App& cmd) const;
 };
 
+// The command received `option` (on the command line or in a config file); false for an option
+// the command does not have.
+bool option_given(const CLI::App& cmd, const std::string& option);
+
 // One configuration: the algorithm's widths follow the hardware's unless the
 // command received --data-w, --acc-w or --group-w (on the command line or in a
 // config file); then sim/flow check that both agree (a ConfigError otherwise).

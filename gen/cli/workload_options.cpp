@@ -265,7 +265,7 @@ void WorkloadSource::add_to(CLI::App& cmd) {
 }
 
 std::string WorkloadSource::resolve(const CLI::App& cmd, HwOptions& hw) const {
-  auto given = [&](const char* o) { return cmd.get_option(o)->count() > 0; };
+  auto given = [&](const char* o) { return option_given(cmd, o); };
   std::string k = kind;
   if (!given("--workload") && given("--clip")) k = clip.empty() ? "synthetic" : (k == "synthetic" ? "latent" : k);
   if (k != "qk" && k != "latent" && k != "synthetic")
@@ -277,10 +277,8 @@ std::string WorkloadSource::resolve(const CLI::App& cmd, HwOptions& hw) const {
       if (given(o) && !(o == std::string("--clip") && clip.empty()))
         throw ConfigError(o + 2, cmd.get_option(o)->as<std::string>(), "applies to the clip workloads only");
   if (k != "qk") {
-    for (const char* o : {"--proxy", "--model", "--key-tiles"}) {
-      const CLI::Option* opt = cmd.get_option_no_throw(o);
-      if (opt && opt->count() > 0) throw ConfigError(o + 2, opt->as<std::string>(), "applies to --workload qk only");
-    }
+    for (const char* o : {"--proxy", "--model", "--key-tiles"})
+      if (given(o)) throw ConfigError(o + 2, cmd.get_option(o)->as<std::string>(), "applies to --workload qk only");
     return k;
   }
   hw.default_unless_given(cmd, "--max-k", workload::find_model(model).head_dim);
@@ -289,7 +287,7 @@ std::string WorkloadSource::resolve(const CLI::App& cmd, HwOptions& hw) const {
 
 PreparedWorkload WorkloadSource::prepare(const CLI::App& cmd, WorkloadOptions& w, const hw::HwConfig& hw,
                                          const std::string& k) const {
-  auto given = [&](const char* o) { return cmd.get_option(o)->count() > 0; };
+  auto given = [&](const char* o) { return option_given(cmd, o); };
   if (k != "qk") {
     const bool thresholds_given = given("--tau") || given("--tau-schedule") || given("--block-schedule") ||
                                   given("--target-reuse") || given("--target-psnr") || given("--target-snr");
