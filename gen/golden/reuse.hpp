@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "golden/config.hpp"
@@ -67,6 +68,35 @@ using FloatReuse = ReuseResult<float>;
 IntReuse run_reuse(const ReuseConfig& cfg, const IntMatrix& a);
 // Float path: thresholds from cfg.tau_float.
 FloatReuse run_reuse(const ReuseConfig& cfg, const FloatMatrix& a);
+
+// The float path with A streamed: rows are pushed in scan order and only the reference window is stored (a ring of
+// window_depth + 1 rows of A, of Ahat and of decisions), so A may be far larger than memory (the study's P of
+// every query at 32,760 tokens: 4 GiB whole, 0.4 GiB as the window of a 480p frame). Decisions, Ahat and counters
+// are those of run_reuse on the whole matrix.
+class StreamedReuse {
+ public:
+  explicit StreamedReuse(const ReuseConfig& cfg);
+  ~StreamedReuse();
+  StreamedReuse(const StreamedReuse&) = delete;
+  StreamedReuse& operator=(const StreamedReuse&) = delete;
+
+  int64_t size() const;      // tokens
+  int64_t pushed() const;    // tokens decided so far
+  int32_t next_token() const;  // the token push() takes next (scan order), -1 when all are pushed
+  const ScanOrder& scan() const;
+  int groups() const;
+  int64_t ring_rows() const;  // rows held: min(N, window depth + 1)
+  // Decides next_token() from its row of A (K values); returns its Ahat row, valid until the next push.
+  const float* push(const float* row);
+  // The groups' decisions of the token pushed last, valid until the next push.
+  const PairDecision* decisions_of_last();
+  // Once every token is pushed.
+  ReuseCounters counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // The difference d(r) of one (token, group) against one reference, as the
 // detector computes it (exposed for block-level tests of the hardware).

@@ -203,9 +203,9 @@ AttentionQuality AttentionEvaluator::with_inputs(const FloatMatrix& q_eff, const
   return evaluate(in_, v_eff ? *v_eff : in_.v, rows_, threads_, fill, &s_exact_, &o_exact_, nullptr, nullptr);
 }
 
-AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff, const FloatMatrix& p) const {
+AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff,
+                                                         const std::function<const float*(int32_t)>& p_row) const {
   const int64_t N = in_.k.rows, d = in_.head_dim, R = static_cast<int64_t>(rows_.size());
-  if (p.rows != N || p.cols < N) throw InternalError("attention: probability rows have the wrong shape");
   AttentionQuality q = with_inputs(q_eff);  // the scores' quality
   QualitySums out_sum;
   std::mutex m;
@@ -213,7 +213,8 @@ AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff
     const int nr = static_cast<int>(e - b);
     std::vector<float> rows(static_cast<size_t>(nr * N)), o(static_cast<size_t>(nr * d));
     for (int r = 0; r < nr; ++r) {
-      const float* src = p.row(rows_[static_cast<size_t>(b + r)]);
+      const float* src = p_row(rows_[static_cast<size_t>(b + r)]);
+      if (!src) throw InternalError("attention: no probability row of query " + std::to_string(rows_[b + r]));
       std::copy(src, src + N, rows.data() + r * N);
     }
     pv_tile(rows.data(), nr, in_.v, o.data());

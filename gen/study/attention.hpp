@@ -54,9 +54,10 @@ class AttentionEvaluator {
   AttentionQuality with_inputs(const FloatMatrix& q_eff, const FloatMatrix* k_eff = nullptr,
                                const FloatMatrix* v_eff = nullptr) const;
   // Scores from q_eff; the output from given probabilities instead of their softmax: O_i = sum_j p(i, j) V_j,
-  // p with N rows (queries) and at least N columns (keys; columns past N are padding and ignored). For reuse
-  // on P V, where p holds the effective (reused) probability rows.
-  AttentionQuality with_probabilities(const FloatMatrix& q_eff, const FloatMatrix& p) const;
+  // p_row(i) the probability row of query token i (at least N values; values past N are padding and ignored),
+  // asked for the evaluator's rows only. For reuse on P V, where the rows are the effective (reused) ones.
+  AttentionQuality with_probabilities(const FloatMatrix& q_eff,
+                                      const std::function<const float*(int32_t)>& p_row) const;
   // Only the kept (query block, key block) tiles computed; scores from q_eff when given (reuse inside the kept
   // tiles), else the exact scores.
   AttentionQuality with_mask(const BlockLayout& layout, const BlockMask& mask,

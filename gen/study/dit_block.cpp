@@ -340,10 +340,10 @@ DitBlock::DitBlock(const DitShape& s, const Grid& grid, FloatMatrix x0, DitWeigh
       throw ConfigError("group-w", std::to_string(r.group_w),
                         "must divide the hidden size, head dim and FFN size (" + std::to_string(s.hidden) + ", " +
                             std::to_string(s.head_dim) + ", " + std::to_string(s.ffn) + ")");
-  if (grid.tokens() > kMaxPvReuseTokens)
+  if (grid.tokens() > kMaxDitBlockTokens)
     throw ConfigError("block", std::to_string(grid.tokens()) + " tokens",
                       "the DiT block holds P of one head (N x N floats) and every activation of the block: at most " +
-                          std::to_string(kMaxPvReuseTokens) + " tokens (use a smaller --resolution or --frames)");
+                          std::to_string(kMaxDitBlockTokens) + " tokens (use a smaller --resolution or --frames)");
   Forward f = forward(nullptr, &rms_);
   xn_ = std::move(f.xn);
   q_ = std::move(f.q);

@@ -130,8 +130,11 @@ struct DitReuse {
   Policy policy = Policy::Adaptive;  // no-RoPE GEMMs: every axis; qk: the rope-orthogonal set
 };
 
+// The block study holds every activation of the block on all tokens and P of one head whole (N x N floats).
+constexpr int64_t kMaxDitBlockTokens = 8192;
+
 // The exact block on all tokens, kept to evaluate each GEMM with reuse on its exact input and the whole block
-// with reuse on every GEMM. At most kMaxPvReuseTokens tokens (P of one head is held whole).
+// with reuse on every GEMM. At most kMaxDitBlockTokens tokens.
 class DitBlock {
  public:
   DitBlock(const DitShape& s, const Grid& grid, FloatMatrix x0, DitWeights w, const DitReuse& r, DitSample sample,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "common/error.hpp"
@@ -108,11 +109,6 @@ class ReuseMethod : public Method {
     rope_cfg_ = q_reuse_config(in, spec);
     cfg_ = rope_cfg_;
     if (spec.all_axes) cfg_.band = parse_band_split("none");  // no group is barred from its RoPE axis
-    if (spec.reuse_p && in.grid.tokens() > kMaxPvReuseTokens)
-      throw ConfigError("methods", spec.name,
-                        "reuse on P V holds P of every query (N x N floats): at most " +
-                            std::to_string(kMaxPvReuseTokens) + " tokens, this grid has " +
-                            std::to_string(in.grid.tokens()) + " (use a smaller --resolution or --frames)");
     rms_q_ = group_rms(in.q, spec.group_w);
     if (spec.reuse_keys) rms_k_ = group_rms(in.k, spec.group_w);
   }
@@ -168,7 +164,11 @@ class ReuseMethod : public Method {
   }
 
   AttentionQuality evaluate(const AttentionEvaluator& ev) const override {
-    if (spec_.reuse_p) return ev.with_probabilities(q_.a_eff, p_.a_eff);
+    if (spec_.reuse_p)
+      return ev.with_probabilities(q_.a_eff, [this](int32_t tok) -> const float* {
+        const int32_t r = p_kept_index_[static_cast<size_t>(tok)];
+        return r < 0 ? nullptr : p_hat_.row(r);
+      });
     return ev.with_inputs(q_.a_eff, spec_.reuse_keys ? &k_.a_eff : nullptr);
   }
 
@@ -213,24 +213,36 @@ class ReuseMethod : public Method {
                         {"rows_identical", identical_rows_},
                         {"groups", groups}};
     if (spec_.reuse_keys) j["key_reuse_ratio"] = k_.counters.reuse_ratio();
-    if (spec_.reuse_p) j["p_reuse_ratio"] = p_.counters.reuse_ratio();
+    if (spec_.reuse_p) j["p_reuse_ratio"] = p_counters_.reuse_ratio();
     return j;
   }
 
  private:
-  // P = softmax(Qhat K^T / sqrt d) of every query, then closed-loop reuse on P's key groups; P V MACs counted
-  // per computed (query, key group) pair over the group's real keys.
+  // Rows of P = softmax(Qhat K^T / sqrt d) of `tokens`, zero-padded to `cols`, handed to fn in that order (chunks
+  // computed in parallel, then visited in order: deterministic whatever the threads).
+  void probabilities_in_order(const AttentionInputs& hat, const std::vector<int32_t>& tokens, int64_t cols,
+                              const std::function<void(int32_t, const float*)>& fn) const {
+    constexpr size_t kChunk = 256;
+    const int64_t N = hat.k.rows;
+    std::vector<float> buf(kChunk * static_cast<size_t>(cols), 0.0f);
+    for (size_t b = 0; b < tokens.size(); b += kChunk) {
+      const std::vector<int32_t> part(tokens.begin() + static_cast<std::ptrdiff_t>(b),
+                                      tokens.begin() + static_cast<std::ptrdiff_t>(std::min(tokens.size(), b + kChunk)));
+      attention_probabilities(hat, part, spec_.threads, [&](size_t i, const float* row) {
+        std::copy(row, row + N, buf.data() + i * static_cast<size_t>(cols));
+      });
+      for (size_t i = 0; i < part.size(); ++i) fn(part[i], buf.data() + i * static_cast<size_t>(cols));
+    }
+  }
+
+  // Closed-loop reuse on P's key groups, P streamed in scan order (only the reference window's rows are held):
+  // a first pass for the groups' RMS (the thresholds' unit, summed in token order as group_rms does), a second
+  // for the decisions. P V MACs counted per computed (query, key group) pair over the group's real keys.
   void execute_pv(double knob, Execution& e) {
     const int64_t N = in_.grid.tokens(), d = in_.head_dim, gw = spec_.group_w;
-    const int64_t Np = (N + gw - 1) / gw * gw;
+    const int64_t Np = (N + gw - 1) / gw * gw, G = Np / gw;
     AttentionInputs hat = in_;
     hat.q = q_.a_eff;
-    FloatMatrix p(N, Np);
-    std::vector<int32_t> all(static_cast<size_t>(N));
-    for (int64_t i = 0; i < N; ++i) all[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-    attention_probabilities(hat, all, spec_.threads, [&](size_t i, const float* row) {
-      std::copy(row, row + N, p.row(static_cast<int64_t>(i)));
-    });
     ReuseConfig cp;
     cp.grid = in_.grid;
     cp.channels = static_cast<int>(Np);
@@ -242,14 +254,37 @@ class ReuseMethod : public Method {
     cp.tile_h = spec_.tile_h;
     cp.tile_w = spec_.tile_w;
     cp.validate();
-    const std::vector<float> rms = group_rms(p, static_cast<int>(gw));
-    for (float r : rms) cp.tau_float.push_back(static_cast<float>(knob) * r);
-    p_ = run_reuse(cp, p);
+
+    std::vector<int32_t> order(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i) order[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    std::vector<double> sum(static_cast<size_t>(G), 0.0);
+    probabilities_in_order(hat, order, Np, [&](int32_t, const float* row) {
+      for (int64_t g = 0; g < G; ++g)
+        for (int64_t c = g * gw; c < (g + 1) * gw; ++c) sum[static_cast<size_t>(g)] += static_cast<double>(row[c]) * row[c];
+    });
+    for (double s : sum)
+      cp.tau_float.push_back(static_cast<float>(knob) *
+                             static_cast<float>(std::sqrt(s / (static_cast<double>(N) * static_cast<double>(gw)))));
+
+    StreamedReuse st(cp);
+    for (int64_t pos = 0; pos < N; ++pos) order[static_cast<size_t>(pos)] = st.scan().token_at(pos);
+    p_kept_index_.assign(static_cast<size_t>(N), -1);
+    const bool all = spec_.kept_rows.empty();
+    const int64_t kept = all ? N : static_cast<int64_t>(spec_.kept_rows.size());
+    for (int64_t r = 0; r < kept; ++r)
+      p_kept_index_[static_cast<size_t>(all ? r : spec_.kept_rows[static_cast<size_t>(r)])] = static_cast<int32_t>(r);
+    p_hat_ = FloatMatrix(kept, Np);
+    probabilities_in_order(hat, order, Np, [&](int32_t tok, const float* row) {
+      const float* ahat = st.push(row);
+      const int32_t r = p_kept_index_[static_cast<size_t>(tok)];
+      if (r >= 0) std::copy(ahat, ahat + Np, p_hat_.row(r));
+    });
+    p_counters_ = st.counters();
     e.pv = 0;
     int64_t refs = 0;
     for (int g = 0; g < cp.groups(); ++g) {
       const int64_t keys = std::min<int64_t>(gw, N - g * gw);
-      e.pv += (N - p_.counters.reused_per_group[static_cast<size_t>(g)]) * keys * d;
+      e.pv += (N - p_counters_.reused_per_group[static_cast<size_t>(g)]) * keys * d;
       refs += static_cast<int64_t>(cp.allowed_axes(g).size());
     }
     e.overhead += N * refs * gw;
@@ -260,7 +295,10 @@ class ReuseMethod : public Method {
   ReuseConfig cfg_;
   ReuseConfig rope_cfg_;  // cfg_ with Q's RoPE band, to name each group's RoPE axes
   std::vector<float> rms_q_, rms_k_;
-  FloatReuse q_, k_, p_;
+  FloatReuse q_, k_;
+  ReuseCounters p_counters_;             // reuse on P (reuse_p)
+  FloatMatrix p_hat_;                    // Phat rows of the kept tokens
+  std::vector<int32_t> p_kept_index_;    // token -> row of p_hat_, or -1
   double knob_ = 0.0;
   int64_t identical_rows_ = 0;
 };

@@ -73,8 +73,11 @@ struct ReuseMethodSpec {
   bool reuse_keys = false;  // reuse K too (S = Qhat Khat^T)
   // Reuse on P V as well: Out = Phat V with A = P (rows: queries on the grid; groups: runs of Gw keys, keys
   // padded with zeros to a multiple of Gw), P = softmax(Qhat K^T / sqrt d) of every query, thresholds
-  // knob x RMS of each P group. Needs N x N floats: at most kMaxPvReuseTokens tokens.
+  // knob x RMS of each P group. P is streamed in scan order (golden StreamedReuse): memory is the reference
+  // window's rows, not N x N, at the cost of computing P twice per knob (the groups' RMS, then the decisions).
   bool reuse_p = false;
+  // reuse_p: the query tokens whose Phat rows are kept for evaluate() (the evaluator's rows); empty: every token.
+  std::vector<int32_t> kept_rows;
   // Group distance (golden/config.hpp: max, the hardware's; l1 = mean |d|; l2 = RMS of d; tau in data units).
   Distance distance = Distance::Max;
   // Every axis allowed for every group, RoPE band or not (with Policy::Adaptive: the passing reference with the
@@ -84,8 +87,6 @@ struct ReuseMethodSpec {
   int tile_h = 0, tile_w = 0;
   int threads = 1;  // for P of every query (reuse_p)
 };
-
-constexpr int64_t kMaxPvReuseTokens = 8192;
 
 // RMS of each group of `group_w` consecutive columns over all rows: the unit of the study's thresholds.
 std::vector<float> group_rms(const FloatMatrix& x, int group_w);

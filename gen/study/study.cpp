@@ -143,8 +143,10 @@ double local_window_mass(const FloatMatrix& s, const std::vector<int32_t>& rows,
 }
 
 // block_reuse_tau: tau/RMS of oracle-block-reuse at this step.
+// eval_rows: the evaluator's query rows (reuse on P V keeps their Phat rows only).
 std::unique_ptr<Method> make_method(const std::string& name, const AttentionInputs& in, const StudyOptions& opt,
-                                    const PeerParams& peer, double block_reuse_tau) {
+                                    const PeerParams& peer, double block_reuse_tau,
+                                    const std::vector<int32_t>& eval_rows) {
   ReuseMethodSpec r;
   r.name = name;
   r.group_w = opt.group_w;
@@ -159,6 +161,7 @@ std::unique_ptr<Method> make_method(const std::string& name, const AttentionInpu
   }
   if (name == "channel-reuse-pv") {
     r.reuse_p = true;
+    r.kept_rows = eval_rows;
     return make_reuse_method(in, r);
   }
   if (name == "channel-reuse-all-axes") {
@@ -425,15 +428,7 @@ void run_step(const StudyOptions& opt, const std::string& clip, StepRecord st, S
   st.block_reuse_tau = block_reuse_tau;
 
   for (const std::string& name : opt.methods) {
-    if (name == "channel-reuse-pv" && in.grid.tokens() > kMaxPvReuseTokens) {
-      const std::string why = name + " skipped at " + where + ": reuse on P V holds P of every query, at most " +
-                              std::to_string(kMaxPvReuseTokens) + " tokens (this grid: " +
-                              std::to_string(in.grid.tokens()) + ")";
-      progress.note(why);
-      if (std::find(res.skipped.begin(), res.skipped.end(), why) == res.skipped.end()) res.skipped.push_back(why);
-      continue;
-    }
-    std::unique_ptr<Method> m = make_method(name, in, opt, peer, block_reuse_tau);
+    std::unique_ptr<Method> m = make_method(name, in, opt, peer, block_reuse_tau, rows);
     if (is_distance_variant(name)) {
       st.at_snr.push_back(calibrate_knob_for_snr(*m, ev, opt.schedule_snr_db));
       const StepRecord::AtSnr& at = st.at_snr.back();
@@ -563,10 +558,10 @@ StudyResult run_study(const StudyOptions& opt, Progress& progress) {
     block_spec.schedule = std::move(schedule);
   }
   const auto check_block_tokens = [&](const Grid& g) {
-    if (opt.dit_block && g.tokens() > kMaxPvReuseTokens)
+    if (opt.dit_block && g.tokens() > kMaxDitBlockTokens)
       throw ConfigError("block", std::to_string(g.tokens()) + " tokens",
                         "the DiT block study holds every activation of the block and P of one head (N x N floats): "
-                        "at most " + std::to_string(kMaxPvReuseTokens) +
+                        "at most " + std::to_string(kMaxDitBlockTokens) +
                             " tokens (e.g. --resolution 240x416 --frames 41)");
   };
 

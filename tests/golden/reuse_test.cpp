@@ -1,8 +1,11 @@
 // Properties of the closed-loop reuse decision (DESIGN.md section 2).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <vector>
 
+#include "common/error.hpp"
 #include "golden/gemm.hpp"
 #include "golden/reuse.hpp"
 #include "golden/scan.hpp"
@@ -256,6 +259,70 @@ TEST(Reuse, FloatPathKeepsTheBoundAndMatchesThePartialRoute) {
     const FloatMatrix p = reuse_output(cfg, a, b, r);
     const FloatMatrix q = gemm(r.a_eff, b);
     for (size_t k = 0; k < p.data.size(); ++k) ASSERT_NEAR(p.data[k], q.data[k], 1e-4);
+  }
+}
+
+// The streamed path keeps only the window (a ring of window_depth + 1 rows) yet decides every token as the whole
+// matrix does: the same decisions (roots included), Ahat rows and counters, with the thresholds, windows, tiles,
+// policies and distances of many random cases (a reference exactly window_depth back is the ring's oldest slot).
+TEST(Reuse, StreamedRowsDecideExactlyAsTheWholeMatrix) {
+  int reused = 0, ring_smaller = 0;
+  for (uint64_t seed = 1; seed <= 120; ++seed) {
+    const auto c = random_case(seed);
+    SyntheticSpec s;
+    s.grid = c.cfg.grid;
+    s.channels = c.cfg.channels;
+    s.seed = seed;
+    s.spatial_corr = 0.9;
+    s.temporal_corr = 0.95;
+    const FloatMatrix a = make_latent(s);
+    ReuseConfig cfg = c.cfg;
+    cfg.distance = static_cast<Distance>(seed % 3);
+    if (seed % 7 == 0) cfg.mode = Mode::TokenReuse;
+    for (int g = 0; g < cfg.groups(); ++g) cfg.tau_float.push_back(0.05f + 0.1f * static_cast<float>((seed + g) % 5));
+    const FloatReuse whole = run_reuse(cfg, a);
+    StreamedReuse st(cfg);
+    ASSERT_EQ(st.size(), a.rows);
+    ASSERT_LE(st.ring_rows(), whole.window_depth + 1);
+    ring_smaller += st.ring_rows() < a.rows;
+    const int G = cfg.groups();
+    while (st.next_token() >= 0) {
+      const int32_t tok = st.next_token();
+      const float* ahat = st.push(a.row(tok));
+      for (int k = 0; k < cfg.channels; ++k) ASSERT_EQ(ahat[k], whole.a_eff.at(tok, k)) << "seed " << seed;
+      const PairDecision* d = st.decisions_of_last();
+      for (int g = 0; g < G; ++g) ASSERT_EQ(d[g], whole.at(tok, g)) << "seed " << seed << " token " << tok;
+    }
+    EXPECT_THROW(st.push(a.row(0)), InternalError);
+    const ReuseCounters got = st.counters(), want = whole.counters;
+    ASSERT_EQ(got.pairs, want.pairs);
+    ASSERT_EQ(got.reused_pairs, want.reused_pairs);
+    ASSERT_EQ(got.reused_per_group, want.reused_per_group);
+    ASSERT_EQ(got.reused_per_axis, want.reused_per_axis);
+    ASSERT_EQ(got.tokens_fully_reused, want.tokens_fully_reused);
+    ASSERT_EQ(got.refs_beyond_window, want.refs_beyond_window);
+    ASSERT_EQ(got.macs_issued, want.macs_issued);
+    ASSERT_EQ(got.macs_skipped, want.macs_skipped);
+    reused += want.reused_pairs > 0;
+  }
+  EXPECT_GT(reused, 60);        // the cases exercise reuse,
+  EXPECT_GT(ring_smaller, 60);  // with rings smaller than the grid
+}
+
+TEST(Reuse, StreamedCountersAreRefusedBeforeTheLastToken) {
+  const auto c = random_case(3);
+  ReuseConfig cfg = c.cfg;
+  cfg.tau_float.assign(static_cast<size_t>(cfg.groups()), 0.1f);
+  StreamedReuse st(cfg);
+  EXPECT_THROW(st.decisions_of_last(), InternalError);
+  if (st.size() > 1) {
+    std::vector<float> row(static_cast<size_t>(cfg.channels), 0.0f);
+    st.push(row.data());
+    EXPECT_THROW(st.counters(), InternalError);
+  }
+  std::vector<float> bad(static_cast<size_t>(cfg.channels), std::nanf(""));
+  if (st.next_token() >= 0) {
+    EXPECT_THROW(st.push(bad.data()), ConfigError);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/error.hpp"
 #include "golden/random.hpp"
 #include "golden/reuse.hpp"
 #include "study/attention.hpp"
@@ -229,75 +230,106 @@ TEST(Methods, ReuseOnPVCountsKeyGroupsAndCopiesIdenticalRows) {
   EXPECT_GT(q.out.snr_db, 100.0);  // identical rows: exact up to float rounding
 }
 
+// P is streamed in chunks of 256 rows: the second grid (270 tokens) crosses a chunk boundary.
 TEST(Methods, ReuseOnPVMatchesADirectComputation) {
-  const Grid g{2, 2, 3};
-  const int d = 4, gw = 2;
-  AttentionInputs in = random_inputs(g, d, 8);
-  for (int64_t i = 0; i < in.q.rows; ++i)  // smooth queries: neighbours alike
-    for (int c = 0; c < d; ++c) in.q.at(i, c) = static_cast<float>(std::sin(0.3 * static_cast<double>(i) + c) * 0.5);
+  for (const Grid g : {Grid{2, 2, 3}, Grid{3, 10, 9}}) {
+    SCOPED_TRACE(std::to_string(g.tokens()) + " tokens");
+    const int d = 4, gw = 2;
+    AttentionInputs in = random_inputs(g, d, 8);
+    for (int64_t i = 0; i < in.q.rows; ++i)  // smooth queries: neighbours alike
+      for (int c = 0; c < d; ++c) in.q.at(i, c) = static_cast<float>(std::sin(0.3 * static_cast<double>(i) + c) * 0.5);
+    ReuseMethodSpec spec;
+    spec.group_w = gw;
+    spec.reuse_p = true;
+    spec.policy = Policy::Fixed;
+    auto m = make_reuse_method(in, spec);
+    const double knob = 0.8;
+    const Execution e = m->execute(knob);
+    // Direct: Q reuse as the golden model decides, naive double softmax of Qhat K^T, reuse on P, then Phat V.
+    ReuseConfig cq;
+    cq.grid = g;
+    cq.channels = d;
+    cq.out_cols = static_cast<int>(g.tokens());
+    cq.group_w = gw;
+    cq.band = BandSplit{"rope", {in.rope.band[0], in.rope.band[1], in.rope.band[2]}};
+    cq.policy = Policy::Fixed;
+    cq.validate();
+    for (int gr = 0; gr < cq.groups(); ++gr) {
+      double s2 = 0;
+      for (int64_t i = 0; i < in.q.rows; ++i)
+        for (int c = gr * gw; c < (gr + 1) * gw; ++c) s2 += static_cast<double>(in.q.at(i, c)) * in.q.at(i, c);
+      cq.tau_float.push_back(static_cast<float>(knob) *
+                             static_cast<float>(std::sqrt(s2 / (static_cast<double>(in.q.rows) * gw))));
+    }
+    const FloatReuse qr = run_reuse(cq, in.q);
+    const int64_t N = g.tokens();
+    // P of every query from Qhat (the study's softmax, so that decisions near a threshold see the same floats).
+    AttentionInputs hat = in;
+    hat.q = qr.a_eff;
+    FloatMatrix p(N, N);
+    std::vector<int32_t> all(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i) all[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    attention_probabilities(hat, all, 1, [&](size_t i, const float* row) { std::copy(row, row + N, p.row(static_cast<int64_t>(i))); });
+    ReuseConfig cp;
+    cp.grid = g;
+    cp.channels = static_cast<int>(N);
+    cp.out_cols = d;
+    cp.group_w = gw;
+    cp.policy = Policy::Fixed;
+    cp.validate();
+    for (int gr = 0; gr < cp.groups(); ++gr) {
+      double s2 = 0;
+      for (int64_t i = 0; i < N; ++i)
+        for (int c = gr * gw; c < (gr + 1) * gw; ++c) s2 += static_cast<double>(p.at(i, c)) * p.at(i, c);
+      cp.tau_float.push_back(static_cast<float>(knob) * static_cast<float>(std::sqrt(s2 / (static_cast<double>(N) * gw))));
+    }
+    const FloatReuse pr = run_reuse(cp, p);
+    EXPECT_EQ(e.qk, qr.counters.macs_issued);
+    EXPECT_EQ(e.pv, (N * cp.groups() - pr.counters.reused_pairs) * gw * d);
+    EXPECT_GT(pr.counters.reused_pairs, 0);
+    EXPECT_LT(e.pv, N * N * d);
+    // Output rows against Phat V computed here.
+    AttentionEvaluator ev(in, all, 1);
+    const AttentionQuality q = m->evaluate(ev);
+    double se = 0, sig = 0;
+    for (int64_t i = 0; i < N; ++i)
+      for (int c = 0; c < d; ++c) {
+        double o = 0;
+        for (int64_t j = 0; j < N; ++j) o += static_cast<double>(pr.a_eff.at(i, j)) * in.v.at(j, c);
+        const double ex = ev.exact_out().at(i, c);
+        se += (o - ex) * (o - ex);
+        sig += ex * ex;
+      }
+    EXPECT_NEAR(q.out.snr_db, 10 * std::log10(sig / se), 1e-3);
+  }
+}
+
+// The method keeps Phat only for the evaluator's rows (spec.kept_rows): the same work and quality on them as
+// keeping every row, and a row it did not keep is refused rather than read.
+TEST(Methods, ReuseOnPVKeepsOnlyTheEvaluatorsRows) {
+  const Grid g{3, 10, 9};
+  const int d = 4;
+  AttentionInputs in = random_inputs(g, d, 5);
+  for (int64_t i = 0; i < in.q.rows; ++i)
+    for (int c = 0; c < d; ++c) in.q.at(i, c) = static_cast<float>(std::sin(0.2 * static_cast<double>(i) + c) * 0.5);
   ReuseMethodSpec spec;
-  spec.group_w = gw;
+  spec.group_w = 2;
   spec.reuse_p = true;
   spec.policy = Policy::Fixed;
-  auto m = make_reuse_method(in, spec);
-  const double knob = 0.8;
-  const Execution e = m->execute(knob);
-  // Direct: Q reuse as the golden model decides, naive double softmax of Qhat K^T, reuse on P, then Phat V.
-  ReuseConfig cq;
-  cq.grid = g;
-  cq.channels = d;
-  cq.out_cols = static_cast<int>(g.tokens());
-  cq.group_w = gw;
-  cq.band = BandSplit{"rope", {in.rope.band[0], in.rope.band[1], in.rope.band[2]}};
-  cq.policy = Policy::Fixed;
-  cq.validate();
-  for (int gr = 0; gr < cq.groups(); ++gr) {
-    double s2 = 0;
-    for (int64_t i = 0; i < in.q.rows; ++i)
-      for (int c = gr * gw; c < (gr + 1) * gw; ++c) s2 += static_cast<double>(in.q.at(i, c)) * in.q.at(i, c);
-    cq.tau_float.push_back(static_cast<float>(knob) *
-                           static_cast<float>(std::sqrt(s2 / (static_cast<double>(in.q.rows) * gw))));
-  }
-  const FloatReuse qr = run_reuse(cq, in.q);
-  const int64_t N = g.tokens();
-  // P of every query from Qhat (the study's softmax, so that decisions near a threshold see the same floats).
-  AttentionInputs hat = in;
-  hat.q = qr.a_eff;
-  FloatMatrix p(N, N);
-  std::vector<int32_t> all(static_cast<size_t>(N));
-  for (int64_t i = 0; i < N; ++i) all[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-  attention_probabilities(hat, all, 1, [&](size_t i, const float* row) { std::copy(row, row + N, p.row(static_cast<int64_t>(i))); });
-  ReuseConfig cp;
-  cp.grid = g;
-  cp.channels = static_cast<int>(N);
-  cp.out_cols = d;
-  cp.group_w = gw;
-  cp.policy = Policy::Fixed;
-  cp.validate();
-  for (int gr = 0; gr < cp.groups(); ++gr) {
-    double s2 = 0;
-    for (int64_t i = 0; i < N; ++i)
-      for (int c = gr * gw; c < (gr + 1) * gw; ++c) s2 += static_cast<double>(p.at(i, c)) * p.at(i, c);
-    cp.tau_float.push_back(static_cast<float>(knob) * static_cast<float>(std::sqrt(s2 / (static_cast<double>(N) * gw))));
-  }
-  const FloatReuse pr = run_reuse(cp, p);
-  EXPECT_EQ(e.qk, qr.counters.macs_issued);
-  EXPECT_EQ(e.pv, (N * cp.groups() - pr.counters.reused_pairs) * gw * d);
-  EXPECT_GT(pr.counters.reused_pairs, 0);
-  EXPECT_LT(e.pv, N * N * d);
-  // Output rows against Phat V computed here.
-  AttentionEvaluator ev(in, all, 1);
-  const AttentionQuality q = m->evaluate(ev);
-  double se = 0, sig = 0;
-  for (int64_t i = 0; i < N; ++i)
-    for (int c = 0; c < d; ++c) {
-      double o = 0;
-      for (int64_t j = 0; j < N; ++j) o += static_cast<double>(pr.a_eff.at(i, j)) * in.v.at(j, c);
-      const double ex = ev.exact_out().at(i, c);
-      se += (o - ex) * (o - ex);
-      sig += ex * ex;
-    }
-  EXPECT_NEAR(q.out.snr_db, 10 * std::log10(sig / se), 1e-3);
+  auto every = make_reuse_method(in, spec);
+  const std::vector<int32_t> rows{3, 250, 17, 269, 100};
+  spec.kept_rows = rows;
+  auto some = make_reuse_method(in, spec);
+  const Execution a = every->execute(0.5), b = some->execute(0.5);
+  EXPECT_EQ(a.qk, b.qk);
+  EXPECT_EQ(a.pv, b.pv);
+  EXPECT_LT(b.pv, a.dense);
+  AttentionEvaluator ev(in, rows, 1);
+  const AttentionQuality qa = every->evaluate(ev), qb = some->evaluate(ev);
+  EXPECT_EQ(qa.out.snr_db, qb.out.snr_db);
+  EXPECT_LT(qb.out.snr_db, 200.0);  // reuse changed the output
+  AttentionEvaluator other(in, {4}, 1);
+  EXPECT_THROW(some->evaluate(other), InternalError);
 }
 
 }  // namespace
