@@ -363,7 +363,7 @@ FlowResult run_flow(const FlowOptions& opt) {
         const auto a_writes = [](const std::vector<ppa::SramAccessCount>& srams) {
           uint64_t writes = 0;
           for (const ppa::SramAccessCount& c : srams)
-            if (c.path.rfind("u_a_", 0) == 0) writes += c.writes;
+            if (c.path.rfind(hw::kABankInstancePrefix, 0) == 0) writes += c.writes;
           return writes;
         };
         res.reuse.a_bank_writes = a_writes(sr.kept.empty() ? top.toggles.srams : activity("reuse").srams);

@@ -21,6 +21,10 @@ struct SramRole {
   int64_t bits() const { return banks * depth * width; }
 };
 
+// Both tops name their A banks <prefix><group> (u_a_0, u_a_1, ...): the generator instantiates them by this
+// name and the flow finds their accesses in a gate-level replay by it.
+inline constexpr const char* kABankInstancePrefix = "u_a_";
+
 // The memories of "kld_top" or "kld_plain_top".
 std::vector<SramRole> sram_roles(const HwConfig& c, const std::string& top);
 int64_t sram_bits_total(const std::vector<SramRole>& roles);

@@ -4,6 +4,7 @@
 #include "hw/blocks.hpp"
 #include "hw/regmap.hpp"
 #include "hw/register_block.hpp"
+#include "hw/sram_budget.hpp"
 
 namespace kaleido::hw {
 
@@ -433,7 +434,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
           .assign(held, seg_token.slice((g % segs + 1) * tw - 1, (g % segs) * tw));
       seg_addr = held;
     }
-    m.instance(a_sram, "u_a_" + gn,
+    m.instance(a_sram, kABankInstancePrefix + gn,
                {{"clk_i", clk},
                 {"we_i", a_fire && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
@@ -862,7 +863,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   std::vector<Expr> a_rd;
   for (int g = 0; g < G; ++g) {
     a_rd.push_back(m.signal("a_rdata_" + std::to_string(g), gw * dw));
-    m.instance(a_sram, "u_a_" + std::to_string(g),
+    m.instance(a_sram, kABankInstancePrefix + std::to_string(g),
                {{"clk_i", clk},
                 {"we_i", a_valid && !busy_q && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
