@@ -579,6 +579,64 @@ double mean_gap(const std::vector<GapRecord>& gaps, const std::string& proxy, co
   return n == all && n > 0 ? s / n : std::nan("");
 }
 
+// Whole-run means per (clip, proxy, method, basis, target) over the steps that reached the target: study.json's
+// `trajectory` and summary.md's "Whole trajectory".
+struct TrajectoryRow {
+  std::string clip, proxy, method, basis;
+  double target = 0;
+  int steps = 0, reached = 0;
+  double savings = 0, snr_out = 0, cos_out = 0, snr_scores = 0, cos_scores = 0;  // means (sums while adding)
+};
+
+std::vector<TrajectoryRow> trajectory_rows(const StudyResult& r) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string, double>, TrajectoryRow> acc;
+  for (const TargetRecord& t : r.targets) {
+    TrajectoryRow& a = acc[{t.clip, t.proxy, t.method, t.basis, t.target}];
+    a.clip = t.clip;
+    a.proxy = t.proxy;
+    a.method = t.method;
+    a.basis = t.basis;
+    a.target = t.target;
+    ++a.steps;
+    if (!t.reached) continue;
+    ++a.reached;
+    a.savings += t.achieved;
+    a.snr_out += t.snr_out;
+    a.cos_out += t.cos_out;
+    a.snr_scores += t.snr_scores;
+    a.cos_scores += t.cos_scores;
+  }
+  std::vector<TrajectoryRow> rows;
+  for (auto& [key, a] : acc) {
+    const double n = a.reached ? a.reached : std::nan("");
+    for (double* v : {&a.savings, &a.snr_out, &a.cos_out, &a.snr_scores, &a.cos_scores}) *v /= n;
+    rows.push_back(a);
+  }
+  return rows;
+}
+
+// summary.md's whole-run means, when a clip and proxy were studied at more than one step.
+void trajectory_md(const StudyResult& r, std::ostringstream& m) {
+  const std::vector<TrajectoryRow> rows = trajectory_rows(r);
+  if (std::none_of(rows.begin(), rows.end(), [](const TrajectoryRow& a) { return a.steps > 1; })) return;
+  m << "## Whole trajectory\n\n";
+  m << "Means over the steps studied of each method at each savings target, over the steps that reached it "
+       "(n/r: no step did; a step whose savings do not move with the knob, such as sigma = 1 on the denoised proxy, "
+       "where every query is the same, does not reach it). SNR means are of the dB figures; a step with an exact "
+       "output (infinite SNR) makes the mean infinite.\n\n";
+  markdown::Table t({"clip", "proxy", "method", "basis", "target", "steps reached", "mean savings",
+                     "mean output SNR / cosine", "mean scores SNR / cosine"});
+  for (const TrajectoryRow& a : rows) {
+    const bool any = a.reached > 0;
+    const bool block = a.method.find("reuse") == std::string::npos;  // masks skip tiles: scores count them as 0
+    t.add_row({a.clip, a.proxy, a.method, a.basis, pct(a.target),
+               std::to_string(a.reached) + " / " + std::to_string(a.steps), any ? pct(a.savings) : "n/r",
+               any ? fixed(a.snr_out, 2) + " dB / " + fixed(a.cos_out, 5) : "n/r",
+               !any ? "n/r" : block ? "-" : fixed(a.snr_scores, 2) + " dB / " + fixed(a.cos_scores, 5)});
+  }
+  m << t.render() << "\n";
+}
+
 std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps, const std::vector<std::string>& plots) {
   const StudyOptions& o = r.options;
   std::ostringstream m;
@@ -717,6 +775,7 @@ std::string summary_md(const StudyResult& r, const std::vector<GapRecord>& gaps,
     m << methods.render() << "\n";
   }
   m << "(i): interpolated between the two evaluated knob values that bracket the target (discrete knob).\n\n";
+  trajectory_md(r, m);
 
   m << "## Reuse ratio by channel group, axis and step\n\n";
   m << "Channel-wise reuse at a fixed threshold tau_g = " << fixed(o.ref_tau, 2)
@@ -862,39 +921,20 @@ std::vector<GapRecord> equal_savings_gaps(const StudyResult& r) {
 }
 
 nlohmann::json trajectory_json(const StudyResult& r) {
-  struct Acc {
-    int steps = 0, reached = 0;
-    double savings = 0, snr_out = 0, cos_out = 0, snr_scores = 0, cos_scores = 0;
-  };
-  std::map<std::tuple<std::string, std::string, std::string, std::string, double>, Acc> acc;
-  for (const TargetRecord& t : r.targets) {
-    Acc& a = acc[{t.clip, t.proxy, t.method, t.basis, t.target}];
-    ++a.steps;
-    if (!t.reached) continue;
-    ++a.reached;
-    a.savings += t.achieved;
-    a.snr_out += t.snr_out;
-    a.cos_out += t.cos_out;
-    a.snr_scores += t.snr_scores;
-    a.cos_scores += t.cos_scores;
-  }
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [key, a] : acc) {
-    const auto& [clip, proxy, method, basis, target] = key;
-    const double n = a.reached ? a.reached : std::nan("");
-    rows.push_back({{"clip", clip},
-                    {"proxy", proxy},
-                    {"method", method},
-                    {"basis", basis},
-                    {"target", target},
+  for (const TrajectoryRow& a : trajectory_rows(r))
+    rows.push_back({{"clip", a.clip},
+                    {"proxy", a.proxy},
+                    {"method", a.method},
+                    {"basis", a.basis},
+                    {"target", a.target},
                     {"steps", a.steps},
                     {"steps_reached", a.reached},
-                    {"mean_savings", a.savings / n},
-                    {"mean_snr_out_db", a.snr_out / n},
-                    {"mean_cos_out", a.cos_out / n},
-                    {"mean_snr_scores_db", a.snr_scores / n},
-                    {"mean_cos_scores", a.cos_scores / n}});
-  }
+                    {"mean_savings", a.savings},
+                    {"mean_snr_out_db", a.snr_out},
+                    {"mean_cos_out", a.cos_out},
+                    {"mean_snr_scores_db", a.snr_scores},
+                    {"mean_cos_scores", a.cos_scores}});
   return {{"what", "means over the steps studied of each method at each savings target (steps that reached it)"},
           {"rows", rows}};
 }

@@ -60,6 +60,31 @@ TEST(StudyCli, SmallStudyWritesEveryOutput) {
       EXPECT_NEAR(g["gap_db"].get<double>(), g["reuse_snr_db"].get<double>() - g["best_peer_snr_db"].get<double>(), 1e-9);
     }
   }
+  // Whole-run means (two steps here): each trajectory row is the mean of its per-step target records.
+  ASSERT_FALSE(j["trajectory"]["rows"].empty());
+  int averaged = 0;
+  for (const auto& row : j["trajectory"]["rows"]) {
+    int steps = 0, reached = 0;
+    double savings = 0, snr_sum = 0;
+    for (const auto& e : j["equal_savings"]) {
+      if (e["clip"] != row["clip"] || e["proxy"] != row["proxy"] || e["method"] != row["method"] ||
+          e["basis"] != row["basis"] || e["target"] != row["target"])
+        continue;
+      ++steps;
+      if (!e["reached"].get<bool>()) continue;
+      ++reached;
+      savings += e["achieved"].get<double>();
+      snr_sum += e["snr_out_db"].get<double>();
+    }
+    EXPECT_EQ(row["steps"].get<int>(), steps);
+    EXPECT_EQ(row["steps_reached"].get<int>(), reached);
+    if (reached == 0 || row["mean_snr_out_db"].is_null()) continue;
+    EXPECT_NEAR(row["mean_savings"].get<double>(), savings / reached, 1e-12);
+    EXPECT_NEAR(row["mean_snr_out_db"].get<double>(), snr_sum / reached, 1e-9);
+    averaged += reached == 2;
+  }
+  EXPECT_GT(averaged, 0);
+  EXPECT_NE(md.find("## Whole trajectory"), std::string::npos);
   for (const auto& p : j["points"]) {  // every quality figure: SNR, relative L2, cosine, PSNR with its peak
     EXPECT_TRUE(p["out"].contains("snr_db") && p["out"].contains("rel_l2") && p["out"].contains("psnr_peak"));
     break;
