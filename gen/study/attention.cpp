@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <mutex>
 
 #include "common/error.hpp"
 #include "golden/random.hpp"
@@ -61,6 +60,19 @@ Quality QualitySums::finish() const {
 namespace {
 
 constexpr int kTile = 16;  // query rows processed together (one K or V row serves all)
+
+// Quality sums of each kTile chunk of rows, merged in chunk order: totals do not depend on which thread ran
+// which chunk (bit-identical results for any --threads).
+struct ChunkSums {
+  explicit ChunkSums(int64_t rows) : chunks(static_cast<size_t>((rows + kTile - 1) / kTile)) {}
+  QualitySums& of(int64_t first_row) { return chunks[static_cast<size_t>(first_row / kTile)]; }
+  QualitySums total() const {
+    QualitySums t;
+    for (const QualitySums& c : chunks) t.merge(c);
+    return t;
+  }
+  std::vector<QualitySums> chunks;
+};
 
 inline float dot8(const float* a, const float* b, int64_t d) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -126,8 +138,7 @@ AttentionQuality evaluate(const AttentionInputs& in, const FloatMatrix& v, const
                           const FloatMatrix* s_ref, const FloatMatrix* o_ref, FloatMatrix* s_store, FloatMatrix* o_store) {
   const int64_t N = in.k.rows, d = in.head_dim, R = static_cast<int64_t>(rows.size());
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  QualitySums out_sum, s_sum;
-  std::mutex m;
+  ChunkSums out_sum(R), s_sum(R);
   parallel_for(R, threads, kTile, [&](int64_t b, int64_t e) {
     thread_local Buffers buf;
     const int nr = static_cast<int>(e - b);
@@ -136,7 +147,7 @@ AttentionQuality evaluate(const AttentionInputs& in, const FloatMatrix& v, const
     float* s = buf.s.data();
     float* o = buf.o.data();
     fill(b, nr, s);
-    QualitySums ls, lo;
+    QualitySums &ls = s_sum.of(b), &lo = out_sum.of(b);
     for (int r = 0; r < nr; ++r) {
       if (s_ref) {
         const float* ex = s_ref->row(b + r);
@@ -156,13 +167,10 @@ AttentionQuality evaluate(const AttentionInputs& in, const FloatMatrix& v, const
       }
       if (o_store) std::copy(o + r * d, o + (r + 1) * d, o_store->row(b + r));
     }
-    std::lock_guard<std::mutex> lock(m);
-    s_sum.merge(ls);
-    out_sum.merge(lo);
   });
   AttentionQuality q;
-  q.out = out_sum.finish();
-  q.scores = s_sum.finish();
+  q.out = out_sum.total().finish();
+  q.scores = s_sum.total().finish();
   q.rows = R;
   return q;
 }
@@ -207,8 +215,7 @@ AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff
                                                          const std::function<const float*(int32_t)>& p_row) const {
   const int64_t N = in_.k.rows, d = in_.head_dim, R = static_cast<int64_t>(rows_.size());
   AttentionQuality q = with_inputs(q_eff);  // the scores' quality
-  QualitySums out_sum;
-  std::mutex m;
+  ChunkSums out_sum(R);
   parallel_for(R, threads_, kTile, [&](int64_t b, int64_t e) {
     const int nr = static_cast<int>(e - b);
     std::vector<float> rows(static_cast<size_t>(nr * N)), o(static_cast<size_t>(nr * d));
@@ -218,15 +225,13 @@ AttentionQuality AttentionEvaluator::with_probabilities(const FloatMatrix& q_eff
       std::copy(src, src + N, rows.data() + r * N);
     }
     pv_tile(rows.data(), nr, in_.v, o.data());
-    QualitySums lo;
+    QualitySums& lo = out_sum.of(b);
     for (int r = 0; r < nr; ++r) {
       const float* ex = o_exact_.row(b + r);
       for (int64_t c = 0; c < d; ++c) lo.add(o[static_cast<size_t>(r * d + c)], ex[c]);
     }
-    std::lock_guard<std::mutex> lock(m);
-    out_sum.merge(lo);
   });
-  q.out = out_sum.finish();
+  q.out = out_sum.total().finish();
   return q;
 }
 
@@ -260,17 +265,21 @@ void attention_probabilities(const AttentionInputs& in, const std::vector<int32_
   check_inputs(in);
   const int64_t N = in.k.rows, R = static_cast<int64_t>(rows.size());
   const double scale = 1.0 / std::sqrt(static_cast<double>(in.head_dim));
-  std::mutex m;
-  parallel_for(R, threads, kTile, [&](int64_t b, int64_t e) {
-    const int nr = static_cast<int>(e - b);
-    std::vector<float> s(static_cast<size_t>(kTile * N));
-    const float* q[kTile];
-    for (int r = 0; r < nr; ++r) q[r] = in.q.row(rows[static_cast<size_t>(b + r)]);
-    scores_tile(q, nr, in.k, s.data());
-    softmax_rows(s.data(), nr, N, scale);
-    std::lock_guard<std::mutex> lock(m);
-    for (int r = 0; r < nr; ++r) fn(static_cast<size_t>(b + r), s.data() + r * N);
-  });
+  // Blocks of rows computed in parallel, then handed to fn one row at a time in order: what fn accumulates does
+  // not depend on the threads.
+  const int64_t block = std::min<int64_t>(R, int64_t{kTile} * 8 * std::max(1, threads));
+  std::vector<float> s(static_cast<size_t>(block * N));
+  for (int64_t b0 = 0; b0 < R; b0 += block) {
+    const int64_t nb = std::min(block, R - b0);
+    parallel_for(nb, threads, kTile, [&](int64_t b, int64_t e) {
+      const int nr = static_cast<int>(e - b);
+      const float* q[kTile];
+      for (int r = 0; r < nr; ++r) q[r] = in.q.row(rows[static_cast<size_t>(b0 + b + r)]);
+      scores_tile(q, nr, in.k, s.data() + b * N);
+      softmax_rows(s.data() + b * N, nr, N, scale);
+    });
+    for (int64_t i = 0; i < nb; ++i) fn(static_cast<size_t>(b0 + i), s.data() + i * N);
+  }
 }
 
 std::vector<double> block_attention_mass(const AttentionInputs& in, const BlockLayout& layout, int per_block,

@@ -70,8 +70,9 @@ class AttentionEvaluator {
   FloatMatrix s_exact_, o_exact_;
 };
 
-// Exact attention probabilities of the given query rows, handed to
-// fn(row position, probabilities over all N keys); used for calibration.
+// Exact attention probabilities of the given query rows, handed to fn(row position, probabilities over all
+// N keys) one row at a time in the order of `rows` (computed in parallel blocks), so that what fn accumulates
+// is the same for any number of threads.
 void attention_probabilities(const AttentionInputs& in, const std::vector<int32_t>& rows, int threads,
                              const std::function<void(size_t, const float*)>& fn);
 

@@ -218,21 +218,15 @@ class ReuseMethod : public Method {
   }
 
  private:
-  // Rows of P = softmax(Qhat K^T / sqrt d) of `tokens`, zero-padded to `cols`, handed to fn in that order (chunks
-  // computed in parallel, then visited in order: deterministic whatever the threads).
+  // Rows of P = softmax(Qhat K^T / sqrt d) of `tokens`, zero-padded to `cols`, handed to fn in that order.
   void probabilities_in_order(const AttentionInputs& hat, const std::vector<int32_t>& tokens, int64_t cols,
                               const std::function<void(int32_t, const float*)>& fn) const {
-    constexpr size_t kChunk = 256;
     const int64_t N = hat.k.rows;
-    std::vector<float> buf(kChunk * static_cast<size_t>(cols), 0.0f);
-    for (size_t b = 0; b < tokens.size(); b += kChunk) {
-      const std::vector<int32_t> part(tokens.begin() + static_cast<std::ptrdiff_t>(b),
-                                      tokens.begin() + static_cast<std::ptrdiff_t>(std::min(tokens.size(), b + kChunk)));
-      attention_probabilities(hat, part, spec_.threads, [&](size_t i, const float* row) {
-        std::copy(row, row + N, buf.data() + i * static_cast<size_t>(cols));
-      });
-      for (size_t i = 0; i < part.size(); ++i) fn(part[i], buf.data() + i * static_cast<size_t>(cols));
-    }
+    std::vector<float> padded(static_cast<size_t>(cols), 0.0f);
+    attention_probabilities(hat, tokens, spec_.threads, [&](size_t i, const float* row) {
+      std::copy(row, row + N, padded.data());
+      fn(tokens[i], padded.data());
+    });
   }
 
   // Closed-loop reuse on P's key groups, P streamed in scan order (only the reference window's rows are held):
