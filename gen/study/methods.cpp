@@ -265,8 +265,11 @@ class ReuseMethod : public Method {
     p_kept_index_.assign(static_cast<size_t>(N), -1);
     const bool all = spec_.kept_rows.empty();
     const int64_t kept = all ? N : static_cast<int64_t>(spec_.kept_rows.size());
-    for (int64_t r = 0; r < kept; ++r)
-      p_kept_index_[static_cast<size_t>(all ? r : spec_.kept_rows[static_cast<size_t>(r)])] = static_cast<int32_t>(r);
+    for (int64_t r = 0; r < kept; ++r) {
+      const int64_t tok = all ? r : spec_.kept_rows[static_cast<size_t>(r)];
+      if (tok < 0 || tok >= N) throw InternalError("reuse on P V: kept row " + std::to_string(tok) + " is not a token");
+      p_kept_index_[static_cast<size_t>(tok)] = static_cast<int32_t>(r);
+    }
     p_hat_ = FloatMatrix(kept, Np);
     probabilities_in_order(hat, order, Np, [&](int32_t tok, const float* row) {
       const float* ahat = st.push(row);
