@@ -12,6 +12,15 @@
 
 namespace kaleido::testing {
 
+// A synthetic float latent on the grid and channels of `cfg` (other fields at their defaults).
+inline SyntheticSpec latent_spec(const ReuseConfig& cfg, uint64_t seed) {
+  SyntheticSpec s;
+  s.grid = cfg.grid;
+  s.channels = cfg.channels;
+  s.seed = seed;
+  return s;
+}
+
 // A random but valid configuration and a correlated integer workload for it.
 struct Case {
   ReuseConfig cfg;
@@ -39,10 +48,7 @@ inline Case random_case(uint64_t seed) {
     cfg.tau.push_back(static_cast<uint32_t>(r.range(0, static_cast<int64_t>(cfg.tau_max()) / 4)));
   if (r.range(0, 3) == 0)
     for (int g = 0; g < cfg.groups(); ++g) cfg.group_enable.push_back(static_cast<uint8_t>(r.range(0, 1)));
-  SyntheticSpec s;
-  s.grid = cfg.grid;
-  s.channels = cfg.channels;
-  s.seed = seed;
+  SyntheticSpec s = latent_spec(cfg, seed);
   s.spatial_corr = 0.95;
   s.temporal_corr = 0.97;
   s.noise = 0.02;

@@ -246,11 +246,7 @@ TEST(Reuse, CountersAddUp) {
 TEST(Reuse, FloatPathKeepsTheBoundAndMatchesThePartialRoute) {
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     const auto c = random_case(seed);
-    SyntheticSpec s;
-    s.grid = c.cfg.grid;
-    s.channels = c.cfg.channels;
-    s.seed = seed;
-    const FloatMatrix a = make_latent(s);
+    const FloatMatrix a = make_latent(testing::latent_spec(c.cfg, seed));
     const FloatMatrix b = make_float_weights(c.cfg.channels, c.cfg.out_cols, seed);
     ReuseConfig cfg = c.cfg;
     cfg.tau_float.assign(static_cast<size_t>(cfg.groups()), 0.3f);
@@ -269,10 +265,7 @@ TEST(Reuse, StreamedRowsDecideExactlyAsTheWholeMatrix) {
   int reused = 0, ring_smaller = 0;
   for (uint64_t seed = 1; seed <= 120; ++seed) {
     const auto c = random_case(seed);
-    SyntheticSpec s;
-    s.grid = c.cfg.grid;
-    s.channels = c.cfg.channels;
-    s.seed = seed;
+    SyntheticSpec s = testing::latent_spec(c.cfg, seed);
     s.spatial_corr = 0.9;
     s.temporal_corr = 0.95;
     const FloatMatrix a = make_latent(s);
