@@ -12,12 +12,16 @@ int DetectorBlock::slot_w(const HwConfig& c) { return clog2(c.window_cap()); }
 
 Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram) {
   Module m("kld_detector_lane",
-           "Closed-loop reuse decision of one channel group per cycle: d(r) = max |A - Ahat[r]| against each "
-           "allowed reference in the window, REUSE if d <= tau, policy picks the reference");
+           "Closed-loop reuse decision of one channel group per position, in two stages: the distances "
+           "d(r) = max |A - Ahat[r]| of the position in the first, the threshold, the policy's choice and "
+           "the window write in the second. REUSE if d <= tau, the policy picks the reference");
   const int dw = c.data_w, gw = c.group_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
-  const int word = gw * dw;
+  const int word = gw * dw, ew = word + tw;
   const Expr clk = m.input("clk_i", 1);
-  const Expr step = m.input("step_i", 1, Sign::Unsigned, "commit this position: write the window");
+  const Expr step = m.input("step_i", 1, Sign::Unsigned, "the position presented enters the second stage");
+  const Expr retire = m.input("retire_i", 1, Sign::Unsigned,
+                              "the second stage's position is decided: write the window (a cycle after its "
+                              "step, later when the pipeline is held)");
   const Expr token = m.input("token_i", tw, Sign::Unsigned, "token being decided");
   const Expr slot = m.input("slot_i", sw, Sign::Unsigned, "window slot of this position (scan position mod WIN_CAP)");
   const Expr ref_avail = m.input("ref_avail_i", 3, Sign::Unsigned, "reference exists in the tile and window: bit 0 t, 1 h, 2 w");
@@ -25,6 +29,8 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
                                      "window slots of the next cycle's t (at 0) and h references, read a cycle ahead");
   const Expr ref_near_next = m.input("ref_near_next_i", 2, Sign::Unsigned,
                                      "the next cycle's t (bit 0), h (bit 1) reference is at distance 1");
+  const Expr ref_two_next = m.input("ref_two_next_i", 2, Sign::Unsigned,
+                                    "the next cycle's t (bit 0), h (bit 1) reference is at distance 2");
   const Expr policy = m.input("policy_i", 2, Sign::Unsigned, "0 fixed, 1 rope-orthogonal, 2 adaptive");
   const Expr naxes = m.input("naxes_i", 2, Sign::Unsigned, "fixed policy: length of the axis list");
   const Expr axes = m.input("axes_i", 6, Sign::Unsigned, "fixed policy: axis list, first at [1:0]");
@@ -33,49 +39,58 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr rope = m.input("rope_i", 3, Sign::Unsigned, "RoPE axes of the group");
   const Expr tau = m.input("tau_i", tauw, Sign::Unsigned, "threshold of the group");
   const Expr a = m.input("a_i", word, Sign::Unsigned, "the group's channels of this token");
-  const Expr reuse = m.output("reuse_o", 1, Sign::Unsigned, "the pair is REUSE");
+  const Expr reuse = m.output("reuse_o", 1, Sign::Unsigned, "the second stage's pair is REUSE");
   const Expr axis_out = m.output("axis_o", 2, Sign::Unsigned, "chosen reference axis (0 when COMPUTE)");
   const Expr root_out = m.output("root_o", tw, Sign::Unsigned, "token whose partial this pair carries");
 
-  // The window: effective inputs and roots of the last WIN_CAP positions. No memory read is on the
-  // lane's loop (decision -> Ahat -> next decision): the t and h entries are read a cycle ahead
-  // into registers, which take this cycle's entry instead when the next position's reference is the
-  // one decided now (distance 1: not in the window yet); the w reference, always the previous
-  // position, is a register of the last committed entry.
-  const Expr new_entry = m.signal("new_entry", word + tw, Sign::Unsigned, "{root, Ahat} written for this position");
-  const Expr last_q = m.signal("last_entry_q", word + tw, Sign::Unsigned,
-                               "{root, Ahat} of the last committed position");
-  std::vector<Expr> rd;
-  std::vector<Connection> conns = {{"clk_i", clk}, {"we_i", step}, {"waddr_i", slot}, {"wdata_i", new_entry}};
+  // Why two stages: the w reference of a position is the one before it, so Ahat of one position
+  // feeds the next one's distance. The first stage measures the position against the four values
+  // that Ahat of the position before can take (its own A, its t or h entry, or the Ahat before
+  // it); the second picks one of the four by that position's choice, registered, and decides.
+  // The loop is then the second stage alone; the distances' subtractors and max trees are in the
+  // first.
+  const Expr new_entry = m.signal("new_entry", ew, Sign::Unsigned, "{root, Ahat} of the second stage's position");
+  const Expr last_q = m.signal("last_entry_q", ew, Sign::Unsigned, "{root, Ahat} of the last decided position");
+  const Expr src = m.signal("ahat_src", 2, Sign::Unsigned, "where new_entry's Ahat came from (see ahat_src_q)");
+  const Expr src_q = m.signal("ahat_src_q", 2, Sign::Unsigned,
+                              "Ahat of the last decided position: 0 its A, 1 its t entry, 2 its h entry, 3 the "
+                              "Ahat before it (a w reference, or a t or h reference at distance 1)");
+  // Second-stage registers: the position's inputs and first-stage results.
+  const Expr a_q = m.signal("s2_a_q", word), token_q = m.signal("s2_token_q", tw), slot_q = m.signal("s2_slot_q", sw);
+  const Expr ok_q = m.signal("s2_ok_q", 3, Sign::Unsigned, "reference available and allowed, group enabled: t, h, w");
+  const Expr tau_q = m.signal("s2_tau_q", tauw);
+  const Expr near_q = m.signal("s2_near_q", 2, Sign::Unsigned, "t, h reference at distance 1 (the w reference)");
+  const Expr near_now_q = m.signal("near_now_q", 2, Sign::Unsigned, "t, h reference of the presented position at distance 1");
+
+  // The window: effective inputs and roots of the last WIN_CAP positions, written when a position is
+  // decided. The t and h entries are read a cycle ahead into registers; an entry decided in that
+  // cycle (distance 2) is not in the window yet and is taken from new_entry instead; distance 1 is
+  // the position before, handled like the w reference.
+  std::vector<Expr> held;
+  std::vector<Connection> conns = {{"clk_i", clk}, {"we_i", retire}, {"waddr_i", slot_q}, {"wdata_i", new_entry}};
   Block& ahead = m.always_ff_no_reset(clk, "the t and h window entries of the next cycle's position");
   for (int ax = 0; ax < 2; ++ax) {
     const std::string an = kAxis[ax];
-    const Expr raw = m.signal("win_" + an + "_rdata", word + tw);
-    const Expr held = m.signal("win_" + an + "_q", word + tw, Sign::Unsigned, "window entry of the " + an + " reference");
+    const Expr raw = m.signal("win_" + an + "_rdata", ew);
+    const Expr h = m.signal("win_" + an + "_q", ew, Sign::Unsigned, "window entry of the " + an + " reference");
     conns.push_back({"raddr" + std::to_string(ax) + "_i", ref_slot_next.slice((ax + 1) * sw - 1, ax * sw)});
     conns.push_back({"rdata" + std::to_string(ax) + "_o", raw});
-    ahead.assign(held, mux(step && ref_near_next[ax], new_entry, raw));
-    rd.push_back(held);
+    ahead.assign(h, mux(step && ref_two_next[ax], new_entry, raw));
+    held.push_back(h);
   }
-  rd.push_back(m.wire("win_w", last_q, "the w reference's entry: the previous position"));
+  ahead.assign(near_now_q, ref_near_next);
   m.instance(window_sram, "u_window", conns);
-  m.always_ff_no_reset(clk, "the last committed entry").if_(step).then_().assign(last_q, new_entry);
+  const Expr et_q = m.signal("s2_t_entry_q", ew), eh_q = m.signal("s2_h_entry_q", ew);
 
-  // d(r) per reference: the largest absolute channel difference, exact in DATA_W+1 bits.
+  // First stage: d(r) per reference, the largest absolute channel difference, exact in DATA_W+1 bits.
   std::vector<Expr> x;
   for (int j = 0; j < gw; ++j)
     x.push_back(m.wire("x_" + std::to_string(j), as_signed(a.slice((j + 1) * dw - 1, j * dw)), "this token, channel " + std::to_string(j)));
-  std::vector<Expr> dist, pass;
-  const bool has_fixed = (c.policies & 1u) != 0, has_rope_based = (c.policies & 6u) != 0;
-  const Expr fixed = policy == constant(2, 0);
-  if (!has_fixed) m.unused(concat({naxes, axes}), "the fixed policy is not built in");
-  if (!has_rope_based) m.unused(rope, "no rope-orthogonal or adaptive policy is built in");
-  for (int ax = 0; ax < 3; ++ax) {
-    const std::string an = kAxis[ax];
+  auto distance = [&](const std::string& an, const Expr& ref_word) {
     std::vector<Expr> level;  // |x - y| per channel, then the larger of each pair, level by level
     for (int j = 0; j < gw; ++j) {
       const std::string sfx = an + "_" + std::to_string(j);
-      const Expr y = m.wire("y_" + sfx, as_signed(rd[static_cast<size_t>(ax)].slice((j + 1) * dw - 1, j * dw)));
+      const Expr y = m.wire("y_" + sfx, as_signed(ref_word.slice((j + 1) * dw - 1, j * dw)));
       const Expr xe = m.wire("xe_" + sfx, sext(x[static_cast<size_t>(j)], dw + 1));
       const Expr ye = m.wire("ye_" + sfx, sext(y, dw + 1));
       // Both differences at once, the sign of one picking: negating x - y after it settles
@@ -84,8 +99,7 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
       const Expr diff_neg = m.wire("diff_neg_" + sfx, ye - xe);
       level.push_back(m.wire("mag_" + sfx, as_unsigned(mux(diff.msb(), diff_neg, diff))));
     }
-    // A balanced tree of max, ceil(log2 GROUP_W) levels deep: a chain of GROUP_W - 1
-    // compares was the detector's critical path.
+    // A balanced tree of max, ceil(log2 GROUP_W) levels deep.
     for (int depth = 0; level.size() > 1; ++depth) {
       std::vector<Expr> next;
       for (size_t k = 0; k + 1 < level.size(); k += 2) {
@@ -95,8 +109,27 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
       if (level.size() % 2 == 1) next.push_back(level.back());
       level = std::move(next);
     }
-    dist.push_back(m.wire("d_" + an, level.front(), "d(r) of the " + an + " reference"));
-    // Allowed: the fixed list for the fixed policy, else every axis outside the group's RoPE axes.
+    return m.wire("d_" + an, level.front(), "d(r) against the " + an + " value");
+  };
+  const Expr d_t = distance("t", held[0].slice(word - 1, 0)), d_h = distance("h", held[1].slice(word - 1, 0));
+  // The four values Ahat of the position before can take, in ahat_src_q's order.
+  const std::vector<Expr> cand = {a_q, et_q.slice(word - 1, 0), eh_q.slice(word - 1, 0), last_q.slice(word - 1, 0)};
+  const char* const cand_name[4] = {"prev_a", "prev_t", "prev_h", "prev_w"};
+  std::vector<Expr> d_prev, d_prev_q;
+  for (int k = 0; k < 4; ++k) {
+    d_prev.push_back(distance(cand_name[k], cand[static_cast<size_t>(k)]));
+    d_prev_q.push_back(m.signal(std::string("s2_d_") + cand_name[k] + "_q", dw + 1));
+  }
+  const Expr d_t_q = m.signal("s2_d_t_q", dw + 1), d_h_q = m.signal("s2_d_h_q", dw + 1);
+
+  // Allowed: the fixed list for the fixed policy, else every axis outside the group's RoPE axes.
+  const bool has_fixed = (c.policies & 1u) != 0, has_rope_based = (c.policies & 6u) != 0;
+  const Expr fixed = policy == constant(2, 0);
+  if (!has_fixed) m.unused(concat({naxes, axes}), "the fixed policy is not built in");
+  if (!has_rope_based) m.unused(rope, "no rope-orthogonal or adaptive policy is built in");
+  std::vector<Expr> ok_bits;  // most significant first: w, h, t
+  for (int ax = 2; ax >= 0; --ax) {
+    const std::string an = kAxis[ax];
     Expr allowed_expr;
     if (has_fixed) {
       const Expr a2 = constant(2, static_cast<uint64_t>(ax));
@@ -108,9 +141,33 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
       allowed_expr = !rope[ax];
     }
     const Expr allowed = m.wire("allowed_" + an, allowed_expr);
-    pass.push_back(m.wire("pass_" + an, ref_avail[ax] && allowed && enable && lane_valid && (dist.back() <= tau),
-                          "the " + an + " reference may be reused"));
+    ok_bits.push_back(ref_avail[ax] && allowed && enable && lane_valid);
   }
+  Block& s1 = m.always_ff_no_reset(clk, "first stage -> second stage, at a step").if_(step).then_();
+  s1.assign(a_q, a);
+  s1.assign(token_q, token);
+  s1.assign(slot_q, slot);
+  s1.assign(et_q, held[0]);
+  s1.assign(eh_q, held[1]);
+  s1.assign(near_q, near_now_q);
+  s1.assign(ok_q, concat(ok_bits));
+  s1.assign(tau_q, tau);
+  s1.assign(d_t_q, d_t);
+  s1.assign(d_h_q, d_h);
+  for (int k = 0; k < 4; ++k) s1.assign(d_prev_q[static_cast<size_t>(k)], d_prev[static_cast<size_t>(k)]);
+
+  // Second stage. The w reference is the position before: its distance is the one of the four
+  // candidates that its choice names; a t or h reference at distance 1 is that position as well.
+  const Expr d_w2 = m.wire("d_w", select(src_q, d_prev_q, zero(dw + 1)), "d(r) of the w reference (the position before)");
+  const std::vector<Expr> dist = {m.wire("d_t_ref", mux(near_q[0], d_w2, d_t_q), "d(r) of the t reference"),
+                                  m.wire("d_h_ref", mux(near_q[1], d_w2, d_h_q), "d(r) of the h reference"), d_w2};
+  const std::vector<Expr> rd = {m.wire("ref_t", mux(near_q[0], last_q, et_q), "window entry of the t reference"),
+                                m.wire("ref_h", mux(near_q[1], last_q, eh_q), "window entry of the h reference"),
+                                m.wire("ref_w", last_q, "the w reference's entry: the position before")};
+  std::vector<Expr> pass;
+  for (int ax = 0; ax < 3; ++ax)
+    pass.push_back(m.wire(std::string("pass_") + kAxis[ax], ok_q[ax] && (dist[static_cast<size_t>(ax)] <= tau_q),
+                          std::string("the ") + kAxis[ax] + " reference may be reused"));
   const Expr pass_vec = has_fixed ? m.wire("pass_vec", concat({bit(false), pass[2], pass[1], pass[0]}), "indexed by an axis code; code 3 never passes") : Expr();
 
   // Policies: the first passing axis in list order (fixed) or in t, h, w
@@ -170,23 +227,34 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
 
   const Expr picked = m.wire("picked", mux(sel_axis == constant(2, 2), rd[2], mux(sel_axis == constant(2, 1), rd[1], rd[0])),
                              "window entry of the chosen reference");
-  m.assign(new_entry, mux(sel_valid, picked, concat({token, a})), "REUSE copies the reference's Ahat and root");
+  m.assign(new_entry, mux(sel_valid, picked, concat({token_q, a_q})), "REUSE copies the reference's Ahat and root");
+  const Expr from_prev = m.wire("from_prev", (sel_axis == constant(2, 2)) || ((sel_axis == constant(2, 0)) && near_q[0]) ||
+                                                 ((sel_axis == constant(2, 1)) && near_q[1]),
+                                "the chosen reference is the position before");
+  m.assign(src, mux(!sel_valid, constant(2, 0),
+                    mux(from_prev, constant(2, 3), mux(sel_axis == constant(2, 1), constant(2, 2), constant(2, 1)))));
+  Block& s2 = m.always_ff_no_reset(clk, "the decided position's entry and where its Ahat came from").if_(retire).then_();
+  s2.assign(last_q, new_entry);
+  s2.assign(src_q, src);
   m.assign(reuse, sel_valid);
   m.assign(axis_out, sel_axis);
-  m.assign(root_out, new_entry.slice(word + tw - 1, word));
+  m.assign(root_out, new_entry.slice(ew - 1, word));
   return m;
 }
 
 Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
-  Module m("kld_detector", "Reuse detector: LANES groups decided per cycle at one scan position");
+  Module m("kld_detector",
+           "Reuse detector: LANES groups decided per cycle at one scan position, a cycle after its step");
   const int lanes = c.det_lanes(), gw = c.group_w, dw = c.data_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
   const Expr clk = m.input("clk_i", 1);
-  const Expr step = m.input("step_i", 1);
+  const Expr step = m.input("step_i", 1, Sign::Unsigned, "the presented position enters the lanes' second stage");
+  const Expr retire = m.input("retire_i", 1, Sign::Unsigned, "the second stage's position is decided");
   const Expr token = m.input("token_i", tw);
   const Expr slot = m.input("slot_i", sw);
   const Expr ref_avail = m.input("ref_avail_i", 3);
   const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw);
   const Expr ref_near_next = m.input("ref_near_next_i", 2);
+  const Expr ref_two_next = m.input("ref_two_next_i", 2);
   const Expr policy = m.input("policy_i", 2);
   const Expr naxes = m.input("naxes_i", 2);
   const Expr axes = m.input("axes_i", 6);
@@ -202,11 +270,13 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   auto conns = [&](const Expr& l) -> std::vector<Connection> {
     return {{"clk_i", clk},
             {"step_i", step},
+            {"retire_i", retire},
             {"token_i", token},
             {"slot_i", slot},
             {"ref_avail_i", ref_avail},
             {"ref_slot_next_i", ref_slot_next},
             {"ref_near_next_i", ref_near_next},
+            {"ref_two_next_i", ref_two_next},
             {"policy_i", policy},
             {"naxes_i", naxes},
             {"axes_i", axes},

@@ -50,6 +50,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                            "the window reads of them)");
   const Expr scan_ref_near_next = m.output("scan_ref_near_next_o", 2, Sign::Unsigned,
                                            "the next cycle's t (bit 0), h (bit 1) reference is at distance 1");
+  const Expr scan_ref_two_next = m.output("scan_ref_two_next_o", 2, Sign::Unsigned,
+                                          "the next cycle's t (bit 0), h (bit 1) reference is at distance 2");
   const Expr scan_last = m.output("scan_last_o", 1, Sign::Unsigned, "the scan position is the last of the grid");
   const Expr seg_valid = m.output("seg_valid_o", segs, Sign::Unsigned, "segment s has a token to issue");
   const Expr seg_token = m.output("seg_token_o", segs * tw, Sign::Unsigned, "segment s's token");
@@ -86,27 +88,32 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr last_tcol = m.signal("last_tile_col_q", 1, Sign::Unsigned, "the tile is in the last tile column");
   const Expr last_trow = m.signal("last_tile_row_q", 1, Sign::Unsigned, "the tile is in the last tile row");
   // Next position: w, then h, then t, then the next tile; wraps after the last.
-  const Expr step = m.wire("scan_advance", scan_step && !scan_clear);
+  // A clear comes only while the scan is idle (scan_step_i low), and wins where both could meet:
+  // the step is not qualified by it, which keeps the START checks off the scan's paths.
+  const Expr step = m.wire("scan_advance", scan_step);
   const Expr wrap_w = m.wire("wrap_w", last_w), wrap_h = m.wire("wrap_h", last_w && last_h);
   const Expr wrap_t = m.wire("wrap_t", last_w && last_h && last_t);
   const Expr wrap_col = m.wire("wrap_tile_col", last_w && last_h && last_t && last_tcol);
   const Expr next_w0 = mux(wrap_t, mux(last_tcol, zero(cw), q.w0 + tile_w), q.w0);
   const Expr next_h0 = mux(wrap_col, mux(last_trow, zero(cw), q.h0 + tile_h), q.h0);
-  const Pos n{
-      m.wire("h0_d", mux(scan_clear, zero(cw), mux(step, next_h0, q.h0))),
-      m.wire("w0_d", mux(scan_clear, zero(cw), mux(step, next_w0, q.w0))),
-      m.wire("t_d", mux(scan_clear, zero(cw), mux(step, mux(wrap_t, zero(cw), mux(wrap_h, q.t + constant(cw, 1), q.t)), q.t))),
-      m.wire("h_d", mux(scan_clear, zero(cw), mux(step, mux(wrap_col, next_h0, mux(wrap_h, q.h0, mux(wrap_w, q.h + constant(cw, 1), q.h))), q.h))),
-      m.wire("w_d", mux(scan_clear, zero(cw), mux(step, mux(wrap_t, next_w0, mux(wrap_w, q.w0, q.w + constant(cw, 1))), q.w))),
-      m.wire("slot_d", mux(scan_clear, zero(sw), mux(step, q.slot + constant(sw, 1), q.slot)))};
+  // The next position while scanning (nr), and with a clear (n: position 0). What is registered
+  // from the next position is computed from nr and from the origin apart, and chosen by the clear
+  // last: scan_clear_i comes from the START checks, a long path.
+  const Pos nr{
+      m.wire("h0_run", mux(step, next_h0, q.h0)),
+      m.wire("w0_run", mux(step, next_w0, q.w0)),
+      m.wire("t_run", mux(step, mux(wrap_t, zero(cw), mux(wrap_h, q.t + constant(cw, 1), q.t)), q.t)),
+      m.wire("h_run", mux(step, mux(wrap_col, next_h0, mux(wrap_h, q.h0, mux(wrap_w, q.h + constant(cw, 1), q.h))), q.h)),
+      m.wire("w_run", mux(step, mux(wrap_t, next_w0, mux(wrap_w, q.w0, q.w + constant(cw, 1))), q.w)),
+      m.wire("slot_run", mux(step, q.slot + constant(sw, 1), q.slot))};
+  const Pos origin{zero(cw), zero(cw), zero(cw), zero(cw), zero(cw), zero(sw)};
+  const Pos n{m.wire("h0_d", mux(scan_clear, zero(cw), nr.h0)), m.wire("w0_d", mux(scan_clear, zero(cw), nr.w0)),
+              m.wire("t_d", mux(scan_clear, zero(cw), nr.t)),    m.wire("h_d", mux(scan_clear, zero(cw), nr.h)),
+              m.wire("w_d", mux(scan_clear, zero(cw), nr.w)),    m.wire("slot_d", mux(scan_clear, zero(sw), nr.slot))};
   Always& scan = m.always_ff(clk, rst_n, "the scan position");
   for (const auto& [reg, d] : {std::pair{q.h0, n.h0}, {q.w0, n.w0}, {q.t, n.t}, {q.h, n.h}, {q.w, n.w}, {q.slot, n.slot}})
     scan.flop(reg, d, 0);
 
-  // Outputs of the next position, registered.
-  const auto [th_n, tw_n] = tile_at(n, "_d");
-  const Expr th_x = m.wire("th_x", resize(th_n, tw + 1)), tw_x = m.wire("tw_x", resize(tw_n, tw + 1));
-  const Expr area = m.wire("area", th_x * tw_x, "tile area: scan distance of the t reference");
   // The token index (t*H + h)*W + w follows the position by additions only, so no multiplier sits in
   // front of the A memory that scan_token_next_o addresses: beside the token, the tokens at (t, h, w0)
   // (its row in the tile), (t, h0, w0), (0, h0, w0) (the tile) and (0, h0, 0) (the row of tiles), and
@@ -123,31 +130,78 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const int pw = std::max(2 * cw, tw);  // H*W and TILE_H*W (below 2^(2*CW)) before truncation
   const Expr hw_full = m.wire("stride_hw", resize(dim_h, pw) * resize(dim_w, pw));
   const Expr thw_full = m.wire("stride_thw", resize(tile_h, pw) * resize(dim_w, pw));
-  const Expr tile_next =
-      m.wire("scan_tile_next", mux(wrap_col, mux(last_trow, zero(tw), trow_q + thw_q), tile_q + tile_w_t),
-             "token of the next tile");
-  const Expr t_next = m.wire("scan_t_next", mux(wrap_t, tile_next, tbase_q + hw_q), "token at the next (t, h0, w0)");
-  const Expr row_next = m.wire("scan_row_next", mux(wrap_h, t_next, row_q + dw_t), "token at the next row start");
-  const Expr token_step = m.wire("scan_token_step", mux(wrap_w, row_next, token_q + constant(tw, 1)),
+  // The five sums a step may take (the token + 1, the row + W, the frame + H*W, the tile + TILE_W,
+  // the row of tiles + TILE_H*W) are registered a cycle early from the registers' next values:
+  // the token of the next position is then a choice among registers, with no adder between the
+  // scan registers and the A memories it addresses.
+  const Expr token_inc_q = m.signal("scan_token_inc_q", tw, Sign::Unsigned, "token + 1");
+  const Expr row_inc_q = m.signal("scan_row_inc_q", tw, Sign::Unsigned, "token at (t, h + 1, w0)");
+  const Expr tbase_inc_q = m.signal("scan_tbase_inc_q", tw, Sign::Unsigned, "token at (t + 1, h0, w0)");
+  const Expr tile_inc_q = m.signal("scan_tile_inc_q", tw, Sign::Unsigned, "token at (0, h0, w0 + TILE_W)");
+  const Expr trow_inc_q = m.signal("scan_trow_inc_q", tw, Sign::Unsigned, "token at (0, h0 + TILE_H, 0)");
+  const Expr tile_next = m.wire("scan_tile_next", mux(wrap_col, mux(last_trow, zero(tw), trow_inc_q), tile_inc_q),
+                                "token of the next tile");
+  const Expr t_next = m.wire("scan_t_next", mux(wrap_t, tile_next, tbase_inc_q), "token at the next (t, h0, w0)");
+  const Expr row_next = m.wire("scan_row_next", mux(wrap_h, t_next, row_inc_q), "token at the next row start");
+  const Expr token_step = m.wire("scan_token_step", mux(wrap_w, row_next, token_inc_q),
                                  "token of the position after this one");
   const Expr token_d = m.wire("token_d", mux(scan_clear, zero(tw), mux(step, token_step, token_q)),
                               "token of the next cycle's position");
-  Always& strides = m.always_ff(clk, rst_n, "scan strides and row, tile and frame starts");
-  strides.flop(hw_q, mux(scan_clear, trunc(hw_full, tw), hw_q), 0);
-  strides.flop(thw_q, mux(scan_clear, trunc(thw_full, tw), thw_q), 0);
-  strides.flop(row_q, mux(scan_clear, zero(tw), mux(step && wrap_w, row_next, row_q)), 0);
-  strides.flop(tbase_q, mux(scan_clear, zero(tw), mux(step && wrap_h, t_next, tbase_q)), 0);
-  strides.flop(tile_q, mux(scan_clear, zero(tw), mux(step && wrap_t, tile_next, tile_q)), 0);
-  strides.flop(trow_q, mux(scan_clear, zero(tw), mux(step && wrap_col, tile_next, trow_q)), 0);
+  const Expr hw_d = m.wire("stride_hw_d", mux(scan_clear, trunc(hw_full, tw), hw_q));
+  const Expr thw_d = m.wire("stride_thw_d", mux(scan_clear, trunc(thw_full, tw), thw_q));
+  const Expr row_d = m.wire("scan_row_d", mux(scan_clear, zero(tw), mux(step && wrap_w, row_next, row_q)));
+  const Expr tbase_d = m.wire("scan_tbase_d", mux(scan_clear, zero(tw), mux(step && wrap_h, t_next, tbase_q)));
+  const Expr tile_d = m.wire("scan_tile_d", mux(scan_clear, zero(tw), mux(step && wrap_t, tile_next, tile_q)));
+  const Expr trow_d = m.wire("scan_trow_d", mux(scan_clear, zero(tw), mux(step && wrap_col, tile_next, trow_q)));
+  Always& strides = m.always_ff(clk, rst_n, "scan strides and row, tile and frame starts, and their steps");
+  strides.flop(hw_q, hw_d, 0);
+  strides.flop(thw_q, thw_d, 0);
+  strides.flop(row_q, row_d, 0);
+  strides.flop(tbase_q, tbase_d, 0);
+  strides.flop(tile_q, tile_d, 0);
+  strides.flop(trow_q, trow_d, 0);
+  strides.flop(token_inc_q, token_d + constant(tw, 1), 0);
+  strides.flop(row_inc_q, row_d + dw_t, 0);
+  // At a clear every start is 0: its sum is the stride itself, the product off the adder.
+  strides.flop(tbase_inc_q, mux(scan_clear, trunc(hw_full, tw), tbase_d + hw_q), 0);
+  strides.flop(tile_inc_q, tile_d + tile_w_t, 0);
+  strides.flop(trow_inc_q, mux(scan_clear, trunc(thw_full, tw), trow_d + thw_q), 0);
   if (pw > tw) m.unused(concat({hw_full.slice(pw - 1, tw), thw_full.slice(pw - 1, tw)}),
                         "the strides are used only while they are below N");
   const int dist_w = std::max(ww, tw + 1);  // distances and the window depth compared at full width
   const Expr win_x = m.wire("win_x", zext(win, dist_w));
-  const Expr tw_d = dist_w > tw + 1 ? zext(tw_x, dist_w) : tw_x, area_d = dist_w > tw + 1 ? zext(area, dist_w) : area;
-  const Expr avail_d = m.wire("avail_d", concat({(n.w != n.w0) && (win != zero(ww)), (n.h != n.h0) && (tw_d <= win_x),
-                                                (n.t != zero(cw)) && (area_d <= win_x)}),
-                              "references in the tile and the window: bit 0 t, 1 h, 2 w");
-  const Expr tw_s = m.wire("tw_slot", resize(tw_x, sw)), area_s = m.wire("area_slot", resize(area, sw));
+  // Outputs of a next position, registered: its tile's distances (mod 2^SW), its references'
+  // availability, where it lies in its tile and the grid.
+  struct Derived {
+    Expr tw_s, area_s, avail, last_w, last_h, last_t, last_tcol, last_trow, last;
+  };
+  auto derived = [&](const Pos& p, const std::string& sfx) {
+    const auto [th_p, tw_p] = tile_at(p, sfx);
+    const Expr th_x = m.wire("th_x" + sfx, resize(th_p, tw + 1)), tw_x = m.wire("tw_x" + sfx, resize(tw_p, tw + 1));
+    const Expr area = m.wire("area" + sfx, th_x * tw_x, "tile area: scan distance of the t reference");
+    const Expr tw_d = dist_w > tw + 1 ? zext(tw_x, dist_w) : tw_x;
+    const Expr area_d = dist_w > tw + 1 ? zext(area, dist_w) : area;
+    Derived d;
+    d.tw_s = m.wire("tw_slot" + sfx, resize(tw_x, sw));
+    d.area_s = m.wire("area_slot" + sfx, resize(area, sw));
+    d.avail = m.wire("avail" + sfx, concat({(p.w != p.w0) && (win != zero(ww)), (p.h != p.h0) && (tw_d <= win_x),
+                                             (p.t != zero(cw)) && (area_d <= win_x)}),
+                     "references in the tile and the window: bit 0 t, 1 h, 2 w");
+    d.last_w = m.wire("last_w" + sfx, (p.w + constant(cw, 1)) == (p.w0 + tw_p));
+    d.last_h = m.wire("last_h" + sfx, (p.h + constant(cw, 1)) == (p.h0 + th_p));
+    d.last_t = m.wire("last_t" + sfx, (p.t + constant(cw, 1)) == dim_t);
+    d.last_tcol = m.wire("last_tile_col" + sfx, (p.w0 + tile_w) >= dim_w);
+    d.last_trow = m.wire("last_tile_row" + sfx, (p.h0 + tile_h) >= dim_h);
+    d.last = m.wire("last" + sfx, d.last_w && d.last_h && d.last_t && d.last_tcol && d.last_trow,
+                    "the position is the last of the grid");
+    return d;
+  };
+  const Derived dr = derived(nr, "_run"), d0 = derived(origin, "_origin");
+  auto at_next = [&](Expr Derived::*f, const std::string& name) {
+    return m.wire(name, mux(scan_clear, d0.*f, dr.*f));
+  };
+  const Expr tw_s = at_next(&Derived::tw_s, "tw_slot"), area_s = at_next(&Derived::area_s, "area_slot");
+  const Expr avail_d = at_next(&Derived::avail, "avail_d");
   // The w reference is always the previous position: the detector keeps it in a register, so only
   // the t and h slots are given, a cycle ahead, to address the window. They use the distances of the
   // current position's tile, registered: the tile arithmetic (a product) then stays off the path to
@@ -157,23 +211,36 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr dist_h_q = m.signal("ref_dist_h_q", sw, Sign::Unsigned, "the current tile's width mod 2^SW");
   const Expr dist_t_q = m.signal("ref_dist_t_q", sw, Sign::Unsigned, "the current tile's area mod 2^SW");
   // A clear leads to position 0, which has no references either: the read address ignores it, which
-  // keeps the run-start logic off the path too.
-  const Expr slot_after = m.wire("slot_after", q.slot + constant(sw, 1));
-  const Expr ref_slot_d =
-      m.wire("ref_slot_d", mux(scan_step, concat({slot_after - dist_h_q, slot_after - dist_t_q}),
-                               concat({q.slot - dist_h_q, q.slot - dist_t_q})),
-             "the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW");
+  // keeps the run-start logic off the path too. Both candidates (the position held, or the one
+  // after it) are registered a cycle early from the next slot and distances, so that scan_step_i
+  // only picks one: the subtractions were between the step and the window memories.
+  const Expr ref_stay_q = m.signal("ref_slot_stay_q", 2 * sw, Sign::Unsigned,
+                                   "h, t reference slots of the position (slot - distance)");
+  const Expr ref_step_q = m.signal("ref_slot_step_q", 2 * sw, Sign::Unsigned,
+                                   "h, t reference slots of the position after it");
+  const Expr slot_run_after = m.wire("slot_run_after", nr.slot + constant(sw, 1));
+  const Expr one = constant(sw, 1u & ((1u << sw) - 1u));
+  Always& ref_slots = m.always_ff(clk, rst_n, "reference slots of the next cycle's position and the one after");
+  ref_slots.flop(ref_stay_q, mux(scan_clear, concat({zero(sw) - d0.tw_s, zero(sw) - d0.area_s}),
+                                 concat({nr.slot - dr.tw_s, nr.slot - dr.area_s})), 0);
+  ref_slots.flop(ref_step_q, mux(scan_clear, concat({one - d0.tw_s, one - d0.area_s}),
+                                 concat({slot_run_after - dr.tw_s, slot_run_after - dr.area_s})), 0);
+  const Expr ref_slot_d = m.wire("ref_slot_d", mux(scan_step, ref_step_q, ref_stay_q),
+                                 "the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW");
   // Distance 1 from the same registers: modulo 2^SW a distance of 1 + k*2^SW looks the same, but such a
   // reference lies beyond WIN_CAP and is never available.
   const Expr near_next = m.wire("near_next", concat({dist_h_q == constant(sw, 1), dist_t_q == constant(sw, 1)}),
                                 "the next position's h, t reference is at distance 1");
-  const Expr last_w_d = m.wire("last_w_d", (n.w + constant(cw, 1)) == (n.w0 + tw_n));
-  const Expr last_h_d = m.wire("last_h_d", (n.h + constant(cw, 1)) == (n.h0 + th_n));
-  const Expr last_t_d = m.wire("last_t_d", (n.t + constant(cw, 1)) == dim_t);
-  const Expr last_tcol_d = m.wire("last_tile_col_d", (n.w0 + tile_w) >= dim_w);
-  const Expr last_trow_d = m.wire("last_tile_row_d", (n.h0 + tile_h) >= dim_h);
-  const Expr last_d = m.wire("last_d", last_w_d && last_h_d && last_t_d && last_tcol_d && last_trow_d,
-                             "the next position is the last of the grid");
+  // Distance 2 likewise (2 mod 2^SW: with SW = 1 every even distance looks alike, and all but 2
+  // lie beyond WIN_CAP).
+  const Expr two = constant(sw, 2u & ((1u << sw) - 1u));
+  const Expr two_next = m.wire("two_next", concat({dist_h_q == two, dist_t_q == two}),
+                               "the next position's h, t reference is at distance 2");
+  const Expr last_w_d = at_next(&Derived::last_w, "last_w_d"), last_h_d = at_next(&Derived::last_h, "last_h_d");
+  const Expr last_t_d = at_next(&Derived::last_t, "last_t_d");
+  const Expr last_tcol_d = at_next(&Derived::last_tcol, "last_tile_col_d");
+  const Expr last_trow_d = at_next(&Derived::last_trow, "last_tile_row_d");
+  const Expr last_d = at_next(&Derived::last, "last_d");
   const Expr avail_q = m.signal("scan_avail_q", 3);
   const Expr last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
@@ -194,6 +261,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   m.assign(scan_avail, avail_q);
   m.assign(scan_ref_slot_next, ref_slot_d);
   m.assign(scan_ref_near_next, near_next);
+  m.assign(scan_ref_two_next, two_next);
   m.assign(scan_last, last_q);
 
   // ---- compute lists: one memory per group, filled in scan order ----

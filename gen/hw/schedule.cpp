@@ -19,9 +19,11 @@ struct Lists {
   std::vector<int64_t> final_at;            // per group: first cycle the list is complete
 };
 
-// Detection steps one scan position per cycle, except in the cycles the trace
-// consumer held it (sorted, relative to the first BUSY cycle). A decision is
-// registered, then written: its list entry is readable two cycles after it.
+// Detection steps one scan position per cycle into the lanes' second stage, except in the cycles
+// the trace consumer held it (sorted, relative to the first BUSY cycle: a decision waited in the
+// second stage). A position's decision retires in the next cycle that is not held (the cycle the
+// next position steps in); it is registered, then written: its list entry is readable two cycles
+// after it retires.
 Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& dec,
                       const std::vector<int64_t>& trace_stall_cycles) {
   const int G = cfg.groups();
@@ -34,20 +36,33 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
   const int64_t rounds = ceil_div(G, lanes);
   size_t stall = 0;
   int64_t cycle = 0;
-  for (int64_t r = 0; r < rounds; ++r)
-    for (int64_t p = 0; p < N; ++p) {
-      while (stall < trace_stall_cycles.size() && trace_stall_cycles[stall] == cycle) {
-        ++stall;
-        ++cycle;
-      }
-      const int32_t tok = scan.token_at(p);
-      for (int64_t g = r * lanes; g < std::min<int64_t>(G, (r + 1) * lanes); ++g) {
-        if (dec[static_cast<size_t>(tok) * static_cast<size_t>(G) + static_cast<size_t>(g)].kind == PairKind::Compute)
-          l.avail[static_cast<size_t>(g)].push_back(cycle + 2);
-        if (p == N - 1) l.final_at[static_cast<size_t>(g)] = cycle + 2;
-      }
+  auto skip_stalls = [&] {
+    while (stall < trace_stall_cycles.size() && trace_stall_cycles[stall] == cycle) {
+      ++stall;
       ++cycle;
     }
+  };
+  // The position in the second stage: its round and scan position (none before the first step).
+  int64_t held_round = -1, held_pos = 0;
+  auto retire = [&](int64_t at) {
+    if (held_round < 0) return;
+    const int32_t tok = scan.token_at(held_pos);
+    for (int64_t g = held_round * lanes; g < std::min<int64_t>(G, (held_round + 1) * lanes); ++g) {
+      if (dec[static_cast<size_t>(tok) * static_cast<size_t>(G) + static_cast<size_t>(g)].kind == PairKind::Compute)
+        l.avail[static_cast<size_t>(g)].push_back(at + 2);
+      if (held_pos == N - 1) l.final_at[static_cast<size_t>(g)] = at + 2;
+    }
+  };
+  for (int64_t r = 0; r < rounds; ++r)
+    for (int64_t p = 0; p < N; ++p) {
+      if (held_round >= 0) skip_stalls();  // a held decision can stall the step; an empty stage cannot
+      retire(cycle);
+      held_round = r;
+      held_pos = p;
+      ++cycle;
+    }
+  skip_stalls();
+  retire(cycle);
   return l;
 }
 

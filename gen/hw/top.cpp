@@ -218,9 +218,19 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // ---- derived sizes (stable during a run: configuration is frozen while busy) ----
   const Expr t_c = m.wire("dim_t_c", dim_t_q.slice(cw - 1, 0)), h_c = m.wire("dim_h_c", dim_h_q.slice(cw - 1, 0));
   const Expr w_c = m.wire("dim_w_c", dim_w_q.slice(cw - 1, 0));
-  const Expr tile_h_c = m.wire("tile_h_eff", mux(tile_h_q == zero(tile_h_q.width()), h_c, tile_h_q.slice(cw - 1, 0)));
-  const Expr tile_w_c = m.wire("tile_w_eff", mux(tile_w_q == zero(tile_w_q.width()), w_c, tile_w_q.slice(cw - 1, 0)));
-  const Expr n_tokens = m.wire("n_tokens", resize(t_c, tw + 1) * resize(h_c, tw + 1) * resize(w_c, tw + 1), "N = T*H*W");
+  // The tile sizes (0 = the whole extent) and N, registered from the values the registers take at
+  // the next edge, like the START checks: they are what a run started in the next cycle sees, and
+  // the tile-size choice and the multiplier are off the scan's paths to the A and window memories.
+  const Expr tile_h_c = m.signal("tile_h_eff_q", cw, Sign::Unsigned, "tile height (TILE_H, or H when 0)");
+  const Expr tile_w_c = m.signal("tile_w_eff_q", cw, Sign::Unsigned, "tile width (TILE_W, or W when 0)");
+  const Expr n_tokens = m.signal("n_tokens_q", tw + 1, Sign::Unsigned, "N = T*H*W");
+  Always& sizes = m.always_ff(clk, rst_n, "derived sizes of the stored dimensions, a cycle early");
+  sizes.flop(tile_h_c, mux(tile_h_n == zero(tile_h_n.width()), dim_h_n.slice(cw - 1, 0), tile_h_n.slice(cw - 1, 0)), 0);
+  sizes.flop(tile_w_c, mux(tile_w_n == zero(tile_w_n.width()), dim_w_n.slice(cw - 1, 0), tile_w_n.slice(cw - 1, 0)), 0);
+  sizes.flop(n_tokens,
+             resize(dim_t_n.slice(cw - 1, 0), tw + 1) * resize(dim_h_n.slice(cw - 1, 0), tw + 1) *
+                 resize(dim_w_n.slice(cw - 1, 0), tw + 1),
+             0);
   const Expr n_groups = m.wire("n_groups", dim_k_q.slice(gshift + gcw - 1, gshift), "G = K / GROUP_W");
 
   // ---- run state ----
@@ -282,20 +292,30 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr scan_token = m.signal("scan_token", tw), scan_slot = m.signal("scan_slot", sw);
   const Expr scan_token_next = m.signal("scan_token_next", tw);
   const Expr scan_avail = m.signal("scan_avail", 3), scan_ref_near_next = m.signal("scan_ref_near_next", 2);
+  const Expr scan_ref_two_next = m.signal("scan_ref_two_next", 2);
   const Expr scan_ref_slot_next = m.signal("scan_ref_slot_next", 2 * sw);
   const Expr scan_last = m.signal("scan_last", 1);
   const Expr seg_valid = m.signal("seg_valid", segs), seg_token = m.signal("seg_token", segs * tw);
   const Expr pass_pending = m.signal("pass_pending", 1), pass_nonempty = m.signal("pass_nonempty", 1);
   const Expr pass_last = m.signal("pass_last", 1);
-  const Expr step = m.wire("step", det_busy_q && (!trace_q || dec_ready), "the detector decides one position");
+  // The detector's lanes decide in two stages: a position steps into the second a cycle before
+  // its decision (the lanes' outputs) retires. Both hold while the trace has not taken a decision.
+  const Expr s2_valid_q = m.signal("det_s2_valid_q", 1, Sign::Unsigned, "the lanes' second stage holds a position");
+  const Expr s2_round_q = m.signal("det_s2_round_q", rw, Sign::Unsigned, "... its detection round");
+  const Expr s2_token_q = m.signal("det_s2_token_q", tw, Sign::Unsigned, "... its token");
+  const Expr s2_lanes_q = m.signal("det_s2_lane_valid_q", lanes, Sign::Unsigned, "... the lanes with a group");
+  const Expr det_advance = m.wire("det_advance", !(trace_q && s2_valid_q && !dec_ready),
+                                  "the detector's stages move on (the trace has taken the decision)");
+  const Expr step = m.wire("step", det_busy_q && det_advance, "the scan position steps into the second stage");
+  const Expr retire = m.wire("retire", s2_valid_q && det_advance, "the second stage's position is decided");
   const Expr reuse = m.signal("det_reuse", lanes), axis = m.signal("det_axis", 2 * lanes);
   const Expr root = m.signal("det_root", lanes * tw);
   std::vector<Expr> push_bits, root_we_bits, gvalid_bits;
   for (int g = G - 1; g >= 0; --g) {
-    const Expr mine = round_q == constant(rw, static_cast<uint64_t>(g / lanes));
+    const Expr mine = s2_round_q == constant(rw, static_cast<uint64_t>(g / lanes));
     const Expr exists = constant(gcw, static_cast<uint64_t>(g)) < n_groups;
-    push_bits.push_back(step && mine && exists && !reuse[g % lanes]);
-    root_we_bits.push_back(step && mine && exists);
+    push_bits.push_back(retire && mine && exists && !reuse[g % lanes]);
+    root_we_bits.push_back(retire && mine && exists);
     gvalid_bits.push_back(exists);
   }
   const Expr push = m.wire("push", concat(push_bits), "COMPUTE pairs join their group's compute list");
@@ -314,9 +334,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                                      "group g's detection round was over last cycle (its list is complete now)");
   std::vector<Expr> done_bits;
   for (int g = G - 1; g >= 0; --g) {
-    Expr done = !group_valid[g] || !det_busy_q;
-    if (g / lanes < rounds - 1) done = done || (round_q > constant(rw, static_cast<uint64_t>(g / lanes)));
-    done_bits.push_back(done);
+    const Expr rg = constant(rw, static_cast<uint64_t>(g / lanes));
+    Expr scanned = !det_busy_q;  // the scan has left the group's round
+    if (g / lanes < rounds - 1) scanned = scanned || (round_q > rg);
+    done_bits.push_back(!group_valid[g] || (scanned && !(s2_valid_q && (s2_round_q == rg))));
   }
   Always& decisions = m.always_ff(clk, rst_n, "registered decisions (cleared by a run start)");
   decisions.flop(push_q, mux(run_start, zero(G), push), 0);
@@ -326,8 +347,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   decisions.flop(group_done_q,
                  mux(run_start, mux(dense_start || keep_start, ones(G), ~group_valid), concat(done_bits)), 0);
   Block& decided =
-      m.always_ff_no_reset(clk, "decided token and roots (qualified by push_q, root_we_q)").if_(step).then_();
-  decided.assign(dec_token_q, scan_token);
+      m.always_ff_no_reset(clk, "decided token and roots (qualified by push_q, root_we_q)").if_(retire).then_();
+  decided.assign(dec_token_q, s2_token_q);
   decided.assign(root_q, root);
   // A segment's list is complete once the detection round of its group is over.
   std::vector<Expr> final_bits;
@@ -367,6 +388,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"scan_avail_o", scan_avail},
               {"scan_ref_slot_next_o", scan_ref_slot_next},
               {"scan_ref_near_next_o", scan_ref_near_next},
+              {"scan_ref_two_next_o", scan_ref_two_next},
               {"scan_last_o", scan_last},
               {"seg_valid_o", seg_valid},
               {"seg_token_o", seg_token},
@@ -478,11 +500,13 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.instance(find(parts, "kld_detector"), "u_detector",
              {{"clk_i", clk},
               {"step_i", step},
+              {"retire_i", retire},
               {"token_i", scan_token},
               {"slot_i", scan_slot},
               {"ref_avail_i", scan_avail},
               {"ref_slot_next_i", scan_ref_slot_next},
               {"ref_near_next_i", scan_ref_near_next},
+              {"ref_two_next_i", scan_ref_two_next},
               {"policy_i", pol},
               {"naxes_i", naxes},
               {"axes_i", axes},
@@ -550,12 +574,12 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(out_token, out_token_q);
   m.assign(out_lanes, out_lanes_q);
   m.assign(out_data, merged);
-  m.assign(dec_valid, det_busy_q && trace_q);
-  m.assign(dec_round, round_q);
-  m.assign(dec_token, scan_token);
+  m.assign(dec_valid, s2_valid_q && trace_q);
+  m.assign(dec_round, s2_round_q);
+  m.assign(dec_token, s2_token_q);
   std::vector<Expr> dec_fields;
   for (int l = lanes - 1; l >= 0; --l)
-    dec_fields.push_back(concat({root.slice((l + 1) * tw - 1, l * tw), lanes_valid[l], reuse[l],
+    dec_fields.push_back(concat({root.slice((l + 1) * tw - 1, l * tw), s2_lanes_q[l], reuse[l],
                                  axis.slice(2 * l + 1, 2 * l)}));
   m.assign(dec_data, concat(dec_fields));
   m.assign(busy_out, busy_q);
@@ -632,6 +656,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(round_d, mux(run_start, zero(rw),
                         mux(step && scan_last && !round_is_last, round_q + constant(rw, 1), round_q)));
   dete.flop(round_q, round_d, 0);
+  dete.flop(s2_valid_q, !run_start && mux(det_advance, step, s2_valid_q), 0);
+  Block& s2 = m.always_ff_no_reset(clk, "the position in the lanes' second stage").if_(step).then_();
+  s2.assign(s2_round_q, round_q);
+  s2.assign(s2_token_q, scan_token);
+  s2.assign(s2_lanes_q, lanes_valid);
   IfStmt& ds = dete.body().if_(run_start);
   ds.then_().assign(det_busy_q, !dense_start && !keep_start);
   IfStmt& dl = ds.else_().if_(step && scan_last && round_is_last);
@@ -695,7 +724,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     skipped_now = skipped_now + mux(reused_pairs_q[l], zext(dim_m_q, 64) << gshift, zero(64));
   const Expr issued_add = m.wire("macs_issued_now", issued_now);
   const Expr skipped_add = m.wire("macs_skipped_now", skipped_now);
-  const Expr stall_trace = m.wire("stall_trace", det_busy_q && trace_q && !dec_ready, "the detector waits for the trace");
+  const Expr stall_trace = m.wire("stall_trace", trace_q && s2_valid_q && !dec_ready, "the detector waits for the trace");
   const Expr starved = m.wire("starved", st_issue && (seg_valid == zero(segs)) && !pass_last,
                               "ISSUE waits for the detector to extend a compute list");
   const Expr stall_out = m.wire("stall_out", out_valid_q && !out_ready, "the gather waits for the consumer");
@@ -724,7 +753,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   counter(loadw_cycles_q, mux(st_loadw, constant(32, 1), zero(32)));
   counter(starved_q, zext(issue_inc_q[1], 32));
   std::vector<Expr> reused_now;
-  for (int l = lanes - 1; l >= 0; --l) reused_now.push_back(step && lanes_valid[l] && reuse[l]);
+  for (int l = lanes - 1; l >= 0; --l) reused_now.push_back(retire && s2_lanes_q[l] && reuse[l]);
   ctr.flop(reused_pairs_q, mux(run_start, zero(lanes), concat(reused_now)), 0);
   counter(issued_q, zext(issued_inc_q, 64));
   counter(skipped_q, skipped_add);

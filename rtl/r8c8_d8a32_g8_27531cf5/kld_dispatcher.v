@@ -86,6 +86,8 @@ module kld_dispatcher (
   output wire [15:0] scan_ref_slot_next_o,
   // the next cycle's t (bit 0), h (bit 1) reference is at distance 1
   output wire [1:0] scan_ref_near_next_o,
+  // the next cycle's t (bit 0), h (bit 1) reference is at distance 2
+  output wire [1:0] scan_ref_two_next_o,
   // the scan position is the last of the grid
   output wire scan_last_o,
   // segment s has a token to issue
@@ -121,23 +123,18 @@ module kld_dispatcher (
   wire wrap_h;
   wire wrap_t;
   wire wrap_tile_col;
+  wire [5:0] h0_run;
+  wire [5:0] w0_run;
+  wire [5:0] t_run;
+  wire [5:0] h_run;
+  wire [5:0] w_run;
+  wire [7:0] slot_run;
   wire [5:0] h0_d;
   wire [5:0] w0_d;
   wire [5:0] t_d;
   wire [5:0] h_d;
   wire [5:0] w_d;
   wire [7:0] slot_d;
-  // rows from the tile origin to the grid edge
-  wire [5:0] h_left_d;
-  wire [5:0] w_left_d;
-  // tile height, clipped at the edge
-  wire [5:0] th_eff_d;
-  // tile width, clipped at the edge
-  wire [5:0] tw_eff_d;
-  wire [10:0] th_x;
-  wire [10:0] tw_x;
-  // tile area: scan distance of the t reference
-  wire [10:0] area;
   // token at (t, h, w0)
   reg [9:0] scan_row_q;
   // token at (t, h0, w0)
@@ -155,6 +152,16 @@ module kld_dispatcher (
   wire [9:0] tile_w_t;
   wire [11:0] stride_hw;
   wire [11:0] stride_thw;
+  // token + 1
+  reg [9:0] scan_token_inc_q;
+  // token at (t, h + 1, w0)
+  reg [9:0] scan_row_inc_q;
+  // token at (t + 1, h0, w0)
+  reg [9:0] scan_tbase_inc_q;
+  // token at (0, h0, w0 + TILE_W)
+  reg [9:0] scan_tile_inc_q;
+  // token at (0, h0 + TILE_H, 0)
+  reg [9:0] scan_trow_inc_q;
   // token of the next tile
   wire [9:0] scan_tile_next;
   // token at the next (t, h0, w0)
@@ -165,26 +172,80 @@ module kld_dispatcher (
   wire [9:0] scan_token_step;
   // token of the next cycle's position
   wire [9:0] token_d;
+  wire [9:0] stride_hw_d;
+  wire [9:0] stride_thw_d;
+  wire [9:0] scan_row_d;
+  wire [9:0] scan_tbase_d;
+  wire [9:0] scan_tile_d;
+  wire [9:0] scan_trow_d;
   wire [10:0] win_x;
+  // rows from the tile origin to the grid edge
+  wire [5:0] h_left_run;
+  wire [5:0] w_left_run;
+  // tile height, clipped at the edge
+  wire [5:0] th_eff_run;
+  // tile width, clipped at the edge
+  wire [5:0] tw_eff_run;
+  wire [10:0] th_x_run;
+  wire [10:0] tw_x_run;
+  // tile area: scan distance of the t reference
+  wire [10:0] area_run;
+  wire [7:0] tw_slot_run;
+  wire [7:0] area_slot_run;
   // references in the tile and the window: bit 0 t, 1 h, 2 w
-  wire [2:0] avail_d;
+  wire [2:0] avail_run;
+  wire last_w_run;
+  wire last_h_run;
+  wire last_t_run;
+  wire last_tile_col_run;
+  wire last_tile_row_run;
+  // the position is the last of the grid
+  wire last_run;
+  // rows from the tile origin to the grid edge
+  wire [5:0] h_left_origin;
+  wire [5:0] w_left_origin;
+  // tile height, clipped at the edge
+  wire [5:0] th_eff_origin;
+  // tile width, clipped at the edge
+  wire [5:0] tw_eff_origin;
+  wire [10:0] th_x_origin;
+  wire [10:0] tw_x_origin;
+  // tile area: scan distance of the t reference
+  wire [10:0] area_origin;
+  wire [7:0] tw_slot_origin;
+  wire [7:0] area_slot_origin;
+  // references in the tile and the window: bit 0 t, 1 h, 2 w
+  wire [2:0] avail_origin;
+  wire last_w_origin;
+  wire last_h_origin;
+  wire last_t_origin;
+  wire last_tile_col_origin;
+  wire last_tile_row_origin;
+  // the position is the last of the grid
+  wire last_origin;
   wire [7:0] tw_slot;
   wire [7:0] area_slot;
+  wire [2:0] avail_d;
   // the current tile's width mod 2^SW
   reg [7:0] ref_dist_h_q;
   // the current tile's area mod 2^SW
   reg [7:0] ref_dist_t_q;
-  wire [7:0] slot_after;
+  // h, t reference slots of the position (slot - distance)
+  reg [15:0] ref_slot_stay_q;
+  // h, t reference slots of the position after it
+  reg [15:0] ref_slot_step_q;
+  wire [7:0] slot_run_after;
   // the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW
   wire [15:0] ref_slot_d;
   // the next position's h, t reference is at distance 1
   wire [1:0] near_next;
+  // the next position's h, t reference is at distance 2
+  wire [1:0] two_next;
   wire last_w_d;
   wire last_h_d;
   wire last_t_d;
   wire last_tile_col_d;
   wire last_tile_row_d;
-  // the next position is the last of the grid
   wire last_d;
   reg [2:0] scan_avail_q;
   reg scan_last_q;
@@ -223,23 +284,27 @@ module kld_dispatcher (
   // an entry is ready (the detector may still append)
   wire left_0;
 
-  assign scan_advance = scan_step_i && !scan_clear_i;
+  assign scan_advance = scan_step_i;
   assign wrap_w = last_w_q;
   assign wrap_h = last_w_q && last_h_q;
   assign wrap_t = last_w_q && last_h_q && last_t_q;
   assign wrap_tile_col = last_w_q && last_h_q && last_t_q && last_tile_col_q;
-  assign h0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 :
-      h0_q + tile_h_i) : h0_q) : h0_q);
-  assign w0_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_q +
-      tile_w_i) : w0_q) : w0_q);
-  assign t_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? 6'd0 : (wrap_h ? t_q + 6'd1 :
-      t_q)) : t_q);
-  assign h_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_tile_col ? (wrap_tile_col ?
-      (last_tile_row_q ? 6'd0 : h0_q + tile_h_i) : h0_q) : (wrap_h ? h0_q : (wrap_w ? h_q + 6'd1 :
-      h_q))) : h_q);
-  assign w_d = scan_clear_i ? 6'd0 : (scan_advance ? (wrap_t ? (wrap_t ? (last_tile_col_q ? 6'd0
-      : w0_q + tile_w_i) : w0_q) : (wrap_w ? w0_q : w_q + 6'd1)) : w_q);
-  assign slot_d = scan_clear_i ? 8'd0 : (scan_advance ? slot_q + 8'd1 : slot_q);
+  assign h0_run = scan_advance ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 : h0_q + tile_h_i) :
+      h0_q) : h0_q;
+  assign w0_run = scan_advance ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_q + tile_w_i) : w0_q) :
+      w0_q;
+  assign t_run = scan_advance ? (wrap_t ? 6'd0 : (wrap_h ? t_q + 6'd1 : t_q)) : t_q;
+  assign h_run = scan_advance ? (wrap_tile_col ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 : h0_q
+      + tile_h_i) : h0_q) : (wrap_h ? h0_q : (wrap_w ? h_q + 6'd1 : h_q))) : h_q;
+  assign w_run = scan_advance ? (wrap_t ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_q + tile_w_i) :
+      w0_q) : (wrap_w ? w0_q : w_q + 6'd1)) : w_q;
+  assign slot_run = scan_advance ? slot_q + 8'd1 : slot_q;
+  assign h0_d = scan_clear_i ? 6'd0 : h0_run;
+  assign w0_d = scan_clear_i ? 6'd0 : w0_run;
+  assign t_d = scan_clear_i ? 6'd0 : t_run;
+  assign h_d = scan_clear_i ? 6'd0 : h_run;
+  assign w_d = scan_clear_i ? 6'd0 : w_run;
+  assign slot_d = scan_clear_i ? 8'd0 : slot_run;
 
   // the scan position
   always @(posedge clk_i or negedge rst_ni) begin
@@ -260,25 +325,28 @@ module kld_dispatcher (
     end
   end
 
-  assign h_left_d = dim_h_i - h0_d;
-  assign w_left_d = dim_w_i - w0_d;
-  assign th_eff_d = (tile_h_i < h_left_d) ? tile_h_i : h_left_d;
-  assign tw_eff_d = (tile_w_i < w_left_d) ? tile_w_i : w_left_d;
-  assign th_x = {5'd0, th_eff_d};
-  assign tw_x = {5'd0, tw_eff_d};
-  assign area = th_x * tw_x;
   assign dim_w_t = {4'd0, dim_w_i};
   assign tile_w_t = {4'd0, tile_w_i};
   assign stride_hw = {6'd0, dim_h_i} * {6'd0, dim_w_i};
   assign stride_thw = {6'd0, tile_h_i} * {6'd0, dim_w_i};
-  assign scan_tile_next = wrap_tile_col ? (last_tile_row_q ? 10'd0 : scan_trow_q + stride_thw_q)
-      : scan_tile_q + tile_w_t;
-  assign scan_t_next = wrap_t ? scan_tile_next : scan_tbase_q + stride_hw_q;
-  assign scan_row_next = wrap_h ? scan_t_next : scan_row_q + dim_w_t;
-  assign scan_token_step = wrap_w ? scan_row_next : scan_token_q + 10'd1;
+  assign scan_tile_next = wrap_tile_col ? (last_tile_row_q ? 10'd0 : scan_trow_inc_q) :
+      scan_tile_inc_q;
+  assign scan_t_next = wrap_t ? scan_tile_next : scan_tbase_inc_q;
+  assign scan_row_next = wrap_h ? scan_t_next : scan_row_inc_q;
+  assign scan_token_step = wrap_w ? scan_row_next : scan_token_inc_q;
   assign token_d = scan_clear_i ? 10'd0 : (scan_advance ? scan_token_step : scan_token_q);
+  assign stride_hw_d = scan_clear_i ? stride_hw[9:0] : stride_hw_q;
+  assign stride_thw_d = scan_clear_i ? stride_thw[9:0] : stride_thw_q;
+  assign scan_row_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_w) ? scan_row_next :
+      scan_row_q);
+  assign scan_tbase_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_h) ? scan_t_next :
+      scan_tbase_q);
+  assign scan_tile_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_t) ? scan_tile_next :
+      scan_tile_q);
+  assign scan_trow_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_tile_col) ? scan_tile_next
+      : scan_trow_q);
 
-  // scan strides and row, tile and frame starts
+  // scan strides and row, tile and frame starts, and their steps
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       stride_hw_q <= 10'd0;
@@ -287,16 +355,23 @@ module kld_dispatcher (
       scan_tbase_q <= 10'd0;
       scan_tile_q <= 10'd0;
       scan_trow_q <= 10'd0;
+      scan_token_inc_q <= 10'd0;
+      scan_row_inc_q <= 10'd0;
+      scan_tbase_inc_q <= 10'd0;
+      scan_tile_inc_q <= 10'd0;
+      scan_trow_inc_q <= 10'd0;
     end else begin
-      stride_hw_q <= scan_clear_i ? stride_hw[9:0] : stride_hw_q;
-      stride_thw_q <= scan_clear_i ? stride_thw[9:0] : stride_thw_q;
-      scan_row_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_w) ? scan_row_next : scan_row_q);
-      scan_tbase_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_h) ? scan_t_next :
-          scan_tbase_q);
-      scan_tile_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_t) ? scan_tile_next :
-          scan_tile_q);
-      scan_trow_q <= scan_clear_i ? 10'd0 : ((scan_advance && wrap_tile_col) ? scan_tile_next :
-          scan_trow_q);
+      stride_hw_q <= stride_hw_d;
+      stride_thw_q <= stride_thw_d;
+      scan_row_q <= scan_row_d;
+      scan_tbase_q <= scan_tbase_d;
+      scan_tile_q <= scan_tile_d;
+      scan_trow_q <= scan_trow_d;
+      scan_token_inc_q <= token_d + 10'd1;
+      scan_row_inc_q <= scan_row_d + dim_w_t;
+      scan_tbase_inc_q <= scan_clear_i ? stride_hw[9:0] : scan_tbase_d + stride_hw_q;
+      scan_tile_inc_q <= scan_tile_d + tile_w_t;
+      scan_trow_inc_q <= scan_clear_i ? stride_thw[9:0] : scan_trow_d + stride_thw_q;
     end
   end
 
@@ -305,20 +380,69 @@ module kld_dispatcher (
   assign unused_stride_hw = ^{stride_hw[11:10], stride_thw[11:10]};
 
   assign win_x = {2'd0, win_i};
-  assign avail_d = {(w_d != w0_d) && (win_i != 9'd0), (h_d != h0_d) && (tw_x <= win_x), (t_d !=
-      6'd0) && (area <= win_x)};
-  assign tw_slot = tw_x[7:0];
-  assign area_slot = area[7:0];
-  assign slot_after = slot_q + 8'd1;
-  assign ref_slot_d = scan_step_i ? {slot_after - ref_dist_h_q, slot_after - ref_dist_t_q} :
-      {slot_q - ref_dist_h_q, slot_q - ref_dist_t_q};
+  assign h_left_run = dim_h_i - h0_run;
+  assign w_left_run = dim_w_i - w0_run;
+  assign th_eff_run = (tile_h_i < h_left_run) ? tile_h_i : h_left_run;
+  assign tw_eff_run = (tile_w_i < w_left_run) ? tile_w_i : w_left_run;
+  assign th_x_run = {5'd0, th_eff_run};
+  assign tw_x_run = {5'd0, tw_eff_run};
+  assign area_run = th_x_run * tw_x_run;
+  assign tw_slot_run = tw_x_run[7:0];
+  assign area_slot_run = area_run[7:0];
+  assign avail_run = {(w_run != w0_run) && (win_i != 9'd0), (h_run != h0_run) && (tw_x_run <=
+      win_x), (t_run != 6'd0) && (area_run <= win_x)};
+  assign last_w_run = (w_run + 6'd1) == (w0_run + tw_eff_run);
+  assign last_h_run = (h_run + 6'd1) == (h0_run + th_eff_run);
+  assign last_t_run = (t_run + 6'd1) == dim_t_i;
+  assign last_tile_col_run = (w0_run + tile_w_i) >= dim_w_i;
+  assign last_tile_row_run = (h0_run + tile_h_i) >= dim_h_i;
+  assign last_run = last_w_run && last_h_run && last_t_run && last_tile_col_run &&
+      last_tile_row_run;
+  assign h_left_origin = dim_h_i - 6'd0;
+  assign w_left_origin = dim_w_i - 6'd0;
+  assign th_eff_origin = (tile_h_i < h_left_origin) ? tile_h_i : h_left_origin;
+  assign tw_eff_origin = (tile_w_i < w_left_origin) ? tile_w_i : w_left_origin;
+  assign th_x_origin = {5'd0, th_eff_origin};
+  assign tw_x_origin = {5'd0, tw_eff_origin};
+  assign area_origin = th_x_origin * tw_x_origin;
+  assign tw_slot_origin = tw_x_origin[7:0];
+  assign area_slot_origin = area_origin[7:0];
+  assign avail_origin = {(6'd0 != 6'd0) && (win_i != 9'd0), (6'd0 != 6'd0) && (tw_x_origin <=
+      win_x), (6'd0 != 6'd0) && (area_origin <= win_x)};
+  assign last_w_origin = (6'd0 + 6'd1) == (6'd0 + tw_eff_origin);
+  assign last_h_origin = (6'd0 + 6'd1) == (6'd0 + th_eff_origin);
+  assign last_t_origin = (6'd0 + 6'd1) == dim_t_i;
+  assign last_tile_col_origin = (6'd0 + tile_w_i) >= dim_w_i;
+  assign last_tile_row_origin = (6'd0 + tile_h_i) >= dim_h_i;
+  assign last_origin = last_w_origin && last_h_origin && last_t_origin && last_tile_col_origin
+      && last_tile_row_origin;
+  assign tw_slot = scan_clear_i ? tw_slot_origin : tw_slot_run;
+  assign area_slot = scan_clear_i ? area_slot_origin : area_slot_run;
+  assign avail_d = scan_clear_i ? avail_origin : avail_run;
+  assign slot_run_after = slot_run + 8'd1;
+
+  // reference slots of the next cycle's position and the one after
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ref_slot_stay_q <= 16'd0;
+      ref_slot_step_q <= 16'd0;
+    end else begin
+      ref_slot_stay_q <= scan_clear_i ? {8'd0 - tw_slot_origin, 8'd0 - area_slot_origin} :
+          {slot_run - tw_slot_run, slot_run - area_slot_run};
+      ref_slot_step_q <= scan_clear_i ? {8'd1 - tw_slot_origin, 8'd1 - area_slot_origin} :
+          {slot_run_after - tw_slot_run, slot_run_after - area_slot_run};
+    end
+  end
+
+  assign ref_slot_d = scan_step_i ? ref_slot_step_q : ref_slot_stay_q;
   assign near_next = {ref_dist_h_q == 8'd1, ref_dist_t_q == 8'd1};
-  assign last_w_d = (w_d + 6'd1) == (w0_d + tw_eff_d);
-  assign last_h_d = (h_d + 6'd1) == (h0_d + th_eff_d);
-  assign last_t_d = (t_d + 6'd1) == dim_t_i;
-  assign last_tile_col_d = (w0_d + tile_w_i) >= dim_w_i;
-  assign last_tile_row_d = (h0_d + tile_h_i) >= dim_h_i;
-  assign last_d = last_w_d && last_h_d && last_t_d && last_tile_col_d && last_tile_row_d;
+  assign two_next = {ref_dist_h_q == 8'd2, ref_dist_t_q == 8'd2};
+  assign last_w_d = scan_clear_i ? last_w_origin : last_w_run;
+  assign last_h_d = scan_clear_i ? last_h_origin : last_h_run;
+  assign last_t_d = scan_clear_i ? last_t_origin : last_t_run;
+  assign last_tile_col_d = scan_clear_i ? last_tile_col_origin : last_tile_col_run;
+  assign last_tile_row_d = scan_clear_i ? last_tile_row_origin : last_tile_row_run;
+  assign last_d = scan_clear_i ? last_origin : last_run;
 
   // registered scan outputs
   always @(posedge clk_i or negedge rst_ni) begin
@@ -353,6 +477,7 @@ module kld_dispatcher (
   assign scan_avail_o = scan_avail_q;
   assign scan_ref_slot_next_o = ref_slot_d;
   assign scan_ref_near_next_o = near_next;
+  assign scan_ref_two_next_o = two_next;
   assign scan_last_o = scan_last_q;
 
   // compute-list lengths

@@ -209,10 +209,12 @@ module kld_top (
   wire [5:0] dim_t_c;
   wire [5:0] dim_h_c;
   wire [5:0] dim_w_c;
-  wire [5:0] tile_h_eff;
-  wire [5:0] tile_w_eff;
+  // tile height (TILE_H, or H when 0)
+  reg [5:0] tile_h_eff_q;
+  // tile width (TILE_W, or W when 0)
+  reg [5:0] tile_w_eff_q;
   // N = T*H*W
-  wire [10:0] n_tokens;
+  reg [10:0] n_tokens_q;
   // G = K / GROUP_W
   wire [3:0] n_groups;
   reg [2:0] state_q;
@@ -278,6 +280,7 @@ module kld_top (
   wire [9:0] scan_token_next;
   wire [2:0] scan_avail;
   wire [1:0] scan_ref_near_next;
+  wire [1:0] scan_ref_two_next;
   wire [15:0] scan_ref_slot_next;
   wire scan_last;
   wire seg_valid;
@@ -285,8 +288,20 @@ module kld_top (
   wire pass_pending;
   wire pass_nonempty;
   wire pass_last;
-  // the detector decides one position
+  // the lanes' second stage holds a position
+  reg det_s2_valid_q;
+  // ... its detection round
+  reg det_s2_round_q;
+  // ... its token
+  reg [9:0] det_s2_token_q;
+  // ... the lanes with a group
+  reg [3:0] det_s2_lane_valid_q;
+  // the detector's stages move on (the trace has taken the decision)
+  wire det_advance;
+  // the scan position steps into the second stage
   wire step;
+  // the second stage's position is decided
+  wire retire;
   wire [3:0] det_reuse;
   wire [7:0] det_axis;
   wire [39:0] det_root;
@@ -618,9 +633,20 @@ module kld_top (
   assign dim_t_c = dim_t_q[5:0];
   assign dim_h_c = dim_h_q[5:0];
   assign dim_w_c = dim_w_q[5:0];
-  assign tile_h_eff = (tile_h_q == 16'd0) ? dim_h_c : tile_h_q[5:0];
-  assign tile_w_eff = (tile_w_q == 16'd0) ? dim_w_c : tile_w_q[5:0];
-  assign n_tokens = {5'd0, dim_t_c} * {5'd0, dim_h_c} * {5'd0, dim_w_c};
+
+  // derived sizes of the stored dimensions, a cycle early
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tile_h_eff_q <= 6'd0;
+      tile_w_eff_q <= 6'd0;
+      n_tokens_q <= 11'd0;
+    end else begin
+      tile_h_eff_q <= (tile_h_next == 16'd0) ? dim_h_next[5:0] : tile_h_next[5:0];
+      tile_w_eff_q <= (tile_w_next == 16'd0) ? dim_w_next[5:0] : tile_w_next[5:0];
+      n_tokens_q <= {5'd0, dim_t_next[5:0]} * {5'd0, dim_h_next[5:0]} * {5'd0, dim_w_next[5:0]};
+    end
+  end
+
   assign n_groups = dim_k_q[6:3];
   assign st_loadw = state_q == StLoadW;
   assign st_issue = state_q == StIssue;
@@ -630,21 +656,25 @@ module kld_top (
   assign round_is_last = ({15'd0, round_q} * 16'd4 + 16'd4) >= {12'd0, n_groups};
   assign gather_lanes = 1'b1;
   assign gather_next = {4'd0, gather_q} + 14'd1;
-  assign gather_is_last = gather_next >= {3'd0, n_tokens};
+  assign gather_is_last = gather_next >= {3'd0, n_tokens_q};
   assign gather_en = !out_valid_q || out_ready_i;
   assign gather_enter = gather_issue_q && gather_en;
-  assign step = det_busy_q && (!ctrl_trace_q || dec_ready_i);
-  assign push = {step && (round_q == 1'b1) && (4'd7 < n_groups) && !det_reuse[3], step &&
-      (round_q == 1'b1) && (4'd6 < n_groups) && !det_reuse[2], step && (round_q == 1'b1) && (4'd5 <
-      n_groups) && !det_reuse[1], step && (round_q == 1'b1) && (4'd4 < n_groups) && !det_reuse[0],
-      step && (round_q == 1'b0) && (4'd3 < n_groups) && !det_reuse[3], step && (round_q == 1'b0) &&
-      (4'd2 < n_groups) && !det_reuse[2], step && (round_q == 1'b0) && (4'd1 < n_groups) &&
-      !det_reuse[1], step && (round_q == 1'b0) && (4'd0 < n_groups) && !det_reuse[0]};
-  assign root_we = {step && (round_q == 1'b1) && (4'd7 < n_groups), step && (round_q == 1'b1) &&
-      (4'd6 < n_groups), step && (round_q == 1'b1) && (4'd5 < n_groups), step && (round_q == 1'b1)
-      && (4'd4 < n_groups), step && (round_q == 1'b0) && (4'd3 < n_groups), step && (round_q ==
-      1'b0) && (4'd2 < n_groups), step && (round_q == 1'b0) && (4'd1 < n_groups), step && (round_q
-      == 1'b0) && (4'd0 < n_groups)};
+  assign det_advance = !(ctrl_trace_q && det_s2_valid_q && !dec_ready_i);
+  assign step = det_busy_q && det_advance;
+  assign retire = det_s2_valid_q && det_advance;
+  assign push = {retire && (det_s2_round_q == 1'b1) && (4'd7 < n_groups) && !det_reuse[3],
+      retire && (det_s2_round_q == 1'b1) && (4'd6 < n_groups) && !det_reuse[2], retire &&
+      (det_s2_round_q == 1'b1) && (4'd5 < n_groups) && !det_reuse[1], retire && (det_s2_round_q ==
+      1'b1) && (4'd4 < n_groups) && !det_reuse[0], retire && (det_s2_round_q == 1'b0) && (4'd3 <
+      n_groups) && !det_reuse[3], retire && (det_s2_round_q == 1'b0) && (4'd2 < n_groups) &&
+      !det_reuse[2], retire && (det_s2_round_q == 1'b0) && (4'd1 < n_groups) && !det_reuse[1],
+      retire && (det_s2_round_q == 1'b0) && (4'd0 < n_groups) && !det_reuse[0]};
+  assign root_we = {retire && (det_s2_round_q == 1'b1) && (4'd7 < n_groups), retire &&
+      (det_s2_round_q == 1'b1) && (4'd6 < n_groups), retire && (det_s2_round_q == 1'b1) && (4'd5 <
+      n_groups), retire && (det_s2_round_q == 1'b1) && (4'd4 < n_groups), retire && (det_s2_round_q
+      == 1'b0) && (4'd3 < n_groups), retire && (det_s2_round_q == 1'b0) && (4'd2 < n_groups), retire
+      && (det_s2_round_q == 1'b0) && (4'd1 < n_groups), retire && (det_s2_round_q == 1'b0) && (4'd0
+      < n_groups)};
   assign group_valid = {4'd7 < n_groups, 4'd6 < n_groups, 4'd5 < n_groups, 4'd4 < n_groups, 4'd3
       < n_groups, 4'd2 < n_groups, 4'd1 < n_groups, 4'd0 < n_groups};
   assign run_start = ctrl_start && !cfg_error;
@@ -659,18 +689,22 @@ module kld_top (
       push_q <= run_start ? 8'd0 : push;
       root_we_q <= run_start ? 8'd0 : root_we;
       group_done_q <= run_start ? ((reg_wdata_i[1] || reg_wdata_i[3]) ? {8{1'b1}} :
-          ~group_valid) : {!group_valid[7] || !det_busy_q, !group_valid[6] || !det_busy_q,
-          !group_valid[5] || !det_busy_q, !group_valid[4] || !det_busy_q, !group_valid[3] ||
-          !det_busy_q || (round_q > 1'b0), !group_valid[2] || !det_busy_q || (round_q > 1'b0),
-          !group_valid[1] || !det_busy_q || (round_q > 1'b0), !group_valid[0] || !det_busy_q ||
-          (round_q > 1'b0)};
+          ~group_valid) : {!group_valid[7] || (!det_busy_q && !(det_s2_valid_q && (det_s2_round_q ==
+          1'b1))), !group_valid[6] || (!det_busy_q && !(det_s2_valid_q && (det_s2_round_q ==
+          1'b1))), !group_valid[5] || (!det_busy_q && !(det_s2_valid_q && (det_s2_round_q ==
+          1'b1))), !group_valid[4] || (!det_busy_q && !(det_s2_valid_q && (det_s2_round_q ==
+          1'b1))), !group_valid[3] || ((!det_busy_q || (round_q > 1'b0)) && !(det_s2_valid_q &&
+          (det_s2_round_q == 1'b0))), !group_valid[2] || ((!det_busy_q || (round_q > 1'b0)) &&
+          !(det_s2_valid_q && (det_s2_round_q == 1'b0))), !group_valid[1] || ((!det_busy_q ||
+          (round_q > 1'b0)) && !(det_s2_valid_q && (det_s2_round_q == 1'b0))), !group_valid[0] ||
+          ((!det_busy_q || (round_q > 1'b0)) && !(det_s2_valid_q && (det_s2_round_q == 1'b0)))};
     end
   end
 
   // decided token and roots (qualified by push_q, root_we_q)
   always @(posedge clk_i) begin
-    if (step) begin
-      decided_token_q <= scan_token;
+    if (retire) begin
+      decided_token_q <= det_s2_token_q;
       det_root_q <= det_root;
     end
   end
@@ -687,10 +721,10 @@ module kld_top (
     .dim_t_i(dim_t_c),
     .dim_h_i(dim_h_c),
     .dim_w_i(dim_w_c),
-    .tile_h_i(tile_h_eff),
-    .tile_w_i(tile_w_eff),
+    .tile_h_i(tile_h_eff_q),
+    .tile_w_i(tile_w_eff_q),
     .win_i(win_q[8:0]),
-    .n_i(n_tokens),
+    .n_i(n_tokens_q),
     .groups_i(n_groups),
     .dense_i(ctrl_dense_q),
     .scan_clear_i(run_start),
@@ -709,6 +743,7 @@ module kld_top (
     .scan_avail_o(scan_avail),
     .scan_ref_slot_next_o(scan_ref_slot_next),
     .scan_ref_near_next_o(scan_ref_near_next),
+    .scan_ref_two_next_o(scan_ref_two_next),
     .scan_last_o(scan_last),
     .seg_valid_o(seg_valid),
     .seg_token_o(seg_token),
@@ -951,11 +986,13 @@ module kld_top (
   kld_detector u_detector (
     .clk_i(clk_i),
     .step_i(step),
+    .retire_i(retire),
     .token_i(scan_token),
     .slot_i(scan_slot),
     .ref_avail_i(scan_avail),
     .ref_slot_next_i(scan_ref_slot_next),
     .ref_near_next_i(scan_ref_near_next),
+    .ref_two_next_i(scan_ref_two_next),
     .policy_i(policy_policy_q),
     .naxes_i(policy_naxes_q),
     .axes_i({policy_axis2_q, policy_axis1_q, policy_axis0_q}),
@@ -1010,13 +1047,13 @@ module kld_top (
   assign out_token_o = out_token_q;
   assign out_lanes_o = out_lanes_q;
   assign out_data_o = merged;
-  assign dec_valid_o = det_busy_q && ctrl_trace_q;
-  assign dec_round_o = round_q;
-  assign dec_token_o = scan_token;
-  assign dec_data_o = {{det_root[39:30], lane_valid[3], det_reuse[3], det_axis[7:6]},
-      {det_root[29:20], lane_valid[2], det_reuse[2], det_axis[5:4]}, {det_root[19:10],
-      lane_valid[1], det_reuse[1], det_axis[3:2]}, {det_root[9:0], lane_valid[0], det_reuse[0],
-      det_axis[1:0]}};
+  assign dec_valid_o = det_s2_valid_q && ctrl_trace_q;
+  assign dec_round_o = det_s2_round_q;
+  assign dec_token_o = det_s2_token_q;
+  assign dec_data_o = {{det_root[39:30], det_s2_lane_valid_q[3], det_reuse[3], det_axis[7:6]},
+      {det_root[29:20], det_s2_lane_valid_q[2], det_reuse[2], det_axis[5:4]}, {det_root[19:10],
+      det_s2_lane_valid_q[1], det_reuse[1], det_axis[3:2]}, {det_root[9:0], det_s2_lane_valid_q[0],
+      det_reuse[0], det_axis[1:0]}};
   assign busy_o = busy_q;
   assign done_o = done_q;
   assign out_fire = out_valid_q && out_ready_i;
@@ -1120,9 +1157,11 @@ module kld_top (
     if (!rst_ni) begin
       det_busy_q <= 1'b0;
       round_q <= 1'b0;
+      det_s2_valid_q <= 1'b0;
       decided_q <= 1'b0;
     end else begin
       round_q <= round_d;
+      det_s2_valid_q <= !run_start && (det_advance ? step : det_s2_valid_q);
       if (run_start) begin
         det_busy_q <= !reg_wdata_i[1] && !reg_wdata_i[3];
       end else begin
@@ -1136,6 +1175,16 @@ module kld_top (
 
   assign round_d = run_start ? 1'b0 : ((step && scan_last && !round_is_last) ? round_q + 1'b1 :
       round_q);
+
+  // the position in the lanes' second stage
+  always @(posedge clk_i) begin
+    if (step) begin
+      det_s2_round_q <= round_q;
+      det_s2_token_q <= scan_token;
+      det_s2_lane_valid_q <= lane_valid;
+    end
+  end
+
   assign decisions_stale = a_fire || (reg_wr && (reg_addr_i != 6'd0) && (reg_addr_i != 6'd6));
 
   // gather engine: one token enters per cycle while the pipeline advances
@@ -1211,7 +1260,7 @@ module kld_top (
   assign macs_skipped_now = 64'd0 + (reused_pairs_q[0] ? {48'd0, dim_m_q} << 3 : 64'd0) +
       (reused_pairs_q[1] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[2] ? {48'd0, dim_m_q} <<
       3 : 64'd0) + (reused_pairs_q[3] ? {48'd0, dim_m_q} << 3 : 64'd0);
-  assign stall_trace = det_busy_q && ctrl_trace_q && !dec_ready_i;
+  assign stall_trace = ctrl_trace_q && det_s2_valid_q && !dec_ready_i;
   assign starved = st_issue && (seg_valid == 1'b0) && !pass_last;
   assign stall_out = out_valid_q && !out_ready_i;
   assign wait_gather = st_handoff && !gather_free;
@@ -1253,9 +1302,9 @@ module kld_top (
       wait_gather_q <= run_start ? 32'd0 : wait_gather_q + (wait_gather ? 32'd1 : 32'd0);
       loadw_cycles_q <= run_start ? 32'd0 : loadw_cycles_q + (st_loadw ? 32'd1 : 32'd0);
       starved_q <= run_start ? 32'd0 : starved_q + {31'd0, issue_inc_q[1]};
-      reused_pairs_q <= run_start ? 4'd0 : {step && lane_valid[3] && det_reuse[3], step &&
-          lane_valid[2] && det_reuse[2], step && lane_valid[1] && det_reuse[1], step &&
-          lane_valid[0] && det_reuse[0]};
+      reused_pairs_q <= run_start ? 4'd0 : {retire && det_s2_lane_valid_q[3] && det_reuse[3],
+          retire && det_s2_lane_valid_q[2] && det_reuse[2], retire && det_s2_lane_valid_q[1] &&
+          det_reuse[1], retire && det_s2_lane_valid_q[0] && det_reuse[0]};
       macs_issued_q <= run_start ? 64'd0 : macs_issued_q + {57'd0, macs_issued_inc_q};
       macs_skipped_q <= run_start ? 64'd0 : macs_skipped_q + macs_skipped_now;
       reused_groups_q <= run_start ? 8'd0 : {root_we[7] && det_reuse[3], root_we[6] &&

@@ -7,14 +7,17 @@
 // kaleido::ScanOrder: for each detector round and scan position the token,
 // its window slot, and per axis whether the reference exists in the tile and
 // lies within the window, and, a cycle ahead, the t and h references' slots
-// and whether they are at distance 1. Lane l of round r
-// decides group r*LANES + l. Every (token, group) decision (REUSE or
-// COMPUTE, the axis, the root) must equal the golden model's.
+// and whether they are at distance 1 or 2. Lane l of round r decides group
+// r*LANES + l, in two stages: a position steps in (step_i) and is decided in
+// the next cycle that advances (retire_i), while the next position steps in.
+// Every (token, group) decision (REUSE or COMPUTE, the axis, the root) must
+// equal the golden model's.
 //
 // Things the detector must ignore are randomised: the slots of unavailable
 // references, the axis list outside the fixed policy, the inputs of lanes
-// without a group, and every input in cycles where step_i is low (a stalled
-// position is presented with garbage and must not write the window).
+// without a group, and every input in held cycles where step_i and retire_i
+// are low (a decision waits; the position is presented with garbage and must
+// not write the window).
 #include <algorithm>
 
 #include "Vkld_detector.h"
@@ -145,93 +148,124 @@ int run(const Job& job) {
       dut.naxes_i = static_cast<uint8_t>(rng.range(0, 3));
       dut.axes_i = static_cast<uint8_t>(rng.range(0, 63));
     }
-    for (int r = 0; r < rounds; ++r) {
-      ++rounds_total;
-      const int64_t base = rng.range(0, cap - 1);  // slots are relative: any origin works
-      auto slot_of = [&](int64_t pos) { return static_cast<uint64_t>((base + pos) % cap); };
-      // Whether position p's reference along `ax` is available, and its distance in positions.
-      auto ref_of = [&](int64_t p, int ax, int64_t& dist) {
-        const int32_t ref = scan.reference(scan.token_at(p), static_cast<Axis>(ax));
-        dist = ref >= 0 ? p - scan.pos_of(ref) : 0;
-        return ref >= 0 && dist <= win;
-      };
-      // The t and h window slots of position p and whether they are at distance 1 (garbage where
-      // there is no reference), as kld_dispatcher gives them in the cycle before p is decided.
-      auto set_next_refs = [&](int64_t p) {
-        for (int ax = 0; ax < 2; ++ax) {
-          int64_t dist = 0;
-          const bool ok = p < scan.size() && ref_of(p, ax, dist);
-          set_bits(dut.ref_slot_next_i, ax * sw, sw, ok ? slot_of(p - dist) : rng.next());
-          set_bits(dut.ref_near_next_i, ax, 1, ok ? dist == 1 : rng.range(0, 1) != 0);
+    // The rounds follow each other without a gap, as in kld_top: round r+1's first position steps
+    // in while round r's last is decided. Slots are relative, so each round takes its own origin.
+    std::vector<int64_t> base(static_cast<size_t>(rounds));
+    for (int64_t& b : base) b = rng.range(0, cap - 1);
+    auto slot_of = [&](int r, int64_t pos) { return static_cast<uint64_t>((base[static_cast<size_t>(r)] + pos) % cap); };
+    // Whether position p's reference along `ax` is available, and its distance in positions.
+    auto ref_of = [&](int64_t p, int ax, int64_t& dist) {
+      const int32_t ref = scan.reference(scan.token_at(p), static_cast<Axis>(ax));
+      dist = ref >= 0 ? p - scan.pos_of(ref) : 0;
+      return ref >= 0 && dist <= win;
+    };
+    // The t and h window slots of round r's position p and whether they are at distance 1 or 2
+    // (garbage where there is no reference), as kld_dispatcher gives them in the cycle before p is
+    // presented.
+    auto set_next_refs = [&](int r, int64_t p) {
+      for (int ax = 0; ax < 2; ++ax) {
+        int64_t dist = 0;
+        const bool ok = r < rounds && p < scan.size() && ref_of(p, ax, dist);
+        set_bits(dut.ref_slot_next_i, ax * sw, sw, ok ? slot_of(r, p - dist) : rng.next());
+        set_bits(dut.ref_near_next_i, ax, 1, ok ? dist == 1 : rng.range(0, 1) != 0);
+        set_bits(dut.ref_two_next_i, ax, 1, ok ? dist == 2 : rng.range(0, 1) != 0);
+      }
+    };
+    auto garbage_position = [&] {
+      set_bits(dut.token_i, 0, tw, rng.next());
+      set_bits(dut.slot_i, 0, sw, rng.next());
+      set_bits(dut.ref_avail_i, 0, 3, rng.next());
+      set_bits(dut.lane_valid_i, 0, lanes, rng.next());
+      set_bits(dut.enable_i, 0, lanes, rng.next());
+      for (int l = 0; l < lanes; ++l) {
+        set_bits(dut.tau_i, l * tauw, tauw, rng.next());
+        set_bits(dut.a_i, l * gw * dw, gw * dw, rng.next());
+      }
+    };
+    // The second stage's position: its round and token, or round -1 when empty.
+    int held_round = -1;
+    int32_t held_tok = 0;
+    // Compares the lanes' outputs with the golden decisions of the held position (retiring now).
+    auto check_held = [&] {
+      for (int l = 0; l < lanes; ++l) {
+        const int g = held_round * lanes + l;
+        const bool got_reuse = get_bits(dut.reuse_o, l, 1) != 0;
+        const std::string at = trial_name + " token " + std::to_string(held_tok) + " group " + std::to_string(g);
+        if (g >= G) {
+          chk.equal(got_reuse, 0, at + " (lane without a group): reuse_o");
+          continue;
         }
-      };
-      for (int64_t p = 0; p < scan.size(); ++p) {
-        // Sometimes stalled cycles first: garbage inputs, step low, nothing compared; the last one
-        // reads p's references a cycle ahead.
+        const kaleido::PairDecision& e = gold.at(held_tok, g);
+        const bool want_reuse = e.kind == kaleido::PairKind::Reuse;
+        ++pairs;
+        chk.equal(got_reuse, want_reuse, at + ": reuse_o");
+        if (want_reuse) {
+          ++reused;
+          ++by_axis[static_cast<int>(e.axis)];
+          chk.equal(static_cast<int64_t>(get_bits(dut.axis_o, 2 * l, 2)), static_cast<int>(e.axis), at + ": axis_o");
+        }
+        chk.equal(static_cast<int64_t>(get_bits(dut.root_o, l * tw, tw)), e.root, at + ": root_o");
+      }
+    };
+    set_next_refs(0, 0);
+    for (int r = 0; r <= rounds; ++r) {
+      if (r < rounds) ++rounds_total;
+      for (int64_t p = 0; p < (r < rounds ? scan.size() : 1); ++p) {
+        const bool present = r < rounds;  // past the last round: one cycle that only decides
+        // Sometimes held cycles first, while a decision waits in the second stage: garbage
+        // inputs, step and retire low, the outputs stable; the last one reads the references of
+        // the position presented next a cycle ahead.
         int64_t stalls_here = 0;
-        while (rng.range(0, 5) == 0) ++stalls_here;
+        while (held_round >= 0 && rng.range(0, 5) == 0) ++stalls_here;
         for (int64_t k = 0; k < stalls_here; ++k) {
           ++stalls;
           dut.step_i = 0;
-          set_bits(dut.token_i, 0, tw, rng.next());
-          set_bits(dut.slot_i, 0, sw, rng.next());
-          set_bits(dut.ref_avail_i, 0, 3, rng.next());
+          dut.retire_i = 0;
+          garbage_position();
           if (k + 1 == stalls_here) {
-            set_next_refs(p);
+            set_next_refs(r, p);
           } else {
             set_bits(dut.ref_slot_next_i, 0, 2 * sw, rng.next());
             set_bits(dut.ref_near_next_i, 0, 2, rng.next());
-          }
-          set_bits(dut.lane_valid_i, 0, lanes, rng.next());
-          set_bits(dut.enable_i, 0, lanes, rng.next());
-          for (int l = 0; l < lanes; ++l) {
-            set_bits(dut.tau_i, l * tauw, tauw, rng.next());
-            set_bits(dut.a_i, l * gw * dw, gw * dw, rng.next());
+            set_bits(dut.ref_two_next_i, 0, 2, rng.next());
           }
           clock.edge();
         }
-        const int32_t tok = scan.token_at(p);
-        dut.step_i = 1;
-        set_bits(dut.token_i, 0, tw, static_cast<uint64_t>(tok));
-        set_bits(dut.slot_i, 0, sw, slot_of(p));
-        uint64_t avail = 0;
-        for (int ax = 0; ax < 3; ++ax) {
-          int64_t dist = 0;
-          avail |= static_cast<uint64_t>(ref_of(p, ax, dist)) << ax;
-        }
-        set_bits(dut.ref_avail_i, 0, 3, avail);
-        set_next_refs(p + 1);  // read a cycle ahead, for the next position
-        for (int l = 0; l < lanes; ++l) {
-          const int g = r * lanes + l;
-          const bool valid = g < G;
-          set_bits(dut.lane_valid_i, l, 1, valid);
-          set_bits(dut.enable_i, l, 1, valid ? cfg.group_enabled(g) : rng.range(0, 1));
-          set_bits(dut.rope_i, l * 3, 3, valid ? cfg.rope_mask(g) : rng.next());
-          set_bits(dut.tau_i, l * tauw, tauw, valid ? cfg.tau_of(g) : rng.next());
-          for (int j = 0; j < gw; ++j)
-            set_bits(dut.a_i, (l * gw + j) * dw, dw, valid ? static_cast<uint64_t>(a.at(tok, g * gw + j)) : rng.next());
+        dut.step_i = present;
+        dut.retire_i = held_round >= 0;
+        const int32_t tok = present ? scan.token_at(p) : 0;
+        if (present) {
+          set_bits(dut.token_i, 0, tw, static_cast<uint64_t>(tok));
+          set_bits(dut.slot_i, 0, sw, slot_of(r, p));
+          uint64_t avail = 0;
+          for (int ax = 0; ax < 3; ++ax) {
+            int64_t dist = 0;
+            avail |= static_cast<uint64_t>(ref_of(p, ax, dist)) << ax;
+          }
+          set_bits(dut.ref_avail_i, 0, 3, avail);
+          // Read a cycle ahead, for the position presented next (the next round's first has none).
+          if (p + 1 < scan.size())
+            set_next_refs(r, p + 1);
+          else
+            set_next_refs(r + 1, 0);
+          for (int l = 0; l < lanes; ++l) {
+            const int g = r * lanes + l;
+            const bool valid = g < G;
+            set_bits(dut.lane_valid_i, l, 1, valid);
+            set_bits(dut.enable_i, l, 1, valid ? cfg.group_enabled(g) : rng.range(0, 1));
+            set_bits(dut.rope_i, l * 3, 3, valid ? cfg.rope_mask(g) : rng.next());
+            set_bits(dut.tau_i, l * tauw, tauw, valid ? cfg.tau_of(g) : rng.next());
+            for (int j = 0; j < gw; ++j)
+              set_bits(dut.a_i, (l * gw + j) * dw, dw, valid ? static_cast<uint64_t>(a.at(tok, g * gw + j)) : rng.next());
+          }
+        } else {
+          garbage_position();
         }
         clock.settle();
-        for (int l = 0; l < lanes; ++l) {
-          const int g = r * lanes + l;
-          const bool got_reuse = get_bits(dut.reuse_o, l, 1) != 0;
-          const std::string at = trial_name + " token " + std::to_string(tok) + " group " + std::to_string(g);
-          if (g >= G) {
-            chk.equal(got_reuse, 0, at + " (lane without a group): reuse_o");
-            continue;
-          }
-          const kaleido::PairDecision& e = gold.at(tok, g);
-          const bool want_reuse = e.kind == kaleido::PairKind::Reuse;
-          ++pairs;
-          chk.equal(got_reuse, want_reuse, at + ": reuse_o");
-          if (want_reuse) {
-            ++reused;
-            ++by_axis[static_cast<int>(e.axis)];
-            chk.equal(static_cast<int64_t>(get_bits(dut.axis_o, 2 * l, 2)), static_cast<int>(e.axis), at + ": axis_o");
-          }
-          chk.equal(static_cast<int64_t>(get_bits(dut.root_o, l * tw, tw)), e.root, at + ": root_o");
-        }
+        if (held_round >= 0) check_held();
         clock.edge();
+        held_round = present ? r : -1;
+        held_tok = tok;
       }
     }
   }

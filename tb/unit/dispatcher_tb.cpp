@@ -6,7 +6,7 @@
 // (2 when WIN_CAP is 1), counting on across rounds, since the detector only
 // needs slots relative to each other; reference availability within the tile
 // and the window depth; the next cycle's t and h reference slots and whether
-// they are at distance 1; last position), hold still while
+// they are at distance 1 or 2; last position), hold still while
 // scan_step_i is low, and wrap to position 0 after the last one (the
 // detector rounds).
 //
@@ -132,6 +132,8 @@ int run(const Job& job) {
                       at + an + ": scan_ref_slot_next_o (the next position's reference)");
             chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_near_next_o, ax, 1)), next_dist == 1,
                       at + an + ": scan_ref_near_next_o");
+            chk.equal(static_cast<int64_t>(get_bits(dut.scan_ref_two_next_o, ax, 1)), next_dist == 2,
+                      at + an + ": scan_ref_two_next_o");
           }
         }
         clock.edge();

@@ -439,7 +439,7 @@ TEST(EquivFlow, DetectorLaneIsEquivalent) {
   const EquivResult r = run_equivalence(o);
   ASSERT_EQ(r.proofs.size(), 1u);
   EXPECT_EQ(r.proofs[0].status, Status::Equivalent) << r.proofs[0].reason;
-  // The lane is combinational around its window memory, which is cut as a black box.
+  // The lane around its window memory, which is cut as a black box.
   ASSERT_EQ(r.proofs[0].instances.size(), 1u);
   EXPECT_EQ(r.proofs[0].instances[0].rfind("u_window (kld_sram_", 0), 0u) << r.proofs[0].instances[0];
   EXPECT_GT(r.proofs[0].compared, 0u);
