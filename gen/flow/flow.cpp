@@ -106,6 +106,15 @@ ModeEnergy mode_energy(int64_t tb_cycles, int64_t macs_issued, int64_t useful_ma
   e.energy_j = e.dynamic_energy_j + e.leakage_w * run_s;
   e.pj_per_useful_mac = useful_macs > 0 ? e.energy_j / static_cast<double>(useful_macs) * 1e12 : 0.0;
   e.pj_per_issued_mac = macs_issued > 0 ? e.energy_j / static_cast<double>(macs_issued) * 1e12 : 0.0;
+  double split_j = 0.0;
+  for (const ppa::BlockPower& b : p.blocks) {
+    e.blocks.push_back(
+        {b.block.empty() ? "(top)" : b.block, b.module, b.logic_w * run_s, b.sram_w * run_s, b.leakage_w});
+    split_j += (b.logic_w + b.sram_w) * run_s;
+  }
+  if (!p.blocks.empty() && std::abs(split_j - e.energy_j) > 1e-6 * e.energy_j)
+    throw InternalError("the energy by block (" + fmt(split_j * 1e9) + " nJ) does not add up to the run's (" +
+                        fmt(e.energy_j * 1e9) + " nJ)");
   if (fmax_mhz > 0) {
     e.fmax_clock_ns = 1000.0 / fmax_mhz;
     e.energy_at_fmax_j = e.dynamic_energy_j + e.leakage_w * static_cast<double>(replayed) * e.fmax_clock_ns * 1e-9;
@@ -128,6 +137,11 @@ json energy_json(const ModeEnergy& e) {
          {"energy_j", e.energy_j},
          {"energy_per_useful_mac_pj", e.pj_per_useful_mac},
          {"energy_per_issued_mac_pj", e.pj_per_issued_mac}};
+  json blocks = json::array();
+  for (const BlockEnergy& b : e.blocks)
+    blocks.push_back({{"block", b.block}, {"module", b.module}, {"logic_energy_j", b.logic_j},
+                      {"sram_energy_j", b.sram_j}, {"leakage_power_w", b.leakage_w}});
+  j["energy_by_block"] = blocks;
   if (e.fmax_clock_ns > 0)
     j["at_fmax"] = {{"clock_ns", e.fmax_clock_ns},
                     {"energy_j", e.energy_at_fmax_j},
@@ -651,6 +665,33 @@ FlowResult run_flow(const FlowOptions& opt) {
              << fmt(static_cast<double>(sr.dense.cycles) / static_cast<double>(sr.kept.front().cycles), 3)
              << "x), bit-exact against the golden model of its tile. Over a head of many key tiles every tile but "
                 "the first is a kept tile.\n";
+        md << "\nWhere the GEMM's energy goes (the same windows; pJ per useful MAC " << at_t
+           << ", leakage included, as logic / SRAM: each block's cells with the nets they drive, and its "
+              "memories with their accesses, leakage and the nets their outputs drive; leakage is paid per "
+              "cycle, so it weighs less at a faster clock):\n\n";
+        std::vector<markdown::Column> heads{"block"};
+        for (const auto& mode : gemm_rows) heads.push_back(mode.first);
+        heads.push_back("leakage power (mW)");
+        markdown::Table by_block(heads);
+        const auto pj = [&](double j) { return fmt(j / static_cast<double>(useful_macs) * 1e12, 3); };
+        for (size_t b = 0; b < res.dense_gemm.blocks.size(); ++b) {
+          const BlockEnergy& name = res.dense_gemm.blocks[b];
+          std::vector<std::string> cells{name.block == "(top)" ? name.module + " (its own cells and memories)"
+                                                               : name.block + " (" + name.module + ")"};
+          for (const auto& mode : gemm_rows) {
+            const std::vector<BlockEnergy>& split = mode.second.blocks;
+            if (b >= split.size() || split[b].block != name.block)
+              throw InternalError("the GEMM windows split kld_top into different blocks");
+            cells.push_back(pj(split[b].logic_j) + " / " + pj(split[b].sram_j));
+          }
+          cells.push_back(fmt(name.leakage_w * 1e3, 3));
+          by_block.add_row(cells);
+        }
+        std::vector<std::string> total{"total"};
+        for (const auto& mode : gemm_rows) total.push_back(fmt(mode.second.pj_per_useful_mac, 3));
+        total.push_back(fmt(res.dense_gemm.leakage_w * 1e3, 3));
+        by_block.add_row(total);
+        md << by_block.render();
         md << "\nDynamic energy (switching, internal, SRAM accesses) is per transition and per access, the same at "
               "any clock; leakage energy is leakage power x run time, so the run at Fmax (the fastest clock the "
               "STA allows) spends less of it.\n";

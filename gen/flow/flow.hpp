@@ -69,6 +69,15 @@ struct StageTime {
 // accesses) is per transition and per access, so the same at any clock;
 // leakage is power, so its energy grows with the time the run takes. Every
 // figure below names its clock.
+// A run's energy in one block of kld_top (an instance directly below the top, or the top's own
+// cells and memories), at the target clock over the replayed cycles.
+struct BlockEnergy {
+  std::string block;  // "(top)" for the top's own
+  std::string module;
+  double logic_j = 0.0, sram_j = 0.0;  // leakage included
+  double leakage_w = 0.0;              // logic + SRAM leakage power (the same in every run)
+};
+
 struct ModeEnergy {
   bool measured = false;
   int64_t cycles = 0;          // testbench cycles of the run
@@ -85,6 +94,7 @@ struct ModeEnergy {
   double energy_at_fmax_j = 0.0;   // dynamic + leakage x replayed cycles x fmax_clock_ns
   double pj_per_useful_mac_at_fmax = 0.0;
   uint64_t a_bank_writes = 0;      // writes into the A banks (u_a_*) counted: operand loading
+  std::vector<BlockEnergy> blocks;  // energy_j split by block (they add up to it)
 };
 
 struct FlowResult {

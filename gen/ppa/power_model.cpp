@@ -334,7 +334,7 @@ NetActivity PowerModel::simulated_activity(const ToggleCounts& t) const {
 }
 
 PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvention conv,
-                                    std::vector<double>* per_cell) const {
+                                    std::vector<double>* per_cell, std::vector<double>* macro_net) const {
   const size_t nn = static_cast<size_t>(n_.num_nets);
   if (act.toggles_per_cycle.size() != nn) throw Error("activity does not match the netlist");
   PowerBreakdown r;
@@ -343,6 +343,7 @@ PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvent
   const double v2 = lib_.voltage_v * lib_.voltage_v;
   const double f = 1.0 / setup_.period_s;
   std::vector<double> seq(n_.cells.size(), 0.0);  // internal + switching + leakage per cell
+  if (macro_net) macro_net->assign(nn, 0.0);
 
   for (size_t net = 2; net < nn; ++net) {
     const double p = 0.5 * cap_[net] * v2 * act.toggles_per_cycle[net] * f;
@@ -352,6 +353,7 @@ PowerBreakdown PowerModel::evaluate(const NetActivity& act, InternalPowerConvent
     } else if (macro_driven_[net]) {
       r.switching_w += p;
       r.macro_output_switching_w += p;
+      if (macro_net) (*macro_net)[net] = p;
     } else if (port_driven_[net]) {
       r.input_net_switching_w += p;
     }

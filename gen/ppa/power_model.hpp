@@ -88,9 +88,11 @@ class PowerModel {
   PowerModel(const FlatNetlist& netlist, const Library& lib, const PowerSetup& setup);
 
   // `per_cell`, when given, receives each cell's internal + switching (of the
-  // nets it drives) + leakage power, in netlist order.
+  // nets it drives) + leakage power, in netlist order; `macro_net`, the
+  // switching power of each net a black box (SRAM) drives, per net (0 for the
+  // others). Together they add up to the total.
   PowerBreakdown evaluate(const NetActivity& activity, InternalPowerConvention convention,
-                          std::vector<double>* per_cell = nullptr) const;
+                          std::vector<double>* per_cell = nullptr, std::vector<double>* macro_net = nullptr) const;
 
   // `activity` transitions per clock cycle on every net, clock nets 2
   // (OpenSTA's set_power_activity -global semantics); nets that constants

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -403,9 +404,42 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
                   " at once; " + std::to_string(counted.size() - replays.size()) + " window(s) inside them)",
               step.lap());
   }
+  // The block of every hierarchy node: its ancestor directly below the top (0: the top itself).
+  std::vector<int> block_of_node(net.nodes.size(), 0);
+  for (size_t i = 1; i < net.nodes.size(); ++i) {
+    int b = static_cast<int>(i);
+    while (net.nodes[static_cast<size_t>(b)].parent > 0) b = net.nodes[static_cast<size_t>(b)].parent;
+    block_of_node[i] = b;
+  }
+  std::map<std::string, int> block_of_macro;  // SRAM instance path -> block node
+  for (const NetlistBlackBox& bb : net.blackboxes) block_of_macro[bb.path] = block_of_node[static_cast<size_t>(bb.node)];
   const auto power_of = [&](const ToggleCounts& toggles, bool annotate_srams) {
     PowerReport p;
-    p.logic = pm.evaluate(pm.simulated_activity(toggles), InternalPowerConvention::PerTransition);
+    std::vector<double> per_cell, macro_net;
+    p.logic = pm.evaluate(pm.simulated_activity(toggles), InternalPowerConvention::PerTransition, &per_cell,
+                          &macro_net);
+    // Blocks in hierarchy order, the top first; each gets its cells, its memories and their output nets.
+    std::vector<int> slot(net.nodes.size(), -1);
+    const auto block = [&](int node) -> BlockPower& {
+      const int b = block_of_node[static_cast<size_t>(node)];
+      if (slot[static_cast<size_t>(b)] < 0) {
+        slot[static_cast<size_t>(b)] = static_cast<int>(p.blocks.size());
+        p.blocks.push_back({net.nodes[static_cast<size_t>(b)].path, net.nodes[static_cast<size_t>(b)].module});
+      }
+      return p.blocks[static_cast<size_t>(slot[static_cast<size_t>(b)])];
+    };
+    block(0);
+    for (size_t i = 1; i < net.nodes.size(); ++i)
+      if (net.nodes[i].parent == 0) block(static_cast<int>(i));
+    for (size_t ci = 0; ci < net.cells.size(); ++ci) {
+      BlockPower& bp = block(net.cells[ci].node);
+      bp.logic_w += per_cell[ci];
+      bp.leakage_w += net.cells[ci].cell->leakage_w();
+    }
+    for (const NetlistBlackBox& bb : net.blackboxes)
+      for (const auto& port : bb.outputs)
+        for (int n : port.second)
+          if (n >= 0) block(bb.node).sram_w += macro_net[static_cast<size_t>(n)];
     for (SramReport& s : r.srams) {
       for (const SramAccessCount& a : toggles.srams) {
         if (a.path != s.instance) continue;
@@ -414,6 +448,11 @@ SynthResult run_synthesis_flow(const SynthOptions& opt) {
         const double w = s.cost.leakage_w + (reads * s.cost.read_energy_j + writes * s.cost.write_energy_j) * f;
         p.sram_w += w;
         p.sram_leakage_w += s.cost.leakage_w;
+        const auto it = block_of_macro.find(s.instance);
+        if (it == block_of_macro.end()) throw InternalError("SRAM " + s.instance + " is not in the netlist");
+        BlockPower& bp = block(it->second);
+        bp.sram_w += w;
+        bp.leakage_w += s.cost.leakage_w;
         if (!annotate_srams) continue;
         s.reads_per_cycle = reads;
         s.writes_per_cycle = writes;
@@ -464,6 +503,21 @@ json metric(double value, const std::string& unit, const std::string& source) {
   else m["value"] = nullptr;
   return m;
 }
+
+}  // namespace
+
+json blocks_json(const std::vector<BlockPower>& blocks) {
+  json out = json::array();
+  for (const BlockPower& b : blocks)
+    out.push_back({{"block", b.block.empty() ? "(top)" : b.block},
+                   {"module", b.module},
+                   {"logic_w", b.logic_w},
+                   {"sram_w", b.sram_w},
+                   {"leakage_w", b.leakage_w}});
+  return out;
+}
+
+namespace {
 
 json breakdown_json(const PowerBreakdown& b) {
   return {{"internal_w", b.internal_w},
@@ -584,9 +638,13 @@ json result_json(const SynthResult& r) {
                                                            sig(r.vectorless_activity, 4) + " -duty 0.5 (OpenSTA)"}};
   power["kaleido_vectorless"] = breakdown_json(r.vectorless.logic);
   power["kaleido_vectorless_opensta_convention"] = breakdown_json(r.vectorless_opensta_convention);
-  if (r.has_activity_power) power["kaleido_activity"] = breakdown_json(r.activity.logic);
+  if (r.has_activity_power) {
+    power["kaleido_activity"] = breakdown_json(r.activity.logic);
+    power["kaleido_activity"]["by_block"] = blocks_json(r.activity.blocks);
+  }
   for (const ActivityRun& a : r.extra_activity) {
     json e = breakdown_json(a.power.logic);
+    e["by_block"] = blocks_json(a.power.blocks);
     e["sram_w"] = a.power.sram_w;
     e["sram_source"] = a.power.sram_source;
     e["cycles"] = a.cycles;

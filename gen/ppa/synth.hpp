@@ -101,12 +101,28 @@ struct StepTime {
   double seconds = 0;
 };
 
+// Power of one instance directly below the top (everything beneath it), or of the top's own cells
+// and memories (block ""): where a run's power goes.
+struct BlockPower {
+  std::string block;     // instance path below the top; "" = the top's own
+  std::string module;
+  double logic_w = 0;    // its cells: internal, switching of the nets they drive, leakage
+  double sram_w = 0;     // its memories: leakage + accesses (SRAM model), and the switching of
+                         // the nets their outputs drive
+  double leakage_w = 0;  // of logic_w + sram_w
+};
+
 struct PowerReport {
   PowerBreakdown logic;
   double sram_w = 0;          // leakage included
   double sram_leakage_w = 0;
   std::string sram_source;
+  std::vector<BlockPower> blocks;  // activity runs only: logic + SRAM split by block, adding up to
+                                   // logic.total_w() + sram_w; the top's own first
 };
+
+// The blocks as JSON: block ("(top)" for the top's own), module, logic_w, sram_w, leakage_w.
+nlohmann::json blocks_json(const std::vector<BlockPower>& blocks);
 
 struct ActivityRun {
   std::string name;

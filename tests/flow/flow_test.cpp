@@ -385,6 +385,51 @@ TEST(Flow, TheGemmAloneIsTheReplayFromStartToDone) {
   EXPECT_NE(md.find("- the kept tile's GEMM at 5.00 ns"), std::string::npos);
 }
 
+// Where the energy goes: each GEMM window's energy split over the blocks below kld_top adds up to
+// the window's, and the split follows what each mode does: the detector works only while it
+// decides (the reuse run), the array issues fewer MACs when pairs are reused.
+TEST(Flow, TheGemmEnergySplitByBlockAddsUpAndFollowsTheWork) {
+  REQUIRE_TOOLS();
+  const flow::FlowResult& r = high_reuse_run().result;
+  const auto part = [](const flow::ModeEnergy& e, const std::string& block) {
+    for (const flow::BlockEnergy& b : e.blocks)
+      if (b.block == block) return b.logic_j + b.sram_j;
+    ADD_FAILURE() << "no block " << block;
+    return 0.0;
+  };
+  for (const flow::ModeEnergy* e : {&r.dense_gemm, &r.reuse_gemm, &r.kept_gemm}) {
+    ASSERT_TRUE(e->measured);
+    double sum = 0;
+    for (const flow::BlockEnergy& b : e->blocks) {
+      EXPECT_GE(b.logic_j, 0.0) << b.block;
+      EXPECT_GE(b.sram_j, 0.0) << b.block;
+      sum += b.logic_j + b.sram_j;
+    }
+    EXPECT_NEAR(sum, e->energy_j, 1e-9 * e->energy_j);
+    double leakage = 0;
+    for (const flow::BlockEnergy& b : e->blocks) leakage += b.leakage_w;
+    EXPECT_NEAR(leakage, e->leakage_w, 1e-9 * e->leakage_w);
+    for (const char* b : {"(top)", "u_array", "u_detector", "u_dispatcher", "u_merge", "u_weight_loader"})
+      EXPECT_GT(part(*e, b), 0.0) << b;
+  }
+  const auto per_cycle = [&](const flow::ModeEnergy& e, const std::string& block) {
+    return part(e, block) / static_cast<double>(e.replayed_cycles);
+  };
+  EXPECT_GT(per_cycle(r.reuse_gemm, "u_detector"), 1.5 * per_cycle(r.dense_gemm, "u_detector"))
+      << "the detector decides only in the reuse run";
+  EXPECT_GT(per_cycle(r.reuse_gemm, "u_detector"), 1.5 * per_cycle(r.kept_gemm, "u_detector"))
+      << "a kept tile decides nothing";
+  const json& sim = r.report.at("simulation");
+  ASSERT_LT(sim.at("reuse").at("macs_issued").get<int64_t>(), sim.at("dense").at("macs_issued").get<int64_t>());
+  EXPECT_LT(part(r.reuse_gemm, "u_array"), part(r.dense_gemm, "u_array")) << "fewer MACs issued";
+  const json& blocks = r.report.at("energy").at("gemm_phase").at("reuse").at("energy_by_block");
+  ASSERT_EQ(blocks.size(), r.reuse_gemm.blocks.size());
+  EXPECT_EQ(blocks.at(0).at("block"), "(top)");
+  const std::string md = read_file(r.markdown);
+  EXPECT_NE(md.find("Where the GEMM's energy goes"), std::string::npos);
+  EXPECT_NE(md.find("| u_detector (kld_detector) |"), std::string::npos);
+}
+
 TEST(Flow, FailedStageIsNamedAndItsLogKept) {
   REQUIRE_TOOLS();
   const fs::path dir = temp_dir("fail");
