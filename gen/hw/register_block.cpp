@@ -122,9 +122,10 @@ void RegisterBlock::read(const std::string& reg_name, const std::string& field, 
 
 void RegisterBlock::read_wide(const std::string& base, const Expr& value) {
   const int word = reg::kWordWidth;
-  if (value.width() != 2 * word) throw InternalError(base + ": a wide counter has two words");
-  read(base + "_LO", value.slice(word - 1, 0));
-  read(base + "_HI", value.slice(2 * word - 1, word));
+  if (value.width() > 2 * word) throw InternalError(base + ": a wide counter has two words");
+  // A counter narrower than two words reads zeros above its width.
+  read(base + "_LO", value.width() > word ? value.slice(word - 1, 0) : value);
+  read(base + "_HI", value.width() > word ? value.slice(value.width() - 1, word) : zero(1));
 }
 
 void RegisterBlock::finish() {

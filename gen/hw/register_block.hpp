@@ -38,7 +38,7 @@ class RegisterBlock {
   // The value an RO field reads (at most the field's width; zero-extended).
   void read(const std::string& reg, const std::string& field, const vlog::Expr& value, int g = 0);
   void read(const std::string& reg, const vlog::Expr& value, int g = 0) { read(reg, "VALUE", value, g); }
-  // A 64-bit counter as its two registers <base>_LO and <base>_HI.
+  // A counter of up to 64 bits as its two registers <base>_LO and <base>_HI.
   void read_wide(const std::string& base, const vlog::Expr& value);
   // The read mux (reg_rdata_o is 0 unless reg_valid_i); every RO field must have its value by now.
   void finish();

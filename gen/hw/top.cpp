@@ -153,11 +153,17 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr tile_h_q = regs.q("TILE_H"), tile_w_q = regs.q("TILE_W"), win_q = regs.q("WIN");
   const Expr pol = regs.q("POLICY", "POLICY"), naxes = regs.q("POLICY", "NAXES");
   const Expr axes = concat({regs.q("POLICY", "AXIS2"), regs.q("POLICY", "AXIS1"), regs.q("POLICY", "AXIS0")});
+  // Counters a run start clears and the run bounds are as wide as that bound (the register reads
+  // zero-extend them): REUSED[g] <= N, MACS_* <= N*K*M, BUSY <= MT*KT*N. Cycle and stall counts
+  // have no bound (a consumer may stall forever) and keep their 64 / 32 bits.
+  const int reused_w = clog2(c.max_tokens() + 1);
+  const int macs_w = std::min(64, clog2(c.max_tokens() * c.max_k * c.max_m + 1));
+  const int busy_w = std::min(64, clog2(c.max_tokens() * c.max_kt() * c.max_mt() + 1));
   std::vector<Expr> reused_q;
-  for (int g = 0; g < G; ++g) reused_q.push_back(m.signal("reused_" + std::to_string(g) + "_q", 32));
-  const Expr cycles_q = m.signal("cycles_q", 64), busy_cnt_q = m.signal("busy_cycles_q", 64);
-  const Expr stall_q = m.signal("stall_cycles_q", 64), issued_q = m.signal("macs_issued_q", 64);
-  const Expr skipped_q = m.signal("macs_skipped_q", 64);
+  for (int g = 0; g < G; ++g) reused_q.push_back(m.signal("reused_" + std::to_string(g) + "_q", reused_w));
+  const Expr cycles_q = m.signal("cycles_q", 64), busy_cnt_q = m.signal("busy_cycles_q", busy_w);
+  const Expr stall_q = m.signal("stall_cycles_q", 64), issued_q = m.signal("macs_issued_q", macs_w);
+  const Expr skipped_q = m.signal("macs_skipped_q", macs_w);
   // Cycles by cause (docs/hardware.md, "Counters").
   const Expr stall_out_q = m.signal("stall_out_q", 32), stall_trace_q = m.signal("stall_trace_q", 32);
   const Expr wait_gather_q = m.signal("wait_gather_q", 32), loadw_cycles_q = m.signal("loadw_cycles_q", 32);
@@ -713,7 +719,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                                                   constant(mw, static_cast<uint64_t>(cols))),
                                 "output columns of this m-tile");
   const Expr macs_per_issue = m.wire("macs_per_issue", zext(cols_here, 64) << gshift);
-  Expr issued_now = zero(64), skipped_now = zero(64);
+  Expr issued_now = zero(64), skipped_now = zero(macs_w);
   for (int s = 0; s < segs; ++s) issued_now = issued_now + mux(seg_valid[s], macs_per_issue, zero(64));
   // The lanes' REUSE decisions are registered before the skipped-MAC sum: summed and added in
   // the cycle of the decision, they made kld_top's critical path (window SRAM, detector lane,
@@ -721,7 +727,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // follow the last decision before DONE is set.
   const Expr reused_pairs_q = m.signal("reused_pairs_q", lanes, Sign::Unsigned, "lanes deciding REUSE last cycle");
   for (int l = 0; l < lanes; ++l)
-    skipped_now = skipped_now + mux(reused_pairs_q[l], zext(dim_m_q, 64) << gshift, zero(64));
+    skipped_now = skipped_now + mux(reused_pairs_q[l], resize(dim_m_q, macs_w) << gshift, zero(macs_w));
   const Expr issued_add = m.wire("macs_issued_now", issued_now);
   const Expr skipped_add = m.wire("macs_skipped_now", skipped_now);
   const Expr stall_trace = m.wire("stall_trace", trace_q && s2_valid_q && !dec_ready, "the detector waits for the trace");
@@ -739,13 +745,14 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // BUSY, STARVED and MACS_ISSUED add increments registered a cycle earlier: their conditions come
   // from the dispatcher's issue logic, which then fed a 64-bit carry chain in the same cycle (kld_top's
   // second-longest path on sky130). The lag is hidden: DRAIN and the gather follow the last issue.
-  const int incw = clog2(static_cast<int64_t>(rows) * cols + 1);  // at most ROWS*COLS MACs a cycle
+  // At most ROWS*COLS MACs a cycle, and no more than a run's N*K*M.
+  const int incw = std::min(clog2(static_cast<int64_t>(rows) * cols + 1), macs_w);
   const Expr issue_inc_q = m.signal("issue_inc_q", 2, Sign::Unsigned, "{starved, issued} last cycle");
   const Expr issued_inc_q = m.signal("macs_issued_inc_q", incw, Sign::Unsigned, "MACs issued last cycle");
   ctr.flop(issue_inc_q, mux(run_start, zero(2), concat({starved, reduce_or(seg_valid)})), 0);
   ctr.flop(issued_inc_q, mux(run_start, zero(incw), trunc(issued_add, incw)), 0);
-  m.unused(issued_add.slice(63, incw), "at most ROWS*COLS MACs are issued in a cycle");
-  counter(busy_cnt_q, zext(issue_inc_q[0], 64));
+  m.unused(issued_add.slice(63, incw), "at most min(ROWS*COLS, N*K*M) MACs are issued in a cycle");
+  counter(busy_cnt_q, zext(issue_inc_q[0], busy_w));
   counter(stall_q, mux(stalled, constant(64, 1), zero(64)));
   counter(stall_out_q, mux(stall_out, constant(32, 1), zero(32)));
   counter(stall_trace_q, mux(stall_trace, constant(32, 1), zero(32)));
@@ -755,7 +762,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   std::vector<Expr> reused_now;
   for (int l = lanes - 1; l >= 0; --l) reused_now.push_back(retire && s2_lanes_q[l] && reuse[l]);
   ctr.flop(reused_pairs_q, mux(run_start, zero(lanes), concat(reused_now)), 0);
-  counter(issued_q, zext(issued_inc_q, 64));
+  counter(issued_q, zext(issued_inc_q, macs_w));
   counter(skipped_q, skipped_add);
   // REUSED[g] counts from registered decisions too: its 32-bit increment, enabled straight by
   // the lane, was the next critical path on sky130 (the lane, then a ripple carry chain).
@@ -764,7 +771,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   for (int g = G - 1; g >= 0; --g) reused_groups_now.push_back(root_we[g] && reuse[g % lanes]);
   ctr.flop(reused_groups_q, mux(run_start, zero(G), concat(reused_groups_now)), 0);
   for (int g = 0; g < G; ++g)
-    counter(reused_q[static_cast<size_t>(g)], mux(reused_groups_q[g], constant(32, 1), zero(32)));
+    counter(reused_q[static_cast<size_t>(g)], zext(reused_groups_q[g], reused_w));
 
   // ---- register reads ----
   regs.read("STATUS", "BUSY", busy_q);

@@ -23,7 +23,7 @@
 //   reg_wdata_i[31:20]: no field of the register map takes these bits
 // {pass_pending, pass_nonempty}: ISSUE ends on pass_last; pending and nonempty are kept for the
 // dispatcher's unit test
-//   macs_issued_now[63:7]: at most ROWS*COLS MACs are issued in a cycle
+//   macs_issued_now[63:7]: at most min(ROWS*COLS, N*K*M) MACs are issued in a cycle
 
 module kld_top (
   input wire clk_i,
@@ -165,19 +165,19 @@ module kld_top (
   reg group_cfg_7_enable_q;
   // GROUP_CFG.ROPE: RoPE axes mask of group g (bit 0 t, 1 h, 2 w)
   reg [2:0] group_cfg_7_rope_q;
-  reg [31:0] reused_0_q;
-  reg [31:0] reused_1_q;
-  reg [31:0] reused_2_q;
-  reg [31:0] reused_3_q;
-  reg [31:0] reused_4_q;
-  reg [31:0] reused_5_q;
-  reg [31:0] reused_6_q;
-  reg [31:0] reused_7_q;
+  reg [10:0] reused_0_q;
+  reg [10:0] reused_1_q;
+  reg [10:0] reused_2_q;
+  reg [10:0] reused_3_q;
+  reg [10:0] reused_4_q;
+  reg [10:0] reused_5_q;
+  reg [10:0] reused_6_q;
+  reg [10:0] reused_7_q;
   reg [63:0] cycles_q;
-  reg [63:0] busy_cycles_q;
+  reg [16:0] busy_cycles_q;
   reg [63:0] stall_cycles_q;
-  reg [63:0] macs_issued_q;
-  reg [63:0] macs_skipped_q;
+  reg [22:0] macs_issued_q;
+  reg [22:0] macs_skipped_q;
   reg [31:0] stall_out_q;
   reg [31:0] stall_trace_q;
   reg [31:0] wait_gather_q;
@@ -467,7 +467,7 @@ module kld_top (
   // lanes deciding REUSE last cycle
   reg [3:0] reused_pairs_q;
   wire [63:0] macs_issued_now;
-  wire [63:0] macs_skipped_now;
+  wire [22:0] macs_skipped_now;
   // the detector waits for the trace
   wire stall_trace;
   // ISSUE waits for the detector to extend a compute list
@@ -1257,9 +1257,9 @@ module kld_top (
   assign cols_valid = mt_is_last ? dim_m_q - {13'd0, mt_q} * 16'd8 : 16'd8;
   assign macs_per_issue = {48'd0, cols_valid} << 3;
   assign macs_issued_now = 64'd0 + (seg_valid ? macs_per_issue : 64'd0);
-  assign macs_skipped_now = 64'd0 + (reused_pairs_q[0] ? {48'd0, dim_m_q} << 3 : 64'd0) +
-      (reused_pairs_q[1] ? {48'd0, dim_m_q} << 3 : 64'd0) + (reused_pairs_q[2] ? {48'd0, dim_m_q} <<
-      3 : 64'd0) + (reused_pairs_q[3] ? {48'd0, dim_m_q} << 3 : 64'd0);
+  assign macs_skipped_now = 23'd0 + (reused_pairs_q[0] ? {7'd0, dim_m_q} << 3 : 23'd0) +
+      (reused_pairs_q[1] ? {7'd0, dim_m_q} << 3 : 23'd0) + (reused_pairs_q[2] ? {7'd0, dim_m_q} << 3
+      : 23'd0) + (reused_pairs_q[3] ? {7'd0, dim_m_q} << 3 : 23'd0);
   assign stall_trace = ctrl_trace_q && det_s2_valid_q && !dec_ready_i;
   assign starved = st_issue && (seg_valid == 1'b0) && !pass_last;
   assign stall_out = out_valid_q && !out_ready_i;
@@ -1272,7 +1272,7 @@ module kld_top (
       cycles_q <= 64'd0;
       issue_inc_q <= 2'd0;
       macs_issued_inc_q <= 7'd0;
-      busy_cycles_q <= 64'd0;
+      busy_cycles_q <= 17'd0;
       stall_cycles_q <= 64'd0;
       stall_out_q <= 32'd0;
       stall_trace_q <= 32'd0;
@@ -1280,22 +1280,22 @@ module kld_top (
       loadw_cycles_q <= 32'd0;
       starved_q <= 32'd0;
       reused_pairs_q <= 4'd0;
-      macs_issued_q <= 64'd0;
-      macs_skipped_q <= 64'd0;
+      macs_issued_q <= 23'd0;
+      macs_skipped_q <= 23'd0;
       reused_groups_q <= 8'd0;
-      reused_0_q <= 32'd0;
-      reused_1_q <= 32'd0;
-      reused_2_q <= 32'd0;
-      reused_3_q <= 32'd0;
-      reused_4_q <= 32'd0;
-      reused_5_q <= 32'd0;
-      reused_6_q <= 32'd0;
-      reused_7_q <= 32'd0;
+      reused_0_q <= 11'd0;
+      reused_1_q <= 11'd0;
+      reused_2_q <= 11'd0;
+      reused_3_q <= 11'd0;
+      reused_4_q <= 11'd0;
+      reused_5_q <= 11'd0;
+      reused_6_q <= 11'd0;
+      reused_7_q <= 11'd0;
     end else begin
       cycles_q <= run_start ? 64'd0 : cycles_q + (busy_q ? 64'd1 : 64'd0);
       issue_inc_q <= run_start ? 2'd0 : {starved, |seg_valid};
       macs_issued_inc_q <= run_start ? 7'd0 : macs_issued_now[6:0];
-      busy_cycles_q <= run_start ? 64'd0 : busy_cycles_q + {63'd0, issue_inc_q[0]};
+      busy_cycles_q <= run_start ? 17'd0 : busy_cycles_q + {16'd0, issue_inc_q[0]};
       stall_cycles_q <= run_start ? 64'd0 : stall_cycles_q + (stalled ? 64'd1 : 64'd0);
       stall_out_q <= run_start ? 32'd0 : stall_out_q + (stall_out ? 32'd1 : 32'd0);
       stall_trace_q <= run_start ? 32'd0 : stall_trace_q + (stall_trace ? 32'd1 : 32'd0);
@@ -1305,24 +1305,24 @@ module kld_top (
       reused_pairs_q <= run_start ? 4'd0 : {retire && det_s2_lane_valid_q[3] && det_reuse[3],
           retire && det_s2_lane_valid_q[2] && det_reuse[2], retire && det_s2_lane_valid_q[1] &&
           det_reuse[1], retire && det_s2_lane_valid_q[0] && det_reuse[0]};
-      macs_issued_q <= run_start ? 64'd0 : macs_issued_q + {57'd0, macs_issued_inc_q};
-      macs_skipped_q <= run_start ? 64'd0 : macs_skipped_q + macs_skipped_now;
+      macs_issued_q <= run_start ? 23'd0 : macs_issued_q + {16'd0, macs_issued_inc_q};
+      macs_skipped_q <= run_start ? 23'd0 : macs_skipped_q + macs_skipped_now;
       reused_groups_q <= run_start ? 8'd0 : {root_we[7] && det_reuse[3], root_we[6] &&
           det_reuse[2], root_we[5] && det_reuse[1], root_we[4] && det_reuse[0], root_we[3] &&
           det_reuse[3], root_we[2] && det_reuse[2], root_we[1] && det_reuse[1], root_we[0] &&
           det_reuse[0]};
-      reused_0_q <= run_start ? 32'd0 : reused_0_q + (reused_groups_q[0] ? 32'd1 : 32'd0);
-      reused_1_q <= run_start ? 32'd0 : reused_1_q + (reused_groups_q[1] ? 32'd1 : 32'd0);
-      reused_2_q <= run_start ? 32'd0 : reused_2_q + (reused_groups_q[2] ? 32'd1 : 32'd0);
-      reused_3_q <= run_start ? 32'd0 : reused_3_q + (reused_groups_q[3] ? 32'd1 : 32'd0);
-      reused_4_q <= run_start ? 32'd0 : reused_4_q + (reused_groups_q[4] ? 32'd1 : 32'd0);
-      reused_5_q <= run_start ? 32'd0 : reused_5_q + (reused_groups_q[5] ? 32'd1 : 32'd0);
-      reused_6_q <= run_start ? 32'd0 : reused_6_q + (reused_groups_q[6] ? 32'd1 : 32'd0);
-      reused_7_q <= run_start ? 32'd0 : reused_7_q + (reused_groups_q[7] ? 32'd1 : 32'd0);
+      reused_0_q <= run_start ? 11'd0 : reused_0_q + {10'd0, reused_groups_q[0]};
+      reused_1_q <= run_start ? 11'd0 : reused_1_q + {10'd0, reused_groups_q[1]};
+      reused_2_q <= run_start ? 11'd0 : reused_2_q + {10'd0, reused_groups_q[2]};
+      reused_3_q <= run_start ? 11'd0 : reused_3_q + {10'd0, reused_groups_q[3]};
+      reused_4_q <= run_start ? 11'd0 : reused_4_q + {10'd0, reused_groups_q[4]};
+      reused_5_q <= run_start ? 11'd0 : reused_5_q + {10'd0, reused_groups_q[5]};
+      reused_6_q <= run_start ? 11'd0 : reused_6_q + {10'd0, reused_groups_q[6]};
+      reused_7_q <= run_start ? 11'd0 : reused_7_q + {10'd0, reused_groups_q[7]};
     end
   end
 
-  // Deliberately unused: at most ROWS*COLS MACs are issued in a cycle
+  // Deliberately unused: at most min(ROWS*COLS, N*K*M) MACs are issued in a cycle
   wire unused_macs_issued_now;
   assign unused_macs_issued_now = ^macs_issued_now[63:7];
 
@@ -1370,10 +1370,10 @@ module kld_top (
         rdata = cycles_q[63:32];
       end
       6'd13: begin
-        rdata = busy_cycles_q[31:0];
+        rdata = {15'd0, busy_cycles_q};
       end
       6'd14: begin
-        rdata = busy_cycles_q[63:32];
+        rdata = 32'd0;
       end
       6'd15: begin
         rdata = stall_cycles_q[31:0];
@@ -1382,16 +1382,16 @@ module kld_top (
         rdata = stall_cycles_q[63:32];
       end
       6'd17: begin
-        rdata = macs_issued_q[31:0];
+        rdata = {9'd0, macs_issued_q};
       end
       6'd18: begin
-        rdata = macs_issued_q[63:32];
+        rdata = 32'd0;
       end
       6'd19: begin
-        rdata = macs_skipped_q[31:0];
+        rdata = {9'd0, macs_skipped_q};
       end
       6'd20: begin
-        rdata = macs_skipped_q[63:32];
+        rdata = 32'd0;
       end
       6'd21: begin
         rdata = {8'd8, 8'd8, 8'd8, 8'd8};
@@ -1460,28 +1460,28 @@ module kld_top (
         rdata = {28'd0, {group_cfg_7_rope_q, group_cfg_7_enable_q}};
       end
       6'd48: begin
-        rdata = reused_0_q;
+        rdata = {21'd0, reused_0_q};
       end
       6'd49: begin
-        rdata = reused_1_q;
+        rdata = {21'd0, reused_1_q};
       end
       6'd50: begin
-        rdata = reused_2_q;
+        rdata = {21'd0, reused_2_q};
       end
       6'd51: begin
-        rdata = reused_3_q;
+        rdata = {21'd0, reused_3_q};
       end
       6'd52: begin
-        rdata = reused_4_q;
+        rdata = {21'd0, reused_4_q};
       end
       6'd53: begin
-        rdata = reused_5_q;
+        rdata = {21'd0, reused_5_q};
       end
       6'd54: begin
-        rdata = reused_6_q;
+        rdata = {21'd0, reused_6_q};
       end
       6'd55: begin
-        rdata = reused_7_q;
+        rdata = {21'd0, reused_7_q};
       end
       default: begin
         rdata = 32'd0;

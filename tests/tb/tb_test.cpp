@@ -51,14 +51,19 @@ hw::HwConfig hw_config(int which) {
       c.rows = 8; c.cols = 4; c.group_w = 4; c.data_w = 4; c.acc_w = 8; c.mul_pipe = 1; c.gather_w = 2;
       c.max_t = 2; c.max_h = 4; c.max_w = 5; c.max_k = 16; c.max_m = 9; c.win_cap = 32;
       break;
-    default:  // one-row groups, wide data, odd accumulator
+    case 2:  // one-row groups, wide data, odd accumulator
       c.rows = 2; c.cols = 5; c.group_w = 1; c.data_w = 16; c.acc_w = 40;
       c.max_t = 2; c.max_h = 3; c.max_w = 4; c.max_k = 4; c.max_m = 5; c.win_cap = 16;
+      break;
+    default:  // every limit a power of two: N*K*M = 2^8 and MT*KT*N = 2^6 at the limits
+      c.rows = 2; c.cols = 2; c.group_w = 1; c.data_w = 4; c.acc_w = 16;
+      c.max_t = 1; c.max_h = 4; c.max_w = 4; c.max_k = 4; c.max_m = 4; c.win_cap = 16;
       break;
   }
   return c;
 }
-constexpr int kHwConfigs = 3;
+constexpr int kHwConfigs = 3;  // the configurations every random test runs on
+constexpr int kPowerOfTwoConfig = 3;
 
 struct Built {
   fs::path exe;
@@ -269,6 +274,32 @@ TEST(Testbench, ExtremeOperandsReachTheExactSumWidths) {
     expect_pass(run_tb(which, c, a, b, "--stall 0.1", "extreme_exact_plain", "kld_plain_top"),
                 hw.name() + " kld_plain_top");
   }
+}
+
+// The counters a run bounds are only as wide as the bound (docs/hardware.md "Counters"). With every
+// limit a power of two the dense run at the limits reaches MACS_ISSUED = N*K*M = 2^8 and BUSY =
+// MT*KT*N = 2^6 exactly, where a counter of clog2(bound) bits would read 0.
+TEST(Testbench, CountersHoldTheirBoundAtPowerOfTwoLimits) {
+  const hw::HwConfig hw = hw_config(kPowerOfTwoConfig);
+  ReuseConfig c = at_limits(hw);
+  c.tau.assign(static_cast<size_t>(c.groups()), 2);
+  const IntMatrix a = correlated_a(c, 21), b = make_int_uniform(c.channels, c.out_cols, c.data_w, 22);
+  const TbRun t = run_tb(kPowerOfTwoConfig, c, a, b, "--mode both", "pow2_limits");
+  expect_pass(t, hw.name());
+  ASSERT_FALSE(t.report.is_null());
+  const int64_t N = c.grid.tokens(), nkm = N * c.channels * c.out_cols;
+  const int64_t passes = ((c.out_cols + hw.cols - 1) / hw.cols) * ((c.channels + hw.rows - 1) / hw.rows);
+  ASSERT_EQ(nkm, 256);
+  ASSERT_EQ(passes * N, 64);
+  bool saw_dense = false;
+  for (const auto& run : t.report.at("runs")) {
+    EXPECT_EQ(run.at("macs_issued").get<int64_t>() + run.at("macs_skipped").get<int64_t>(), nkm);
+    if (run.at("mode").get<std::string>() != "dense") continue;
+    saw_dense = true;
+    EXPECT_EQ(run.at("macs_issued").get<int64_t>(), nkm);
+    EXPECT_EQ(run.at("busy_cycles").get<int64_t>(), passes * N);
+  }
+  EXPECT_TRUE(saw_dense);
 }
 
 // Decision patterns that load the array's segments differently (issue 10): uniform (every group
