@@ -3,8 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <iomanip>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include "common/version.hpp"
 #include "hw/generator.hpp"
 #include "ppa/synth.hpp"
+#include "ppa/yosys_flow.hpp"
 
 namespace kaleido::sweep {
 
@@ -68,12 +71,39 @@ json compact_synth_json(json j) {
   return j;
 }
 
-bool finished(const SweepSpec& spec, const fs::path& file) {
-  if (!fs::exists(file)) return false;
+using RtlHashes = std::map<std::string, std::string>;  // top -> content hash of the files it needs
+
+// Generates the point's RTL into `rtl` and hashes each top's files: what a finished result must
+// have been made from. Nothing when the RTL cannot be generated (the run then records why).
+std::optional<RtlHashes> current_rtl(const SweepSpec& spec, const SweepPoint& p, const fs::path& rtl) {
+  try {
+    fs::create_directories(rtl.parent_path());
+    hw::write_rtl(p.config, rtl);
+    RtlHashes h;
+    for (const std::string& top : spec.tops)
+      if (fs::exists(rtl / (top + ".v")))
+        h[top] = ppa::rtl_content_hash(ppa::rtl_files_for_top(ppa::rtl_files_in(rtl), top));
+    return h;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Whether `file` holds every top's result for the RTL the generator makes now (`rtl_hash`);
+// otherwise `why` (when given) says what is stale.
+bool finished(const SweepSpec& spec, const fs::path& file, const std::optional<RtlHashes>& rtl_hash,
+              std::string* why = nullptr) {
+  if (!rtl_hash || !fs::exists(file)) return false;
   try {
     const json j = json::parse(read_file(file));
-    for (const std::string& t : spec.tops)
+    for (const std::string& t : spec.tops) {
       if (!j.at("tops").contains(t)) return false;  // a top was added to the sweep since
+      const std::string was = j.at("tops").at(t).at("design").value("rtl_hash", std::string("(none)"));
+      if (was != rtl_hash->at(t)) {
+        if (why) *why = "stale: " + t + "'s RTL changed since (" + was + " -> " + rtl_hash->at(t) + "), rerun";
+        return false;
+      }
+    }
     // Results from before recipes were recorded were all made with `yosys`.
     return j.at("point").value("recipe", std::string("yosys")) == spec.recipe;
   } catch (const std::exception&) {
@@ -97,27 +127,33 @@ PointOutcome run_point(const SweepSpec& spec, const SweepPoint& p, const RunOpti
     for (const std::string& top : spec.tops) progress.line(p, top, "not run (above --max-pes " + std::to_string(opt.max_pes) + ")");
     return o;
   }
-  if (!opt.force && finished(spec, result_file(opt.out, p))) {
+  const fs::path work = work_root / p.id;
+  const fs::path rtl = work / "rtl";
+  // The RTL first: a finished result must have been made from the same files.
+  const auto tr = std::chrono::steady_clock::now();
+  const std::optional<RtlHashes> rtl_hash = current_rtl(spec, p, rtl);
+  const double rtl_seconds = seconds_since(tr);
+  std::string stale;
+  if (!opt.force && finished(spec, result_file(opt.out, p), rtl_hash, &stale)) {
     o.status = PointStatus::SkippedDone;
-    for (const std::string& top : spec.tops) progress.line(p, top, "skipped (done)");
+    for (const std::string& top : spec.tops) progress.line(p, top, "skipped (done, same RTL)");
     return o;
   }
-  const fs::path work = work_root / p.id;
+  if (!stale.empty())
+    for (const std::string& top : spec.tops) progress.line(p, top, stale);
   size_t top_index = 0;
   fs::path current_log = work;
   try {
     fs::create_directories(dir);
-    fs::create_directories(work);
     fs::remove(failure_file(opt.out, p));
     fs::remove(dir / "error.log");
     json result;
     result["kaleido_version"] = version();
     result["sweep"] = spec.name;
     result["point"] = point_json(spec, p);
-    const auto tr = std::chrono::steady_clock::now();
-    const fs::path rtl = work / "rtl";
-    hw::write_rtl(p.config, rtl);
-    result["run_times_s"]["rtl"] = seconds_since(tr);
+    fs::create_directories(work);
+    if (!rtl_hash) hw::write_rtl(p.config, rtl);  // again, to record why it cannot be generated
+    result["run_times_s"]["rtl"] = rtl_seconds;
     for (; top_index < spec.tops.size(); ++top_index) {
       const std::string& top = spec.tops[top_index];
       const auto tt = std::chrono::steady_clock::now();
@@ -230,24 +266,30 @@ RunSummary run_sweep_slurm(const SweepSpec& spec, const fs::path& spec_file, con
   fs::create_directories(out / "points");
   RunSummary sum;
   sum.points.resize(spec.points.size());
+  auto say = [&](const std::string& s) {
+    if (opt.progress) *opt.progress << s << std::endl;
+  };
   std::vector<size_t> todo;
+  std::vector<std::optional<RtlHashes>> rtl_hash(spec.points.size());  // what each task generates
   for (size_t i = 0; i < spec.points.size(); ++i) {
     const SweepPoint& p = spec.points[i];
     PointOutcome& o = sum.points[i];
+    std::string stale;
     if (!p.library.unavailable.empty()) {
       o.status = PointStatus::SkippedUnavailable;
       o.message = p.library.unavailable;
     } else if (opt.max_pes > 0 && p.pes() > opt.max_pes) {
       o.status = PointStatus::SkippedLimit;
-    } else if (!opt.force && finished(spec, result_file(out, p))) {
-      o.status = PointStatus::SkippedDone;
     } else {
-      todo.push_back(i);
+      rtl_hash[i] = current_rtl(spec, p, work_root / p.id / "rtl");
+      if (!opt.force && finished(spec, result_file(out, p), rtl_hash[i], &stale)) {
+        o.status = PointStatus::SkippedDone;
+      } else {
+        if (!stale.empty()) say("slurm: " + p.id + ": " + stale);
+        todo.push_back(i);
+      }
     }
   }
-  auto say = [&](const std::string& s) {
-    if (opt.progress) *opt.progress << s << std::endl;
-  };
   if (todo.empty()) {
     say("slurm: every point is finished or skipped; nothing to submit");
     sum.seconds = seconds_since(t0);
@@ -282,7 +324,7 @@ RunSummary run_sweep_slurm(const SweepSpec& spec, const fs::path& spec_file, con
   for (size_t i : todo) {
     const SweepPoint& p = spec.points[i];
     PointOutcome& o = sum.points[i];
-    if (finished(spec, result_file(out, p))) {
+    if (finished(spec, result_file(out, p), rtl_hash[i])) {
       o.status = PointStatus::Done;
       continue;
     }

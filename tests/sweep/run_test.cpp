@@ -164,7 +164,7 @@ TEST_F(SweepRun, ReportsParseWithPositiveNumbersAndLargerArraysLarger) {
   EXPECT_NE(md.find("full PE utilisation"), std::string::npos);
 }
 
-TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingOnes) {
+TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingAndStaleOnes) {
   const fs::path spec = two_points(R"(["kld_plain_top"])");
   const CliRun first = kaleido_sweep(spec, dir() / "two");
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -172,7 +172,7 @@ TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingOnes) {
   const auto before = fs::last_write_time(result);
   const CliRun again = kaleido_sweep(spec, dir() / "two");
   EXPECT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(count_of(again.err, "skipped (done)"), 2) << again.err;
+  EXPECT_EQ(count_of(again.err, "skipped (done, same RTL)"), 2) << again.err;
   EXPECT_EQ(fs::last_write_time(result), before);
   EXPECT_EQ(read_csv(dir() / "two/sweep.csv").size(), 2u);  // the reports are rebuilt from the finished points
 
@@ -181,9 +181,21 @@ TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingOnes) {
   fs::remove(other);
   const CliRun resumed = kaleido_sweep(spec, dir() / "two");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
-  EXPECT_EQ(count_of(resumed.err, "skipped (done)"), 1) << resumed.err;
+  EXPECT_EQ(count_of(resumed.err, "skipped (done, same RTL)"), 1) << resumed.err;
   EXPECT_TRUE(fs::exists(other));
   EXPECT_EQ(fs::last_write_time(result), before);
+
+  // A result made from other RTL (an older generator: its recorded hash differs) is redone.
+  const std::string old_hash = "0123456789abcdef";
+  json edited = json::parse(kaleido::read_file(result));
+  edited["tops"]["kld_plain_top"]["design"]["rtl_hash"] = old_hash;
+  std::ofstream(result) << edited.dump();
+  const CliRun stale = kaleido_sweep(spec, dir() / "two");
+  EXPECT_EQ(stale.exit_code, 0) << stale.err;
+  EXPECT_NE(stale.err.find("stale: kld_plain_top's RTL changed since (" + old_hash + " -> "), std::string::npos)
+      << stale.err;
+  EXPECT_EQ(count_of(stale.err, "skipped (done, same RTL)"), 1) << stale.err;
+  EXPECT_NE(json::parse(kaleido::read_file(result))["tops"]["kld_plain_top"]["design"]["rtl_hash"], old_hash);
 }
 
 TEST_F(SweepRun, FailingPointIsReportedAndTheOthersRunForceRedoes) {
