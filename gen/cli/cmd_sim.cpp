@@ -31,7 +31,7 @@ struct SimCommand {
     const auto t0 = std::chrono::steady_clock::now();
     sim::SimRequest req;
     const std::string kind = source.resolve(*sub, hw);
-    req.hw = hw.config();
+    req.hw = hw.config_to_fit();  // sim::simulate validates it once sized to the workload
     req.hw_given = hw.given_keys(*sub);
     WorkloadOptions wo = w;
     derive_algorithm_widths(*sub, req.hw, wo.data_w, wo.acc_w, wo.group_w);

@@ -13,6 +13,12 @@ void HwOptions::add_to(CLI::App& cmd, const hw::HwConfig& defaults) {
 }
 
 hw::HwConfig HwOptions::config() const {
+  hw::HwConfig c = config_to_fit();
+  c.validate();
+  return c;
+}
+
+hw::HwConfig HwOptions::config_to_fit() const {
   hw::HwConfig c;
   const auto& fields = hw::hw_fields();
   for (size_t i = 0; i < fields.size() && i < values.size(); ++i) fields[i].set(c, values[i]);
@@ -24,7 +30,9 @@ hw::HwConfig HwOptions::config() const {
     c.rows = d.rows;
     c.cols = d.cols;
   }
-  c.validate();
+  hw::HwConfig without_lanes = c;  // LANES' upper bound is MAX_K/GROUP_W after the fit
+  without_lanes.lanes = 0;
+  without_lanes.validate();
   return c;
 }
 

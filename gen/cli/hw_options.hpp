@@ -18,6 +18,9 @@ struct HwOptions {
 
   void add_to(CLI::App& cmd, const hw::HwConfig& defaults = hw::HwConfig{});
   hw::HwConfig config() const;  // validated
+  // Validated but for LANES' upper bound: for `kaleido sim`, which sizes MAX_T/H/W/K/M to the
+  // workload first and then validates all (so `--lanes 16` holds against the fitted MAX_K).
+  hw::HwConfig config_to_fit() const;
   // A default that depends on the workload: `value` for `option` (e.g. "--max-k") unless the
   // command received it. Throws on an option that is not a hardware field.
   void default_unless_given(const CLI::App& cmd, const std::string& option, int value);

@@ -137,5 +137,27 @@ TEST(OneConfiguration, MismatchedWidthsAreRefusedNamingBothValues) {
   EXPECT_FALSE(std::filesystem::exists(dir / "report"));
 }
 
+// `kaleido sim` sizes MAX_K to the workload before it validates, so LANES is held to the fitted
+// MAX_K / GROUP_W: 40 lanes pass at K = 80, GROUP_W 2 (the unfitted MAX_K 64 allows 32), and 5
+// lanes are refused at K = 8 (4 groups), naming the fitted bound.
+TEST(OneConfiguration, SimHoldsLanesToTheMaxKItSizesForTheWorkload) {
+  testing::TestDir dir("sim_lanes");
+  const std::vector<std::string> base = {KALEIDO_TEST_KALEIDO_BIN, "sim", "--rows", "2", "--cols", "2", "--hw-group-w", "2",
+                                         "--grid", "1x2x2", "-M", "2", "--json", "-o", (dir / "out").string()};
+  std::vector<std::string> wide = base;
+  for (const char* a : {"-K", "80", "--lanes", "40"}) wide.push_back(a);
+  const ProcessResult ok = run_process(wide);
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  const nlohmann::json j = nlohmann::json::parse(ok.output.substr(ok.output.find('{')));
+  EXPECT_TRUE(j.at("bit_exact").get<bool>());
+  EXPECT_EQ(j.at("config").at("lanes").get<int>(), 40);
+  EXPECT_EQ(j.at("config").at("max_k").get<int>(), 80);
+  std::vector<std::string> narrow = base;
+  for (const char* a : {"-K", "8", "--lanes", "5"}) narrow.push_back(a);
+  const ProcessResult refused = run_process(narrow);
+  EXPECT_EQ(refused.exit_code, kExitUserError) << refused.output;
+  EXPECT_NE(refused.output.find("MAX_K/GROUP_W = 4"), std::string::npos) << refused.output;
+}
+
 }  // namespace
 }  // namespace kaleido::hw
