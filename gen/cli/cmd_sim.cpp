@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/hw_options.hpp"
+#include "hw/schedule.hpp"
 #include "cli/workload_options.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -26,6 +27,29 @@ struct SimCommand {
   std::string trace, trace_window;
   bool json = false;
   bool plain = false;
+
+  // The reuse run's stall cycles by cause, and a hint when the detector starved the passes.
+  static void print_reuse_stalls(const sim::SimResult& r, int groups, int lanes_needed) {
+    const nlohmann::json st = r.reuse.tb.value("stalls", nlohmann::json::object());
+    auto n = [&](const char* key) { return static_cast<long long>(st.value(key, int64_t{0})); };
+    std::printf("  stalls (reuse)  detector-starved %lld, bank conflict %lld, output %lld, weight load %lld, "
+                "trace %lld cycles\n",
+                n("detector_starved"), n("bank_conflict"), n("output"), n("weight_load"), n("trace"));
+    const long long starved = n("detector_starved");
+    if (starved * 100 <= r.reuse.cycles) return;  // under 1 %: nothing to act on
+    const int lanes = r.hw.det_lanes(), rounds = (groups + lanes - 1) / lanes;
+    std::printf("  note            the passes waited %lld cycles (%.1f %%) for the detector: %d lanes decide %d "
+                "groups in %d rounds of N positions; ",
+                starved, 100.0 * static_cast<double>(starved) / static_cast<double>(r.reuse.cycles), lanes, groups,
+                rounds);
+    if (lanes_needed == 0)
+      std::printf("at this reuse no lane count keeps up (one round is longer than the first m-tile's passes)\n");
+    else if (lanes_needed > lanes)
+      std::printf("%d lanes keep up at this reuse (--lanes %d; docs/hardware.md, \"Detector lanes sized by the "
+                  "schedule\")\n", lanes_needed, lanes_needed);
+    else
+      std::printf("more lanes would not shorten the rounds enough to matter here\n");
+  }
 
   void run() {
     const auto t0 = std::chrono::steady_clock::now();
@@ -53,6 +77,9 @@ struct SimCommand {
     });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     nlohmann::json j = r.to_json();
+    // The fewest lanes whose detection keeps up with this run's reuse (0: none does).
+    const int lanes_needed = r.reuse.ran ? hw::lanes_to_keep_up(r.hw, req.cfg.groups(), r.skipped_fraction) : 0;
+    if (r.reuse.ran) j["lanes_to_keep_up"] = lanes_needed;
     j["workload"] = req.workload;
     j["reuse_config"] = req.cfg;
     j["seconds"] = secs;
@@ -73,6 +100,7 @@ struct SimCommand {
       std::printf("  speedup         %.3fx measured, %.3fx ideal (1/(1-%.3f skipped)), achieved/ideal %.3f\n", r.speedup,
                   r.ideal_speedup, r.skipped_fraction, r.ideal_speedup > 0 ? r.speedup / r.ideal_speedup : 0.0);
       std::printf("  PE utilisation  reuse %.3f, dense %.3f\n", r.utilisation_reuse, r.utilisation_dense);
+      if (r.reuse.ran) print_reuse_stalls(r, req.cfg.groups(), lanes_needed);
       if (!r.kept.empty()) {
         int64_t lo = r.kept.front().cycles, hi = lo;
         size_t exact = 0;

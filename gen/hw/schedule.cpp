@@ -231,4 +231,13 @@ void check_workload_fits(const HwConfig& hw, const ReuseConfig& c) {
                       "is not built into the hardware (--policies " + std::to_string(hw.policies) + ")");
 }
 
+int lanes_to_keep_up(const HwConfig& hw, int groups, double r) {
+  if (groups < 1 || r < 0 || r > 1) throw InternalError("lanes_to_keep_up: bad groups or reuse ratio");
+  const int segs = hw.segs();
+  const double issue_rounds = static_cast<double>((groups + segs - 1) / segs) * (1.0 - r);  // in units of N
+  for (int lanes = 1; lanes <= groups; ++lanes)
+    if ((groups + lanes - 1) / lanes <= issue_rounds) return lanes;
+  return 0;
+}
+
 }  // namespace kaleido::hw
