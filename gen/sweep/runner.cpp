@@ -3,8 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <map>
 #include <iomanip>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
