@@ -63,15 +63,19 @@ struct PeBlock {
 
 // kld_array: ROWS x COLS PEs, per-segment input skew, weights from the top
 // into the buffer load_sel_i, partial sums down, a tap (valid, tag, partial
-// sum) at every segment end. The tag travels with the token: {k-tile, token}
-// (tag_width), so the passes of consecutive k-tiles can overlap in the array.
+// sum) at every segment end. The tag travels with the token: {bank, k-tile, token}
+// (tag_width), so the passes of consecutive k-tiles, and of consecutive m-tiles, can overlap in
+// the array; the bank (m-tile parity) only where the partials have two banks (kld_array).
 struct ArrayBlock {
-  static vlog::Module generate(const HwConfig& c, const vlog::Module& pe, const vlog::Module& load_reg,
-                               const std::string& name = "kld_array");
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& pe, const vlog::Module& load_reg, bool bank_tag,
+                               const std::string& name);
   // kld_load_reg: one row's copy of the weight-load controls, a cycle after the loader.
   static vlog::Module generate_load_reg();
-  // Bits of a tap tag: the k-tile (when there can be more than one) above the token.
-  static int tag_width(const HwConfig& c) { return c.token_w() + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0); }
+  // Bits of a tap tag: the bank (with `bank_tag`) above the k-tile (when there can be more than
+  // one) above the token.
+  static int tag_width(const HwConfig& c, bool bank_tag) {
+    return c.token_w() + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0) + (bank_tag ? 1 : 0);
+  }
   // Cycles from issue to the tap of column c.
   static int latency(const HwConfig& c, int col) { return c.group_w + col + c.mul_pipe; }
 };
@@ -106,7 +110,7 @@ struct DispatcherBlock {
 // kld_merge: partial memories written from the array taps, root tables
 // written by the detector, and the gather that forms each output word. With
 // more than one m-tile the partial memories have two banks (m-tile parity):
-// the taps write bank wbank_i while the gather reads bank rbank_i.
+// each tap writes the bank its tag carries while the gather reads bank rbank_i.
 struct MergeBlock {
   static vlog::Module generate(const HwConfig& c, const vlog::Module& partial_sram, const vlog::Module& root_sram);
 };

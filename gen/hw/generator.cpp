@@ -38,7 +38,7 @@ vlog::Design build_design(const HwConfig& c) {
 
   const vlog::Module& pe = d.add(PeBlock::generate(c));
   const vlog::Module& load_reg = d.add(ArrayBlock::generate_load_reg());
-  d.add(ArrayBlock::generate(c, pe, load_reg));
+  d.add(ArrayBlock::generate(c, pe, load_reg, partials_banked(c), "kld_array"));
   const vlog::Module& lane = d.add(DetectorBlock::generate_lane(c, window_mem));
   d.add(DetectorBlock::generate(c, lane));
   d.add(DispatcherBlock::generate(c, list_mem));
@@ -50,7 +50,7 @@ vlog::Design build_design(const HwConfig& c) {
 
   HwConfig plain = c;
   plain.group_w = c.rows;  // one segment: a plain systolic column
-  d.add(ArrayBlock::generate(plain, pe, load_reg, "kld_plain_array"));
+  d.add(ArrayBlock::generate(plain, pe, load_reg, false, "kld_plain_array"));
   parts.clear();
   for (const auto& m : d.modules()) parts.push_back(m.get());
   d.add(PlainTopBlock::generate(c, parts));

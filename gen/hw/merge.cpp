@@ -15,10 +15,12 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
            "are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output sign-extended");
   const int tw = c.token_w(), segs = c.segs(), cols = c.cols, aw = c.acc_w, G = c.max_groups(), lanes = c.det_lanes();
   const int pw = c.partial_w(), sw = c.out_sum_w();
-  const int ktw = clog2(c.max_kt()), tagw = ArrayBlock::tag_width(c);
+  const bool banked = partials_banked(c);
+  const int ktw = clog2(c.max_kt()), tagw = ArrayBlock::tag_width(c, banked);
   const Expr clk = m.input("clk_i", 1);
   const Expr tap_valid = m.input("tap_valid_i", segs * cols);
-  const Expr tap_tag = m.input("tap_tag_i", segs * cols * tagw, Sign::Unsigned, "{k-tile, token} of each tap");
+  const Expr tap_tag = m.input("tap_tag_i", segs * cols * tagw, Sign::Unsigned,
+                               banked ? "{bank, k-tile, token} of each tap" : "{k-tile, token} of each tap");
   const Expr tap_psum = m.input("tap_psum_i", segs * cols * pw, Sign::Unsigned, "PARTIAL_W bits per tap");
   const Expr root_we = m.input("root_we_i", G, Sign::Unsigned, "write group g's root of the detector's token");
   const Expr root_token = m.input("root_token_i", tw);
@@ -28,15 +30,12 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
                                  "the gather pipeline advances (its output register is free or being read)");
   const Expr dense = m.input("dense_i", 1, Sign::Unsigned, "dense mode: every pair is its own root");
   const Expr group_valid = m.input("group_valid_i", G, Sign::Unsigned, "group g exists (g < K/GROUP_W)");
-  const bool banked = partials_banked(c);
   const int depth = std::max(2, partial_memory_depth(c)), paw = clog2(depth);
-  Expr wbank, rbank;
-  if (banked) {
-    wbank = m.input("wbank_i", 1, Sign::Unsigned, "bank the taps write: parity of the m-tile in the array");
+  Expr rbank;
+  if (banked)
     rbank = m.input("rbank_i", 1, Sign::Unsigned,
                     "bank the gather reads: parity of the m-tile of the entering beat (registered with its "
                     "addresses)");
-  }
   // Address of token `tok` in a bank: the second bank starts at the token memory depth.
   const uint64_t bank_base = static_cast<uint64_t>(token_memory_depth(c));
   auto bank_addr = [&](const Expr& bank, const Expr& tok) {
@@ -91,9 +90,12 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
       const int tap = s * cols + cc;
       const std::string name = gn + "_" + std::to_string(cc);
       // The tap of segment s carries group kt*SEGS + s, kt from its tag.
-      const Expr mine = tagw == tw ? bit(true)
-                                   : tap_tag.slice((tap + 1) * tagw - 1, tap * tagw + tw) ==
-                                         constant(ktw, static_cast<uint64_t>(k));
+      const Expr mine = c.max_kt() == 1 ? bit(true)
+                                        : tap_tag.slice(tap * tagw + tw + ktw - 1, tap * tagw + tw) ==
+                                              constant(ktw, static_cast<uint64_t>(k));
+      // The bank the tap's m-tile writes (its parity, issued with the token): the taps of an
+      // m-tile's last pass still land while the next m-tile's first pass fills the other bank.
+      const Expr wbank = banked ? tap_tag[tap * tagw + tagw - 1] : Expr();
       std::vector<Connection> conns = {
           {"clk_i", clk},
           {"we_i", m.wire("tap_here_" + name, mine && tap_valid[tap],

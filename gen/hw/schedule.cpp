@@ -1,6 +1,7 @@
 #include "hw/schedule.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "common/error.hpp"
 #include "golden/scan.hpp"
@@ -105,14 +106,17 @@ class GatherEngine {
 // cycle by cycle numbered from 0 (the first cycle with BUSY set). `lists` is
 // empty in dense mode (every segment issues every token, nothing waits for
 // detection). Passes q = mt*KT + kt run in order; pass q computes with weight
-// buffer q mod 2.
+// buffer q mod 2. An m-tile's passes end without a drain: its last partial is
+// written `land` cycles after its last issue, and from the next cycle the
+// gather engine takes it as soon as it is free; the pass engine starts m-tile
+// mt + 1 (the bank of mt - 1) once the gather of mt - 1 is over.
 ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<int64_t>& len,
                            const Lists* lists, const StreamStalls& st) {
   const int64_t N = cfg.grid.tokens();
   const int G = cfg.groups();
   const int64_t KT = ceil_div(cfg.channels, hw.rows), MT = ceil_div(cfg.out_cols, hw.cols);
   // The issue registers delay every activation by kIssueStages cycles on its way to the array.
-  const int64_t drain = kIssueStages + hw.group_w + hw.cols - 1 + hw.mul_pipe;  // DRAIN at the end of an m-tile
+  const int64_t land = kIssueStages + hw.group_w + hw.cols - 1 + hw.mul_pipe;  // last issue to last partial
   // a buffer reloads this many cycles after its pass's ISSUE ended
   const int64_t reload = kIssueStages + hw.group_w + hw.cols - 1;
   ScheduleCycles s;
@@ -122,7 +126,19 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
   int64_t adv_prev = 0;          // ... on pass q-1 (the loader stays at most one pass ahead)
   int64_t loader_free = 0;       // first cycle after the loader's previous load
   int64_t buf_free[2] = {0, 0};  // first cycle each buffer may be reloaded
+  int64_t last_issue = 0;        // the last ISSUE cycle of the last m-tile
   GatherEngine gather(ceil_div(N, hw.gather_w), st.out_cycles);  // beats of GATHER_W tokens
+  // M-tiles whose passes have ended and that the gather engine has not taken, in order: the first
+  // cycle it may take each.
+  std::deque<int64_t> waiting;
+  // Steps the gather engine to cycle t, handing it each waiting m-tile in its first free cycle.
+  auto gather_until = [&](int64_t t) {
+    while (gather.now() < t) {
+      const bool start = !waiting.empty() && waiting.front() <= gather.now() && gather.free();
+      if (start) waiting.pop_front();
+      gather.step(start);
+    }
+  };
   for (int64_t mt = 0, q = 0; mt < MT; ++mt) {
     for (int64_t kt = 0; kt < KT; ++kt, ++q) {
       // LOADW: the loader shifts in pass q's ROWS rows from `load`; ISSUE starts
@@ -161,20 +177,27 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
         adv = end + 1;  // the next pass follows without a drain
         continue;
       }
-      // DRAIN, then HANDOFF: hand mt to the gather engine in the first cycle it is free.
-      s.passes += drain;
-      const int64_t ready = end + drain + 1;
-      while (gather.now() < ready || !gather.free()) gather.step(false);
-      const int64_t handoff = gather.now();
-      gather.step(true);
-      s.wait_gather += handoff - ready;
-      s.handoff += handoff - ready + 1;
-      adv = handoff + 1;
+      waiting.push_back(end + land + 1);
+      if (mt + 1 == MT) {
+        last_issue = end;  // TAIL
+        break;
+      }
+      // HANDOFF from the next cycle until the gather of m-tile mt - 1 is over: no m-tile before mt
+      // waits, and the engine is free (or has taken mt).
+      int64_t h = end + 1;
+      for (;; ++h) {
+        gather_until(h);
+        if (waiting.empty() || (waiting.size() == 1 && gather.free())) break;
+      }
+      s.wait_gather += h - (end + 1);
+      s.handoff += h - end;
+      adv = h + 1;
     }
   }
-  while (!gather.finishing()) gather.step(false);
+  // TAIL: until the last m-tile's last word leaves.
+  while (!(waiting.empty() && gather.finishing())) gather_until(gather.now() + 1);
   s.total = gather.now() + 1;
-  s.tail = s.total - adv;
+  s.tail = s.total - (last_issue + 1);
   return s;
 }
 

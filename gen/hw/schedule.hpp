@@ -21,11 +21,11 @@ struct StreamStalls {
 
 struct ScheduleCycles {
   int64_t detect = 0;       // cycles until the detection engine has finished (trace stalls included)
-  int64_t passes = 0;       // LOADW + ISSUE over all (mt, kt), DRAIN per m-tile
+  int64_t passes = 0;       // LOADW + ISSUE over all (mt, kt)
   int64_t loadw = 0;        // LOADW cycles: the pass engine waits for a pass's weights (load not hidden)
-  int64_t handoff = 0;      // HANDOFF cycles: one per m-tile plus the waits for the gather engine
-  int64_t wait_gather = 0;  // HANDOFF cycles spent waiting for the gather engine (bank conflict)
-  int64_t tail = 0;         // the gather of the last m-tile, after the pass engine has finished
+  int64_t handoff = 0;      // HANDOFF cycles: one per m-tile but the last, plus the waits for the gather engine
+  int64_t wait_gather = 0;  // HANDOFF cycles spent waiting for the gather of the next m-tile's bank
+  int64_t tail = 0;         // after the last m-tile's last issue: its landing and its gather
   int64_t total = 0;        // cycles with BUSY set
   int64_t busy = 0;         // cycles with at least one issue
   int64_t starved = 0;      // ISSUE cycles waiting for the detector to extend a compute list

@@ -12,8 +12,9 @@ using namespace vlog;
 
 namespace {
 
-// FSM states: kld_top's pass engine (docs/hardware.md, "Schedule of one run")
-// and kld_plain_top's run control (no HANDOFF state: its DRAIN waits for the gather engine).
+// FSM states: kld_top's pass engine (docs/hardware.md, "Schedule of one run"; no DRAIN state: its
+// m-tiles land while the next one issues) and kld_plain_top's run control (no HANDOFF state: its
+// DRAIN waits for the gather engine).
 enum State : uint64_t { kIdle = 0, kLoadW = 1, kIssue = 2, kDrain = 3, kHandoff = 4, kTail = 5 };
 constexpr const char* kStateNames[] = {"StIdle", "StLoadW", "StIssue", "StDrain", "StHandoff", "StTail"};
 
@@ -25,12 +26,19 @@ const Module& find(const std::vector<const Module*>& parts, const std::string& n
 
 int coord_w(const HwConfig& c) { return clog2(2 * std::max({c.max_t, c.max_h, c.max_w}) + 1); }
 
-// Tags {k-tile, token} of the segments' issues (ArrayBlock::tag_width), segment s at s*width.
-Expr issue_tags(const Expr& kt, const Expr& tokens, const HwConfig& c, int segs) {
+// Tags {bank, k-tile, token} of the segments' issues (ArrayBlock::tag_width), segment s at
+// s*width; the bank only when `bank` is given, the k-tile only when there can be more than one.
+Expr issue_tags(const Expr& kt, const Expr& tokens, const HwConfig& c, int segs, const Expr& bank = Expr()) {
   const int tw = c.token_w();
-  if (c.max_kt() == 1) return tokens;
+  if (c.max_kt() == 1 && !bank.valid()) return tokens;
   std::vector<Expr> tags;
-  for (int s = segs - 1; s >= 0; --s) tags.push_back(concat({kt, tokens.slice((s + 1) * tw - 1, s * tw)}));
+  for (int s = segs - 1; s >= 0; --s) {
+    std::vector<Expr> fields;
+    if (bank.valid()) fields.push_back(bank);
+    if (c.max_kt() > 1) fields.push_back(kt);
+    fields.push_back(tokens.slice((s + 1) * tw - 1, s * tw));
+    tags.push_back(concat(fields));
+  }
   return concat(tags);
 }
 
@@ -104,7 +112,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const int cw = coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
   const int rounds = (G + lanes - 1) / lanes, rw = clog2(rounds), ra = reg_addr_width(c);
   const int krow_w = clog2(c.max_kt() * rows), ww = clog2(c.window_cap() + 1), tauw = c.tau_w();
-  const int drain = kIssueStages + gw + cols - 1 + c.mul_pipe, cntw = clog2(drain + 1);
+  // Cycles from an m-tile's last issue until its last partial is written (the issue registers,
+  // the segment, the columns and the multiplier's stages).
+  const int drain = kIssueStages + gw + cols - 1 + c.mul_pipe;
   const int gshift = clog2(gw) - (gw == 1 ? 1 : 0);  // log2(GROUP_W); GROUP_W is a power of two
 
   const Expr clk = m.input("clk_i", 1);
@@ -241,17 +251,19 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
 
   // ---- run state ----
   // Three engines: detection (once per run, reuse mode), the pass engine (ISSUE per pass, LOADW
-  // while it waits for a pass's weights, DRAIN and HANDOFF per m-tile; ISSUE follows the detector
-  // through the compute lists) and the gather engine (streams the outputs of an m-tile while the
-  // pass engine runs the next one). The weight loader fills the other weight buffer meanwhile.
-  std::vector<Expr> st;
-  for (int k = 0; k <= static_cast<int>(kTail); ++k)
-    st.push_back(m.localparam(kStateNames[k], 3, static_cast<uint64_t>(k), k == 0 ? "pass engine states" : ""));
+  // while it waits for a pass's weights, HANDOFF between m-tiles while the next m-tile's bank is
+  // still being gathered; ISSUE follows the detector through the compute lists) and the gather
+  // engine (streams the outputs of an m-tile while the pass engine runs the next one). The weight
+  // loader fills the other weight buffer meanwhile. There is no DRAIN: an m-tile's last taps land
+  // while the next m-tile's passes issue (the tags carry the bank), and the m-tile goes to the
+  // gather engine once they have (docs/hardware.md).
+  std::vector<Expr> st(static_cast<size_t>(kTail) + 1);
+  for (State k : {kIdle, kLoadW, kIssue, kHandoff, kTail})
+    st[k] = m.localparam(kStateNames[k], 3, static_cast<uint64_t>(k), k == kIdle ? "pass engine states" : "");
   const Expr state_q = m.signal("state_q", 3);
   const Expr mt_q = m.signal("mt_q", mtw, Sign::Unsigned, "m-tile of the pass engine");
   const Expr kt_q = m.signal("kt_q", ktw), round_q = m.signal("round_q", rw, Sign::Unsigned, "detection round");
   const Expr det_busy_q = m.signal("det_busy_q", 1, Sign::Unsigned, "the detection engine scans the grid");
-  const Expr cnt_q = m.signal("cnt_q", cntw, Sign::Unsigned, "cycle within DRAIN");
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the pass engine's pass (pass parity)");
   // The gather engine is a pipeline of four places, all advancing together whenever the output
   // register is free or being read (gather_en): a beat of GATHER_W tokens enters (the root tables
@@ -408,9 +420,12 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr iss_token_q = m.signal("issue_token_q", segs * tw, Sign::Unsigned, "their tokens (the A read address)");
   const Expr iss_kt_q = m.signal("issue_kt_q", ktw, Sign::Unsigned, "their k-tile");
   const Expr iss_sel_q = m.signal("issue_sel_q", 1, Sign::Unsigned, "their weight buffer");
+  const bool banked = partials_banked(c);
+  const Expr iss_bank_q = banked ? m.signal("issue_bank_q", 1, Sign::Unsigned, "their m-tile's partial bank") : Expr();
   const Expr feed_valid_q = m.signal("feed_valid_q", segs, Sign::Unsigned, "segments whose A word enters the array");
-  const Expr feed_tag_q = m.signal("feed_tag_q", segs * ArrayBlock::tag_width(c), Sign::Unsigned,
-                                   "{k-tile, token} of each segment's word");
+  const Expr feed_tag_q = m.signal("feed_tag_q", segs * ArrayBlock::tag_width(c, banked), Sign::Unsigned,
+                                   banked ? "{bank, k-tile, token} of each segment's word"
+                                          : "{k-tile, token} of each segment's word");
   const Expr feed_sel_q = m.signal("feed_sel_q", 1, Sign::Unsigned, "their weight buffer");
   const Expr feed_data_q = m.signal("feed_data_q", segs * gw * dw, Sign::Unsigned, "the A words");
   const Expr any_issue = m.wire("issue_any", reduce_or(seg_valid));
@@ -423,6 +438,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   ipi.then_().assign(iss_token_q, seg_token);
   ipi.then_().assign(iss_kt_q, kt_q);
   ipi.then_().assign(iss_sel_q, buf_q);
+  if (banked) ipi.then_().assign(iss_bank_q, mt_q[0]);
 
   // ---- scratchpads: A in one bank per group, B in one memory ----
   const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 2));
@@ -533,12 +549,12 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     seg_data.push_back(select(iss_kt_q, a_of_tile, zero(gw * dw)));
   }
   IfStmt& ipf = ipd.if_(any_feed);
-  ipf.then_().assign(feed_tag_q, issue_tags(iss_kt_q, iss_token_q, c, segs));
+  ipf.then_().assign(feed_tag_q, issue_tags(iss_kt_q, iss_token_q, c, segs, iss_bank_q));
   ipf.then_().assign(feed_sel_q, iss_sel_q);
   ipf.then_().assign(feed_data_q,
                      m.wire("seg_data", concat(seg_data), "segment s reads the A bank of group kt*SEGS+s"));
   const Expr tap_valid = m.signal("tap_valid", segs * cols);
-  const Expr tap_tag = m.signal("tap_tag", segs * cols * ArrayBlock::tag_width(c));
+  const Expr tap_tag = m.signal("tap_tag", segs * cols * ArrayBlock::tag_width(c, banked));
   const Expr tap_psum = m.signal("tap_psum", segs * cols * c.partial_w(), Sign::Unsigned, "PARTIAL_W bits per tap");
   m.instance(find(parts, "kld_array"), "u_array",
              {{"clk_i", clk},
@@ -568,10 +584,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"dense_i", dense_q},
               {"group_valid_i", group_valid},
               {"out_data_o", merged}};
-  if (partials_banked(c)) {
-    merge_conns.push_back({"wbank_i", mt_q[0]});
-    merge_conns.push_back({"rbank_i", gmt_q[0]});
-  }
+  if (banked) merge_conns.push_back({"rbank_i", gmt_q[0]});
   m.instance(find(parts, "kld_merge"), "u_merge", merge_conns);
 
   // ---- streams ----
@@ -596,15 +609,35 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr gather_free = m.wire("gather_free", !gather_issue_q && (!sum_valid_q || gather_en),
                                   "the gather engine can take an m-tile this cycle: its last read of the other "
                                   "bank is over or being registered");
+  // An m-tile's passes end (mtile_end); its last partial is written `drain` cycles later (landed),
+  // and from the next cycle the gather engine may take it. Counted per m-tile: ended and not yet
+  // handed to the gather (at most two: the pass engine starts an m-tile only once the gather of
+  // the one two before, which wrote the same bank, is over), landed and not yet handed.
+  const Expr mtile_end = m.wire("mtile_end", pass_end && kt_is_last, "the m-tile's last pass ends its ISSUE");
+  const Expr land_q = m.signal("land_q", drain, Sign::Unsigned,
+                               "bit k: an m-tile's passes ended k+1 cycles ago (its last taps in flight)");
+  const Expr landed = m.wire("landed", land_q[drain - 1], "an m-tile's last partial is written in this cycle");
+  const Expr pend_q = m.signal("handoff_pending_q", 2, Sign::Unsigned, "m-tiles whose passes ended, not handed");
+  const Expr ready_q = m.signal("handoff_ready_q", 2, Sign::Unsigned, "m-tiles whose partials are all written, not handed");
+  const Expr hand_mt_q = m.signal("handoff_mt_q", mtw, Sign::Unsigned, "the m-tile the gather engine takes next");
+  const Expr gather_start = m.wire("gather_start", (ready_q != zero(2)) && gather_free,
+                                   "hand an m-tile's partials to the gather engine");
+  const Expr bank_free = m.wire("bank_free", (pend_q == zero(2)) || ((pend_q == constant(2, 1)) && gather_free),
+                                "the gather of the m-tile before the pass engine's is over or taking its last read: "
+                                "the next m-tile may write that bank");
   const Expr run_finish = m.wire("run_finish",
-                                 out_fire && out_last_q && !gather_issue_q && !sum_valid_q && !mid_valid_q,
+                                 out_fire && out_last_q && !gather_issue_q && !sum_valid_q && !mid_valid_q &&
+                                     (pend_q == zero(2)),
                                  "the last word of the last gather leaves (in TAIL)");
-  const Expr gather_start = m.wire("gather_start", st_handoff && gather_free,
-                                   "hand the m-tile's partials to the gather engine");
-  const Expr drain_done = m.wire("drain_done", cnt_q == constant(cntw, static_cast<uint64_t>(drain - 1)));
-  m.assign(advance, (pass_end && !kt_is_last) || (st_handoff && gather_free && !mt_is_last));
+  Always& hand = m.always_ff(clk, rst_n, "m-tiles between their last issue and the gather engine");
+  hand.flop(land_q, concat({land_q.slice(drain - 2, 0), mtile_end}), 0);
+  const Expr took = zext(gather_start, 2);
+  hand.flop(pend_q, mux(run_start, zero(2), pend_q + zext(mtile_end, 2) - took), 0);
+  hand.flop(ready_q, mux(run_start, zero(2), ready_q + zext(landed, 2) - took), 0);
+  hand.flop(hand_mt_q, mux(run_start, zero(mtw), mux(gather_start, hand_mt_q + constant(mtw, 1), hand_mt_q)), 0);
+  m.assign(advance, (pass_end && !kt_is_last) || (st_handoff && bank_free));
   Always& fsm = m.always_ff(clk, rst_n, "pass engine (docs/hardware.md)");
-  for (const Expr& q : {state_q, mt_q, kt_q, cnt_q, buf_q}) fsm.on_reset().assign(q, 0);
+  for (const Expr& q : {state_q, mt_q, kt_q, buf_q}) fsm.on_reset().assign(q, 0);
   fsm.on_reset().assign(busy_q, 0);
   fsm.on_reset().assign(done_q, 0);
   fsm.on_reset().assign(error_q, 0);
@@ -633,23 +666,17 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   IfStmt& isl = is.if_(pass_last);
   IfStmt& kl = isl.then_().if_(kt_is_last);
   kl.then_().assign(kt_q, 0);
-  kl.then_().assign(cnt_q, 0);
-  kl.then_().assign(state_q, st[kDrain]);
+  IfStmt& ml = kl.then_().if_(mt_is_last);
+  ml.then_().assign(state_q, st[kTail]);
+  ml.else_().assign(state_q, st[kHandoff]);
   kl.else_().assign(kt_q, kt_q + constant(ktw, 1));
   next_pass(kl.else_());
-  Block& dr = sc.item(st[kDrain]);
-  dr.comment("the m-tile's last partials reach the merge before the gather reads them");
-  IfStmt& drd = dr.if_(drain_done);
-  drd.then_().assign(state_q, st[kHandoff]);
-  drd.else_().assign(cnt_q, cnt_q + constant(cntw, 1));
   Block& ho = sc.item(st[kHandoff]);
-  ho.comment("the partials of m-tile mt are complete; the next m-tile writes the other bank, which the");
-  ho.comment("gather of m-tile mt-1 reads: wait until that gather is over");
-  IfStmt& hf = ho.if_(gather_free);
-  IfStmt& hl = hf.then_().if_(mt_is_last);
-  hl.then_().assign(state_q, st[kTail]);
-  hl.else_().assign(mt_q, mt_q + constant(mtw, 1));
-  next_pass(hl.else_());
+  ho.comment("the passes of m-tile mt are over; mt+1 writes the bank of mt-1: wait until its gather has");
+  ho.comment("read it (mt's own last partials land meanwhile, in the other bank)");
+  IfStmt& hf = ho.if_(bank_free);
+  hf.then_().assign(mt_q, mt_q + constant(mtw, 1));
+  next_pass(hf.then_());
   Block& tl = sc.item(st[kTail]);
   IfStmt& tf = tl.if_(run_finish);
   tf.then_().assign(state_q, st[kIdle]);
@@ -684,7 +711,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   for (const Expr& q : {gather_issue_q, gmt_q, gi_q}) gat.on_reset().assign(q, 0);
   IfStmt& gs = gat.body().if_(gather_start);
   gs.then_().assign(gather_issue_q, 1);
-  gs.then_().assign(gmt_q, mt_q);
+  gs.then_().assign(gmt_q, hand_mt_q);
   gs.then_().assign(gi_q, 0);
   IfStmt& gf = gs.else_().if_(gather_enter);
   IfStmt& gl = gf.then_().if_(gi_is_last);
@@ -734,7 +761,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr starved = m.wire("starved", st_issue && (seg_valid == zero(segs)) && !pass_last,
                               "ISSUE waits for the detector to extend a compute list");
   const Expr stall_out = m.wire("stall_out", out_valid_q && !out_ready, "the gather waits for the consumer");
-  const Expr wait_gather = m.wire("wait_gather", st_handoff && !gather_free,
+  const Expr wait_gather = m.wire("wait_gather", st_handoff && !bank_free,
                                   "the pass engine waits for the gather of the other bank");
   const Expr stalled = m.wire("stalled", stall_trace || stall_out);
   Always& ctr = m.always_ff(clk, rst_n, "performance counters");
@@ -744,7 +771,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   counter(cycles_q, mux(busy_q, constant(64, 1), zero(64)));
   // BUSY, STARVED and MACS_ISSUED add increments registered a cycle earlier: their conditions come
   // from the dispatcher's issue logic, which then fed a 64-bit carry chain in the same cycle (kld_top's
-  // second-longest path on sky130). The lag is hidden: DRAIN and the gather follow the last issue.
+  // second-longest path on sky130). The lag is hidden: the gather follows the last issue.
   // At most ROWS*COLS MACs a cycle, and no more than a run's N*K*M.
   const int incw = std::min(clog2(static_cast<int64_t>(rows) * cols + 1), macs_w);
   const Expr issue_inc_q = m.signal("issue_inc_q", 2, Sign::Unsigned, "{starved, issued} last cycle");
@@ -925,7 +952,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
                                         {clk, rst_n, start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
                                          b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 
-  const int tagw = ArrayBlock::tag_width(c);
+  const int tagw = ArrayBlock::tag_width(c, false);
   const Expr tap_valid = m.signal("tap_valid", cols), tap_tag = m.signal("tap_tag", cols * tagw);
   // kld_plain_array's taps (its PARTIAL_W: a column of ROWS products, at most MAX_K of them non-zero)
   // and a dot product's width (docs/hardware.md "Widths").

@@ -55,14 +55,14 @@ module kld_array (
   input wire [1:0] seg_valid_i,
   // weight buffer of this cycle's issues
   input wire sel_i,
-  // tag {k-tile, token} of each segment's issue
-  input wire [23:0] seg_tag_i,
+  // tag {bank, k-tile, token} of each segment's issue
+  input wire [25:0] seg_tag_i,
   // the group's GROUP_W channels of each segment's token
   input wire [127:0] seg_data_i,
   // segment s, column c at s*COLS+c
   output wire [31:0] tap_valid_o,
-  // tag {k-tile, token} of each tap
-  output wire [383:0] tap_tag_o,
+  // tag {bank, k-tile, token} of each tap
+  output wire [415:0] tap_tag_o,
   // partial sum of each tap (PARTIAL_W)
   output wire [607:0] tap_psum_o
 );
@@ -123,8 +123,8 @@ module kld_array (
   wire [15:0] row_load;
   // into this buffer
   wire [15:0] row_load_sel;
-  reg [11:0] tag_s0_q [0:22];
-  reg [11:0] tag_s1_q [0:22];
+  reg [12:0] tag_s0_q [0:22];
+  reg [12:0] tag_s1_q [0:22];
 
   genvar r;
   genvar c;
@@ -412,7 +412,7 @@ module kld_array (
 
   // tags need no reset: the valid bits qualify them
   always @(posedge clk_i) begin
-    tag_s0_q[5'd0] <= seg_tag_i[11:0];
+    tag_s0_q[5'd0] <= seg_tag_i[12:0];
     tag_s0_q[5'd1] <= tag_s0_q[5'd0];
     tag_s0_q[5'd2] <= tag_s0_q[5'd1];
     tag_s0_q[5'd3] <= tag_s0_q[5'd2];
@@ -438,37 +438,37 @@ module kld_array (
   end
 
   assign tap_valid_o[0] = psum_valid[112];
-  assign tap_tag_o[11:0] = tag_s0_q[5'd7];
+  assign tap_tag_o[12:0] = tag_s0_q[5'd7];
   assign tap_valid_o[1] = psum_valid[113];
-  assign tap_tag_o[23:12] = tag_s0_q[5'd8];
+  assign tap_tag_o[25:13] = tag_s0_q[5'd8];
   assign tap_valid_o[2] = psum_valid[114];
-  assign tap_tag_o[35:24] = tag_s0_q[5'd9];
+  assign tap_tag_o[38:26] = tag_s0_q[5'd9];
   assign tap_valid_o[3] = psum_valid[115];
-  assign tap_tag_o[47:36] = tag_s0_q[5'd10];
+  assign tap_tag_o[51:39] = tag_s0_q[5'd10];
   assign tap_valid_o[4] = psum_valid[116];
-  assign tap_tag_o[59:48] = tag_s0_q[5'd11];
+  assign tap_tag_o[64:52] = tag_s0_q[5'd11];
   assign tap_valid_o[5] = psum_valid[117];
-  assign tap_tag_o[71:60] = tag_s0_q[5'd12];
+  assign tap_tag_o[77:65] = tag_s0_q[5'd12];
   assign tap_valid_o[6] = psum_valid[118];
-  assign tap_tag_o[83:72] = tag_s0_q[5'd13];
+  assign tap_tag_o[90:78] = tag_s0_q[5'd13];
   assign tap_valid_o[7] = psum_valid[119];
-  assign tap_tag_o[95:84] = tag_s0_q[5'd14];
+  assign tap_tag_o[103:91] = tag_s0_q[5'd14];
   assign tap_valid_o[8] = psum_valid[120];
-  assign tap_tag_o[107:96] = tag_s0_q[5'd15];
+  assign tap_tag_o[116:104] = tag_s0_q[5'd15];
   assign tap_valid_o[9] = psum_valid[121];
-  assign tap_tag_o[119:108] = tag_s0_q[5'd16];
+  assign tap_tag_o[129:117] = tag_s0_q[5'd16];
   assign tap_valid_o[10] = psum_valid[122];
-  assign tap_tag_o[131:120] = tag_s0_q[5'd17];
+  assign tap_tag_o[142:130] = tag_s0_q[5'd17];
   assign tap_valid_o[11] = psum_valid[123];
-  assign tap_tag_o[143:132] = tag_s0_q[5'd18];
+  assign tap_tag_o[155:143] = tag_s0_q[5'd18];
   assign tap_valid_o[12] = psum_valid[124];
-  assign tap_tag_o[155:144] = tag_s0_q[5'd19];
+  assign tap_tag_o[168:156] = tag_s0_q[5'd19];
   assign tap_valid_o[13] = psum_valid[125];
-  assign tap_tag_o[167:156] = tag_s0_q[5'd20];
+  assign tap_tag_o[181:169] = tag_s0_q[5'd20];
   assign tap_valid_o[14] = psum_valid[126];
-  assign tap_tag_o[179:168] = tag_s0_q[5'd21];
+  assign tap_tag_o[194:182] = tag_s0_q[5'd21];
   assign tap_valid_o[15] = psum_valid[127];
-  assign tap_tag_o[191:180] = tag_s0_q[5'd22];
+  assign tap_tag_o[207:195] = tag_s0_q[5'd22];
   assign tap_psum_o[18:0] = psum_south[2578:2560];
   assign tap_psum_o[37:19] = psum_south[2598:2580];
   assign tap_psum_o[56:38] = psum_south[2618:2600];
@@ -488,7 +488,7 @@ module kld_array (
 
   // tags need no reset: the valid bits qualify them
   always @(posedge clk_i) begin
-    tag_s1_q[5'd0] <= seg_tag_i[23:12];
+    tag_s1_q[5'd0] <= seg_tag_i[25:13];
     tag_s1_q[5'd1] <= tag_s1_q[5'd0];
     tag_s1_q[5'd2] <= tag_s1_q[5'd1];
     tag_s1_q[5'd3] <= tag_s1_q[5'd2];
@@ -514,37 +514,37 @@ module kld_array (
   end
 
   assign tap_valid_o[16] = psum_valid[240];
-  assign tap_tag_o[203:192] = tag_s1_q[5'd7];
+  assign tap_tag_o[220:208] = tag_s1_q[5'd7];
   assign tap_valid_o[17] = psum_valid[241];
-  assign tap_tag_o[215:204] = tag_s1_q[5'd8];
+  assign tap_tag_o[233:221] = tag_s1_q[5'd8];
   assign tap_valid_o[18] = psum_valid[242];
-  assign tap_tag_o[227:216] = tag_s1_q[5'd9];
+  assign tap_tag_o[246:234] = tag_s1_q[5'd9];
   assign tap_valid_o[19] = psum_valid[243];
-  assign tap_tag_o[239:228] = tag_s1_q[5'd10];
+  assign tap_tag_o[259:247] = tag_s1_q[5'd10];
   assign tap_valid_o[20] = psum_valid[244];
-  assign tap_tag_o[251:240] = tag_s1_q[5'd11];
+  assign tap_tag_o[272:260] = tag_s1_q[5'd11];
   assign tap_valid_o[21] = psum_valid[245];
-  assign tap_tag_o[263:252] = tag_s1_q[5'd12];
+  assign tap_tag_o[285:273] = tag_s1_q[5'd12];
   assign tap_valid_o[22] = psum_valid[246];
-  assign tap_tag_o[275:264] = tag_s1_q[5'd13];
+  assign tap_tag_o[298:286] = tag_s1_q[5'd13];
   assign tap_valid_o[23] = psum_valid[247];
-  assign tap_tag_o[287:276] = tag_s1_q[5'd14];
+  assign tap_tag_o[311:299] = tag_s1_q[5'd14];
   assign tap_valid_o[24] = psum_valid[248];
-  assign tap_tag_o[299:288] = tag_s1_q[5'd15];
+  assign tap_tag_o[324:312] = tag_s1_q[5'd15];
   assign tap_valid_o[25] = psum_valid[249];
-  assign tap_tag_o[311:300] = tag_s1_q[5'd16];
+  assign tap_tag_o[337:325] = tag_s1_q[5'd16];
   assign tap_valid_o[26] = psum_valid[250];
-  assign tap_tag_o[323:312] = tag_s1_q[5'd17];
+  assign tap_tag_o[350:338] = tag_s1_q[5'd17];
   assign tap_valid_o[27] = psum_valid[251];
-  assign tap_tag_o[335:324] = tag_s1_q[5'd18];
+  assign tap_tag_o[363:351] = tag_s1_q[5'd18];
   assign tap_valid_o[28] = psum_valid[252];
-  assign tap_tag_o[347:336] = tag_s1_q[5'd19];
+  assign tap_tag_o[376:364] = tag_s1_q[5'd19];
   assign tap_valid_o[29] = psum_valid[253];
-  assign tap_tag_o[359:348] = tag_s1_q[5'd20];
+  assign tap_tag_o[389:377] = tag_s1_q[5'd20];
   assign tap_valid_o[30] = psum_valid[254];
-  assign tap_tag_o[371:360] = tag_s1_q[5'd21];
+  assign tap_tag_o[402:390] = tag_s1_q[5'd21];
   assign tap_valid_o[31] = psum_valid[255];
-  assign tap_tag_o[383:372] = tag_s1_q[5'd22];
+  assign tap_tag_o[415:403] = tag_s1_q[5'd22];
   assign tap_psum_o[322:304] = psum_south[5138:5120];
   assign tap_psum_o[341:323] = psum_south[5158:5140];
   assign tap_psum_o[360:342] = psum_south[5178:5160];

@@ -27,8 +27,8 @@
 module kld_merge (
   input wire clk_i,
   input wire [31:0] tap_valid_i,
-  // {k-tile, token} of each tap
-  input wire [383:0] tap_tag_i,
+  // {bank, k-tile, token} of each tap
+  input wire [415:0] tap_tag_i,
   // PARTIAL_W bits per tap
   input wire [607:0] tap_psum_i,
   // write group g's root of the detector's token
@@ -44,8 +44,6 @@ module kld_merge (
   input wire dense_i,
   // group g exists (g < K/GROUP_W)
   input wire [7:0] group_valid_i,
-  // bank the taps write: parity of the m-tile in the array
-  input wire wbank_i,
   // bank the gather reads: parity of the m-tile of the entering beat (registered with its
   // addresses)
   input wire rbank_i,
@@ -882,202 +880,202 @@ module kld_merge (
   kld_sram_2048x19 u_partial_0_0 (
     .clk_i(clk_i),
     .we_i(tap_here_0_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[12] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_0)
   );
 
-  assign tap_here_0_1 = (tap_tag_i[23:22] == 2'd0) && tap_valid_i[1];
+  assign tap_here_0_1 = (tap_tag_i[24:23] == 2'd0) && tap_valid_i[1];
   assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1[18]}}, partial_0_1} : 22'd0;
 
   // partials of group 0, column 1
   kld_sram_2048x19 u_partial_0_1 (
     .clk_i(clk_i),
     .we_i(tap_here_0_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
+    .waddr_i(tap_tag_i[25] ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_1)
   );
 
-  assign tap_here_0_2 = (tap_tag_i[35:34] == 2'd0) && tap_valid_i[2];
+  assign tap_here_0_2 = (tap_tag_i[37:36] == 2'd0) && tap_valid_i[2];
   assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2[18]}}, partial_0_2} : 22'd0;
 
   // partials of group 0, column 2
   kld_sram_2048x19 u_partial_0_2 (
     .clk_i(clk_i),
     .we_i(tap_here_0_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
+    .waddr_i(tap_tag_i[38] ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_2)
   );
 
-  assign tap_here_0_3 = (tap_tag_i[47:46] == 2'd0) && tap_valid_i[3];
+  assign tap_here_0_3 = (tap_tag_i[50:49] == 2'd0) && tap_valid_i[3];
   assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3[18]}}, partial_0_3} : 22'd0;
 
   // partials of group 0, column 3
   kld_sram_2048x19 u_partial_0_3 (
     .clk_i(clk_i),
     .we_i(tap_here_0_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
+    .waddr_i(tap_tag_i[51] ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_3)
   );
 
-  assign tap_here_0_4 = (tap_tag_i[59:58] == 2'd0) && tap_valid_i[4];
+  assign tap_here_0_4 = (tap_tag_i[63:62] == 2'd0) && tap_valid_i[4];
   assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4[18]}}, partial_0_4} : 22'd0;
 
   // partials of group 0, column 4
   kld_sram_2048x19 u_partial_0_4 (
     .clk_i(clk_i),
     .we_i(tap_here_0_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
+    .waddr_i(tap_tag_i[64] ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_4)
   );
 
-  assign tap_here_0_5 = (tap_tag_i[71:70] == 2'd0) && tap_valid_i[5];
+  assign tap_here_0_5 = (tap_tag_i[76:75] == 2'd0) && tap_valid_i[5];
   assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5[18]}}, partial_0_5} : 22'd0;
 
   // partials of group 0, column 5
   kld_sram_2048x19 u_partial_0_5 (
     .clk_i(clk_i),
     .we_i(tap_here_0_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .waddr_i(tap_tag_i[77] ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_5)
   );
 
-  assign tap_here_0_6 = (tap_tag_i[83:82] == 2'd0) && tap_valid_i[6];
+  assign tap_here_0_6 = (tap_tag_i[89:88] == 2'd0) && tap_valid_i[6];
   assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6[18]}}, partial_0_6} : 22'd0;
 
   // partials of group 0, column 6
   kld_sram_2048x19 u_partial_0_6 (
     .clk_i(clk_i),
     .we_i(tap_here_0_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
+    .waddr_i(tap_tag_i[90] ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_6)
   );
 
-  assign tap_here_0_7 = (tap_tag_i[95:94] == 2'd0) && tap_valid_i[7];
+  assign tap_here_0_7 = (tap_tag_i[102:101] == 2'd0) && tap_valid_i[7];
   assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7[18]}}, partial_0_7} : 22'd0;
 
   // partials of group 0, column 7
   kld_sram_2048x19 u_partial_0_7 (
     .clk_i(clk_i),
     .we_i(tap_here_0_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
+    .waddr_i(tap_tag_i[103] ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_7)
   );
 
-  assign tap_here_0_8 = (tap_tag_i[107:106] == 2'd0) && tap_valid_i[8];
+  assign tap_here_0_8 = (tap_tag_i[115:114] == 2'd0) && tap_valid_i[8];
   assign term_0_8 = group_valid_i[0] ? {{3{partial_0_8[18]}}, partial_0_8} : 22'd0;
 
   // partials of group 0, column 8
   kld_sram_2048x19 u_partial_0_8 (
     .clk_i(clk_i),
     .we_i(tap_here_0_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
+    .waddr_i(tap_tag_i[116] ? {1'b0, tap_tag_i[113:104]} + 11'd1024 : {1'b0, tap_tag_i[113:104]}),
     .wdata_i(tap_psum_i[170:152]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_8)
   );
 
-  assign tap_here_0_9 = (tap_tag_i[119:118] == 2'd0) && tap_valid_i[9];
+  assign tap_here_0_9 = (tap_tag_i[128:127] == 2'd0) && tap_valid_i[9];
   assign term_0_9 = group_valid_i[0] ? {{3{partial_0_9[18]}}, partial_0_9} : 22'd0;
 
   // partials of group 0, column 9
   kld_sram_2048x19 u_partial_0_9 (
     .clk_i(clk_i),
     .we_i(tap_here_0_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
+    .waddr_i(tap_tag_i[129] ? {1'b0, tap_tag_i[126:117]} + 11'd1024 : {1'b0, tap_tag_i[126:117]}),
     .wdata_i(tap_psum_i[189:171]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_9)
   );
 
-  assign tap_here_0_10 = (tap_tag_i[131:130] == 2'd0) && tap_valid_i[10];
+  assign tap_here_0_10 = (tap_tag_i[141:140] == 2'd0) && tap_valid_i[10];
   assign term_0_10 = group_valid_i[0] ? {{3{partial_0_10[18]}}, partial_0_10} : 22'd0;
 
   // partials of group 0, column 10
   kld_sram_2048x19 u_partial_0_10 (
     .clk_i(clk_i),
     .we_i(tap_here_0_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .waddr_i(tap_tag_i[142] ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
     .wdata_i(tap_psum_i[208:190]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_10)
   );
 
-  assign tap_here_0_11 = (tap_tag_i[143:142] == 2'd0) && tap_valid_i[11];
+  assign tap_here_0_11 = (tap_tag_i[154:153] == 2'd0) && tap_valid_i[11];
   assign term_0_11 = group_valid_i[0] ? {{3{partial_0_11[18]}}, partial_0_11} : 22'd0;
 
   // partials of group 0, column 11
   kld_sram_2048x19 u_partial_0_11 (
     .clk_i(clk_i),
     .we_i(tap_here_0_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
+    .waddr_i(tap_tag_i[155] ? {1'b0, tap_tag_i[152:143]} + 11'd1024 : {1'b0, tap_tag_i[152:143]}),
     .wdata_i(tap_psum_i[227:209]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_11)
   );
 
-  assign tap_here_0_12 = (tap_tag_i[155:154] == 2'd0) && tap_valid_i[12];
+  assign tap_here_0_12 = (tap_tag_i[167:166] == 2'd0) && tap_valid_i[12];
   assign term_0_12 = group_valid_i[0] ? {{3{partial_0_12[18]}}, partial_0_12} : 22'd0;
 
   // partials of group 0, column 12
   kld_sram_2048x19 u_partial_0_12 (
     .clk_i(clk_i),
     .we_i(tap_here_0_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
+    .waddr_i(tap_tag_i[168] ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[246:228]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_12)
   );
 
-  assign tap_here_0_13 = (tap_tag_i[167:166] == 2'd0) && tap_valid_i[13];
+  assign tap_here_0_13 = (tap_tag_i[180:179] == 2'd0) && tap_valid_i[13];
   assign term_0_13 = group_valid_i[0] ? {{3{partial_0_13[18]}}, partial_0_13} : 22'd0;
 
   // partials of group 0, column 13
   kld_sram_2048x19 u_partial_0_13 (
     .clk_i(clk_i),
     .we_i(tap_here_0_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
+    .waddr_i(tap_tag_i[181] ? {1'b0, tap_tag_i[178:169]} + 11'd1024 : {1'b0, tap_tag_i[178:169]}),
     .wdata_i(tap_psum_i[265:247]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_13)
   );
 
-  assign tap_here_0_14 = (tap_tag_i[179:178] == 2'd0) && tap_valid_i[14];
+  assign tap_here_0_14 = (tap_tag_i[193:192] == 2'd0) && tap_valid_i[14];
   assign term_0_14 = group_valid_i[0] ? {{3{partial_0_14[18]}}, partial_0_14} : 22'd0;
 
   // partials of group 0, column 14
   kld_sram_2048x19 u_partial_0_14 (
     .clk_i(clk_i),
     .we_i(tap_here_0_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
+    .waddr_i(tap_tag_i[194] ? {1'b0, tap_tag_i[191:182]} + 11'd1024 : {1'b0, tap_tag_i[191:182]}),
     .wdata_i(tap_psum_i[284:266]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_14)
   );
 
-  assign tap_here_0_15 = (tap_tag_i[191:190] == 2'd0) && tap_valid_i[15];
+  assign tap_here_0_15 = (tap_tag_i[206:205] == 2'd0) && tap_valid_i[15];
   assign term_0_15 = group_valid_i[0] ? {{3{partial_0_15[18]}}, partial_0_15} : 22'd0;
 
   // partials of group 0, column 15
   kld_sram_2048x19 u_partial_0_15 (
     .clk_i(clk_i),
     .we_i(tap_here_0_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .waddr_i(tap_tag_i[207] ? {1'b0, tap_tag_i[204:195]} + 11'd1024 : {1'b0, tap_tag_i[204:195]}),
     .wdata_i(tap_psum_i[303:285]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_15)
@@ -1093,209 +1091,209 @@ module kld_merge (
     .rdata_o(root_1)
   );
 
-  assign tap_here_1_0 = (tap_tag_i[203:202] == 2'd0) && tap_valid_i[16];
+  assign tap_here_1_0 = (tap_tag_i[219:218] == 2'd0) && tap_valid_i[16];
   assign term_1_0 = group_valid_i[1] ? {{3{partial_1_0[18]}}, partial_1_0} : 22'd0;
 
   // partials of group 1, column 0
   kld_sram_2048x19 u_partial_1_0 (
     .clk_i(clk_i),
     .we_i(tap_here_1_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
+    .waddr_i(tap_tag_i[220] ? {1'b0, tap_tag_i[217:208]} + 11'd1024 : {1'b0, tap_tag_i[217:208]}),
     .wdata_i(tap_psum_i[322:304]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_0)
   );
 
-  assign tap_here_1_1 = (tap_tag_i[215:214] == 2'd0) && tap_valid_i[17];
+  assign tap_here_1_1 = (tap_tag_i[232:231] == 2'd0) && tap_valid_i[17];
   assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1[18]}}, partial_1_1} : 22'd0;
 
   // partials of group 1, column 1
   kld_sram_2048x19 u_partial_1_1 (
     .clk_i(clk_i),
     .we_i(tap_here_1_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
+    .waddr_i(tap_tag_i[233] ? {1'b0, tap_tag_i[230:221]} + 11'd1024 : {1'b0, tap_tag_i[230:221]}),
     .wdata_i(tap_psum_i[341:323]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_1)
   );
 
-  assign tap_here_1_2 = (tap_tag_i[227:226] == 2'd0) && tap_valid_i[18];
+  assign tap_here_1_2 = (tap_tag_i[245:244] == 2'd0) && tap_valid_i[18];
   assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2[18]}}, partial_1_2} : 22'd0;
 
   // partials of group 1, column 2
   kld_sram_2048x19 u_partial_1_2 (
     .clk_i(clk_i),
     .we_i(tap_here_1_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
+    .waddr_i(tap_tag_i[246] ? {1'b0, tap_tag_i[243:234]} + 11'd1024 : {1'b0, tap_tag_i[243:234]}),
     .wdata_i(tap_psum_i[360:342]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_2)
   );
 
-  assign tap_here_1_3 = (tap_tag_i[239:238] == 2'd0) && tap_valid_i[19];
+  assign tap_here_1_3 = (tap_tag_i[258:257] == 2'd0) && tap_valid_i[19];
   assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3[18]}}, partial_1_3} : 22'd0;
 
   // partials of group 1, column 3
   kld_sram_2048x19 u_partial_1_3 (
     .clk_i(clk_i),
     .we_i(tap_here_1_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
+    .waddr_i(tap_tag_i[259] ? {1'b0, tap_tag_i[256:247]} + 11'd1024 : {1'b0, tap_tag_i[256:247]}),
     .wdata_i(tap_psum_i[379:361]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_3)
   );
 
-  assign tap_here_1_4 = (tap_tag_i[251:250] == 2'd0) && tap_valid_i[20];
+  assign tap_here_1_4 = (tap_tag_i[271:270] == 2'd0) && tap_valid_i[20];
   assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4[18]}}, partial_1_4} : 22'd0;
 
   // partials of group 1, column 4
   kld_sram_2048x19 u_partial_1_4 (
     .clk_i(clk_i),
     .we_i(tap_here_1_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .waddr_i(tap_tag_i[272] ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
     .wdata_i(tap_psum_i[398:380]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_4)
   );
 
-  assign tap_here_1_5 = (tap_tag_i[263:262] == 2'd0) && tap_valid_i[21];
+  assign tap_here_1_5 = (tap_tag_i[284:283] == 2'd0) && tap_valid_i[21];
   assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5[18]}}, partial_1_5} : 22'd0;
 
   // partials of group 1, column 5
   kld_sram_2048x19 u_partial_1_5 (
     .clk_i(clk_i),
     .we_i(tap_here_1_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
+    .waddr_i(tap_tag_i[285] ? {1'b0, tap_tag_i[282:273]} + 11'd1024 : {1'b0, tap_tag_i[282:273]}),
     .wdata_i(tap_psum_i[417:399]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_5)
   );
 
-  assign tap_here_1_6 = (tap_tag_i[275:274] == 2'd0) && tap_valid_i[22];
+  assign tap_here_1_6 = (tap_tag_i[297:296] == 2'd0) && tap_valid_i[22];
   assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6[18]}}, partial_1_6} : 22'd0;
 
   // partials of group 1, column 6
   kld_sram_2048x19 u_partial_1_6 (
     .clk_i(clk_i),
     .we_i(tap_here_1_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
+    .waddr_i(tap_tag_i[298] ? {1'b0, tap_tag_i[295:286]} + 11'd1024 : {1'b0, tap_tag_i[295:286]}),
     .wdata_i(tap_psum_i[436:418]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_6)
   );
 
-  assign tap_here_1_7 = (tap_tag_i[287:286] == 2'd0) && tap_valid_i[23];
+  assign tap_here_1_7 = (tap_tag_i[310:309] == 2'd0) && tap_valid_i[23];
   assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7[18]}}, partial_1_7} : 22'd0;
 
   // partials of group 1, column 7
   kld_sram_2048x19 u_partial_1_7 (
     .clk_i(clk_i),
     .we_i(tap_here_1_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
+    .waddr_i(tap_tag_i[311] ? {1'b0, tap_tag_i[308:299]} + 11'd1024 : {1'b0, tap_tag_i[308:299]}),
     .wdata_i(tap_psum_i[455:437]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_7)
   );
 
-  assign tap_here_1_8 = (tap_tag_i[299:298] == 2'd0) && tap_valid_i[24];
+  assign tap_here_1_8 = (tap_tag_i[323:322] == 2'd0) && tap_valid_i[24];
   assign term_1_8 = group_valid_i[1] ? {{3{partial_1_8[18]}}, partial_1_8} : 22'd0;
 
   // partials of group 1, column 8
   kld_sram_2048x19 u_partial_1_8 (
     .clk_i(clk_i),
     .we_i(tap_here_1_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
+    .waddr_i(tap_tag_i[324] ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[474:456]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_8)
   );
 
-  assign tap_here_1_9 = (tap_tag_i[311:310] == 2'd0) && tap_valid_i[25];
+  assign tap_here_1_9 = (tap_tag_i[336:335] == 2'd0) && tap_valid_i[25];
   assign term_1_9 = group_valid_i[1] ? {{3{partial_1_9[18]}}, partial_1_9} : 22'd0;
 
   // partials of group 1, column 9
   kld_sram_2048x19 u_partial_1_9 (
     .clk_i(clk_i),
     .we_i(tap_here_1_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .waddr_i(tap_tag_i[337] ? {1'b0, tap_tag_i[334:325]} + 11'd1024 : {1'b0, tap_tag_i[334:325]}),
     .wdata_i(tap_psum_i[493:475]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_9)
   );
 
-  assign tap_here_1_10 = (tap_tag_i[323:322] == 2'd0) && tap_valid_i[26];
+  assign tap_here_1_10 = (tap_tag_i[349:348] == 2'd0) && tap_valid_i[26];
   assign term_1_10 = group_valid_i[1] ? {{3{partial_1_10[18]}}, partial_1_10} : 22'd0;
 
   // partials of group 1, column 10
   kld_sram_2048x19 u_partial_1_10 (
     .clk_i(clk_i),
     .we_i(tap_here_1_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
+    .waddr_i(tap_tag_i[350] ? {1'b0, tap_tag_i[347:338]} + 11'd1024 : {1'b0, tap_tag_i[347:338]}),
     .wdata_i(tap_psum_i[512:494]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_10)
   );
 
-  assign tap_here_1_11 = (tap_tag_i[335:334] == 2'd0) && tap_valid_i[27];
+  assign tap_here_1_11 = (tap_tag_i[362:361] == 2'd0) && tap_valid_i[27];
   assign term_1_11 = group_valid_i[1] ? {{3{partial_1_11[18]}}, partial_1_11} : 22'd0;
 
   // partials of group 1, column 11
   kld_sram_2048x19 u_partial_1_11 (
     .clk_i(clk_i),
     .we_i(tap_here_1_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
+    .waddr_i(tap_tag_i[363] ? {1'b0, tap_tag_i[360:351]} + 11'd1024 : {1'b0, tap_tag_i[360:351]}),
     .wdata_i(tap_psum_i[531:513]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_11)
   );
 
-  assign tap_here_1_12 = (tap_tag_i[347:346] == 2'd0) && tap_valid_i[28];
+  assign tap_here_1_12 = (tap_tag_i[375:374] == 2'd0) && tap_valid_i[28];
   assign term_1_12 = group_valid_i[1] ? {{3{partial_1_12[18]}}, partial_1_12} : 22'd0;
 
   // partials of group 1, column 12
   kld_sram_2048x19 u_partial_1_12 (
     .clk_i(clk_i),
     .we_i(tap_here_1_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
+    .waddr_i(tap_tag_i[376] ? {1'b0, tap_tag_i[373:364]} + 11'd1024 : {1'b0, tap_tag_i[373:364]}),
     .wdata_i(tap_psum_i[550:532]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_12)
   );
 
-  assign tap_here_1_13 = (tap_tag_i[359:358] == 2'd0) && tap_valid_i[29];
+  assign tap_here_1_13 = (tap_tag_i[388:387] == 2'd0) && tap_valid_i[29];
   assign term_1_13 = group_valid_i[1] ? {{3{partial_1_13[18]}}, partial_1_13} : 22'd0;
 
   // partials of group 1, column 13
   kld_sram_2048x19 u_partial_1_13 (
     .clk_i(clk_i),
     .we_i(tap_here_1_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
+    .waddr_i(tap_tag_i[389] ? {1'b0, tap_tag_i[386:377]} + 11'd1024 : {1'b0, tap_tag_i[386:377]}),
     .wdata_i(tap_psum_i[569:551]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_13)
   );
 
-  assign tap_here_1_14 = (tap_tag_i[371:370] == 2'd0) && tap_valid_i[30];
+  assign tap_here_1_14 = (tap_tag_i[401:400] == 2'd0) && tap_valid_i[30];
   assign term_1_14 = group_valid_i[1] ? {{3{partial_1_14[18]}}, partial_1_14} : 22'd0;
 
   // partials of group 1, column 14
   kld_sram_2048x19 u_partial_1_14 (
     .clk_i(clk_i),
     .we_i(tap_here_1_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
+    .waddr_i(tap_tag_i[402] ? {1'b0, tap_tag_i[399:390]} + 11'd1024 : {1'b0, tap_tag_i[399:390]}),
     .wdata_i(tap_psum_i[588:570]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_14)
   );
 
-  assign tap_here_1_15 = (tap_tag_i[383:382] == 2'd0) && tap_valid_i[31];
+  assign tap_here_1_15 = (tap_tag_i[414:413] == 2'd0) && tap_valid_i[31];
   assign term_1_15 = group_valid_i[1] ? {{3{partial_1_15[18]}}, partial_1_15} : 22'd0;
 
   // partials of group 1, column 15
   kld_sram_2048x19 u_partial_1_15 (
     .clk_i(clk_i),
     .we_i(tap_here_1_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
+    .waddr_i(tap_tag_i[415] ? {1'b0, tap_tag_i[412:403]} + 11'd1024 : {1'b0, tap_tag_i[412:403]}),
     .wdata_i(tap_psum_i[607:589]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_15)
@@ -1318,202 +1316,202 @@ module kld_merge (
   kld_sram_2048x19 u_partial_2_0 (
     .clk_i(clk_i),
     .we_i(tap_here_2_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[12] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_0)
   );
 
-  assign tap_here_2_1 = (tap_tag_i[23:22] == 2'd1) && tap_valid_i[1];
+  assign tap_here_2_1 = (tap_tag_i[24:23] == 2'd1) && tap_valid_i[1];
   assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1[18]}}, partial_2_1} : 22'd0;
 
   // partials of group 2, column 1
   kld_sram_2048x19 u_partial_2_1 (
     .clk_i(clk_i),
     .we_i(tap_here_2_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
+    .waddr_i(tap_tag_i[25] ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_1)
   );
 
-  assign tap_here_2_2 = (tap_tag_i[35:34] == 2'd1) && tap_valid_i[2];
+  assign tap_here_2_2 = (tap_tag_i[37:36] == 2'd1) && tap_valid_i[2];
   assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2[18]}}, partial_2_2} : 22'd0;
 
   // partials of group 2, column 2
   kld_sram_2048x19 u_partial_2_2 (
     .clk_i(clk_i),
     .we_i(tap_here_2_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
+    .waddr_i(tap_tag_i[38] ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_2)
   );
 
-  assign tap_here_2_3 = (tap_tag_i[47:46] == 2'd1) && tap_valid_i[3];
+  assign tap_here_2_3 = (tap_tag_i[50:49] == 2'd1) && tap_valid_i[3];
   assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3[18]}}, partial_2_3} : 22'd0;
 
   // partials of group 2, column 3
   kld_sram_2048x19 u_partial_2_3 (
     .clk_i(clk_i),
     .we_i(tap_here_2_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
+    .waddr_i(tap_tag_i[51] ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_3)
   );
 
-  assign tap_here_2_4 = (tap_tag_i[59:58] == 2'd1) && tap_valid_i[4];
+  assign tap_here_2_4 = (tap_tag_i[63:62] == 2'd1) && tap_valid_i[4];
   assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4[18]}}, partial_2_4} : 22'd0;
 
   // partials of group 2, column 4
   kld_sram_2048x19 u_partial_2_4 (
     .clk_i(clk_i),
     .we_i(tap_here_2_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
+    .waddr_i(tap_tag_i[64] ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_4)
   );
 
-  assign tap_here_2_5 = (tap_tag_i[71:70] == 2'd1) && tap_valid_i[5];
+  assign tap_here_2_5 = (tap_tag_i[76:75] == 2'd1) && tap_valid_i[5];
   assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5[18]}}, partial_2_5} : 22'd0;
 
   // partials of group 2, column 5
   kld_sram_2048x19 u_partial_2_5 (
     .clk_i(clk_i),
     .we_i(tap_here_2_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .waddr_i(tap_tag_i[77] ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_5)
   );
 
-  assign tap_here_2_6 = (tap_tag_i[83:82] == 2'd1) && tap_valid_i[6];
+  assign tap_here_2_6 = (tap_tag_i[89:88] == 2'd1) && tap_valid_i[6];
   assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6[18]}}, partial_2_6} : 22'd0;
 
   // partials of group 2, column 6
   kld_sram_2048x19 u_partial_2_6 (
     .clk_i(clk_i),
     .we_i(tap_here_2_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
+    .waddr_i(tap_tag_i[90] ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_6)
   );
 
-  assign tap_here_2_7 = (tap_tag_i[95:94] == 2'd1) && tap_valid_i[7];
+  assign tap_here_2_7 = (tap_tag_i[102:101] == 2'd1) && tap_valid_i[7];
   assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7[18]}}, partial_2_7} : 22'd0;
 
   // partials of group 2, column 7
   kld_sram_2048x19 u_partial_2_7 (
     .clk_i(clk_i),
     .we_i(tap_here_2_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
+    .waddr_i(tap_tag_i[103] ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_7)
   );
 
-  assign tap_here_2_8 = (tap_tag_i[107:106] == 2'd1) && tap_valid_i[8];
+  assign tap_here_2_8 = (tap_tag_i[115:114] == 2'd1) && tap_valid_i[8];
   assign term_2_8 = group_valid_i[2] ? {{3{partial_2_8[18]}}, partial_2_8} : 22'd0;
 
   // partials of group 2, column 8
   kld_sram_2048x19 u_partial_2_8 (
     .clk_i(clk_i),
     .we_i(tap_here_2_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
+    .waddr_i(tap_tag_i[116] ? {1'b0, tap_tag_i[113:104]} + 11'd1024 : {1'b0, tap_tag_i[113:104]}),
     .wdata_i(tap_psum_i[170:152]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_8)
   );
 
-  assign tap_here_2_9 = (tap_tag_i[119:118] == 2'd1) && tap_valid_i[9];
+  assign tap_here_2_9 = (tap_tag_i[128:127] == 2'd1) && tap_valid_i[9];
   assign term_2_9 = group_valid_i[2] ? {{3{partial_2_9[18]}}, partial_2_9} : 22'd0;
 
   // partials of group 2, column 9
   kld_sram_2048x19 u_partial_2_9 (
     .clk_i(clk_i),
     .we_i(tap_here_2_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
+    .waddr_i(tap_tag_i[129] ? {1'b0, tap_tag_i[126:117]} + 11'd1024 : {1'b0, tap_tag_i[126:117]}),
     .wdata_i(tap_psum_i[189:171]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_9)
   );
 
-  assign tap_here_2_10 = (tap_tag_i[131:130] == 2'd1) && tap_valid_i[10];
+  assign tap_here_2_10 = (tap_tag_i[141:140] == 2'd1) && tap_valid_i[10];
   assign term_2_10 = group_valid_i[2] ? {{3{partial_2_10[18]}}, partial_2_10} : 22'd0;
 
   // partials of group 2, column 10
   kld_sram_2048x19 u_partial_2_10 (
     .clk_i(clk_i),
     .we_i(tap_here_2_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .waddr_i(tap_tag_i[142] ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
     .wdata_i(tap_psum_i[208:190]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_10)
   );
 
-  assign tap_here_2_11 = (tap_tag_i[143:142] == 2'd1) && tap_valid_i[11];
+  assign tap_here_2_11 = (tap_tag_i[154:153] == 2'd1) && tap_valid_i[11];
   assign term_2_11 = group_valid_i[2] ? {{3{partial_2_11[18]}}, partial_2_11} : 22'd0;
 
   // partials of group 2, column 11
   kld_sram_2048x19 u_partial_2_11 (
     .clk_i(clk_i),
     .we_i(tap_here_2_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
+    .waddr_i(tap_tag_i[155] ? {1'b0, tap_tag_i[152:143]} + 11'd1024 : {1'b0, tap_tag_i[152:143]}),
     .wdata_i(tap_psum_i[227:209]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_11)
   );
 
-  assign tap_here_2_12 = (tap_tag_i[155:154] == 2'd1) && tap_valid_i[12];
+  assign tap_here_2_12 = (tap_tag_i[167:166] == 2'd1) && tap_valid_i[12];
   assign term_2_12 = group_valid_i[2] ? {{3{partial_2_12[18]}}, partial_2_12} : 22'd0;
 
   // partials of group 2, column 12
   kld_sram_2048x19 u_partial_2_12 (
     .clk_i(clk_i),
     .we_i(tap_here_2_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
+    .waddr_i(tap_tag_i[168] ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[246:228]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_12)
   );
 
-  assign tap_here_2_13 = (tap_tag_i[167:166] == 2'd1) && tap_valid_i[13];
+  assign tap_here_2_13 = (tap_tag_i[180:179] == 2'd1) && tap_valid_i[13];
   assign term_2_13 = group_valid_i[2] ? {{3{partial_2_13[18]}}, partial_2_13} : 22'd0;
 
   // partials of group 2, column 13
   kld_sram_2048x19 u_partial_2_13 (
     .clk_i(clk_i),
     .we_i(tap_here_2_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
+    .waddr_i(tap_tag_i[181] ? {1'b0, tap_tag_i[178:169]} + 11'd1024 : {1'b0, tap_tag_i[178:169]}),
     .wdata_i(tap_psum_i[265:247]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_13)
   );
 
-  assign tap_here_2_14 = (tap_tag_i[179:178] == 2'd1) && tap_valid_i[14];
+  assign tap_here_2_14 = (tap_tag_i[193:192] == 2'd1) && tap_valid_i[14];
   assign term_2_14 = group_valid_i[2] ? {{3{partial_2_14[18]}}, partial_2_14} : 22'd0;
 
   // partials of group 2, column 14
   kld_sram_2048x19 u_partial_2_14 (
     .clk_i(clk_i),
     .we_i(tap_here_2_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
+    .waddr_i(tap_tag_i[194] ? {1'b0, tap_tag_i[191:182]} + 11'd1024 : {1'b0, tap_tag_i[191:182]}),
     .wdata_i(tap_psum_i[284:266]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_14)
   );
 
-  assign tap_here_2_15 = (tap_tag_i[191:190] == 2'd1) && tap_valid_i[15];
+  assign tap_here_2_15 = (tap_tag_i[206:205] == 2'd1) && tap_valid_i[15];
   assign term_2_15 = group_valid_i[2] ? {{3{partial_2_15[18]}}, partial_2_15} : 22'd0;
 
   // partials of group 2, column 15
   kld_sram_2048x19 u_partial_2_15 (
     .clk_i(clk_i),
     .we_i(tap_here_2_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .waddr_i(tap_tag_i[207] ? {1'b0, tap_tag_i[204:195]} + 11'd1024 : {1'b0, tap_tag_i[204:195]}),
     .wdata_i(tap_psum_i[303:285]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_15)
@@ -1529,209 +1527,209 @@ module kld_merge (
     .rdata_o(root_3)
   );
 
-  assign tap_here_3_0 = (tap_tag_i[203:202] == 2'd1) && tap_valid_i[16];
+  assign tap_here_3_0 = (tap_tag_i[219:218] == 2'd1) && tap_valid_i[16];
   assign term_3_0 = group_valid_i[3] ? {{3{partial_3_0[18]}}, partial_3_0} : 22'd0;
 
   // partials of group 3, column 0
   kld_sram_2048x19 u_partial_3_0 (
     .clk_i(clk_i),
     .we_i(tap_here_3_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
+    .waddr_i(tap_tag_i[220] ? {1'b0, tap_tag_i[217:208]} + 11'd1024 : {1'b0, tap_tag_i[217:208]}),
     .wdata_i(tap_psum_i[322:304]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_0)
   );
 
-  assign tap_here_3_1 = (tap_tag_i[215:214] == 2'd1) && tap_valid_i[17];
+  assign tap_here_3_1 = (tap_tag_i[232:231] == 2'd1) && tap_valid_i[17];
   assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1[18]}}, partial_3_1} : 22'd0;
 
   // partials of group 3, column 1
   kld_sram_2048x19 u_partial_3_1 (
     .clk_i(clk_i),
     .we_i(tap_here_3_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
+    .waddr_i(tap_tag_i[233] ? {1'b0, tap_tag_i[230:221]} + 11'd1024 : {1'b0, tap_tag_i[230:221]}),
     .wdata_i(tap_psum_i[341:323]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_1)
   );
 
-  assign tap_here_3_2 = (tap_tag_i[227:226] == 2'd1) && tap_valid_i[18];
+  assign tap_here_3_2 = (tap_tag_i[245:244] == 2'd1) && tap_valid_i[18];
   assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2[18]}}, partial_3_2} : 22'd0;
 
   // partials of group 3, column 2
   kld_sram_2048x19 u_partial_3_2 (
     .clk_i(clk_i),
     .we_i(tap_here_3_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
+    .waddr_i(tap_tag_i[246] ? {1'b0, tap_tag_i[243:234]} + 11'd1024 : {1'b0, tap_tag_i[243:234]}),
     .wdata_i(tap_psum_i[360:342]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_2)
   );
 
-  assign tap_here_3_3 = (tap_tag_i[239:238] == 2'd1) && tap_valid_i[19];
+  assign tap_here_3_3 = (tap_tag_i[258:257] == 2'd1) && tap_valid_i[19];
   assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3[18]}}, partial_3_3} : 22'd0;
 
   // partials of group 3, column 3
   kld_sram_2048x19 u_partial_3_3 (
     .clk_i(clk_i),
     .we_i(tap_here_3_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
+    .waddr_i(tap_tag_i[259] ? {1'b0, tap_tag_i[256:247]} + 11'd1024 : {1'b0, tap_tag_i[256:247]}),
     .wdata_i(tap_psum_i[379:361]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_3)
   );
 
-  assign tap_here_3_4 = (tap_tag_i[251:250] == 2'd1) && tap_valid_i[20];
+  assign tap_here_3_4 = (tap_tag_i[271:270] == 2'd1) && tap_valid_i[20];
   assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4[18]}}, partial_3_4} : 22'd0;
 
   // partials of group 3, column 4
   kld_sram_2048x19 u_partial_3_4 (
     .clk_i(clk_i),
     .we_i(tap_here_3_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .waddr_i(tap_tag_i[272] ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
     .wdata_i(tap_psum_i[398:380]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_4)
   );
 
-  assign tap_here_3_5 = (tap_tag_i[263:262] == 2'd1) && tap_valid_i[21];
+  assign tap_here_3_5 = (tap_tag_i[284:283] == 2'd1) && tap_valid_i[21];
   assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5[18]}}, partial_3_5} : 22'd0;
 
   // partials of group 3, column 5
   kld_sram_2048x19 u_partial_3_5 (
     .clk_i(clk_i),
     .we_i(tap_here_3_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
+    .waddr_i(tap_tag_i[285] ? {1'b0, tap_tag_i[282:273]} + 11'd1024 : {1'b0, tap_tag_i[282:273]}),
     .wdata_i(tap_psum_i[417:399]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_5)
   );
 
-  assign tap_here_3_6 = (tap_tag_i[275:274] == 2'd1) && tap_valid_i[22];
+  assign tap_here_3_6 = (tap_tag_i[297:296] == 2'd1) && tap_valid_i[22];
   assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6[18]}}, partial_3_6} : 22'd0;
 
   // partials of group 3, column 6
   kld_sram_2048x19 u_partial_3_6 (
     .clk_i(clk_i),
     .we_i(tap_here_3_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
+    .waddr_i(tap_tag_i[298] ? {1'b0, tap_tag_i[295:286]} + 11'd1024 : {1'b0, tap_tag_i[295:286]}),
     .wdata_i(tap_psum_i[436:418]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_6)
   );
 
-  assign tap_here_3_7 = (tap_tag_i[287:286] == 2'd1) && tap_valid_i[23];
+  assign tap_here_3_7 = (tap_tag_i[310:309] == 2'd1) && tap_valid_i[23];
   assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7[18]}}, partial_3_7} : 22'd0;
 
   // partials of group 3, column 7
   kld_sram_2048x19 u_partial_3_7 (
     .clk_i(clk_i),
     .we_i(tap_here_3_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
+    .waddr_i(tap_tag_i[311] ? {1'b0, tap_tag_i[308:299]} + 11'd1024 : {1'b0, tap_tag_i[308:299]}),
     .wdata_i(tap_psum_i[455:437]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_7)
   );
 
-  assign tap_here_3_8 = (tap_tag_i[299:298] == 2'd1) && tap_valid_i[24];
+  assign tap_here_3_8 = (tap_tag_i[323:322] == 2'd1) && tap_valid_i[24];
   assign term_3_8 = group_valid_i[3] ? {{3{partial_3_8[18]}}, partial_3_8} : 22'd0;
 
   // partials of group 3, column 8
   kld_sram_2048x19 u_partial_3_8 (
     .clk_i(clk_i),
     .we_i(tap_here_3_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
+    .waddr_i(tap_tag_i[324] ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[474:456]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_8)
   );
 
-  assign tap_here_3_9 = (tap_tag_i[311:310] == 2'd1) && tap_valid_i[25];
+  assign tap_here_3_9 = (tap_tag_i[336:335] == 2'd1) && tap_valid_i[25];
   assign term_3_9 = group_valid_i[3] ? {{3{partial_3_9[18]}}, partial_3_9} : 22'd0;
 
   // partials of group 3, column 9
   kld_sram_2048x19 u_partial_3_9 (
     .clk_i(clk_i),
     .we_i(tap_here_3_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .waddr_i(tap_tag_i[337] ? {1'b0, tap_tag_i[334:325]} + 11'd1024 : {1'b0, tap_tag_i[334:325]}),
     .wdata_i(tap_psum_i[493:475]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_9)
   );
 
-  assign tap_here_3_10 = (tap_tag_i[323:322] == 2'd1) && tap_valid_i[26];
+  assign tap_here_3_10 = (tap_tag_i[349:348] == 2'd1) && tap_valid_i[26];
   assign term_3_10 = group_valid_i[3] ? {{3{partial_3_10[18]}}, partial_3_10} : 22'd0;
 
   // partials of group 3, column 10
   kld_sram_2048x19 u_partial_3_10 (
     .clk_i(clk_i),
     .we_i(tap_here_3_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
+    .waddr_i(tap_tag_i[350] ? {1'b0, tap_tag_i[347:338]} + 11'd1024 : {1'b0, tap_tag_i[347:338]}),
     .wdata_i(tap_psum_i[512:494]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_10)
   );
 
-  assign tap_here_3_11 = (tap_tag_i[335:334] == 2'd1) && tap_valid_i[27];
+  assign tap_here_3_11 = (tap_tag_i[362:361] == 2'd1) && tap_valid_i[27];
   assign term_3_11 = group_valid_i[3] ? {{3{partial_3_11[18]}}, partial_3_11} : 22'd0;
 
   // partials of group 3, column 11
   kld_sram_2048x19 u_partial_3_11 (
     .clk_i(clk_i),
     .we_i(tap_here_3_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
+    .waddr_i(tap_tag_i[363] ? {1'b0, tap_tag_i[360:351]} + 11'd1024 : {1'b0, tap_tag_i[360:351]}),
     .wdata_i(tap_psum_i[531:513]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_11)
   );
 
-  assign tap_here_3_12 = (tap_tag_i[347:346] == 2'd1) && tap_valid_i[28];
+  assign tap_here_3_12 = (tap_tag_i[375:374] == 2'd1) && tap_valid_i[28];
   assign term_3_12 = group_valid_i[3] ? {{3{partial_3_12[18]}}, partial_3_12} : 22'd0;
 
   // partials of group 3, column 12
   kld_sram_2048x19 u_partial_3_12 (
     .clk_i(clk_i),
     .we_i(tap_here_3_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
+    .waddr_i(tap_tag_i[376] ? {1'b0, tap_tag_i[373:364]} + 11'd1024 : {1'b0, tap_tag_i[373:364]}),
     .wdata_i(tap_psum_i[550:532]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_12)
   );
 
-  assign tap_here_3_13 = (tap_tag_i[359:358] == 2'd1) && tap_valid_i[29];
+  assign tap_here_3_13 = (tap_tag_i[388:387] == 2'd1) && tap_valid_i[29];
   assign term_3_13 = group_valid_i[3] ? {{3{partial_3_13[18]}}, partial_3_13} : 22'd0;
 
   // partials of group 3, column 13
   kld_sram_2048x19 u_partial_3_13 (
     .clk_i(clk_i),
     .we_i(tap_here_3_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
+    .waddr_i(tap_tag_i[389] ? {1'b0, tap_tag_i[386:377]} + 11'd1024 : {1'b0, tap_tag_i[386:377]}),
     .wdata_i(tap_psum_i[569:551]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_13)
   );
 
-  assign tap_here_3_14 = (tap_tag_i[371:370] == 2'd1) && tap_valid_i[30];
+  assign tap_here_3_14 = (tap_tag_i[401:400] == 2'd1) && tap_valid_i[30];
   assign term_3_14 = group_valid_i[3] ? {{3{partial_3_14[18]}}, partial_3_14} : 22'd0;
 
   // partials of group 3, column 14
   kld_sram_2048x19 u_partial_3_14 (
     .clk_i(clk_i),
     .we_i(tap_here_3_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
+    .waddr_i(tap_tag_i[402] ? {1'b0, tap_tag_i[399:390]} + 11'd1024 : {1'b0, tap_tag_i[399:390]}),
     .wdata_i(tap_psum_i[588:570]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_14)
   );
 
-  assign tap_here_3_15 = (tap_tag_i[383:382] == 2'd1) && tap_valid_i[31];
+  assign tap_here_3_15 = (tap_tag_i[414:413] == 2'd1) && tap_valid_i[31];
   assign term_3_15 = group_valid_i[3] ? {{3{partial_3_15[18]}}, partial_3_15} : 22'd0;
 
   // partials of group 3, column 15
   kld_sram_2048x19 u_partial_3_15 (
     .clk_i(clk_i),
     .we_i(tap_here_3_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
+    .waddr_i(tap_tag_i[415] ? {1'b0, tap_tag_i[412:403]} + 11'd1024 : {1'b0, tap_tag_i[412:403]}),
     .wdata_i(tap_psum_i[607:589]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_15)
@@ -1754,202 +1752,202 @@ module kld_merge (
   kld_sram_2048x19 u_partial_4_0 (
     .clk_i(clk_i),
     .we_i(tap_here_4_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[12] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_0)
   );
 
-  assign tap_here_4_1 = (tap_tag_i[23:22] == 2'd2) && tap_valid_i[1];
+  assign tap_here_4_1 = (tap_tag_i[24:23] == 2'd2) && tap_valid_i[1];
   assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1[18]}}, partial_4_1} : 22'd0;
 
   // partials of group 4, column 1
   kld_sram_2048x19 u_partial_4_1 (
     .clk_i(clk_i),
     .we_i(tap_here_4_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
+    .waddr_i(tap_tag_i[25] ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_1)
   );
 
-  assign tap_here_4_2 = (tap_tag_i[35:34] == 2'd2) && tap_valid_i[2];
+  assign tap_here_4_2 = (tap_tag_i[37:36] == 2'd2) && tap_valid_i[2];
   assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2[18]}}, partial_4_2} : 22'd0;
 
   // partials of group 4, column 2
   kld_sram_2048x19 u_partial_4_2 (
     .clk_i(clk_i),
     .we_i(tap_here_4_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
+    .waddr_i(tap_tag_i[38] ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_2)
   );
 
-  assign tap_here_4_3 = (tap_tag_i[47:46] == 2'd2) && tap_valid_i[3];
+  assign tap_here_4_3 = (tap_tag_i[50:49] == 2'd2) && tap_valid_i[3];
   assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3[18]}}, partial_4_3} : 22'd0;
 
   // partials of group 4, column 3
   kld_sram_2048x19 u_partial_4_3 (
     .clk_i(clk_i),
     .we_i(tap_here_4_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
+    .waddr_i(tap_tag_i[51] ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_3)
   );
 
-  assign tap_here_4_4 = (tap_tag_i[59:58] == 2'd2) && tap_valid_i[4];
+  assign tap_here_4_4 = (tap_tag_i[63:62] == 2'd2) && tap_valid_i[4];
   assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4[18]}}, partial_4_4} : 22'd0;
 
   // partials of group 4, column 4
   kld_sram_2048x19 u_partial_4_4 (
     .clk_i(clk_i),
     .we_i(tap_here_4_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
+    .waddr_i(tap_tag_i[64] ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_4)
   );
 
-  assign tap_here_4_5 = (tap_tag_i[71:70] == 2'd2) && tap_valid_i[5];
+  assign tap_here_4_5 = (tap_tag_i[76:75] == 2'd2) && tap_valid_i[5];
   assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5[18]}}, partial_4_5} : 22'd0;
 
   // partials of group 4, column 5
   kld_sram_2048x19 u_partial_4_5 (
     .clk_i(clk_i),
     .we_i(tap_here_4_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .waddr_i(tap_tag_i[77] ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_5)
   );
 
-  assign tap_here_4_6 = (tap_tag_i[83:82] == 2'd2) && tap_valid_i[6];
+  assign tap_here_4_6 = (tap_tag_i[89:88] == 2'd2) && tap_valid_i[6];
   assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6[18]}}, partial_4_6} : 22'd0;
 
   // partials of group 4, column 6
   kld_sram_2048x19 u_partial_4_6 (
     .clk_i(clk_i),
     .we_i(tap_here_4_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
+    .waddr_i(tap_tag_i[90] ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_6)
   );
 
-  assign tap_here_4_7 = (tap_tag_i[95:94] == 2'd2) && tap_valid_i[7];
+  assign tap_here_4_7 = (tap_tag_i[102:101] == 2'd2) && tap_valid_i[7];
   assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7[18]}}, partial_4_7} : 22'd0;
 
   // partials of group 4, column 7
   kld_sram_2048x19 u_partial_4_7 (
     .clk_i(clk_i),
     .we_i(tap_here_4_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
+    .waddr_i(tap_tag_i[103] ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_7)
   );
 
-  assign tap_here_4_8 = (tap_tag_i[107:106] == 2'd2) && tap_valid_i[8];
+  assign tap_here_4_8 = (tap_tag_i[115:114] == 2'd2) && tap_valid_i[8];
   assign term_4_8 = group_valid_i[4] ? {{3{partial_4_8[18]}}, partial_4_8} : 22'd0;
 
   // partials of group 4, column 8
   kld_sram_2048x19 u_partial_4_8 (
     .clk_i(clk_i),
     .we_i(tap_here_4_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
+    .waddr_i(tap_tag_i[116] ? {1'b0, tap_tag_i[113:104]} + 11'd1024 : {1'b0, tap_tag_i[113:104]}),
     .wdata_i(tap_psum_i[170:152]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_8)
   );
 
-  assign tap_here_4_9 = (tap_tag_i[119:118] == 2'd2) && tap_valid_i[9];
+  assign tap_here_4_9 = (tap_tag_i[128:127] == 2'd2) && tap_valid_i[9];
   assign term_4_9 = group_valid_i[4] ? {{3{partial_4_9[18]}}, partial_4_9} : 22'd0;
 
   // partials of group 4, column 9
   kld_sram_2048x19 u_partial_4_9 (
     .clk_i(clk_i),
     .we_i(tap_here_4_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
+    .waddr_i(tap_tag_i[129] ? {1'b0, tap_tag_i[126:117]} + 11'd1024 : {1'b0, tap_tag_i[126:117]}),
     .wdata_i(tap_psum_i[189:171]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_9)
   );
 
-  assign tap_here_4_10 = (tap_tag_i[131:130] == 2'd2) && tap_valid_i[10];
+  assign tap_here_4_10 = (tap_tag_i[141:140] == 2'd2) && tap_valid_i[10];
   assign term_4_10 = group_valid_i[4] ? {{3{partial_4_10[18]}}, partial_4_10} : 22'd0;
 
   // partials of group 4, column 10
   kld_sram_2048x19 u_partial_4_10 (
     .clk_i(clk_i),
     .we_i(tap_here_4_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .waddr_i(tap_tag_i[142] ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
     .wdata_i(tap_psum_i[208:190]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_10)
   );
 
-  assign tap_here_4_11 = (tap_tag_i[143:142] == 2'd2) && tap_valid_i[11];
+  assign tap_here_4_11 = (tap_tag_i[154:153] == 2'd2) && tap_valid_i[11];
   assign term_4_11 = group_valid_i[4] ? {{3{partial_4_11[18]}}, partial_4_11} : 22'd0;
 
   // partials of group 4, column 11
   kld_sram_2048x19 u_partial_4_11 (
     .clk_i(clk_i),
     .we_i(tap_here_4_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
+    .waddr_i(tap_tag_i[155] ? {1'b0, tap_tag_i[152:143]} + 11'd1024 : {1'b0, tap_tag_i[152:143]}),
     .wdata_i(tap_psum_i[227:209]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_11)
   );
 
-  assign tap_here_4_12 = (tap_tag_i[155:154] == 2'd2) && tap_valid_i[12];
+  assign tap_here_4_12 = (tap_tag_i[167:166] == 2'd2) && tap_valid_i[12];
   assign term_4_12 = group_valid_i[4] ? {{3{partial_4_12[18]}}, partial_4_12} : 22'd0;
 
   // partials of group 4, column 12
   kld_sram_2048x19 u_partial_4_12 (
     .clk_i(clk_i),
     .we_i(tap_here_4_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
+    .waddr_i(tap_tag_i[168] ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[246:228]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_12)
   );
 
-  assign tap_here_4_13 = (tap_tag_i[167:166] == 2'd2) && tap_valid_i[13];
+  assign tap_here_4_13 = (tap_tag_i[180:179] == 2'd2) && tap_valid_i[13];
   assign term_4_13 = group_valid_i[4] ? {{3{partial_4_13[18]}}, partial_4_13} : 22'd0;
 
   // partials of group 4, column 13
   kld_sram_2048x19 u_partial_4_13 (
     .clk_i(clk_i),
     .we_i(tap_here_4_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
+    .waddr_i(tap_tag_i[181] ? {1'b0, tap_tag_i[178:169]} + 11'd1024 : {1'b0, tap_tag_i[178:169]}),
     .wdata_i(tap_psum_i[265:247]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_13)
   );
 
-  assign tap_here_4_14 = (tap_tag_i[179:178] == 2'd2) && tap_valid_i[14];
+  assign tap_here_4_14 = (tap_tag_i[193:192] == 2'd2) && tap_valid_i[14];
   assign term_4_14 = group_valid_i[4] ? {{3{partial_4_14[18]}}, partial_4_14} : 22'd0;
 
   // partials of group 4, column 14
   kld_sram_2048x19 u_partial_4_14 (
     .clk_i(clk_i),
     .we_i(tap_here_4_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
+    .waddr_i(tap_tag_i[194] ? {1'b0, tap_tag_i[191:182]} + 11'd1024 : {1'b0, tap_tag_i[191:182]}),
     .wdata_i(tap_psum_i[284:266]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_14)
   );
 
-  assign tap_here_4_15 = (tap_tag_i[191:190] == 2'd2) && tap_valid_i[15];
+  assign tap_here_4_15 = (tap_tag_i[206:205] == 2'd2) && tap_valid_i[15];
   assign term_4_15 = group_valid_i[4] ? {{3{partial_4_15[18]}}, partial_4_15} : 22'd0;
 
   // partials of group 4, column 15
   kld_sram_2048x19 u_partial_4_15 (
     .clk_i(clk_i),
     .we_i(tap_here_4_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .waddr_i(tap_tag_i[207] ? {1'b0, tap_tag_i[204:195]} + 11'd1024 : {1'b0, tap_tag_i[204:195]}),
     .wdata_i(tap_psum_i[303:285]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_15)
@@ -1965,209 +1963,209 @@ module kld_merge (
     .rdata_o(root_5)
   );
 
-  assign tap_here_5_0 = (tap_tag_i[203:202] == 2'd2) && tap_valid_i[16];
+  assign tap_here_5_0 = (tap_tag_i[219:218] == 2'd2) && tap_valid_i[16];
   assign term_5_0 = group_valid_i[5] ? {{3{partial_5_0[18]}}, partial_5_0} : 22'd0;
 
   // partials of group 5, column 0
   kld_sram_2048x19 u_partial_5_0 (
     .clk_i(clk_i),
     .we_i(tap_here_5_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
+    .waddr_i(tap_tag_i[220] ? {1'b0, tap_tag_i[217:208]} + 11'd1024 : {1'b0, tap_tag_i[217:208]}),
     .wdata_i(tap_psum_i[322:304]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_0)
   );
 
-  assign tap_here_5_1 = (tap_tag_i[215:214] == 2'd2) && tap_valid_i[17];
+  assign tap_here_5_1 = (tap_tag_i[232:231] == 2'd2) && tap_valid_i[17];
   assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1[18]}}, partial_5_1} : 22'd0;
 
   // partials of group 5, column 1
   kld_sram_2048x19 u_partial_5_1 (
     .clk_i(clk_i),
     .we_i(tap_here_5_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
+    .waddr_i(tap_tag_i[233] ? {1'b0, tap_tag_i[230:221]} + 11'd1024 : {1'b0, tap_tag_i[230:221]}),
     .wdata_i(tap_psum_i[341:323]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_1)
   );
 
-  assign tap_here_5_2 = (tap_tag_i[227:226] == 2'd2) && tap_valid_i[18];
+  assign tap_here_5_2 = (tap_tag_i[245:244] == 2'd2) && tap_valid_i[18];
   assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2[18]}}, partial_5_2} : 22'd0;
 
   // partials of group 5, column 2
   kld_sram_2048x19 u_partial_5_2 (
     .clk_i(clk_i),
     .we_i(tap_here_5_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
+    .waddr_i(tap_tag_i[246] ? {1'b0, tap_tag_i[243:234]} + 11'd1024 : {1'b0, tap_tag_i[243:234]}),
     .wdata_i(tap_psum_i[360:342]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_2)
   );
 
-  assign tap_here_5_3 = (tap_tag_i[239:238] == 2'd2) && tap_valid_i[19];
+  assign tap_here_5_3 = (tap_tag_i[258:257] == 2'd2) && tap_valid_i[19];
   assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3[18]}}, partial_5_3} : 22'd0;
 
   // partials of group 5, column 3
   kld_sram_2048x19 u_partial_5_3 (
     .clk_i(clk_i),
     .we_i(tap_here_5_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
+    .waddr_i(tap_tag_i[259] ? {1'b0, tap_tag_i[256:247]} + 11'd1024 : {1'b0, tap_tag_i[256:247]}),
     .wdata_i(tap_psum_i[379:361]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_3)
   );
 
-  assign tap_here_5_4 = (tap_tag_i[251:250] == 2'd2) && tap_valid_i[20];
+  assign tap_here_5_4 = (tap_tag_i[271:270] == 2'd2) && tap_valid_i[20];
   assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4[18]}}, partial_5_4} : 22'd0;
 
   // partials of group 5, column 4
   kld_sram_2048x19 u_partial_5_4 (
     .clk_i(clk_i),
     .we_i(tap_here_5_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .waddr_i(tap_tag_i[272] ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
     .wdata_i(tap_psum_i[398:380]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_4)
   );
 
-  assign tap_here_5_5 = (tap_tag_i[263:262] == 2'd2) && tap_valid_i[21];
+  assign tap_here_5_5 = (tap_tag_i[284:283] == 2'd2) && tap_valid_i[21];
   assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5[18]}}, partial_5_5} : 22'd0;
 
   // partials of group 5, column 5
   kld_sram_2048x19 u_partial_5_5 (
     .clk_i(clk_i),
     .we_i(tap_here_5_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
+    .waddr_i(tap_tag_i[285] ? {1'b0, tap_tag_i[282:273]} + 11'd1024 : {1'b0, tap_tag_i[282:273]}),
     .wdata_i(tap_psum_i[417:399]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_5)
   );
 
-  assign tap_here_5_6 = (tap_tag_i[275:274] == 2'd2) && tap_valid_i[22];
+  assign tap_here_5_6 = (tap_tag_i[297:296] == 2'd2) && tap_valid_i[22];
   assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6[18]}}, partial_5_6} : 22'd0;
 
   // partials of group 5, column 6
   kld_sram_2048x19 u_partial_5_6 (
     .clk_i(clk_i),
     .we_i(tap_here_5_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
+    .waddr_i(tap_tag_i[298] ? {1'b0, tap_tag_i[295:286]} + 11'd1024 : {1'b0, tap_tag_i[295:286]}),
     .wdata_i(tap_psum_i[436:418]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_6)
   );
 
-  assign tap_here_5_7 = (tap_tag_i[287:286] == 2'd2) && tap_valid_i[23];
+  assign tap_here_5_7 = (tap_tag_i[310:309] == 2'd2) && tap_valid_i[23];
   assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7[18]}}, partial_5_7} : 22'd0;
 
   // partials of group 5, column 7
   kld_sram_2048x19 u_partial_5_7 (
     .clk_i(clk_i),
     .we_i(tap_here_5_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
+    .waddr_i(tap_tag_i[311] ? {1'b0, tap_tag_i[308:299]} + 11'd1024 : {1'b0, tap_tag_i[308:299]}),
     .wdata_i(tap_psum_i[455:437]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_7)
   );
 
-  assign tap_here_5_8 = (tap_tag_i[299:298] == 2'd2) && tap_valid_i[24];
+  assign tap_here_5_8 = (tap_tag_i[323:322] == 2'd2) && tap_valid_i[24];
   assign term_5_8 = group_valid_i[5] ? {{3{partial_5_8[18]}}, partial_5_8} : 22'd0;
 
   // partials of group 5, column 8
   kld_sram_2048x19 u_partial_5_8 (
     .clk_i(clk_i),
     .we_i(tap_here_5_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
+    .waddr_i(tap_tag_i[324] ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[474:456]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_8)
   );
 
-  assign tap_here_5_9 = (tap_tag_i[311:310] == 2'd2) && tap_valid_i[25];
+  assign tap_here_5_9 = (tap_tag_i[336:335] == 2'd2) && tap_valid_i[25];
   assign term_5_9 = group_valid_i[5] ? {{3{partial_5_9[18]}}, partial_5_9} : 22'd0;
 
   // partials of group 5, column 9
   kld_sram_2048x19 u_partial_5_9 (
     .clk_i(clk_i),
     .we_i(tap_here_5_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .waddr_i(tap_tag_i[337] ? {1'b0, tap_tag_i[334:325]} + 11'd1024 : {1'b0, tap_tag_i[334:325]}),
     .wdata_i(tap_psum_i[493:475]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_9)
   );
 
-  assign tap_here_5_10 = (tap_tag_i[323:322] == 2'd2) && tap_valid_i[26];
+  assign tap_here_5_10 = (tap_tag_i[349:348] == 2'd2) && tap_valid_i[26];
   assign term_5_10 = group_valid_i[5] ? {{3{partial_5_10[18]}}, partial_5_10} : 22'd0;
 
   // partials of group 5, column 10
   kld_sram_2048x19 u_partial_5_10 (
     .clk_i(clk_i),
     .we_i(tap_here_5_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
+    .waddr_i(tap_tag_i[350] ? {1'b0, tap_tag_i[347:338]} + 11'd1024 : {1'b0, tap_tag_i[347:338]}),
     .wdata_i(tap_psum_i[512:494]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_10)
   );
 
-  assign tap_here_5_11 = (tap_tag_i[335:334] == 2'd2) && tap_valid_i[27];
+  assign tap_here_5_11 = (tap_tag_i[362:361] == 2'd2) && tap_valid_i[27];
   assign term_5_11 = group_valid_i[5] ? {{3{partial_5_11[18]}}, partial_5_11} : 22'd0;
 
   // partials of group 5, column 11
   kld_sram_2048x19 u_partial_5_11 (
     .clk_i(clk_i),
     .we_i(tap_here_5_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
+    .waddr_i(tap_tag_i[363] ? {1'b0, tap_tag_i[360:351]} + 11'd1024 : {1'b0, tap_tag_i[360:351]}),
     .wdata_i(tap_psum_i[531:513]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_11)
   );
 
-  assign tap_here_5_12 = (tap_tag_i[347:346] == 2'd2) && tap_valid_i[28];
+  assign tap_here_5_12 = (tap_tag_i[375:374] == 2'd2) && tap_valid_i[28];
   assign term_5_12 = group_valid_i[5] ? {{3{partial_5_12[18]}}, partial_5_12} : 22'd0;
 
   // partials of group 5, column 12
   kld_sram_2048x19 u_partial_5_12 (
     .clk_i(clk_i),
     .we_i(tap_here_5_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
+    .waddr_i(tap_tag_i[376] ? {1'b0, tap_tag_i[373:364]} + 11'd1024 : {1'b0, tap_tag_i[373:364]}),
     .wdata_i(tap_psum_i[550:532]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_12)
   );
 
-  assign tap_here_5_13 = (tap_tag_i[359:358] == 2'd2) && tap_valid_i[29];
+  assign tap_here_5_13 = (tap_tag_i[388:387] == 2'd2) && tap_valid_i[29];
   assign term_5_13 = group_valid_i[5] ? {{3{partial_5_13[18]}}, partial_5_13} : 22'd0;
 
   // partials of group 5, column 13
   kld_sram_2048x19 u_partial_5_13 (
     .clk_i(clk_i),
     .we_i(tap_here_5_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
+    .waddr_i(tap_tag_i[389] ? {1'b0, tap_tag_i[386:377]} + 11'd1024 : {1'b0, tap_tag_i[386:377]}),
     .wdata_i(tap_psum_i[569:551]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_13)
   );
 
-  assign tap_here_5_14 = (tap_tag_i[371:370] == 2'd2) && tap_valid_i[30];
+  assign tap_here_5_14 = (tap_tag_i[401:400] == 2'd2) && tap_valid_i[30];
   assign term_5_14 = group_valid_i[5] ? {{3{partial_5_14[18]}}, partial_5_14} : 22'd0;
 
   // partials of group 5, column 14
   kld_sram_2048x19 u_partial_5_14 (
     .clk_i(clk_i),
     .we_i(tap_here_5_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
+    .waddr_i(tap_tag_i[402] ? {1'b0, tap_tag_i[399:390]} + 11'd1024 : {1'b0, tap_tag_i[399:390]}),
     .wdata_i(tap_psum_i[588:570]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_14)
   );
 
-  assign tap_here_5_15 = (tap_tag_i[383:382] == 2'd2) && tap_valid_i[31];
+  assign tap_here_5_15 = (tap_tag_i[414:413] == 2'd2) && tap_valid_i[31];
   assign term_5_15 = group_valid_i[5] ? {{3{partial_5_15[18]}}, partial_5_15} : 22'd0;
 
   // partials of group 5, column 15
   kld_sram_2048x19 u_partial_5_15 (
     .clk_i(clk_i),
     .we_i(tap_here_5_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
+    .waddr_i(tap_tag_i[415] ? {1'b0, tap_tag_i[412:403]} + 11'd1024 : {1'b0, tap_tag_i[412:403]}),
     .wdata_i(tap_psum_i[607:589]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_15)
@@ -2190,202 +2188,202 @@ module kld_merge (
   kld_sram_2048x19 u_partial_6_0 (
     .clk_i(clk_i),
     .we_i(tap_here_6_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[12] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_0)
   );
 
-  assign tap_here_6_1 = (tap_tag_i[23:22] == 2'd3) && tap_valid_i[1];
+  assign tap_here_6_1 = (tap_tag_i[24:23] == 2'd3) && tap_valid_i[1];
   assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1[18]}}, partial_6_1} : 22'd0;
 
   // partials of group 6, column 1
   kld_sram_2048x19 u_partial_6_1 (
     .clk_i(clk_i),
     .we_i(tap_here_6_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[21:12]} + 11'd1024 : {1'b0, tap_tag_i[21:12]}),
+    .waddr_i(tap_tag_i[25] ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_1)
   );
 
-  assign tap_here_6_2 = (tap_tag_i[35:34] == 2'd3) && tap_valid_i[2];
+  assign tap_here_6_2 = (tap_tag_i[37:36] == 2'd3) && tap_valid_i[2];
   assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2[18]}}, partial_6_2} : 22'd0;
 
   // partials of group 6, column 2
   kld_sram_2048x19 u_partial_6_2 (
     .clk_i(clk_i),
     .we_i(tap_here_6_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[33:24]} + 11'd1024 : {1'b0, tap_tag_i[33:24]}),
+    .waddr_i(tap_tag_i[38] ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_2)
   );
 
-  assign tap_here_6_3 = (tap_tag_i[47:46] == 2'd3) && tap_valid_i[3];
+  assign tap_here_6_3 = (tap_tag_i[50:49] == 2'd3) && tap_valid_i[3];
   assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3[18]}}, partial_6_3} : 22'd0;
 
   // partials of group 6, column 3
   kld_sram_2048x19 u_partial_6_3 (
     .clk_i(clk_i),
     .we_i(tap_here_6_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[45:36]} + 11'd1024 : {1'b0, tap_tag_i[45:36]}),
+    .waddr_i(tap_tag_i[51] ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_3)
   );
 
-  assign tap_here_6_4 = (tap_tag_i[59:58] == 2'd3) && tap_valid_i[4];
+  assign tap_here_6_4 = (tap_tag_i[63:62] == 2'd3) && tap_valid_i[4];
   assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4[18]}}, partial_6_4} : 22'd0;
 
   // partials of group 6, column 4
   kld_sram_2048x19 u_partial_6_4 (
     .clk_i(clk_i),
     .we_i(tap_here_6_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[57:48]} + 11'd1024 : {1'b0, tap_tag_i[57:48]}),
+    .waddr_i(tap_tag_i[64] ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_4)
   );
 
-  assign tap_here_6_5 = (tap_tag_i[71:70] == 2'd3) && tap_valid_i[5];
+  assign tap_here_6_5 = (tap_tag_i[76:75] == 2'd3) && tap_valid_i[5];
   assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5[18]}}, partial_6_5} : 22'd0;
 
   // partials of group 6, column 5
   kld_sram_2048x19 u_partial_6_5 (
     .clk_i(clk_i),
     .we_i(tap_here_6_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[69:60]} + 11'd1024 : {1'b0, tap_tag_i[69:60]}),
+    .waddr_i(tap_tag_i[77] ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_5)
   );
 
-  assign tap_here_6_6 = (tap_tag_i[83:82] == 2'd3) && tap_valid_i[6];
+  assign tap_here_6_6 = (tap_tag_i[89:88] == 2'd3) && tap_valid_i[6];
   assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6[18]}}, partial_6_6} : 22'd0;
 
   // partials of group 6, column 6
   kld_sram_2048x19 u_partial_6_6 (
     .clk_i(clk_i),
     .we_i(tap_here_6_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[81:72]} + 11'd1024 : {1'b0, tap_tag_i[81:72]}),
+    .waddr_i(tap_tag_i[90] ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_6)
   );
 
-  assign tap_here_6_7 = (tap_tag_i[95:94] == 2'd3) && tap_valid_i[7];
+  assign tap_here_6_7 = (tap_tag_i[102:101] == 2'd3) && tap_valid_i[7];
   assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7[18]}}, partial_6_7} : 22'd0;
 
   // partials of group 6, column 7
   kld_sram_2048x19 u_partial_6_7 (
     .clk_i(clk_i),
     .we_i(tap_here_6_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
+    .waddr_i(tap_tag_i[103] ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_7)
   );
 
-  assign tap_here_6_8 = (tap_tag_i[107:106] == 2'd3) && tap_valid_i[8];
+  assign tap_here_6_8 = (tap_tag_i[115:114] == 2'd3) && tap_valid_i[8];
   assign term_6_8 = group_valid_i[6] ? {{3{partial_6_8[18]}}, partial_6_8} : 22'd0;
 
   // partials of group 6, column 8
   kld_sram_2048x19 u_partial_6_8 (
     .clk_i(clk_i),
     .we_i(tap_here_6_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[105:96]} + 11'd1024 : {1'b0, tap_tag_i[105:96]}),
+    .waddr_i(tap_tag_i[116] ? {1'b0, tap_tag_i[113:104]} + 11'd1024 : {1'b0, tap_tag_i[113:104]}),
     .wdata_i(tap_psum_i[170:152]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_8)
   );
 
-  assign tap_here_6_9 = (tap_tag_i[119:118] == 2'd3) && tap_valid_i[9];
+  assign tap_here_6_9 = (tap_tag_i[128:127] == 2'd3) && tap_valid_i[9];
   assign term_6_9 = group_valid_i[6] ? {{3{partial_6_9[18]}}, partial_6_9} : 22'd0;
 
   // partials of group 6, column 9
   kld_sram_2048x19 u_partial_6_9 (
     .clk_i(clk_i),
     .we_i(tap_here_6_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[117:108]} + 11'd1024 : {1'b0, tap_tag_i[117:108]}),
+    .waddr_i(tap_tag_i[129] ? {1'b0, tap_tag_i[126:117]} + 11'd1024 : {1'b0, tap_tag_i[126:117]}),
     .wdata_i(tap_psum_i[189:171]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_9)
   );
 
-  assign tap_here_6_10 = (tap_tag_i[131:130] == 2'd3) && tap_valid_i[10];
+  assign tap_here_6_10 = (tap_tag_i[141:140] == 2'd3) && tap_valid_i[10];
   assign term_6_10 = group_valid_i[6] ? {{3{partial_6_10[18]}}, partial_6_10} : 22'd0;
 
   // partials of group 6, column 10
   kld_sram_2048x19 u_partial_6_10 (
     .clk_i(clk_i),
     .we_i(tap_here_6_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[129:120]} + 11'd1024 : {1'b0, tap_tag_i[129:120]}),
+    .waddr_i(tap_tag_i[142] ? {1'b0, tap_tag_i[139:130]} + 11'd1024 : {1'b0, tap_tag_i[139:130]}),
     .wdata_i(tap_psum_i[208:190]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_10)
   );
 
-  assign tap_here_6_11 = (tap_tag_i[143:142] == 2'd3) && tap_valid_i[11];
+  assign tap_here_6_11 = (tap_tag_i[154:153] == 2'd3) && tap_valid_i[11];
   assign term_6_11 = group_valid_i[6] ? {{3{partial_6_11[18]}}, partial_6_11} : 22'd0;
 
   // partials of group 6, column 11
   kld_sram_2048x19 u_partial_6_11 (
     .clk_i(clk_i),
     .we_i(tap_here_6_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[141:132]} + 11'd1024 : {1'b0, tap_tag_i[141:132]}),
+    .waddr_i(tap_tag_i[155] ? {1'b0, tap_tag_i[152:143]} + 11'd1024 : {1'b0, tap_tag_i[152:143]}),
     .wdata_i(tap_psum_i[227:209]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_11)
   );
 
-  assign tap_here_6_12 = (tap_tag_i[155:154] == 2'd3) && tap_valid_i[12];
+  assign tap_here_6_12 = (tap_tag_i[167:166] == 2'd3) && tap_valid_i[12];
   assign term_6_12 = group_valid_i[6] ? {{3{partial_6_12[18]}}, partial_6_12} : 22'd0;
 
   // partials of group 6, column 12
   kld_sram_2048x19 u_partial_6_12 (
     .clk_i(clk_i),
     .we_i(tap_here_6_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[153:144]} + 11'd1024 : {1'b0, tap_tag_i[153:144]}),
+    .waddr_i(tap_tag_i[168] ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
     .wdata_i(tap_psum_i[246:228]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_12)
   );
 
-  assign tap_here_6_13 = (tap_tag_i[167:166] == 2'd3) && tap_valid_i[13];
+  assign tap_here_6_13 = (tap_tag_i[180:179] == 2'd3) && tap_valid_i[13];
   assign term_6_13 = group_valid_i[6] ? {{3{partial_6_13[18]}}, partial_6_13} : 22'd0;
 
   // partials of group 6, column 13
   kld_sram_2048x19 u_partial_6_13 (
     .clk_i(clk_i),
     .we_i(tap_here_6_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[165:156]} + 11'd1024 : {1'b0, tap_tag_i[165:156]}),
+    .waddr_i(tap_tag_i[181] ? {1'b0, tap_tag_i[178:169]} + 11'd1024 : {1'b0, tap_tag_i[178:169]}),
     .wdata_i(tap_psum_i[265:247]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_13)
   );
 
-  assign tap_here_6_14 = (tap_tag_i[179:178] == 2'd3) && tap_valid_i[14];
+  assign tap_here_6_14 = (tap_tag_i[193:192] == 2'd3) && tap_valid_i[14];
   assign term_6_14 = group_valid_i[6] ? {{3{partial_6_14[18]}}, partial_6_14} : 22'd0;
 
   // partials of group 6, column 14
   kld_sram_2048x19 u_partial_6_14 (
     .clk_i(clk_i),
     .we_i(tap_here_6_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[177:168]} + 11'd1024 : {1'b0, tap_tag_i[177:168]}),
+    .waddr_i(tap_tag_i[194] ? {1'b0, tap_tag_i[191:182]} + 11'd1024 : {1'b0, tap_tag_i[191:182]}),
     .wdata_i(tap_psum_i[284:266]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_14)
   );
 
-  assign tap_here_6_15 = (tap_tag_i[191:190] == 2'd3) && tap_valid_i[15];
+  assign tap_here_6_15 = (tap_tag_i[206:205] == 2'd3) && tap_valid_i[15];
   assign term_6_15 = group_valid_i[6] ? {{3{partial_6_15[18]}}, partial_6_15} : 22'd0;
 
   // partials of group 6, column 15
   kld_sram_2048x19 u_partial_6_15 (
     .clk_i(clk_i),
     .we_i(tap_here_6_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[189:180]} + 11'd1024 : {1'b0, tap_tag_i[189:180]}),
+    .waddr_i(tap_tag_i[207] ? {1'b0, tap_tag_i[204:195]} + 11'd1024 : {1'b0, tap_tag_i[204:195]}),
     .wdata_i(tap_psum_i[303:285]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_15)
@@ -2401,209 +2399,209 @@ module kld_merge (
     .rdata_o(root_7)
   );
 
-  assign tap_here_7_0 = (tap_tag_i[203:202] == 2'd3) && tap_valid_i[16];
+  assign tap_here_7_0 = (tap_tag_i[219:218] == 2'd3) && tap_valid_i[16];
   assign term_7_0 = group_valid_i[7] ? {{3{partial_7_0[18]}}, partial_7_0} : 22'd0;
 
   // partials of group 7, column 0
   kld_sram_2048x19 u_partial_7_0 (
     .clk_i(clk_i),
     .we_i(tap_here_7_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[201:192]} + 11'd1024 : {1'b0, tap_tag_i[201:192]}),
+    .waddr_i(tap_tag_i[220] ? {1'b0, tap_tag_i[217:208]} + 11'd1024 : {1'b0, tap_tag_i[217:208]}),
     .wdata_i(tap_psum_i[322:304]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_0)
   );
 
-  assign tap_here_7_1 = (tap_tag_i[215:214] == 2'd3) && tap_valid_i[17];
+  assign tap_here_7_1 = (tap_tag_i[232:231] == 2'd3) && tap_valid_i[17];
   assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1[18]}}, partial_7_1} : 22'd0;
 
   // partials of group 7, column 1
   kld_sram_2048x19 u_partial_7_1 (
     .clk_i(clk_i),
     .we_i(tap_here_7_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[213:204]} + 11'd1024 : {1'b0, tap_tag_i[213:204]}),
+    .waddr_i(tap_tag_i[233] ? {1'b0, tap_tag_i[230:221]} + 11'd1024 : {1'b0, tap_tag_i[230:221]}),
     .wdata_i(tap_psum_i[341:323]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_1)
   );
 
-  assign tap_here_7_2 = (tap_tag_i[227:226] == 2'd3) && tap_valid_i[18];
+  assign tap_here_7_2 = (tap_tag_i[245:244] == 2'd3) && tap_valid_i[18];
   assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2[18]}}, partial_7_2} : 22'd0;
 
   // partials of group 7, column 2
   kld_sram_2048x19 u_partial_7_2 (
     .clk_i(clk_i),
     .we_i(tap_here_7_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[225:216]} + 11'd1024 : {1'b0, tap_tag_i[225:216]}),
+    .waddr_i(tap_tag_i[246] ? {1'b0, tap_tag_i[243:234]} + 11'd1024 : {1'b0, tap_tag_i[243:234]}),
     .wdata_i(tap_psum_i[360:342]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_2)
   );
 
-  assign tap_here_7_3 = (tap_tag_i[239:238] == 2'd3) && tap_valid_i[19];
+  assign tap_here_7_3 = (tap_tag_i[258:257] == 2'd3) && tap_valid_i[19];
   assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3[18]}}, partial_7_3} : 22'd0;
 
   // partials of group 7, column 3
   kld_sram_2048x19 u_partial_7_3 (
     .clk_i(clk_i),
     .we_i(tap_here_7_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[237:228]} + 11'd1024 : {1'b0, tap_tag_i[237:228]}),
+    .waddr_i(tap_tag_i[259] ? {1'b0, tap_tag_i[256:247]} + 11'd1024 : {1'b0, tap_tag_i[256:247]}),
     .wdata_i(tap_psum_i[379:361]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_3)
   );
 
-  assign tap_here_7_4 = (tap_tag_i[251:250] == 2'd3) && tap_valid_i[20];
+  assign tap_here_7_4 = (tap_tag_i[271:270] == 2'd3) && tap_valid_i[20];
   assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4[18]}}, partial_7_4} : 22'd0;
 
   // partials of group 7, column 4
   kld_sram_2048x19 u_partial_7_4 (
     .clk_i(clk_i),
     .we_i(tap_here_7_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[249:240]} + 11'd1024 : {1'b0, tap_tag_i[249:240]}),
+    .waddr_i(tap_tag_i[272] ? {1'b0, tap_tag_i[269:260]} + 11'd1024 : {1'b0, tap_tag_i[269:260]}),
     .wdata_i(tap_psum_i[398:380]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_4)
   );
 
-  assign tap_here_7_5 = (tap_tag_i[263:262] == 2'd3) && tap_valid_i[21];
+  assign tap_here_7_5 = (tap_tag_i[284:283] == 2'd3) && tap_valid_i[21];
   assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5[18]}}, partial_7_5} : 22'd0;
 
   // partials of group 7, column 5
   kld_sram_2048x19 u_partial_7_5 (
     .clk_i(clk_i),
     .we_i(tap_here_7_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[261:252]} + 11'd1024 : {1'b0, tap_tag_i[261:252]}),
+    .waddr_i(tap_tag_i[285] ? {1'b0, tap_tag_i[282:273]} + 11'd1024 : {1'b0, tap_tag_i[282:273]}),
     .wdata_i(tap_psum_i[417:399]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_5)
   );
 
-  assign tap_here_7_6 = (tap_tag_i[275:274] == 2'd3) && tap_valid_i[22];
+  assign tap_here_7_6 = (tap_tag_i[297:296] == 2'd3) && tap_valid_i[22];
   assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6[18]}}, partial_7_6} : 22'd0;
 
   // partials of group 7, column 6
   kld_sram_2048x19 u_partial_7_6 (
     .clk_i(clk_i),
     .we_i(tap_here_7_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[273:264]} + 11'd1024 : {1'b0, tap_tag_i[273:264]}),
+    .waddr_i(tap_tag_i[298] ? {1'b0, tap_tag_i[295:286]} + 11'd1024 : {1'b0, tap_tag_i[295:286]}),
     .wdata_i(tap_psum_i[436:418]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_6)
   );
 
-  assign tap_here_7_7 = (tap_tag_i[287:286] == 2'd3) && tap_valid_i[23];
+  assign tap_here_7_7 = (tap_tag_i[310:309] == 2'd3) && tap_valid_i[23];
   assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7[18]}}, partial_7_7} : 22'd0;
 
   // partials of group 7, column 7
   kld_sram_2048x19 u_partial_7_7 (
     .clk_i(clk_i),
     .we_i(tap_here_7_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[285:276]} + 11'd1024 : {1'b0, tap_tag_i[285:276]}),
+    .waddr_i(tap_tag_i[311] ? {1'b0, tap_tag_i[308:299]} + 11'd1024 : {1'b0, tap_tag_i[308:299]}),
     .wdata_i(tap_psum_i[455:437]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_7)
   );
 
-  assign tap_here_7_8 = (tap_tag_i[299:298] == 2'd3) && tap_valid_i[24];
+  assign tap_here_7_8 = (tap_tag_i[323:322] == 2'd3) && tap_valid_i[24];
   assign term_7_8 = group_valid_i[7] ? {{3{partial_7_8[18]}}, partial_7_8} : 22'd0;
 
   // partials of group 7, column 8
   kld_sram_2048x19 u_partial_7_8 (
     .clk_i(clk_i),
     .we_i(tap_here_7_8),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[297:288]} + 11'd1024 : {1'b0, tap_tag_i[297:288]}),
+    .waddr_i(tap_tag_i[324] ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
     .wdata_i(tap_psum_i[474:456]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_8)
   );
 
-  assign tap_here_7_9 = (tap_tag_i[311:310] == 2'd3) && tap_valid_i[25];
+  assign tap_here_7_9 = (tap_tag_i[336:335] == 2'd3) && tap_valid_i[25];
   assign term_7_9 = group_valid_i[7] ? {{3{partial_7_9[18]}}, partial_7_9} : 22'd0;
 
   // partials of group 7, column 9
   kld_sram_2048x19 u_partial_7_9 (
     .clk_i(clk_i),
     .we_i(tap_here_7_9),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[309:300]} + 11'd1024 : {1'b0, tap_tag_i[309:300]}),
+    .waddr_i(tap_tag_i[337] ? {1'b0, tap_tag_i[334:325]} + 11'd1024 : {1'b0, tap_tag_i[334:325]}),
     .wdata_i(tap_psum_i[493:475]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_9)
   );
 
-  assign tap_here_7_10 = (tap_tag_i[323:322] == 2'd3) && tap_valid_i[26];
+  assign tap_here_7_10 = (tap_tag_i[349:348] == 2'd3) && tap_valid_i[26];
   assign term_7_10 = group_valid_i[7] ? {{3{partial_7_10[18]}}, partial_7_10} : 22'd0;
 
   // partials of group 7, column 10
   kld_sram_2048x19 u_partial_7_10 (
     .clk_i(clk_i),
     .we_i(tap_here_7_10),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[321:312]} + 11'd1024 : {1'b0, tap_tag_i[321:312]}),
+    .waddr_i(tap_tag_i[350] ? {1'b0, tap_tag_i[347:338]} + 11'd1024 : {1'b0, tap_tag_i[347:338]}),
     .wdata_i(tap_psum_i[512:494]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_10)
   );
 
-  assign tap_here_7_11 = (tap_tag_i[335:334] == 2'd3) && tap_valid_i[27];
+  assign tap_here_7_11 = (tap_tag_i[362:361] == 2'd3) && tap_valid_i[27];
   assign term_7_11 = group_valid_i[7] ? {{3{partial_7_11[18]}}, partial_7_11} : 22'd0;
 
   // partials of group 7, column 11
   kld_sram_2048x19 u_partial_7_11 (
     .clk_i(clk_i),
     .we_i(tap_here_7_11),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[333:324]} + 11'd1024 : {1'b0, tap_tag_i[333:324]}),
+    .waddr_i(tap_tag_i[363] ? {1'b0, tap_tag_i[360:351]} + 11'd1024 : {1'b0, tap_tag_i[360:351]}),
     .wdata_i(tap_psum_i[531:513]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_11)
   );
 
-  assign tap_here_7_12 = (tap_tag_i[347:346] == 2'd3) && tap_valid_i[28];
+  assign tap_here_7_12 = (tap_tag_i[375:374] == 2'd3) && tap_valid_i[28];
   assign term_7_12 = group_valid_i[7] ? {{3{partial_7_12[18]}}, partial_7_12} : 22'd0;
 
   // partials of group 7, column 12
   kld_sram_2048x19 u_partial_7_12 (
     .clk_i(clk_i),
     .we_i(tap_here_7_12),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[345:336]} + 11'd1024 : {1'b0, tap_tag_i[345:336]}),
+    .waddr_i(tap_tag_i[376] ? {1'b0, tap_tag_i[373:364]} + 11'd1024 : {1'b0, tap_tag_i[373:364]}),
     .wdata_i(tap_psum_i[550:532]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_12)
   );
 
-  assign tap_here_7_13 = (tap_tag_i[359:358] == 2'd3) && tap_valid_i[29];
+  assign tap_here_7_13 = (tap_tag_i[388:387] == 2'd3) && tap_valid_i[29];
   assign term_7_13 = group_valid_i[7] ? {{3{partial_7_13[18]}}, partial_7_13} : 22'd0;
 
   // partials of group 7, column 13
   kld_sram_2048x19 u_partial_7_13 (
     .clk_i(clk_i),
     .we_i(tap_here_7_13),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[357:348]} + 11'd1024 : {1'b0, tap_tag_i[357:348]}),
+    .waddr_i(tap_tag_i[389] ? {1'b0, tap_tag_i[386:377]} + 11'd1024 : {1'b0, tap_tag_i[386:377]}),
     .wdata_i(tap_psum_i[569:551]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_13)
   );
 
-  assign tap_here_7_14 = (tap_tag_i[371:370] == 2'd3) && tap_valid_i[30];
+  assign tap_here_7_14 = (tap_tag_i[401:400] == 2'd3) && tap_valid_i[30];
   assign term_7_14 = group_valid_i[7] ? {{3{partial_7_14[18]}}, partial_7_14} : 22'd0;
 
   // partials of group 7, column 14
   kld_sram_2048x19 u_partial_7_14 (
     .clk_i(clk_i),
     .we_i(tap_here_7_14),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[369:360]} + 11'd1024 : {1'b0, tap_tag_i[369:360]}),
+    .waddr_i(tap_tag_i[402] ? {1'b0, tap_tag_i[399:390]} + 11'd1024 : {1'b0, tap_tag_i[399:390]}),
     .wdata_i(tap_psum_i[588:570]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_14)
   );
 
-  assign tap_here_7_15 = (tap_tag_i[383:382] == 2'd3) && tap_valid_i[31];
+  assign tap_here_7_15 = (tap_tag_i[414:413] == 2'd3) && tap_valid_i[31];
   assign term_7_15 = group_valid_i[7] ? {{3{partial_7_15[18]}}, partial_7_15} : 22'd0;
 
   // partials of group 7, column 15
   kld_sram_2048x19 u_partial_7_15 (
     .clk_i(clk_i),
     .we_i(tap_here_7_15),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[381:372]} + 11'd1024 : {1'b0, tap_tag_i[381:372]}),
+    .waddr_i(tap_tag_i[415] ? {1'b0, tap_tag_i[412:403]} + 11'd1024 : {1'b0, tap_tag_i[412:403]}),
     .wdata_i(tap_psum_i[607:589]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_15)

@@ -73,7 +73,6 @@ module kld_top (
   localparam [2:0] StIdle = 3'd0;
   localparam [2:0] StLoadW = 3'd1;
   localparam [2:0] StIssue = 3'd2;
-  localparam [2:0] StDrain = 3'd3;
   localparam [2:0] StHandoff = 3'd4;
   localparam [2:0] StTail = 3'd5;
 
@@ -225,8 +224,6 @@ module kld_top (
   reg round_q;
   // the detection engine scans the grid
   reg det_busy_q;
-  // cycle within DRAIN
-  reg [4:0] cnt_q;
   // weight buffer of the pass engine's pass (pass parity)
   reg buf_q;
   // tokens of the m-tile remain to enter
@@ -335,10 +332,12 @@ module kld_top (
   reg [1:0] issue_kt_q;
   // their weight buffer
   reg issue_sel_q;
+  // their m-tile's partial bank
+  reg issue_bank_q;
   // segments whose A word enters the array
   reg [1:0] feed_valid_q;
-  // {k-tile, token} of each segment's word
-  reg [23:0] feed_tag_q;
+  // {bank, k-tile, token} of each segment's word
+  reg [25:0] feed_tag_q;
   // their weight buffer
   reg feed_sel_q;
   // the A words
@@ -422,7 +421,7 @@ module kld_top (
   // segment s reads the A bank of group kt*SEGS+s
   wire [127:0] seg_data;
   wire [31:0] tap_valid;
-  wire [383:0] tap_tag;
+  wire [415:0] tap_tag;
   // PARTIAL_W bits per tap
   wire [607:0] tap_psum;
   wire [511:0] merged;
@@ -430,11 +429,25 @@ module kld_top (
   // the gather engine can take an m-tile this cycle: its last read of the other bank is over or
   // being registered
   wire gather_free;
+  // the m-tile's last pass ends its ISSUE
+  wire mtile_end;
+  // bit k: an m-tile's passes ended k+1 cycles ago (its last taps in flight)
+  reg [24:0] land_q;
+  // an m-tile's last partial is written in this cycle
+  wire landed;
+  // m-tiles whose passes ended, not handed
+  reg [1:0] handoff_pending_q;
+  // m-tiles whose partials are all written, not handed
+  reg [1:0] handoff_ready_q;
+  // the m-tile the gather engine takes next
+  reg [1:0] handoff_mt_q;
+  // hand an m-tile's partials to the gather engine
+  wire gather_start;
+  // the gather of the m-tile before the pass engine's is over or taking its last read: the next
+  // m-tile may write that bank
+  wire bank_free;
   // the last word of the last gather leaves (in TAIL)
   wire run_finish;
-  // hand the m-tile's partials to the gather engine
-  wire gather_start;
-  wire drain_done;
   // the kept decisions no longer match A and the configuration
   wire decisions_stale;
   // output columns of this m-tile
@@ -748,6 +761,7 @@ module kld_top (
       issue_token_q <= seg_token;
       issue_kt_q <= kt_q;
       issue_sel_q <= buf_q;
+      issue_bank_q <= mt_q[0];
       if (kt_q == 2'd0) begin
         a_issue_addr_0_q <= seg_token[9:0];
       end
@@ -774,7 +788,8 @@ module kld_top (
       end
     end
     if (feed_any) begin
-      feed_tag_q <= {{issue_kt_q, issue_token_q[19:10]}, {issue_kt_q, issue_token_q[9:0]}};
+      feed_tag_q <= {{issue_bank_q, issue_kt_q, issue_token_q[19:10]}, {issue_bank_q,
+          issue_kt_q, issue_token_q[9:0]}};
       feed_sel_q <= issue_sel_q;
       feed_data_q <= seg_data;
     end
@@ -991,7 +1006,6 @@ module kld_top (
     .gather_en_i(gather_en),
     .dense_i(ctrl_dense_q),
     .group_valid_i(group_valid),
-    .wbank_i(mt_q[0]),
     .rbank_i(gather_mt_q[0]),
     .out_data_o(merged)
   );
@@ -1016,10 +1030,30 @@ module kld_top (
   assign done_o = done_q;
   assign out_fire = out_valid_q && out_ready_i;
   assign gather_free = !gather_issue_q && (!sum_valid_q || gather_en);
-  assign run_finish = out_fire && out_last_q && !gather_issue_q && !sum_valid_q && !mid_valid_q;
-  assign gather_start = st_handoff && gather_free;
-  assign drain_done = cnt_q == 5'd24;
-  assign pass_advance = (pass_end && !kt_is_last) || (st_handoff && gather_free && !mt_is_last);
+  assign mtile_end = pass_end && kt_is_last;
+  assign landed = land_q[24];
+  assign gather_start = (handoff_ready_q != 2'd0) && gather_free;
+  assign bank_free = (handoff_pending_q == 2'd0) || ((handoff_pending_q == 2'd1) && gather_free);
+  assign run_finish = out_fire && out_last_q && !gather_issue_q && !sum_valid_q && !mid_valid_q
+      && (handoff_pending_q == 2'd0);
+
+  // m-tiles between their last issue and the gather engine
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      land_q <= 25'd0;
+      handoff_pending_q <= 2'd0;
+      handoff_ready_q <= 2'd0;
+      handoff_mt_q <= 2'd0;
+    end else begin
+      land_q <= {land_q[23:0], mtile_end};
+      handoff_pending_q <= run_start ? 2'd0 : handoff_pending_q + {1'b0, mtile_end} - {1'b0,
+          gather_start};
+      handoff_ready_q <= run_start ? 2'd0 : handoff_ready_q + {1'b0, landed} - {1'b0, gather_start};
+      handoff_mt_q <= run_start ? 2'd0 : (gather_start ? handoff_mt_q + 2'd1 : handoff_mt_q);
+    end
+  end
+
+  assign pass_advance = (pass_end && !kt_is_last) || (st_handoff && bank_free);
 
   // pass engine (docs/hardware.md)
   always @(posedge clk_i or negedge rst_ni) begin
@@ -1027,7 +1061,6 @@ module kld_top (
       state_q <= 3'd0;
       mt_q <= 2'd0;
       kt_q <= 2'd0;
-      cnt_q <= 5'd0;
       buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
@@ -1057,8 +1090,11 @@ module kld_top (
           if (pass_last) begin
             if (kt_is_last) begin
               kt_q <= 2'd0;
-              cnt_q <= 5'd0;
-              state_q <= StDrain;
+              if (mt_is_last) begin
+                state_q <= StTail;
+              end else begin
+                state_q <= StHandoff;
+              end
             end else begin
               kt_q <= kt_q + 2'd1;
               buf_q <= !buf_q;
@@ -1070,29 +1106,17 @@ module kld_top (
             end
           end
         end
-        StDrain: begin
-          // the m-tile's last partials reach the merge before the gather reads them
-          if (drain_done) begin
-            state_q <= StHandoff;
-          end else begin
-            cnt_q <= cnt_q + 5'd1;
-          end
-        end
         StHandoff: begin
-          // the partials of m-tile mt are complete; the next m-tile writes the other bank, which
-          // the
-          // gather of m-tile mt-1 reads: wait until that gather is over
-          if (gather_free) begin
-            if (mt_is_last) begin
-              state_q <= StTail;
+          // the passes of m-tile mt are over; mt+1 writes the bank of mt-1: wait until its gather
+          // has
+          // read it (mt's own last partials land meanwhile, in the other bank)
+          if (bank_free) begin
+            mt_q <= mt_q + 2'd1;
+            buf_q <= !buf_q;
+            if (wl_next_ready) begin
+              state_q <= StIssue;
             end else begin
-              mt_q <= mt_q + 2'd1;
-              buf_q <= !buf_q;
-              if (wl_next_ready) begin
-                state_q <= StIssue;
-              end else begin
-                state_q <= StLoadW;
-              end
+              state_q <= StLoadW;
             end
           end
         end
@@ -1154,7 +1178,7 @@ module kld_top (
     end else begin
       if (gather_start) begin
         gather_issue_q <= 1'b1;
-        gather_mt_q <= mt_q;
+        gather_mt_q <= handoff_mt_q;
         gather_q <= 10'd0;
       end else begin
         if (gather_enter) begin
@@ -1225,7 +1249,7 @@ module kld_top (
   assign stall_trace = ctrl_trace_q && det_s2_valid_q && !dec_ready_i;
   assign starved = st_issue && (seg_valid == 2'd0) && !pass_last;
   assign stall_out = out_valid_q && !out_ready_i;
-  assign wait_gather = st_handoff && !gather_free;
+  assign wait_gather = st_handoff && !bank_free;
   assign stalled = stall_trace || stall_out;
 
   // performance counters

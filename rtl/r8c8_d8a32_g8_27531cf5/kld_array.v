@@ -44,14 +44,14 @@ module kld_array (
   input wire seg_valid_i,
   // weight buffer of this cycle's issues
   input wire sel_i,
-  // tag {k-tile, token} of each segment's issue
-  input wire [12:0] seg_tag_i,
+  // tag {bank, k-tile, token} of each segment's issue
+  input wire [13:0] seg_tag_i,
   // the group's GROUP_W channels of each segment's token
   input wire [63:0] seg_data_i,
   // segment s, column c at s*COLS+c
   output wire [7:0] tap_valid_o,
-  // tag {k-tile, token} of each tap
-  output wire [103:0] tap_tag_o,
+  // tag {bank, k-tile, token} of each tap
+  output wire [111:0] tap_tag_o,
   // partial sum of each tap (PARTIAL_W)
   output wire [151:0] tap_psum_o
 );
@@ -91,7 +91,7 @@ module kld_array (
   wire [7:0] row_load;
   // into this buffer
   wire [7:0] row_load_sel;
-  reg [12:0] tag_s0_q [0:14];
+  reg [13:0] tag_s0_q [0:14];
 
   genvar r;
   genvar c;
@@ -282,21 +282,21 @@ module kld_array (
   end
 
   assign tap_valid_o[0] = psum_valid[56];
-  assign tap_tag_o[12:0] = tag_s0_q[4'd7];
+  assign tap_tag_o[13:0] = tag_s0_q[4'd7];
   assign tap_valid_o[1] = psum_valid[57];
-  assign tap_tag_o[25:13] = tag_s0_q[4'd8];
+  assign tap_tag_o[27:14] = tag_s0_q[4'd8];
   assign tap_valid_o[2] = psum_valid[58];
-  assign tap_tag_o[38:26] = tag_s0_q[4'd9];
+  assign tap_tag_o[41:28] = tag_s0_q[4'd9];
   assign tap_valid_o[3] = psum_valid[59];
-  assign tap_tag_o[51:39] = tag_s0_q[4'd10];
+  assign tap_tag_o[55:42] = tag_s0_q[4'd10];
   assign tap_valid_o[4] = psum_valid[60];
-  assign tap_tag_o[64:52] = tag_s0_q[4'd11];
+  assign tap_tag_o[69:56] = tag_s0_q[4'd11];
   assign tap_valid_o[5] = psum_valid[61];
-  assign tap_tag_o[77:65] = tag_s0_q[4'd12];
+  assign tap_tag_o[83:70] = tag_s0_q[4'd12];
   assign tap_valid_o[6] = psum_valid[62];
-  assign tap_tag_o[90:78] = tag_s0_q[4'd13];
+  assign tap_tag_o[97:84] = tag_s0_q[4'd13];
   assign tap_valid_o[7] = psum_valid[63];
-  assign tap_tag_o[103:91] = tag_s0_q[4'd14];
+  assign tap_tag_o[111:98] = tag_s0_q[4'd14];
   assign tap_psum_o[18:0] = psum_south[1234:1216];
   assign tap_psum_o[37:19] = psum_south[1253:1235];
   assign tap_psum_o[56:38] = psum_south[1272:1254];

@@ -27,8 +27,8 @@
 module kld_merge (
   input wire clk_i,
   input wire [7:0] tap_valid_i,
-  // {k-tile, token} of each tap
-  input wire [103:0] tap_tag_i,
+  // {bank, k-tile, token} of each tap
+  input wire [111:0] tap_tag_i,
   // PARTIAL_W bits per tap
   input wire [151:0] tap_psum_i,
   // write group g's root of the detector's token
@@ -44,8 +44,6 @@ module kld_merge (
   input wire dense_i,
   // group g exists (g < K/GROUP_W)
   input wire [7:0] group_valid_i,
-  // bank the taps write: parity of the m-tile in the array
-  input wire wbank_i,
   // bank the gather reads: parity of the m-tile of the entering beat (registered with its
   // addresses)
   input wire rbank_i,
@@ -505,98 +503,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_0_0 (
     .clk_i(clk_i),
     .we_i(tap_here_0_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_0)
   );
 
-  assign tap_here_0_1 = (tap_tag_i[25:23] == 3'd0) && tap_valid_i[1];
+  assign tap_here_0_1 = (tap_tag_i[26:24] == 3'd0) && tap_valid_i[1];
   assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1[18]}}, partial_0_1} : 22'd0;
 
   // partials of group 0, column 1
   kld_sram_2048x19 u_partial_0_1 (
     .clk_i(clk_i),
     .we_i(tap_here_0_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_1)
   );
 
-  assign tap_here_0_2 = (tap_tag_i[38:36] == 3'd0) && tap_valid_i[2];
+  assign tap_here_0_2 = (tap_tag_i[40:38] == 3'd0) && tap_valid_i[2];
   assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2[18]}}, partial_0_2} : 22'd0;
 
   // partials of group 0, column 2
   kld_sram_2048x19 u_partial_0_2 (
     .clk_i(clk_i),
     .we_i(tap_here_0_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_2)
   );
 
-  assign tap_here_0_3 = (tap_tag_i[51:49] == 3'd0) && tap_valid_i[3];
+  assign tap_here_0_3 = (tap_tag_i[54:52] == 3'd0) && tap_valid_i[3];
   assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3[18]}}, partial_0_3} : 22'd0;
 
   // partials of group 0, column 3
   kld_sram_2048x19 u_partial_0_3 (
     .clk_i(clk_i),
     .we_i(tap_here_0_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_3)
   );
 
-  assign tap_here_0_4 = (tap_tag_i[64:62] == 3'd0) && tap_valid_i[4];
+  assign tap_here_0_4 = (tap_tag_i[68:66] == 3'd0) && tap_valid_i[4];
   assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4[18]}}, partial_0_4} : 22'd0;
 
   // partials of group 0, column 4
   kld_sram_2048x19 u_partial_0_4 (
     .clk_i(clk_i),
     .we_i(tap_here_0_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_4)
   );
 
-  assign tap_here_0_5 = (tap_tag_i[77:75] == 3'd0) && tap_valid_i[5];
+  assign tap_here_0_5 = (tap_tag_i[82:80] == 3'd0) && tap_valid_i[5];
   assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5[18]}}, partial_0_5} : 22'd0;
 
   // partials of group 0, column 5
   kld_sram_2048x19 u_partial_0_5 (
     .clk_i(clk_i),
     .we_i(tap_here_0_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_5)
   );
 
-  assign tap_here_0_6 = (tap_tag_i[90:88] == 3'd0) && tap_valid_i[6];
+  assign tap_here_0_6 = (tap_tag_i[96:94] == 3'd0) && tap_valid_i[6];
   assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6[18]}}, partial_0_6} : 22'd0;
 
   // partials of group 0, column 6
   kld_sram_2048x19 u_partial_0_6 (
     .clk_i(clk_i),
     .we_i(tap_here_0_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_6)
   );
 
-  assign tap_here_0_7 = (tap_tag_i[103:101] == 3'd0) && tap_valid_i[7];
+  assign tap_here_0_7 = (tap_tag_i[110:108] == 3'd0) && tap_valid_i[7];
   assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7[18]}}, partial_0_7} : 22'd0;
 
   // partials of group 0, column 7
   kld_sram_2048x19 u_partial_0_7 (
     .clk_i(clk_i),
     .we_i(tap_here_0_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_0_q),
     .rdata_o(partial_0_7)
@@ -619,98 +617,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_1_0 (
     .clk_i(clk_i),
     .we_i(tap_here_1_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_0)
   );
 
-  assign tap_here_1_1 = (tap_tag_i[25:23] == 3'd1) && tap_valid_i[1];
+  assign tap_here_1_1 = (tap_tag_i[26:24] == 3'd1) && tap_valid_i[1];
   assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1[18]}}, partial_1_1} : 22'd0;
 
   // partials of group 1, column 1
   kld_sram_2048x19 u_partial_1_1 (
     .clk_i(clk_i),
     .we_i(tap_here_1_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_1)
   );
 
-  assign tap_here_1_2 = (tap_tag_i[38:36] == 3'd1) && tap_valid_i[2];
+  assign tap_here_1_2 = (tap_tag_i[40:38] == 3'd1) && tap_valid_i[2];
   assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2[18]}}, partial_1_2} : 22'd0;
 
   // partials of group 1, column 2
   kld_sram_2048x19 u_partial_1_2 (
     .clk_i(clk_i),
     .we_i(tap_here_1_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_2)
   );
 
-  assign tap_here_1_3 = (tap_tag_i[51:49] == 3'd1) && tap_valid_i[3];
+  assign tap_here_1_3 = (tap_tag_i[54:52] == 3'd1) && tap_valid_i[3];
   assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3[18]}}, partial_1_3} : 22'd0;
 
   // partials of group 1, column 3
   kld_sram_2048x19 u_partial_1_3 (
     .clk_i(clk_i),
     .we_i(tap_here_1_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_3)
   );
 
-  assign tap_here_1_4 = (tap_tag_i[64:62] == 3'd1) && tap_valid_i[4];
+  assign tap_here_1_4 = (tap_tag_i[68:66] == 3'd1) && tap_valid_i[4];
   assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4[18]}}, partial_1_4} : 22'd0;
 
   // partials of group 1, column 4
   kld_sram_2048x19 u_partial_1_4 (
     .clk_i(clk_i),
     .we_i(tap_here_1_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_4)
   );
 
-  assign tap_here_1_5 = (tap_tag_i[77:75] == 3'd1) && tap_valid_i[5];
+  assign tap_here_1_5 = (tap_tag_i[82:80] == 3'd1) && tap_valid_i[5];
   assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5[18]}}, partial_1_5} : 22'd0;
 
   // partials of group 1, column 5
   kld_sram_2048x19 u_partial_1_5 (
     .clk_i(clk_i),
     .we_i(tap_here_1_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_5)
   );
 
-  assign tap_here_1_6 = (tap_tag_i[90:88] == 3'd1) && tap_valid_i[6];
+  assign tap_here_1_6 = (tap_tag_i[96:94] == 3'd1) && tap_valid_i[6];
   assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6[18]}}, partial_1_6} : 22'd0;
 
   // partials of group 1, column 6
   kld_sram_2048x19 u_partial_1_6 (
     .clk_i(clk_i),
     .we_i(tap_here_1_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_6)
   );
 
-  assign tap_here_1_7 = (tap_tag_i[103:101] == 3'd1) && tap_valid_i[7];
+  assign tap_here_1_7 = (tap_tag_i[110:108] == 3'd1) && tap_valid_i[7];
   assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7[18]}}, partial_1_7} : 22'd0;
 
   // partials of group 1, column 7
   kld_sram_2048x19 u_partial_1_7 (
     .clk_i(clk_i),
     .we_i(tap_here_1_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_1_q),
     .rdata_o(partial_1_7)
@@ -733,98 +731,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_2_0 (
     .clk_i(clk_i),
     .we_i(tap_here_2_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_0)
   );
 
-  assign tap_here_2_1 = (tap_tag_i[25:23] == 3'd2) && tap_valid_i[1];
+  assign tap_here_2_1 = (tap_tag_i[26:24] == 3'd2) && tap_valid_i[1];
   assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1[18]}}, partial_2_1} : 22'd0;
 
   // partials of group 2, column 1
   kld_sram_2048x19 u_partial_2_1 (
     .clk_i(clk_i),
     .we_i(tap_here_2_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_1)
   );
 
-  assign tap_here_2_2 = (tap_tag_i[38:36] == 3'd2) && tap_valid_i[2];
+  assign tap_here_2_2 = (tap_tag_i[40:38] == 3'd2) && tap_valid_i[2];
   assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2[18]}}, partial_2_2} : 22'd0;
 
   // partials of group 2, column 2
   kld_sram_2048x19 u_partial_2_2 (
     .clk_i(clk_i),
     .we_i(tap_here_2_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_2)
   );
 
-  assign tap_here_2_3 = (tap_tag_i[51:49] == 3'd2) && tap_valid_i[3];
+  assign tap_here_2_3 = (tap_tag_i[54:52] == 3'd2) && tap_valid_i[3];
   assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3[18]}}, partial_2_3} : 22'd0;
 
   // partials of group 2, column 3
   kld_sram_2048x19 u_partial_2_3 (
     .clk_i(clk_i),
     .we_i(tap_here_2_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_3)
   );
 
-  assign tap_here_2_4 = (tap_tag_i[64:62] == 3'd2) && tap_valid_i[4];
+  assign tap_here_2_4 = (tap_tag_i[68:66] == 3'd2) && tap_valid_i[4];
   assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4[18]}}, partial_2_4} : 22'd0;
 
   // partials of group 2, column 4
   kld_sram_2048x19 u_partial_2_4 (
     .clk_i(clk_i),
     .we_i(tap_here_2_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_4)
   );
 
-  assign tap_here_2_5 = (tap_tag_i[77:75] == 3'd2) && tap_valid_i[5];
+  assign tap_here_2_5 = (tap_tag_i[82:80] == 3'd2) && tap_valid_i[5];
   assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5[18]}}, partial_2_5} : 22'd0;
 
   // partials of group 2, column 5
   kld_sram_2048x19 u_partial_2_5 (
     .clk_i(clk_i),
     .we_i(tap_here_2_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_5)
   );
 
-  assign tap_here_2_6 = (tap_tag_i[90:88] == 3'd2) && tap_valid_i[6];
+  assign tap_here_2_6 = (tap_tag_i[96:94] == 3'd2) && tap_valid_i[6];
   assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6[18]}}, partial_2_6} : 22'd0;
 
   // partials of group 2, column 6
   kld_sram_2048x19 u_partial_2_6 (
     .clk_i(clk_i),
     .we_i(tap_here_2_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_6)
   );
 
-  assign tap_here_2_7 = (tap_tag_i[103:101] == 3'd2) && tap_valid_i[7];
+  assign tap_here_2_7 = (tap_tag_i[110:108] == 3'd2) && tap_valid_i[7];
   assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7[18]}}, partial_2_7} : 22'd0;
 
   // partials of group 2, column 7
   kld_sram_2048x19 u_partial_2_7 (
     .clk_i(clk_i),
     .we_i(tap_here_2_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_2_q),
     .rdata_o(partial_2_7)
@@ -847,98 +845,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_3_0 (
     .clk_i(clk_i),
     .we_i(tap_here_3_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_0)
   );
 
-  assign tap_here_3_1 = (tap_tag_i[25:23] == 3'd3) && tap_valid_i[1];
+  assign tap_here_3_1 = (tap_tag_i[26:24] == 3'd3) && tap_valid_i[1];
   assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1[18]}}, partial_3_1} : 22'd0;
 
   // partials of group 3, column 1
   kld_sram_2048x19 u_partial_3_1 (
     .clk_i(clk_i),
     .we_i(tap_here_3_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_1)
   );
 
-  assign tap_here_3_2 = (tap_tag_i[38:36] == 3'd3) && tap_valid_i[2];
+  assign tap_here_3_2 = (tap_tag_i[40:38] == 3'd3) && tap_valid_i[2];
   assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2[18]}}, partial_3_2} : 22'd0;
 
   // partials of group 3, column 2
   kld_sram_2048x19 u_partial_3_2 (
     .clk_i(clk_i),
     .we_i(tap_here_3_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_2)
   );
 
-  assign tap_here_3_3 = (tap_tag_i[51:49] == 3'd3) && tap_valid_i[3];
+  assign tap_here_3_3 = (tap_tag_i[54:52] == 3'd3) && tap_valid_i[3];
   assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3[18]}}, partial_3_3} : 22'd0;
 
   // partials of group 3, column 3
   kld_sram_2048x19 u_partial_3_3 (
     .clk_i(clk_i),
     .we_i(tap_here_3_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_3)
   );
 
-  assign tap_here_3_4 = (tap_tag_i[64:62] == 3'd3) && tap_valid_i[4];
+  assign tap_here_3_4 = (tap_tag_i[68:66] == 3'd3) && tap_valid_i[4];
   assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4[18]}}, partial_3_4} : 22'd0;
 
   // partials of group 3, column 4
   kld_sram_2048x19 u_partial_3_4 (
     .clk_i(clk_i),
     .we_i(tap_here_3_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_4)
   );
 
-  assign tap_here_3_5 = (tap_tag_i[77:75] == 3'd3) && tap_valid_i[5];
+  assign tap_here_3_5 = (tap_tag_i[82:80] == 3'd3) && tap_valid_i[5];
   assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5[18]}}, partial_3_5} : 22'd0;
 
   // partials of group 3, column 5
   kld_sram_2048x19 u_partial_3_5 (
     .clk_i(clk_i),
     .we_i(tap_here_3_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_5)
   );
 
-  assign tap_here_3_6 = (tap_tag_i[90:88] == 3'd3) && tap_valid_i[6];
+  assign tap_here_3_6 = (tap_tag_i[96:94] == 3'd3) && tap_valid_i[6];
   assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6[18]}}, partial_3_6} : 22'd0;
 
   // partials of group 3, column 6
   kld_sram_2048x19 u_partial_3_6 (
     .clk_i(clk_i),
     .we_i(tap_here_3_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_6)
   );
 
-  assign tap_here_3_7 = (tap_tag_i[103:101] == 3'd3) && tap_valid_i[7];
+  assign tap_here_3_7 = (tap_tag_i[110:108] == 3'd3) && tap_valid_i[7];
   assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7[18]}}, partial_3_7} : 22'd0;
 
   // partials of group 3, column 7
   kld_sram_2048x19 u_partial_3_7 (
     .clk_i(clk_i),
     .we_i(tap_here_3_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_3_q),
     .rdata_o(partial_3_7)
@@ -961,98 +959,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_4_0 (
     .clk_i(clk_i),
     .we_i(tap_here_4_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_0)
   );
 
-  assign tap_here_4_1 = (tap_tag_i[25:23] == 3'd4) && tap_valid_i[1];
+  assign tap_here_4_1 = (tap_tag_i[26:24] == 3'd4) && tap_valid_i[1];
   assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1[18]}}, partial_4_1} : 22'd0;
 
   // partials of group 4, column 1
   kld_sram_2048x19 u_partial_4_1 (
     .clk_i(clk_i),
     .we_i(tap_here_4_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_1)
   );
 
-  assign tap_here_4_2 = (tap_tag_i[38:36] == 3'd4) && tap_valid_i[2];
+  assign tap_here_4_2 = (tap_tag_i[40:38] == 3'd4) && tap_valid_i[2];
   assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2[18]}}, partial_4_2} : 22'd0;
 
   // partials of group 4, column 2
   kld_sram_2048x19 u_partial_4_2 (
     .clk_i(clk_i),
     .we_i(tap_here_4_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_2)
   );
 
-  assign tap_here_4_3 = (tap_tag_i[51:49] == 3'd4) && tap_valid_i[3];
+  assign tap_here_4_3 = (tap_tag_i[54:52] == 3'd4) && tap_valid_i[3];
   assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3[18]}}, partial_4_3} : 22'd0;
 
   // partials of group 4, column 3
   kld_sram_2048x19 u_partial_4_3 (
     .clk_i(clk_i),
     .we_i(tap_here_4_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_3)
   );
 
-  assign tap_here_4_4 = (tap_tag_i[64:62] == 3'd4) && tap_valid_i[4];
+  assign tap_here_4_4 = (tap_tag_i[68:66] == 3'd4) && tap_valid_i[4];
   assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4[18]}}, partial_4_4} : 22'd0;
 
   // partials of group 4, column 4
   kld_sram_2048x19 u_partial_4_4 (
     .clk_i(clk_i),
     .we_i(tap_here_4_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_4)
   );
 
-  assign tap_here_4_5 = (tap_tag_i[77:75] == 3'd4) && tap_valid_i[5];
+  assign tap_here_4_5 = (tap_tag_i[82:80] == 3'd4) && tap_valid_i[5];
   assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5[18]}}, partial_4_5} : 22'd0;
 
   // partials of group 4, column 5
   kld_sram_2048x19 u_partial_4_5 (
     .clk_i(clk_i),
     .we_i(tap_here_4_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_5)
   );
 
-  assign tap_here_4_6 = (tap_tag_i[90:88] == 3'd4) && tap_valid_i[6];
+  assign tap_here_4_6 = (tap_tag_i[96:94] == 3'd4) && tap_valid_i[6];
   assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6[18]}}, partial_4_6} : 22'd0;
 
   // partials of group 4, column 6
   kld_sram_2048x19 u_partial_4_6 (
     .clk_i(clk_i),
     .we_i(tap_here_4_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_6)
   );
 
-  assign tap_here_4_7 = (tap_tag_i[103:101] == 3'd4) && tap_valid_i[7];
+  assign tap_here_4_7 = (tap_tag_i[110:108] == 3'd4) && tap_valid_i[7];
   assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7[18]}}, partial_4_7} : 22'd0;
 
   // partials of group 4, column 7
   kld_sram_2048x19 u_partial_4_7 (
     .clk_i(clk_i),
     .we_i(tap_here_4_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_4_q),
     .rdata_o(partial_4_7)
@@ -1075,98 +1073,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_5_0 (
     .clk_i(clk_i),
     .we_i(tap_here_5_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_0)
   );
 
-  assign tap_here_5_1 = (tap_tag_i[25:23] == 3'd5) && tap_valid_i[1];
+  assign tap_here_5_1 = (tap_tag_i[26:24] == 3'd5) && tap_valid_i[1];
   assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1[18]}}, partial_5_1} : 22'd0;
 
   // partials of group 5, column 1
   kld_sram_2048x19 u_partial_5_1 (
     .clk_i(clk_i),
     .we_i(tap_here_5_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_1)
   );
 
-  assign tap_here_5_2 = (tap_tag_i[38:36] == 3'd5) && tap_valid_i[2];
+  assign tap_here_5_2 = (tap_tag_i[40:38] == 3'd5) && tap_valid_i[2];
   assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2[18]}}, partial_5_2} : 22'd0;
 
   // partials of group 5, column 2
   kld_sram_2048x19 u_partial_5_2 (
     .clk_i(clk_i),
     .we_i(tap_here_5_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_2)
   );
 
-  assign tap_here_5_3 = (tap_tag_i[51:49] == 3'd5) && tap_valid_i[3];
+  assign tap_here_5_3 = (tap_tag_i[54:52] == 3'd5) && tap_valid_i[3];
   assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3[18]}}, partial_5_3} : 22'd0;
 
   // partials of group 5, column 3
   kld_sram_2048x19 u_partial_5_3 (
     .clk_i(clk_i),
     .we_i(tap_here_5_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_3)
   );
 
-  assign tap_here_5_4 = (tap_tag_i[64:62] == 3'd5) && tap_valid_i[4];
+  assign tap_here_5_4 = (tap_tag_i[68:66] == 3'd5) && tap_valid_i[4];
   assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4[18]}}, partial_5_4} : 22'd0;
 
   // partials of group 5, column 4
   kld_sram_2048x19 u_partial_5_4 (
     .clk_i(clk_i),
     .we_i(tap_here_5_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_4)
   );
 
-  assign tap_here_5_5 = (tap_tag_i[77:75] == 3'd5) && tap_valid_i[5];
+  assign tap_here_5_5 = (tap_tag_i[82:80] == 3'd5) && tap_valid_i[5];
   assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5[18]}}, partial_5_5} : 22'd0;
 
   // partials of group 5, column 5
   kld_sram_2048x19 u_partial_5_5 (
     .clk_i(clk_i),
     .we_i(tap_here_5_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_5)
   );
 
-  assign tap_here_5_6 = (tap_tag_i[90:88] == 3'd5) && tap_valid_i[6];
+  assign tap_here_5_6 = (tap_tag_i[96:94] == 3'd5) && tap_valid_i[6];
   assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6[18]}}, partial_5_6} : 22'd0;
 
   // partials of group 5, column 6
   kld_sram_2048x19 u_partial_5_6 (
     .clk_i(clk_i),
     .we_i(tap_here_5_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_6)
   );
 
-  assign tap_here_5_7 = (tap_tag_i[103:101] == 3'd5) && tap_valid_i[7];
+  assign tap_here_5_7 = (tap_tag_i[110:108] == 3'd5) && tap_valid_i[7];
   assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7[18]}}, partial_5_7} : 22'd0;
 
   // partials of group 5, column 7
   kld_sram_2048x19 u_partial_5_7 (
     .clk_i(clk_i),
     .we_i(tap_here_5_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_5_q),
     .rdata_o(partial_5_7)
@@ -1189,98 +1187,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_6_0 (
     .clk_i(clk_i),
     .we_i(tap_here_6_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_0)
   );
 
-  assign tap_here_6_1 = (tap_tag_i[25:23] == 3'd6) && tap_valid_i[1];
+  assign tap_here_6_1 = (tap_tag_i[26:24] == 3'd6) && tap_valid_i[1];
   assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1[18]}}, partial_6_1} : 22'd0;
 
   // partials of group 6, column 1
   kld_sram_2048x19 u_partial_6_1 (
     .clk_i(clk_i),
     .we_i(tap_here_6_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_1)
   );
 
-  assign tap_here_6_2 = (tap_tag_i[38:36] == 3'd6) && tap_valid_i[2];
+  assign tap_here_6_2 = (tap_tag_i[40:38] == 3'd6) && tap_valid_i[2];
   assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2[18]}}, partial_6_2} : 22'd0;
 
   // partials of group 6, column 2
   kld_sram_2048x19 u_partial_6_2 (
     .clk_i(clk_i),
     .we_i(tap_here_6_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_2)
   );
 
-  assign tap_here_6_3 = (tap_tag_i[51:49] == 3'd6) && tap_valid_i[3];
+  assign tap_here_6_3 = (tap_tag_i[54:52] == 3'd6) && tap_valid_i[3];
   assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3[18]}}, partial_6_3} : 22'd0;
 
   // partials of group 6, column 3
   kld_sram_2048x19 u_partial_6_3 (
     .clk_i(clk_i),
     .we_i(tap_here_6_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_3)
   );
 
-  assign tap_here_6_4 = (tap_tag_i[64:62] == 3'd6) && tap_valid_i[4];
+  assign tap_here_6_4 = (tap_tag_i[68:66] == 3'd6) && tap_valid_i[4];
   assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4[18]}}, partial_6_4} : 22'd0;
 
   // partials of group 6, column 4
   kld_sram_2048x19 u_partial_6_4 (
     .clk_i(clk_i),
     .we_i(tap_here_6_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_4)
   );
 
-  assign tap_here_6_5 = (tap_tag_i[77:75] == 3'd6) && tap_valid_i[5];
+  assign tap_here_6_5 = (tap_tag_i[82:80] == 3'd6) && tap_valid_i[5];
   assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5[18]}}, partial_6_5} : 22'd0;
 
   // partials of group 6, column 5
   kld_sram_2048x19 u_partial_6_5 (
     .clk_i(clk_i),
     .we_i(tap_here_6_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_5)
   );
 
-  assign tap_here_6_6 = (tap_tag_i[90:88] == 3'd6) && tap_valid_i[6];
+  assign tap_here_6_6 = (tap_tag_i[96:94] == 3'd6) && tap_valid_i[6];
   assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6[18]}}, partial_6_6} : 22'd0;
 
   // partials of group 6, column 6
   kld_sram_2048x19 u_partial_6_6 (
     .clk_i(clk_i),
     .we_i(tap_here_6_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_6)
   );
 
-  assign tap_here_6_7 = (tap_tag_i[103:101] == 3'd6) && tap_valid_i[7];
+  assign tap_here_6_7 = (tap_tag_i[110:108] == 3'd6) && tap_valid_i[7];
   assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7[18]}}, partial_6_7} : 22'd0;
 
   // partials of group 6, column 7
   kld_sram_2048x19 u_partial_6_7 (
     .clk_i(clk_i),
     .we_i(tap_here_6_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_6_q),
     .rdata_o(partial_6_7)
@@ -1303,98 +1301,98 @@ module kld_merge (
   kld_sram_2048x19 u_partial_7_0 (
     .clk_i(clk_i),
     .we_i(tap_here_7_0),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
+    .waddr_i(tap_tag_i[13] ? {1'b0, tap_tag_i[9:0]} + 11'd1024 : {1'b0, tap_tag_i[9:0]}),
     .wdata_i(tap_psum_i[18:0]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_0)
   );
 
-  assign tap_here_7_1 = (tap_tag_i[25:23] == 3'd7) && tap_valid_i[1];
+  assign tap_here_7_1 = (tap_tag_i[26:24] == 3'd7) && tap_valid_i[1];
   assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1[18]}}, partial_7_1} : 22'd0;
 
   // partials of group 7, column 1
   kld_sram_2048x19 u_partial_7_1 (
     .clk_i(clk_i),
     .we_i(tap_here_7_1),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[22:13]} + 11'd1024 : {1'b0, tap_tag_i[22:13]}),
+    .waddr_i(tap_tag_i[27] ? {1'b0, tap_tag_i[23:14]} + 11'd1024 : {1'b0, tap_tag_i[23:14]}),
     .wdata_i(tap_psum_i[37:19]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_1)
   );
 
-  assign tap_here_7_2 = (tap_tag_i[38:36] == 3'd7) && tap_valid_i[2];
+  assign tap_here_7_2 = (tap_tag_i[40:38] == 3'd7) && tap_valid_i[2];
   assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2[18]}}, partial_7_2} : 22'd0;
 
   // partials of group 7, column 2
   kld_sram_2048x19 u_partial_7_2 (
     .clk_i(clk_i),
     .we_i(tap_here_7_2),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[35:26]} + 11'd1024 : {1'b0, tap_tag_i[35:26]}),
+    .waddr_i(tap_tag_i[41] ? {1'b0, tap_tag_i[37:28]} + 11'd1024 : {1'b0, tap_tag_i[37:28]}),
     .wdata_i(tap_psum_i[56:38]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_2)
   );
 
-  assign tap_here_7_3 = (tap_tag_i[51:49] == 3'd7) && tap_valid_i[3];
+  assign tap_here_7_3 = (tap_tag_i[54:52] == 3'd7) && tap_valid_i[3];
   assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3[18]}}, partial_7_3} : 22'd0;
 
   // partials of group 7, column 3
   kld_sram_2048x19 u_partial_7_3 (
     .clk_i(clk_i),
     .we_i(tap_here_7_3),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[48:39]} + 11'd1024 : {1'b0, tap_tag_i[48:39]}),
+    .waddr_i(tap_tag_i[55] ? {1'b0, tap_tag_i[51:42]} + 11'd1024 : {1'b0, tap_tag_i[51:42]}),
     .wdata_i(tap_psum_i[75:57]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_3)
   );
 
-  assign tap_here_7_4 = (tap_tag_i[64:62] == 3'd7) && tap_valid_i[4];
+  assign tap_here_7_4 = (tap_tag_i[68:66] == 3'd7) && tap_valid_i[4];
   assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4[18]}}, partial_7_4} : 22'd0;
 
   // partials of group 7, column 4
   kld_sram_2048x19 u_partial_7_4 (
     .clk_i(clk_i),
     .we_i(tap_here_7_4),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[61:52]} + 11'd1024 : {1'b0, tap_tag_i[61:52]}),
+    .waddr_i(tap_tag_i[69] ? {1'b0, tap_tag_i[65:56]} + 11'd1024 : {1'b0, tap_tag_i[65:56]}),
     .wdata_i(tap_psum_i[94:76]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_4)
   );
 
-  assign tap_here_7_5 = (tap_tag_i[77:75] == 3'd7) && tap_valid_i[5];
+  assign tap_here_7_5 = (tap_tag_i[82:80] == 3'd7) && tap_valid_i[5];
   assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5[18]}}, partial_7_5} : 22'd0;
 
   // partials of group 7, column 5
   kld_sram_2048x19 u_partial_7_5 (
     .clk_i(clk_i),
     .we_i(tap_here_7_5),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[74:65]} + 11'd1024 : {1'b0, tap_tag_i[74:65]}),
+    .waddr_i(tap_tag_i[83] ? {1'b0, tap_tag_i[79:70]} + 11'd1024 : {1'b0, tap_tag_i[79:70]}),
     .wdata_i(tap_psum_i[113:95]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_5)
   );
 
-  assign tap_here_7_6 = (tap_tag_i[90:88] == 3'd7) && tap_valid_i[6];
+  assign tap_here_7_6 = (tap_tag_i[96:94] == 3'd7) && tap_valid_i[6];
   assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6[18]}}, partial_7_6} : 22'd0;
 
   // partials of group 7, column 6
   kld_sram_2048x19 u_partial_7_6 (
     .clk_i(clk_i),
     .we_i(tap_here_7_6),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[87:78]} + 11'd1024 : {1'b0, tap_tag_i[87:78]}),
+    .waddr_i(tap_tag_i[97] ? {1'b0, tap_tag_i[93:84]} + 11'd1024 : {1'b0, tap_tag_i[93:84]}),
     .wdata_i(tap_psum_i[132:114]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_6)
   );
 
-  assign tap_here_7_7 = (tap_tag_i[103:101] == 3'd7) && tap_valid_i[7];
+  assign tap_here_7_7 = (tap_tag_i[110:108] == 3'd7) && tap_valid_i[7];
   assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7[18]}}, partial_7_7} : 22'd0;
 
   // partials of group 7, column 7
   kld_sram_2048x19 u_partial_7_7 (
     .clk_i(clk_i),
     .we_i(tap_here_7_7),
-    .waddr_i(wbank_i ? {1'b0, tap_tag_i[100:91]} + 11'd1024 : {1'b0, tap_tag_i[100:91]}),
+    .waddr_i(tap_tag_i[111] ? {1'b0, tap_tag_i[107:98]} + 11'd1024 : {1'b0, tap_tag_i[107:98]}),
     .wdata_i(tap_psum_i[151:133]),
     .raddr_i(gather_addr_7_q),
     .rdata_o(partial_7_7)

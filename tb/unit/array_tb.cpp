@@ -30,7 +30,7 @@ struct TapValue {
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
   const int rows = c.rows, cols = c.cols, gw = c.group_w, segs = c.segs(), dw = c.data_w, aw = c.partial_w();
-  const int tw = ArrayBlock::tag_width(c);
+  const int tw = ArrayBlock::tag_width(c, kaleido::hw::partials_banked(c));  // kld_array: with the bank bit
   const int tiles = job.raw.value("tiles", 3);
   Vkld_array dut;
   Clock<Vkld_array> clock(dut);

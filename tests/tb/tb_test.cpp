@@ -254,6 +254,25 @@ TEST(Testbench, CornerCases) {
   }
 }
 
+// An m-tile's last partials land while the next m-tile's passes issue (no drain): with one k-tile and
+// a few tokens an m-tile's passes are shorter than its landing (2 + GROUP_W + COLS - 1 cycles), so
+// two m-tiles are in the array at once, each writing the bank its tags carry, and the pass engine
+// waits for an m-tile that has not yet reached the gather. Bit-exact, and CYCLES as documented.
+TEST(Testbench, MTilesShorterThanTheirLandingOverlapInTheArray) {
+  const int which = 0;  // 3 columns, M = 7: three m-tiles, the last one partial
+  const hw::HwConfig hw = hw_config(which);
+  for (const Grid& grid : {Grid{1, 1, 1}, Grid{1, 2, 2}, Grid{2, 1, 3}}) {
+    ReuseConfig c = at_limits(hw);
+    c.grid = grid;
+    c.channels = hw.group_w;  // one k-tile
+    c.tau.assign(static_cast<size_t>(c.groups()), 30);
+    const std::string tag = "short_" + std::to_string(grid.tokens());
+    const IntMatrix a = correlated_a(c, 11), b = make_int_uniform(c.channels, c.out_cols, c.data_w, 12);
+    expect_pass(run_tb(which, c, a, b, "--mode both --stall 0", tag), tag);
+    expect_pass(run_tb(which, c, a, b, "--mode both --stall 0.3", tag + "_stalls"), tag + " with stalls");
+  }
+}
+
 // Every product at its largest, (-2^(DATA_W-1))^2 = 2^(2*DATA_W-2), with K at MAX_K: each group's
 // partial, each array column and each dot product reaches the magnitude its exact width is derived
 // from (docs/hardware.md "Widths"), without wrapping ACC_W. A width one bit narrower overflows here
@@ -412,11 +431,12 @@ TEST(Testbench, AResetInTheMiddleOfARunRestartsTheCountersAndTheRerunIsBitExact)
 TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
   // The testbench checks CYCLES against the schedule moved by the back-pressure
   // it applied; here, with none, the dense count is the closed formula of
-  // docs/hardware.md: every m-tile's passes outlast the previous gather, and a
-  // pass (N cycles) hides the next pass's weight load behind it
+  // docs/hardware.md: every m-tile's passes outlast the previous m-tile's landing
+  // and gather, and a pass (N cycles) hides the next pass's weight load behind it
   // (N >= ROWS + kIssueStages + GROUP_W + COLS - 1), so only the first load
-  // (ROWS cycles, plus one: the PEs shift a cycle after the loader) is exposed
-  // and the k-tiles of an m-tile follow each other without a drain.
+  // (ROWS cycles, plus one: the PEs shift a cycle after the loader) is exposed,
+  // the k-tiles of an m-tile follow each other without a drain, and the m-tiles
+  // with one HANDOFF cycle.
   for (int which = 0; which < kHwConfigs; ++which) {
     const hw::HwConfig hw = hw_config(which);
     ReuseConfig c = at_limits(hw);
@@ -427,11 +447,13 @@ TEST(Testbench, DenseCyclesEqualTheDocumentedFormula) {
     const int64_t N = c.grid.tokens();
     const int64_t KT = (c.channels + hw.rows - 1) / hw.rows, MT = (c.out_cols + hw.cols - 1) / hw.cols;
     ASSERT_GE(N, hw.rows + hw::kIssueStages + hw.group_w + hw.cols - 1) << hw.name();
-    // ... + beats + 3: the last m-tile's gather, ceil(N / GATHER_W) beats, the last of which leaves three
-    // pipeline steps after it entered.
+    // The last m-tile's partials land kIssueStages + GROUP_W + COLS - 1 + MUL_PIPE cycles after its last
+    // issue; then its gather, ceil(N / GATHER_W) beats, the last of which leaves three pipeline steps
+    // after it entered.
     const int64_t beats = (N + hw.gather_w - 1) / hw.gather_w;
-    const int64_t formula =
-        hw.rows + 1 + MT * (KT * N + hw::kIssueStages + hw.group_w + hw.cols + hw.mul_pipe) + beats + 3;
+    const int64_t land = hw::kIssueStages + hw.group_w + hw.cols - 1 + hw.mul_pipe;
+    ASSERT_GE(KT * N, beats + land) << hw.name() << ": the gather of an m-tile would hold the next but one";
+    const int64_t formula = hw.rows + MT * (KT * N + 1) + land + beats + 4;
     EXPECT_EQ(r.report.at("cycles").get<int64_t>(), formula) << hw.name();
     EXPECT_EQ(r.report.at("stalls").at("weight_load").get<int64_t>(), hw.rows + 1) << hw.name();
     EXPECT_EQ(r.report.at("stall_cycles").get<int64_t>(), 0);
