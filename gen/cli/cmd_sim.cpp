@@ -28,13 +28,28 @@ struct SimCommand {
   bool json = false;
   bool plain = false;
 
-  // The reuse run's stall cycles by cause, and a hint when the detector starved the passes.
-  static void print_reuse_stalls(const sim::SimResult& r, int groups, int lanes_needed) {
+  // The reuse run's stall cycles by cause, and a hint when the detector starved the passes or the
+  // passes waited for the gather (the bank of the m-tile before: the gather-bound regime).
+  static void print_reuse_stalls(const sim::SimResult& r, int groups, int lanes_needed, int gather_w_needed) {
     const nlohmann::json st = r.reuse.tb.value("stalls", nlohmann::json::object());
     auto n = [&](const char* key) { return static_cast<long long>(st.value(key, int64_t{0})); };
     std::printf("  stalls (reuse)  detector-starved %lld, bank conflict %lld, output %lld, weight load %lld, "
                 "trace %lld cycles\n",
                 n("detector_starved"), n("bank_conflict"), n("output"), n("weight_load"), n("trace"));
+    const long long conflict = n("bank_conflict");
+    if (conflict * 100 > r.reuse.cycles) {  // over 1 %
+      std::printf("  note            the passes waited %lld cycles (%.1f %%) for the gather of the m-tile before: "
+                  "GATHER_W = %d tokens a cycle are slower than the passes at this reuse; ",
+                  conflict, 100.0 * static_cast<double>(conflict) / static_cast<double>(r.reuse.cycles),
+                  r.hw.gather_w);
+      if (gather_w_needed == 0)
+        std::printf("no GATHER_W the generator builds keeps up\n");
+      else if (gather_w_needed > r.hw.gather_w)
+        std::printf("GATHER_W %d keeps up (--gather-w %d; docs/hardware.md, \"Cycle count\")\n", gather_w_needed,
+                    gather_w_needed);
+      else
+        std::printf("a wider gather would not help by the rule (the waits follow each m-tile's landing)\n");
+    }
     const long long starved = n("detector_starved");
     if (starved * 100 <= r.reuse.cycles) return;  // under 1 %: nothing to act on
     const int lanes = r.hw.det_lanes(), rounds = (groups + lanes - 1) / lanes;
@@ -80,6 +95,10 @@ struct SimCommand {
     // The fewest lanes whose detection keeps up with this run's reuse (0: none does).
     const int lanes_needed = r.reuse.ran ? hw::lanes_to_keep_up(r.hw, req.cfg.groups(), r.skipped_fraction) : 0;
     if (r.reuse.ran) j["lanes_to_keep_up"] = lanes_needed;
+    // The narrowest gather that keeps up with this run's reuse (0: none the generator builds).
+    const int gather_w_needed =
+        r.reuse.ran ? hw::gather_w_to_keep_up(r.hw, req.cfg.channels, r.skipped_fraction) : 0;
+    if (r.reuse.ran) j["gather_w_to_keep_up"] = gather_w_needed;
     j["workload"] = req.workload;
     j["reuse_config"] = req.cfg;
     j["seconds"] = secs;
@@ -100,7 +119,7 @@ struct SimCommand {
       std::printf("  speedup         %.3fx measured, %.3fx ideal (1/(1-%.3f skipped)), achieved/ideal %.3f\n", r.speedup,
                   r.ideal_speedup, r.skipped_fraction, r.ideal_speedup > 0 ? r.speedup / r.ideal_speedup : 0.0);
       std::printf("  PE utilisation  reuse %.3f, dense %.3f\n", r.utilisation_reuse, r.utilisation_dense);
-      if (r.reuse.ran) print_reuse_stalls(r, req.cfg.groups(), lanes_needed);
+      if (r.reuse.ran) print_reuse_stalls(r, req.cfg.groups(), lanes_needed, gather_w_needed);
       if (!r.kept.empty()) {
         int64_t lo = r.kept.front().cycles, hi = lo;
         size_t exact = 0;

@@ -263,4 +263,13 @@ int lanes_to_keep_up(const HwConfig& hw, int groups, double r) {
   return 0;
 }
 
+int gather_w_to_keep_up(const HwConfig& hw, int channels, double r) {
+  if (channels < 1 || r < 0 || r > 1) throw InternalError("gather_w_to_keep_up: bad channel count or reuse ratio");
+  const double kt = static_cast<double>(ceil_div(channels, hw.rows));
+  const int64_t widest = find_hw_field("gather_w")->max;
+  for (int w = 1; w <= widest; ++w)
+    if (w * kt * (1.0 - r) >= 1.0) return w;
+  return 0;
+}
+
 }  // namespace kaleido::hw

@@ -53,4 +53,9 @@ ScheduleCycles keep_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std
 // 0 when no lane count does (one round is already longer than those passes).
 int lanes_to_keep_up(const HwConfig& hw, int groups, double r);
 
+// The narrowest gather whose beats keep up with the passes of an m-tile at reuse ratio `r` of a
+// run with `channels` (K) channels (docs/hardware.md "Cycle count"): GATHER_W >= 1 / (KT (1 - r)),
+// KT = ceil(K / ROWS). 0 when no GATHER_W the generator builds (hw_fields()' range) does.
+int gather_w_to_keep_up(const HwConfig& hw, int channels, double r);
+
 }  // namespace kaleido::hw

@@ -31,5 +31,24 @@ TEST(LanesToKeepUp, RoundsFitInTheFirstMTilesPasses) {
   EXPECT_THROW(lanes_to_keep_up(a8, 16, 1.5), InternalError);
 }
 
+// The gather-width rule of docs/hardware.md ("Cycle count"), on the figures it quotes for K = 128:
+// 8x8 (KT = 16) needs GATHER_W 2 above r = 0.9375, 16x16 (KT = 8) 2 above r = 0.875 and 3 at 0.95.
+TEST(GatherWToKeepUp, BeatsKeepUpWithTheMTilesPasses) {
+  const HwConfig a8 = default_config_8x8(), a16 = default_config_16x16();
+  EXPECT_EQ(gather_w_to_keep_up(a8, 128, 0.5), 1);
+  EXPECT_EQ(gather_w_to_keep_up(a8, 128, 0.9375), 1);  // 16 x 0.0625 = 1 pass's worth of N
+  EXPECT_EQ(gather_w_to_keep_up(a8, 128, 0.95), 2);
+  EXPECT_EQ(gather_w_to_keep_up(a16, 128, 0.861), 1);  // the synthetic "0.85": no bank conflict
+  EXPECT_EQ(gather_w_to_keep_up(a16, 128, 0.875), 1);
+  EXPECT_EQ(gather_w_to_keep_up(a16, 128, 0.9), 2);
+  EXPECT_EQ(gather_w_to_keep_up(a16, 128, 0.952), 3);
+  // K = 32 (the clip rows): KT = 2 at 16x16, so r = 0.52 already wants 2.
+  EXPECT_EQ(gather_w_to_keep_up(a16, 32, 0.521), 2);
+  EXPECT_EQ(gather_w_to_keep_up(a16, 128, 0.99), 0);  // 12.5 tokens a cycle: wider than built
+  EXPECT_EQ(gather_w_to_keep_up(a8, 128, 1.0), 0);
+  EXPECT_THROW(gather_w_to_keep_up(a8, 0, 0.5), InternalError);
+  EXPECT_THROW(gather_w_to_keep_up(a8, 128, -0.1), InternalError);
+}
+
 }  // namespace
 }  // namespace kaleido::hw
