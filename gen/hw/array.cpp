@@ -40,12 +40,14 @@ Module ArrayBlock::generate(const HwConfig& c, const Module& pe, const Module& l
   const Expr w_top = m.input("w_top_i", cols * dw, Sign::Unsigned, "weights entering the top row, column c at c*DATA_W");
   const Expr seg_valid = m.input("seg_valid_i", segs, Sign::Unsigned, "segment s issues a token this cycle");
   const Expr sel = m.input("sel_i", 1, Sign::Unsigned, "weight buffer of this cycle's issues");
-  const Expr seg_tag = m.input("seg_tag_i", segs * tw, Sign::Unsigned, bank_tag ? "tag {bank, k-tile, token} of each segment's issue"
-                                                   : "tag {k-tile, token} of each segment's issue");
+  const char* tag_fields = bank_tag ? "{bank, k-tile, token}" : "{k-tile, token}";
+  const Expr seg_tag = m.input("seg_tag_i", segs * tw, Sign::Unsigned,
+                               std::string("tag ") + tag_fields + " of each segment's issue");
   const Expr seg_data = m.input("seg_data_i", segs * gw * dw, Sign::Unsigned,
                                 "the group's GROUP_W channels of each segment's token");
   const Expr tap_valid = m.output("tap_valid_o", segs * cols, Sign::Unsigned, "segment s, column c at s*COLS+c");
-  const Expr tap_tag = m.output("tap_tag_o", segs * cols * tw, Sign::Unsigned, bank_tag ? "tag {bank, k-tile, token} of each tap" : "tag {k-tile, token} of each tap");
+  const Expr tap_tag = m.output("tap_tag_o", segs * cols * tw, Sign::Unsigned,
+                                std::string("tag ") + tag_fields + " of each tap");
   const Expr tap_psum = m.output("tap_psum_o", segs * cols * pw, Sign::Unsigned, "partial sum of each tap (PARTIAL_W)");
 
   // Flattened nets between PEs: activations and MAC flags run east (COLS+1

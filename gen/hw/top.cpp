@@ -618,7 +618,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                                "bit k: an m-tile's passes ended k+1 cycles ago (its last taps in flight)");
   const Expr landed = m.wire("landed", land_q[drain - 1], "an m-tile's last partial is written in this cycle");
   const Expr pend_q = m.signal("handoff_pending_q", 2, Sign::Unsigned, "m-tiles whose passes ended, not handed");
-  const Expr ready_q = m.signal("handoff_ready_q", 2, Sign::Unsigned, "m-tiles whose partials are all written, not handed");
+  const Expr ready_q =
+      m.signal("handoff_ready_q", 2, Sign::Unsigned, "m-tiles whose partials are all written, not handed");
   const Expr hand_mt_q = m.signal("handoff_mt_q", mtw, Sign::Unsigned, "the m-tile the gather engine takes next");
   const Expr gather_start = m.wire("gather_start", (ready_q != zero(2)) && gather_free,
                                    "hand an m-tile's partials to the gather engine");
