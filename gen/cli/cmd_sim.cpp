@@ -119,6 +119,12 @@ struct SimCommand {
       std::printf("  speedup         %.3fx measured, %.3fx ideal (1/(1-%.3f skipped)), achieved/ideal %.3f\n", r.speedup,
                   r.ideal_speedup, r.skipped_fraction, r.ideal_speedup > 0 ? r.speedup / r.ideal_speedup : 0.0);
       std::printf("  PE utilisation  reuse %.3f, dense %.3f\n", r.utilisation_reuse, r.utilisation_dense);
+      if (!r.segment_utilisation_reuse.empty()) {
+        std::printf("  segments        issue in");
+        for (size_t s = 0; s < r.segment_utilisation_reuse.size(); ++s)
+          std::printf("%s %.3f", s ? "," : "", r.segment_utilisation_reuse[s]);
+        std::printf(" of the reuse run's cycles (segment 0 first)\n");
+      }
       if (r.reuse.ran) print_reuse_stalls(r, req.cfg.groups(), lanes_needed, gather_w_needed);
       if (!r.kept.empty()) {
         int64_t lo = r.kept.front().cycles, hi = lo;

@@ -193,6 +193,22 @@ SimResult run_sim(SimRequest req, const Log& log) {
     res.utilisation_dense = static_cast<double>(res.dense.macs_issued) / (static_cast<double>(res.dense.cycles) * pes);
   if (res.plain.ran && res.plain.cycles > 0)
     res.utilisation_plain = all / (static_cast<double>(res.plain.cycles) * pes);
+  if (res.reuse.ran && res.reuse.cycles > 0) {
+    const std::vector<int64_t> len = hw::compute_list_lengths(c, v.decisions);
+    const int64_t mt = (c.out_cols + hw.cols - 1) / hw.cols;
+    std::vector<int64_t> issues(static_cast<size_t>(hw.segs()), 0);
+    int64_t pairs = 0;
+    for (size_t g = 0; g < len.size(); ++g) {
+      issues[g % issues.size()] += mt * len[g];
+      pairs += len[g];
+    }
+    // Every COMPUTE pair costs GROUP_W x M MACs over the m-tiles: what MACS_ISSUED counted.
+    if (pairs * c.group_w * c.out_cols != res.reuse.macs_issued)
+      throw InternalError("segment issues from the decisions (" + std::to_string(pairs) +
+                          " COMPUTE pairs) disagree with MACS_ISSUED " + std::to_string(res.reuse.macs_issued));
+    for (int64_t n : issues)
+      res.segment_utilisation_reuse.push_back(static_cast<double>(n) / static_cast<double>(res.reuse.cycles));
+  }
   if (res.reuse.ran && res.dense.ran && res.reuse.cycles > 0)
     res.speedup = static_cast<double>(res.dense.cycles) / static_cast<double>(res.reuse.cycles);
   if (res.reuse.ran && res.dense.ran) {
@@ -235,6 +251,7 @@ nlohmann::json SimResult::to_json() const {
                       {"dense", dense.ran ? dense.tb.value("stalls", nlohmann::json::object()) : nlohmann::json()}}},
           {"pe_utilisation_reuse", utilisation_reuse},
           {"pe_utilisation_dense", utilisation_dense},
+          {"segment_utilisation_reuse", segment_utilisation_reuse},
           {"plain", mode_json(plain)},
           {"kept_b_tiles", kept_json()},
           {"pe_utilisation_plain", utilisation_plain},

@@ -67,6 +67,10 @@ struct SimResult {
   double ideal_speedup = 0.0;  // 1 / (1 - skipped fraction)
   double utilisation_reuse = 0.0, utilisation_dense = 0.0;  // MACs issued / (cycles * ROWS * COLS)
   double utilisation_plain = 0.0;                           // the GEMM's MACs / (plain cycles * ROWS * COLS)
+  // Per array segment, the fraction of the reuse run's cycles in which it issued a token: each
+  // COMPUTE pair of group g is issued once per m-tile by segment g mod SEGS (the golden decisions'
+  // list lengths; their MACs are checked against the RTL's MACS_ISSUED). Empty without a reuse run.
+  std::vector<double> segment_utilisation_reuse;
   bool bit_exact() const {
     bool kept_exact = true;
     for (const ModeRun& k : kept) kept_exact = kept_exact && k.bit_exact;

@@ -582,6 +582,35 @@ TEST(Sim, PlainBaselineRunsTheSameGemm) {
   EXPECT_TRUE(fs::exists(req.work_dir / "tb_dense.json"));
 }
 
+// Segment s issues the COMPUTE pairs of groups s, s + SEGS, ... once per m-tile. Configuration 0
+// has two segments and six groups: with reuse off in segment 0's groups (0, 2, 4) it issues every
+// token of each, 3 N per m-tile, while segment 1's groups reuse.
+TEST(Sim, SegmentUtilisationFollowsEachSegmentsGroups) {
+  sim::SimRequest req;
+  req.hw = hw_config(0);
+  req.fit_hw = false;
+  req.cfg = at_limits(req.hw);
+  ReuseConfig& c = req.cfg;
+  ASSERT_EQ(req.hw.segs(), 2);
+  ASSERT_EQ(c.groups(), 6);
+  c.tau.assign(static_cast<size_t>(c.groups()), c.tau_max());
+  c.group_enable = {0, 1, 0, 1, 0, 1};
+  req.a = correlated_a(c, 31);
+  req.b = make_int_uniform(c.channels, c.out_cols, c.data_w, 32);
+  req.work_dir = testing::process_dir("sim_segments");
+  const sim::SimResult r = sim::run_sim(req);
+  ASSERT_TRUE(r.bit_exact());
+  ASSERT_EQ(r.segment_utilisation_reuse.size(), 2u);
+  const int64_t N = c.grid.tokens(), MT = (c.out_cols + req.hw.cols - 1) / req.hw.cols;
+  const double cycles = static_cast<double>(r.reuse.cycles);
+  EXPECT_DOUBLE_EQ(r.segment_utilisation_reuse[0], static_cast<double>(MT * 3 * N) / cycles);
+  EXPECT_LT(r.segment_utilisation_reuse[1], 0.5 * r.segment_utilisation_reuse[0]) << "segment 1's groups reuse";
+  // Both segments' issues are the MACs the RTL counted: GROUP_W x M per COMPUTE pair, M over MT m-tiles.
+  const double issues = (r.segment_utilisation_reuse[0] + r.segment_utilisation_reuse[1]) * cycles;
+  EXPECT_NEAR(issues * c.group_w * c.out_cols / static_cast<double>(MT), static_cast<double>(r.reuse.macs_issued), 1e-6);
+  EXPECT_EQ(r.to_json().at("segment_utilisation_reuse").size(), 2u);
+}
+
 TEST(Testbench, BothTopsReadBackTheRegisterMap) {
   for (const std::string top : {"kld_top", "kld_plain_top"})
     for (int which : {0, 2}) {
