@@ -18,10 +18,12 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const int dw = c.data_w, gw = c.group_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
   const int word = gw * dw, ew = word + tw;
   const Expr clk = m.input("clk_i", 1);
-  const Expr step = m.input("step_i", 1, Sign::Unsigned, "the position presented enters the second stage");
-  const Expr retire = m.input("retire_i", 1, Sign::Unsigned,
-                              "the second stage's position is decided: write the window (a cycle after its "
-                              "step, later when the pipeline is held)");
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr step_next = m.input("step_next_i", 1, Sign::Unsigned,
+                                 "the position presented next cycle enters the second stage");
+  const Expr retire_next = m.input("retire_next_i", 1, Sign::Unsigned,
+                                   "next cycle, the second stage's position is decided: write the window (a "
+                                   "cycle after its step, later when the trace holds it)");
   const Expr token = m.input("token_i", tw, Sign::Unsigned, "token being decided");
   const Expr slot = m.input("slot_i", sw, Sign::Unsigned, "window slot of this position (scan position mod WIN_CAP)");
   const Expr ref_avail = m.input("ref_avail_i", 3, Sign::Unsigned, "reference exists in the tile and window: bit 0 t, 1 h, 2 w");
@@ -42,6 +44,14 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr reuse = m.output("reuse_o", 1, Sign::Unsigned, "the second stage's pair is REUSE");
   const Expr axis_out = m.output("axis_o", 2, Sign::Unsigned, "chosen reference axis (0 when COMPUTE)");
   const Expr root_out = m.output("root_o", tw, Sign::Unsigned, "token whose partial this pair carries");
+  // Why step and retire arrive a cycle early and are registered here: each enables a few hundred
+  // of the lane's flops. Driven from kld_top, one net would cross into every lane, and the top's
+  // synthesis, which cannot see the loads behind the ports, gives it its weakest driver.
+  const Expr step = m.signal("step_q", 1, Sign::Unsigned, "the presented position enters the second stage");
+  const Expr retire = m.signal("retire_q", 1, Sign::Unsigned, "the second stage's position is decided");
+  Always& ctl = m.always_ff(clk, rst_n, "this lane's copies of the detector's step and retire");
+  ctl.flop(step, step_next, 0);
+  ctl.flop(retire, retire_next, 0);
 
   // Why two stages: the w reference of a position is the one before it, so Ahat of one position
   // feeds the next one's distance. The first stage measures the position against the four values
@@ -247,8 +257,11 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
            "Reuse detector: LANES groups decided per cycle at one scan position, a cycle after its step");
   const int lanes = c.det_lanes(), gw = c.group_w, dw = c.data_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
   const Expr clk = m.input("clk_i", 1);
-  const Expr step = m.input("step_i", 1, Sign::Unsigned, "the presented position enters the lanes' second stage");
-  const Expr retire = m.input("retire_i", 1, Sign::Unsigned, "the second stage's position is decided");
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr step_next = m.input("step_next_i", 1, Sign::Unsigned,
+                                 "next cycle, the presented position enters the lanes' second stage");
+  const Expr retire_next = m.input("retire_next_i", 1, Sign::Unsigned,
+                                   "next cycle, the second stage's position is decided");
   const Expr token = m.input("token_i", tw);
   const Expr slot = m.input("slot_i", sw);
   const Expr ref_avail = m.input("ref_avail_i", 3);
@@ -269,8 +282,9 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   // One lane instance per group decided in a cycle (a generate loop when there are several).
   auto conns = [&](const Expr& l) -> std::vector<Connection> {
     return {{"clk_i", clk},
-            {"step_i", step},
-            {"retire_i", retire},
+            {"rst_ni", rst_n},
+            {"step_next_i", step_next},
+            {"retire_next_i", retire_next},
             {"token_i", token},
             {"slot_i", slot},
             {"ref_avail_i", ref_avail},

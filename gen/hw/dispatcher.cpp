@@ -29,7 +29,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr groups = m.input("groups_i", gcw, Sign::Unsigned, "G = K / GROUP_W");
   const Expr dense = m.input("dense_i", 1, Sign::Unsigned, "dense mode: every segment issues every token");
   const Expr scan_clear = m.input("scan_clear_i", 1, Sign::Unsigned, "restart the scan at position 0");
-  const Expr scan_step = m.input("scan_step_i", 1, Sign::Unsigned, "advance to the next position");
+  const Expr scan_step_next = m.input("scan_step_next_i", 1, Sign::Unsigned,
+                                      "advance to the next position at the next cycle");
   const Expr list_clear = m.input("list_clear_i", 1, Sign::Unsigned, "empty every compute list");
   const Expr push = m.input("push_i", G, Sign::Unsigned, "group g's pair at push_token_i computes: append it");
   const Expr push_token = m.input("push_token_i", tw, Sign::Unsigned, "the token the pushes append");
@@ -88,8 +89,13 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr last_tcol = m.signal("last_tile_col_q", 1, Sign::Unsigned, "the tile is in the last tile column");
   const Expr last_trow = m.signal("last_tile_row_q", 1, Sign::Unsigned, "the tile is in the last tile row");
   // Next position: w, then h, then t, then the next tile; wraps after the last.
-  // A clear comes only while the scan is idle (scan_step_i low), and wins where both could meet:
+  // A clear comes only while the scan is idle (no step), and wins where both could meet:
   // the step is not qualified by it, which keeps the START checks off the scan's paths.
+  // The step is registered here, a cycle after kld_top decides it: it picks the next token for
+  // the A memories' read address, and a net from the top would reach it through a driver the
+  // top's synthesis sizes without seeing this module's loads.
+  const Expr scan_step = m.signal("scan_step_q", 1, Sign::Unsigned, "the scan advances to the next position");
+  m.always_ff(clk, rst_n, "the scan step, decided a cycle ahead").flop(scan_step, scan_step_next, 0);
   const Expr step = m.wire("scan_advance", scan_step);
   const Expr wrap_w = m.wire("wrap_w", last_w), wrap_h = m.wire("wrap_h", last_w && last_h);
   const Expr wrap_t = m.wire("wrap_t", last_w && last_h && last_t);
@@ -212,7 +218,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr dist_t_q = m.signal("ref_dist_t_q", sw, Sign::Unsigned, "the current tile's area mod 2^SW");
   // A clear leads to position 0, which has no references either: the read address ignores it, which
   // keeps the run-start logic off the path too. Both candidates (the position held, or the one
-  // after it) are registered a cycle early from the next slot and distances, so that scan_step_i
+  // after it) are registered a cycle early from the next slot and distances, so that the step
   // only picks one: the subtractions were between the step and the window memories.
   const Expr ref_stay_q = m.signal("ref_slot_stay_q", 2 * sw, Sign::Unsigned,
                                    "h, t reference slots of the position (slot - distance)");
@@ -255,7 +261,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   m.assign(scan_token, token_q);
   // Without the clear: scan_clear_i comes from the START checks, a long path, and this output
   // addresses every A bank; the top reads token 0 at a clear itself. A clear comes only while the
-  // scan is idle (scan_step_i low), so scan_step_i alone chooses.
+  // scan is idle (no step), so the step alone chooses.
   m.assign(scan_token_next, mux(scan_step, token_step, token_q));
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);

@@ -76,7 +76,7 @@ std::vector<Register> register_map(const HwConfig& c) {
       {"CTRL", reg::kCtrl, 1,
        {{"START", 0, 1, Access::W1, 0, false, plain, "write 1 to start a run (reads 0)"},
         rw_field("DENSE", 1, 1, "dense mode: every pair computes, no detection"),
-        rw_field("TRACE", 2, 1, "emit the decision trace stream (the detector waits for it)"),
+        rw_field("TRACE", 2, 1, "emit the decision trace stream (ready latency 1; the detector waits for it)"),
         rw_field("KEEP", 3, 1,
                  "with START: no detection; the run issues from the last detection's compute lists and "
                  "root tables (a further B tile of the same A; refused unless STATUS.DECIDED)")},
@@ -123,7 +123,7 @@ std::vector<Register> register_map(const HwConfig& c) {
       counter_reg("STALL_OUT", reg::kStallOut,
                   "cycles the gather engine waited for the output consumer (out_ready_i low)"),
       counter_reg("STALL_TRACE", reg::kStallTrace,
-                  "cycles the detector waited for the trace consumer (dec_ready_i low)"),
+                  "cycles the detector waited for the trace consumer (dec_ready_i low a cycle before)"),
       counter_reg("WAIT_GATHER", reg::kWaitGather,
                   "cycles the pass engine waited for the gather to free a partial bank"),
       counter_reg("LOADW_CYCLES", reg::kLoadWCycles, "cycles spent loading weights into the array (LOADW)"),

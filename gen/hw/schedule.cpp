@@ -18,15 +18,17 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 struct Lists {
   std::vector<std::vector<int64_t>> avail;  // per group, ascending cycles
   std::vector<int64_t> final_at;            // per group: first cycle the list is complete
+  int64_t trace_stalls = 0;                 // cycles a decision waited for the trace consumer
 };
 
 // Detection steps one scan position per cycle into the lanes' second stage, except in the cycles
-// the trace consumer held it (sorted, relative to the first BUSY cycle: a decision waited in the
-// second stage). A position's decision retires in the next cycle that is not held (the cycle the
-// next position steps in); it is registered, then written: its list entry is readable two cycles
-// after it retires.
+// the trace consumer holds it: a decision waits in the second stage in a cycle after one with
+// dec_ready_i low (`not_ready_cycles`, sorted, relative to the first BUSY cycle; ready latency 1).
+// A position's decision retires in the next cycle that is not held (the cycle the next position
+// steps in); it is registered, then written: its list entry is readable two cycles after it
+// retires.
 Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& dec,
-                      const std::vector<int64_t>& trace_stall_cycles) {
+                      const std::vector<int64_t>& not_ready_cycles) {
   const int G = cfg.groups();
   const int64_t N = cfg.grid.tokens();
   const int lanes = hw.det_lanes();
@@ -37,10 +39,12 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
   const int64_t rounds = ceil_div(G, lanes);
   size_t stall = 0;
   int64_t cycle = 0;
-  auto skip_stalls = [&] {
-    while (stall < trace_stall_cycles.size() && trace_stall_cycles[stall] == cycle) {
+  auto skip_stalls = [&] {  // only while a decision is held: an empty stage steps regardless
+    while (stall < not_ready_cycles.size() && not_ready_cycles[stall] < cycle) ++stall;
+    while (stall < not_ready_cycles.size() && not_ready_cycles[stall] == cycle) {
       ++stall;
       ++cycle;
+      ++l.trace_stalls;
     }
   };
   // The position in the second stage: its round and scan position (none before the first step).
@@ -120,8 +124,10 @@ ScheduleCycles run_engines(const HwConfig& hw, const ReuseConfig& cfg, const std
   // a buffer reloads this many cycles after its pass's ISSUE ended
   const int64_t reload = kIssueStages + hw.group_w + hw.cols - 1;
   ScheduleCycles s;
-  if (lists)
+  if (lists) {
     for (int64_t f : lists->final_at) s.detect = std::max(s.detect, f);
+    s.trace_stalls = lists->trace_stalls;
+  }
   int64_t adv = 0;               // first cycle the pass engine is on pass q
   int64_t adv_prev = 0;          // ... on pass q-1 (the loader stays at most one pass ahead)
   int64_t loader_free = 0;       // first cycle after the loader's previous load
@@ -218,7 +224,7 @@ ScheduleCycles dense_cycles(const HwConfig& hw, const ReuseConfig& cfg, const St
 
 ScheduleCycles reuse_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& decisions,
                             const StreamStalls& stalls) {
-  const Lists lists = detection_lists(hw, cfg, decisions, stalls.trace_cycles);
+  const Lists lists = detection_lists(hw, cfg, decisions, stalls.trace_not_ready_cycles);
   return run_engines(hw, cfg, compute_list_lengths(cfg, decisions), &lists, stalls);
 }
 

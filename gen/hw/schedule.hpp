@@ -15,7 +15,9 @@ namespace kaleido::hw {
 // Stream back-pressure seen during a run: it moves the schedule, so the
 // testbench passes what it applied (all zero = free-running streams).
 struct StreamStalls {
-  std::vector<int64_t> trace_cycles;  // cycles (from the first BUSY cycle) the detector waited for dec_ready_i
+  // Cycles (from the first BUSY cycle) after one with dec_ready_i low: no decision may transfer
+  // (the trace has ready latency 1). The detector waits in those of them that find a decision.
+  std::vector<int64_t> trace_not_ready_cycles;
   std::vector<int64_t> out_cycles;    // cycles (ascending, same origin) a word waited for out_ready_i
 };
 
@@ -29,6 +31,7 @@ struct ScheduleCycles {
   int64_t total = 0;        // cycles with BUSY set
   int64_t busy = 0;         // cycles with at least one issue
   int64_t starved = 0;      // ISSUE cycles waiting for the detector to extend a compute list
+  int64_t trace_stalls = 0;  // cycles a decision waited for the trace consumer (STALL_TRACE)
 };
 
 // Throws ConfigError naming the option to raise when `cfg` does not fit `hw` (grid, K, M, group

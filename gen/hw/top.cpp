@@ -317,15 +317,22 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr pass_pending = m.signal("pass_pending", 1), pass_nonempty = m.signal("pass_nonempty", 1);
   const Expr pass_last = m.signal("pass_last", 1);
   // The detector's lanes decide in two stages: a position steps into the second a cycle before
-  // its decision (the lanes' outputs) retires. Both hold while the trace has not taken a decision.
+  // its decision (the lanes' outputs) retires. Both hold while the trace may not take a decision.
+  // The trace has ready latency 1 (a decision transfers in a cycle after one with dec_ready_i
+  // high), so step and retire are known a cycle ahead: the dispatcher and every lane register
+  // their own copies (step_next, retire_next), and no combinational step crosses into them.
   const Expr s2_valid_q = m.signal("det_s2_valid_q", 1, Sign::Unsigned, "the lanes' second stage holds a position");
   const Expr s2_round_q = m.signal("det_s2_round_q", rw, Sign::Unsigned, "... its detection round");
   const Expr s2_token_q = m.signal("det_s2_token_q", tw, Sign::Unsigned, "... its token");
   const Expr s2_lanes_q = m.signal("det_s2_lane_valid_q", lanes, Sign::Unsigned, "... the lanes with a group");
-  const Expr det_advance = m.wire("det_advance", !(trace_q && s2_valid_q && !dec_ready),
-                                  "the detector's stages move on (the trace has taken the decision)");
-  const Expr step = m.wire("step", det_busy_q && det_advance, "the scan position steps into the second stage");
-  const Expr retire = m.wire("retire", s2_valid_q && det_advance, "the second stage's position is decided");
+  const Expr dec_ready_q =
+      m.signal("dec_ready_q", 1, Sign::Unsigned, "dec_ready_i of the cycle before: a decision may transfer now");
+  const Expr det_advance = m.wire("det_advance", !(trace_q && s2_valid_q && !dec_ready_q),
+                                  "the detector's stages move on (the trace takes the decision, or is off)");
+  const Expr step = m.signal("det_step_q", 1, Sign::Unsigned, "the scan position steps into the second stage");
+  const Expr retire = m.signal("det_retire_q", 1, Sign::Unsigned, "the second stage's position is decided");
+  const Expr step_next = m.signal("det_step_d", 1, Sign::Unsigned, "step of the next cycle");
+  const Expr retire_next = m.signal("det_retire_d", 1, Sign::Unsigned, "retire of the next cycle");
   const Expr reuse = m.signal("det_reuse", lanes), axis = m.signal("det_axis", 2 * lanes);
   const Expr root = m.signal("det_root", lanes * tw);
   std::vector<Expr> push_bits, root_we_bits, gvalid_bits;
@@ -391,7 +398,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"groups_i", n_groups},
               {"dense_i", dense_q},
               {"scan_clear_i", run_start},
-              {"scan_step_i", step},
+              {"scan_step_next_i", step_next},
               {"list_clear_i", run_start && !keep_start},
               {"push_i", push_q},
               {"push_token_i", dec_token_q},
@@ -521,8 +528,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr lanes_valid = m.wire("lane_valid", concat(lane_valid), "lane l decides group round*LANES + l");
   m.instance(find(parts, "kld_detector"), "u_detector",
              {{"clk_i", clk},
-              {"step_i", step},
-              {"retire_i", retire},
+              {"rst_ni", rst_n},
+              {"step_next_i", step_next},
+              {"retire_next_i", retire_next},
               {"token_i", scan_token},
               {"slot_i", scan_slot},
               {"ref_avail_i", scan_avail},
@@ -593,7 +601,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   m.assign(out_token, out_token_q);
   m.assign(out_lanes, out_lanes_q);
   m.assign(out_data, merged);
-  m.assign(dec_valid, s2_valid_q && trace_q);
+  m.assign(dec_valid, s2_valid_q && trace_q && dec_ready_q);
   m.assign(dec_round, s2_round_q);
   m.assign(dec_token, s2_token_q);
   std::vector<Expr> dec_fields;
@@ -686,19 +694,28 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   sc.default_().assign(state_q, st[kIdle]);
 
   Always& dete = m.always_ff(clk, rst_n, "detection engine: rounds of LANES groups, one scan position per cycle");
-  dete.on_reset().assign(det_busy_q, 0);
   m.assign(round_d, mux(run_start, zero(rw),
                         mux(step && scan_last && !round_is_last, round_q + constant(rw, 1), round_q)));
   dete.flop(round_q, round_d, 0);
-  dete.flop(s2_valid_q, !run_start && mux(det_advance, step, s2_valid_q), 0);
+  const Expr det_busy_d =
+      m.wire("det_busy_d", mux(run_start, !dense_start && !keep_start,
+                               det_busy_q && !(step && scan_last && round_is_last)));
+  const Expr s2_valid_d = m.wire("det_s2_valid_d", !run_start && mux(det_advance, step, s2_valid_q));
+  // Next cycle's advance, from the ready the consumer raises now (TRACE is written only while idle,
+  // and a run starts with the second stage empty).
+  const Expr advance_next =
+      m.wire("det_advance_d", !(trace_q && s2_valid_d && !dec_ready), "the stages move on next cycle");
+  m.assign(step_next, det_busy_d && advance_next);
+  m.assign(retire_next, s2_valid_d && advance_next);
+  dete.flop(det_busy_q, det_busy_d, 0);
+  dete.flop(s2_valid_q, s2_valid_d, 0);
+  dete.flop(dec_ready_q, dec_ready, 0);
+  dete.flop(step, step_next, 0);
+  dete.flop(retire, retire_next, 0);
   Block& s2 = m.always_ff_no_reset(clk, "the position in the lanes' second stage").if_(step).then_();
   s2.assign(s2_round_q, round_q);
   s2.assign(s2_token_q, scan_token);
   s2.assign(s2_lanes_q, lanes_valid);
-  IfStmt& ds = dete.body().if_(run_start);
-  ds.then_().assign(det_busy_q, !dense_start && !keep_start);
-  IfStmt& dl = ds.else_().if_(step && scan_last && round_is_last);
-  dl.then_().assign(det_busy_q, 0);
   // STATUS.DECIDED: a detecting run fills the lists and root tables for the stored A and
   // configuration; a dense run empties the lists; a write to A, or to a register detection reads
   // (any but CTRL and DIM_M), leaves them stale.
@@ -758,7 +775,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     skipped_now = skipped_now + mux(reused_pairs_q[l], resize(dim_m_q, macs_w) << gshift, zero(macs_w));
   const Expr issued_add = m.wire("macs_issued_now", issued_now);
   const Expr skipped_add = m.wire("macs_skipped_now", skipped_now);
-  const Expr stall_trace = m.wire("stall_trace", trace_q && s2_valid_q && !dec_ready, "the detector waits for the trace");
+  const Expr stall_trace = m.wire("stall_trace", trace_q && s2_valid_q && !dec_ready_q, "the detector waits for the trace");
   const Expr starved = m.wire("starved", st_issue && (seg_valid == zero(segs)) && !pass_last,
                               "ISSUE waits for the detector to extend a compute list");
   const Expr stall_out = m.wire("stall_out", out_valid_q && !out_ready, "the gather waits for the consumer");

@@ -56,7 +56,7 @@ constexpr uint32_t CTRL_START_LSB = 0;  // [w1, plain] write 1 to start a run (r
 constexpr uint32_t CTRL_START_WIDTH = 1;
 constexpr uint32_t CTRL_DENSE_LSB = 1;  // [rw] dense mode: every pair computes, no detection
 constexpr uint32_t CTRL_DENSE_WIDTH = 1;
-constexpr uint32_t CTRL_TRACE_LSB = 2;  // [rw] emit the decision trace stream (the detector waits for it)
+constexpr uint32_t CTRL_TRACE_LSB = 2;  // [rw] emit the decision trace stream (ready latency 1; the detector waits for it)
 constexpr uint32_t CTRL_TRACE_WIDTH = 1;
 constexpr uint32_t CTRL_KEEP_LSB = 3;  // [rw] with START: no detection; the run issues from the last detection's compute lists and root tables (a further B tile of the same A; refused unless STATUS.DECIDED)
 constexpr uint32_t CTRL_KEEP_WIDTH = 1;
@@ -130,7 +130,7 @@ constexpr uint32_t HW_ID_GROUP_W_LSB = 24;  // [ro] group width
 constexpr uint32_t HW_ID_GROUP_W_WIDTH = 8;
 // STALL_OUT: cycles the gather engine waited for the output consumer (out_ready_i low) (ro)
 constexpr uint32_t STALL_OUT = 22;
-// STALL_TRACE: cycles the detector waited for the trace consumer (dec_ready_i low) (ro)
+// STALL_TRACE: cycles the detector waited for the trace consumer (dec_ready_i low a cycle before) (ro)
 constexpr uint32_t STALL_TRACE = 23;
 // WAIT_GATHER: cycles the pass engine waited for the gather to free a partial bank (ro)
 constexpr uint32_t WAIT_GATHER = 24;

@@ -85,7 +85,7 @@ module kld_top (
   wire ctrl_start;
   // CTRL.DENSE: dense mode: every pair computes, no detection
   reg ctrl_dense_q;
-  // CTRL.TRACE: emit the decision trace stream (the detector waits for it)
+  // CTRL.TRACE: emit the decision trace stream (ready latency 1; the detector waits for it)
   reg ctrl_trace_q;
   // CTRL.KEEP: with START: no detection; the run issues from the last detection's compute lists and
   // root tables (a further B tile of the same A; refused unless STATUS.DECIDED)
@@ -293,12 +293,18 @@ module kld_top (
   reg [9:0] det_s2_token_q;
   // ... the lanes with a group
   reg [7:0] det_s2_lane_valid_q;
-  // the detector's stages move on (the trace has taken the decision)
+  // dec_ready_i of the cycle before: a decision may transfer now
+  reg dec_ready_q;
+  // the detector's stages move on (the trace takes the decision, or is off)
   wire det_advance;
   // the scan position steps into the second stage
-  wire step;
+  reg det_step_q;
   // the second stage's position is decided
-  wire retire;
+  reg det_retire_q;
+  // step of the next cycle
+  wire det_step_d;
+  // retire of the next cycle
+  wire det_retire_d;
   wire [7:0] det_reuse;
   wire [15:0] det_axis;
   wire [79:0] det_root;
@@ -448,6 +454,10 @@ module kld_top (
   wire bank_free;
   // the last word of the last gather leaves (in TAIL)
   wire run_finish;
+  wire det_busy_d;
+  wire det_s2_valid_d;
+  // the stages move on next cycle
+  wire det_advance_d;
   // the kept decisions no longer match A and the configuration
   wire decisions_stale;
   // output columns of this m-tile
@@ -648,22 +658,21 @@ module kld_top (
   assign gather_is_last = gather_next >= {3'd0, n_tokens_q};
   assign gather_en = !out_valid_q || out_ready_i;
   assign gather_enter = gather_issue_q && gather_en;
-  assign det_advance = !(ctrl_trace_q && det_s2_valid_q && !dec_ready_i);
-  assign step = det_busy_q && det_advance;
-  assign retire = det_s2_valid_q && det_advance;
-  assign push = {retire && (det_s2_round_q == 1'b0) && (4'd7 < n_groups) && !det_reuse[7],
-      retire && (det_s2_round_q == 1'b0) && (4'd6 < n_groups) && !det_reuse[6], retire &&
-      (det_s2_round_q == 1'b0) && (4'd5 < n_groups) && !det_reuse[5], retire && (det_s2_round_q ==
-      1'b0) && (4'd4 < n_groups) && !det_reuse[4], retire && (det_s2_round_q == 1'b0) && (4'd3 <
-      n_groups) && !det_reuse[3], retire && (det_s2_round_q == 1'b0) && (4'd2 < n_groups) &&
-      !det_reuse[2], retire && (det_s2_round_q == 1'b0) && (4'd1 < n_groups) && !det_reuse[1],
-      retire && (det_s2_round_q == 1'b0) && (4'd0 < n_groups) && !det_reuse[0]};
-  assign root_we = {retire && (det_s2_round_q == 1'b0) && (4'd7 < n_groups), retire &&
-      (det_s2_round_q == 1'b0) && (4'd6 < n_groups), retire && (det_s2_round_q == 1'b0) && (4'd5 <
-      n_groups), retire && (det_s2_round_q == 1'b0) && (4'd4 < n_groups), retire && (det_s2_round_q
-      == 1'b0) && (4'd3 < n_groups), retire && (det_s2_round_q == 1'b0) && (4'd2 < n_groups), retire
-      && (det_s2_round_q == 1'b0) && (4'd1 < n_groups), retire && (det_s2_round_q == 1'b0) && (4'd0
-      < n_groups)};
+  assign det_advance = !(ctrl_trace_q && det_s2_valid_q && !dec_ready_q);
+  assign push = {det_retire_q && (det_s2_round_q == 1'b0) && (4'd7 < n_groups) && !det_reuse[7],
+      det_retire_q && (det_s2_round_q == 1'b0) && (4'd6 < n_groups) && !det_reuse[6], det_retire_q
+      && (det_s2_round_q == 1'b0) && (4'd5 < n_groups) && !det_reuse[5], det_retire_q &&
+      (det_s2_round_q == 1'b0) && (4'd4 < n_groups) && !det_reuse[4], det_retire_q &&
+      (det_s2_round_q == 1'b0) && (4'd3 < n_groups) && !det_reuse[3], det_retire_q &&
+      (det_s2_round_q == 1'b0) && (4'd2 < n_groups) && !det_reuse[2], det_retire_q &&
+      (det_s2_round_q == 1'b0) && (4'd1 < n_groups) && !det_reuse[1], det_retire_q &&
+      (det_s2_round_q == 1'b0) && (4'd0 < n_groups) && !det_reuse[0]};
+  assign root_we = {det_retire_q && (det_s2_round_q == 1'b0) && (4'd7 < n_groups), det_retire_q
+      && (det_s2_round_q == 1'b0) && (4'd6 < n_groups), det_retire_q && (det_s2_round_q == 1'b0) &&
+      (4'd5 < n_groups), det_retire_q && (det_s2_round_q == 1'b0) && (4'd4 < n_groups), det_retire_q
+      && (det_s2_round_q == 1'b0) && (4'd3 < n_groups), det_retire_q && (det_s2_round_q == 1'b0) &&
+      (4'd2 < n_groups), det_retire_q && (det_s2_round_q == 1'b0) && (4'd1 < n_groups), det_retire_q
+      && (det_s2_round_q == 1'b0) && (4'd0 < n_groups)};
   assign group_valid = {4'd7 < n_groups, 4'd6 < n_groups, 4'd5 < n_groups, 4'd4 < n_groups, 4'd3
       < n_groups, 4'd2 < n_groups, 4'd1 < n_groups, 4'd0 < n_groups};
   assign run_start = ctrl_start && !cfg_error;
@@ -692,7 +701,7 @@ module kld_top (
 
   // decided token and roots (qualified by push_q, root_we_q)
   always @(posedge clk_i) begin
-    if (retire) begin
+    if (det_retire_q) begin
       decided_token_q <= det_s2_token_q;
       det_root_q <= det_root;
     end
@@ -717,7 +726,7 @@ module kld_top (
     .groups_i(n_groups),
     .dense_i(ctrl_dense_q),
     .scan_clear_i(run_start),
-    .scan_step_i(step),
+    .scan_step_next_i(det_step_d),
     .list_clear_i(run_start && !reg_wdata_i[3]),
     .push_i(push_q),
     .push_token_i(decided_token_q),
@@ -954,8 +963,9 @@ module kld_top (
 
   kld_detector u_detector (
     .clk_i(clk_i),
-    .step_i(step),
-    .retire_i(retire),
+    .rst_ni(rst_ni),
+    .step_next_i(det_step_d),
+    .retire_next_i(det_retire_d),
     .token_i(scan_token),
     .slot_i(scan_slot),
     .ref_avail_i(scan_avail),
@@ -1015,7 +1025,7 @@ module kld_top (
   assign out_token_o = out_token_q;
   assign out_lanes_o = out_lanes_q;
   assign out_data_o = merged;
-  assign dec_valid_o = det_s2_valid_q && ctrl_trace_q;
+  assign dec_valid_o = det_s2_valid_q && ctrl_trace_q && dec_ready_q;
   assign dec_round_o = det_s2_round_q;
   assign dec_token_o = det_s2_token_q;
   assign dec_data_o = {{det_root[79:70], det_s2_lane_valid_q[7], det_reuse[7], det_axis[15:14]},
@@ -1137,30 +1147,36 @@ module kld_top (
   // detection engine: rounds of LANES groups, one scan position per cycle
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      det_busy_q <= 1'b0;
       round_q <= 1'b0;
+      det_busy_q <= 1'b0;
       det_s2_valid_q <= 1'b0;
+      dec_ready_q <= 1'b0;
+      det_step_q <= 1'b0;
+      det_retire_q <= 1'b0;
       decided_q <= 1'b0;
     end else begin
       round_q <= round_d;
-      det_s2_valid_q <= !run_start && (det_advance ? step : det_s2_valid_q);
-      if (run_start) begin
-        det_busy_q <= !reg_wdata_i[1] && !reg_wdata_i[3];
-      end else begin
-        if (step && scan_last && round_is_last) begin
-          det_busy_q <= 1'b0;
-        end
-      end
+      det_busy_q <= det_busy_d;
+      det_s2_valid_q <= det_s2_valid_d;
+      dec_ready_q <= dec_ready_i;
+      det_step_q <= det_step_d;
+      det_retire_q <= det_retire_d;
       decided_q <= !decisions_stale && (run_start ? !reg_wdata_i[1] : decided_q);
     end
   end
 
-  assign round_d = run_start ? 1'b0 : ((step && scan_last && !round_is_last) ? round_q + 1'b1 :
-      round_q);
+  assign round_d = run_start ? 1'b0 : ((det_step_q && scan_last && !round_is_last) ? round_q +
+      1'b1 : round_q);
+  assign det_busy_d = run_start ? !reg_wdata_i[1] && !reg_wdata_i[3] : det_busy_q &&
+      !(det_step_q && scan_last && round_is_last);
+  assign det_s2_valid_d = !run_start && (det_advance ? det_step_q : det_s2_valid_q);
+  assign det_advance_d = !(ctrl_trace_q && det_s2_valid_d && !dec_ready_i);
+  assign det_step_d = det_busy_d && det_advance_d;
+  assign det_retire_d = det_s2_valid_d && det_advance_d;
 
   // the position in the lanes' second stage
   always @(posedge clk_i) begin
-    if (step) begin
+    if (det_step_q) begin
       det_s2_round_q <= round_q;
       det_s2_token_q <= scan_token;
       det_s2_lane_valid_q <= lane_valid;
@@ -1246,7 +1262,7 @@ module kld_top (
       dim_m_q} << 3 : 23'd0) + (reused_pairs_q[5] ? {7'd0, dim_m_q} << 3 : 23'd0) +
       (reused_pairs_q[6] ? {7'd0, dim_m_q} << 3 : 23'd0) + (reused_pairs_q[7] ? {7'd0, dim_m_q} << 3
       : 23'd0);
-  assign stall_trace = ctrl_trace_q && det_s2_valid_q && !dec_ready_i;
+  assign stall_trace = ctrl_trace_q && det_s2_valid_q && !dec_ready_q;
   assign starved = st_issue && (seg_valid == 2'd0) && !pass_last;
   assign stall_out = out_valid_q && !out_ready_i;
   assign wait_gather = st_handoff && !bank_free;
@@ -1288,12 +1304,12 @@ module kld_top (
       wait_gather_q <= run_start ? 32'd0 : wait_gather_q + (wait_gather ? 32'd1 : 32'd0);
       loadw_cycles_q <= run_start ? 32'd0 : loadw_cycles_q + (st_loadw ? 32'd1 : 32'd0);
       starved_q <= run_start ? 32'd0 : starved_q + {31'd0, issue_inc_q[1]};
-      reused_pairs_q <= run_start ? 8'd0 : {retire && det_s2_lane_valid_q[7] && det_reuse[7],
-          retire && det_s2_lane_valid_q[6] && det_reuse[6], retire && det_s2_lane_valid_q[5] &&
-          det_reuse[5], retire && det_s2_lane_valid_q[4] && det_reuse[4], retire &&
-          det_s2_lane_valid_q[3] && det_reuse[3], retire && det_s2_lane_valid_q[2] && det_reuse[2],
-          retire && det_s2_lane_valid_q[1] && det_reuse[1], retire && det_s2_lane_valid_q[0] &&
-          det_reuse[0]};
+      reused_pairs_q <= run_start ? 8'd0 : {det_retire_q && det_s2_lane_valid_q[7] &&
+          det_reuse[7], det_retire_q && det_s2_lane_valid_q[6] && det_reuse[6], det_retire_q &&
+          det_s2_lane_valid_q[5] && det_reuse[5], det_retire_q && det_s2_lane_valid_q[4] &&
+          det_reuse[4], det_retire_q && det_s2_lane_valid_q[3] && det_reuse[3], det_retire_q &&
+          det_s2_lane_valid_q[2] && det_reuse[2], det_retire_q && det_s2_lane_valid_q[1] &&
+          det_reuse[1], det_retire_q && det_s2_lane_valid_q[0] && det_reuse[0]};
       macs_issued_q <= run_start ? 23'd0 : macs_issued_q + {14'd0, macs_issued_inc_q};
       macs_skipped_q <= run_start ? 23'd0 : macs_skipped_q + macs_skipped_now;
       reused_groups_q <= run_start ? 8'd0 : {root_we[7] && det_reuse[7], root_we[6] &&

@@ -23,10 +23,11 @@
 
 module kld_detector (
   input wire clk_i,
-  // the presented position enters the lanes' second stage
-  input wire step_i,
-  // the second stage's position is decided
-  input wire retire_i,
+  input wire rst_ni,
+  // next cycle, the presented position enters the lanes' second stage
+  input wire step_next_i,
+  // next cycle, the second stage's position is decided
+  input wire retire_next_i,
   input wire [9:0] token_i,
   input wire [7:0] slot_i,
   input wire [2:0] ref_avail_i,
@@ -54,8 +55,9 @@ module kld_detector (
     for (l = 0; l < 4; l = l + 1) begin : g_lane
       kld_detector_lane u_lane (
         .clk_i(clk_i),
-        .step_i(step_i),
-        .retire_i(retire_i),
+        .rst_ni(rst_ni),
+        .step_next_i(step_next_i),
+        .retire_next_i(retire_next_i),
         .token_i(token_i),
         .slot_i(slot_i),
         .ref_avail_i(ref_avail_i),

@@ -54,8 +54,8 @@ module kld_dispatcher (
   input wire dense_i,
   // restart the scan at position 0
   input wire scan_clear_i,
-  // advance to the next position
-  input wire scan_step_i,
+  // advance to the next position at the next cycle
+  input wire scan_step_next_i,
   // empty every compute list
   input wire list_clear_i,
   // group g's pair at push_token_i computes: append it
@@ -118,6 +118,8 @@ module kld_dispatcher (
   reg last_tile_col_q;
   // the tile is in the last tile row
   reg last_tile_row_q;
+  // the scan advances to the next position
+  reg scan_step_q;
   wire scan_advance;
   wire wrap_w;
   wire wrap_h;
@@ -284,7 +286,16 @@ module kld_dispatcher (
   // an entry is ready (the detector may still append)
   wire left_0;
 
-  assign scan_advance = scan_step_i;
+  // the scan step, decided a cycle ahead
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      scan_step_q <= 1'b0;
+    end else begin
+      scan_step_q <= scan_step_next_i;
+    end
+  end
+
+  assign scan_advance = scan_step_q;
   assign wrap_w = last_w_q;
   assign wrap_h = last_w_q && last_h_q;
   assign wrap_t = last_w_q && last_h_q && last_t_q;
@@ -434,7 +445,7 @@ module kld_dispatcher (
     end
   end
 
-  assign ref_slot_d = scan_step_i ? ref_slot_step_q : ref_slot_stay_q;
+  assign ref_slot_d = scan_step_q ? ref_slot_step_q : ref_slot_stay_q;
   assign near_next = {ref_dist_h_q == 8'd1, ref_dist_t_q == 8'd1};
   assign two_next = {ref_dist_h_q == 8'd2, ref_dist_t_q == 8'd2};
   assign last_w_d = scan_clear_i ? last_w_origin : last_w_run;
@@ -472,7 +483,7 @@ module kld_dispatcher (
   end
 
   assign scan_token_o = scan_token_q;
-  assign scan_token_next_o = scan_step_i ? scan_token_step : scan_token_q;
+  assign scan_token_next_o = scan_step_q ? scan_token_step : scan_token_q;
   assign scan_slot_o = slot_q;
   assign scan_avail_o = scan_avail_q;
   assign scan_ref_slot_next_o = ref_slot_d;

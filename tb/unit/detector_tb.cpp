@@ -8,15 +8,15 @@
 // its window slot, and per axis whether the reference exists in the tile and
 // lies within the window, and, a cycle ahead, the t and h references' slots
 // and whether they are at distance 1 or 2. Lane l of round r decides group
-// r*LANES + l, in two stages: a position steps in (step_i) and is decided in
-// the next cycle that advances (retire_i), while the next position steps in.
+// r*LANES + l, in two stages: a position steps in (step_next_i, a cycle ahead)
+// and is decided in the next cycle that advances (retire_next_i, a cycle
+// ahead), while the next position steps in.
 // Every (token, group) decision (REUSE or COMPUTE, the axis, the root) must
 // equal the golden model's.
 //
 // Things the detector must ignore are randomised: the slots of unavailable
 // references, the axis list outside the fixed policy, the inputs of lanes
-// without a group, and every input in held cycles where step_i and retire_i
-// are low (a decision waits; the position is presented with garbage and must
+// without a group, and every input in held cycles without a step or a retire (a decision waits; the position is presented with garbage and must
 // not write the window).
 #include <algorithm>
 
@@ -114,6 +114,11 @@ int run(const Job& job) {
   Vkld_detector dut;
   Clock<Vkld_detector> clock(dut);
   Checker chk(job);
+  dut.step_next_i = 0;
+  dut.retire_next_i = 0;
+  dut.rst_ni = 0;
+  clock.settle();
+  dut.rst_ni = 1;
   kaleido::Rng rng(job.seed);
   std::vector<Policy> policies;
   for (int p = 0; p < 3; ++p)
@@ -207,66 +212,90 @@ int run(const Job& job) {
         chk.equal(static_cast<int64_t>(get_bits(dut.root_o, l * tw, tw)), e.root, at + ": root_o");
       }
     };
-    set_next_refs(0, 0);
-    for (int r = 0; r <= rounds; ++r) {
-      if (r < rounds) ++rounds_total;
+    // The cycles of the trial, planned first: step_next_i and retire_next_i are driven a cycle
+    // ahead of the cycle they act in (the lanes register them). A position is presented in an
+    // advancing cycle; before each one, while a decision waits in the second stage, sometimes
+    // held cycles: garbage inputs, no step or retire, the outputs stable; the last one reads the
+    // references of the position presented next a cycle ahead. Past the last round, one advancing
+    // cycle that only decides.
+    struct Cycle {
+      bool advance;  // else held
+      int r;
+      int64_t p;
+      bool last_held;  // the held cycle before the advance
+    };
+    std::vector<Cycle> plan;
+    for (int r = 0; r <= rounds; ++r)
       for (int64_t p = 0; p < (r < rounds ? scan.size() : 1); ++p) {
-        const bool present = r < rounds;  // past the last round: one cycle that only decides
-        // Sometimes held cycles first, while a decision waits in the second stage: garbage
-        // inputs, step and retire low, the outputs stable; the last one reads the references of
-        // the position presented next a cycle ahead.
         int64_t stalls_here = 0;
-        while (held_round >= 0 && rng.range(0, 5) == 0) ++stalls_here;
-        for (int64_t k = 0; k < stalls_here; ++k) {
-          ++stalls;
-          dut.step_i = 0;
-          dut.retire_i = 0;
-          garbage_position();
-          if (k + 1 == stalls_here) {
-            set_next_refs(r, p);
-          } else {
-            set_bits(dut.ref_slot_next_i, 0, 2 * sw, rng.next());
-            set_bits(dut.ref_near_next_i, 0, 2, rng.next());
-            set_bits(dut.ref_two_next_i, 0, 2, rng.next());
-          }
-          clock.edge();
-        }
-        dut.step_i = present;
-        dut.retire_i = held_round >= 0;
-        const int32_t tok = present ? scan.token_at(p) : 0;
-        if (present) {
-          set_bits(dut.token_i, 0, tw, static_cast<uint64_t>(tok));
-          set_bits(dut.slot_i, 0, sw, slot_of(r, p));
-          uint64_t avail = 0;
-          for (int ax = 0; ax < 3; ++ax) {
-            int64_t dist = 0;
-            avail |= static_cast<uint64_t>(ref_of(p, ax, dist)) << ax;
-          }
-          set_bits(dut.ref_avail_i, 0, 3, avail);
-          // Read a cycle ahead, for the position presented next (the next round's first has none).
-          if (p + 1 < scan.size())
-            set_next_refs(r, p + 1);
-          else
-            set_next_refs(r + 1, 0);
-          for (int l = 0; l < lanes; ++l) {
-            const int g = r * lanes + l;
-            const bool valid = g < G;
-            set_bits(dut.lane_valid_i, l, 1, valid);
-            set_bits(dut.enable_i, l, 1, valid ? cfg.group_enabled(g) : rng.range(0, 1));
-            set_bits(dut.rope_i, l * 3, 3, valid ? cfg.rope_mask(g) : rng.next());
-            set_bits(dut.tau_i, l * tauw, tauw, valid ? cfg.tau_of(g) : rng.next());
-            for (int j = 0; j < gw; ++j)
-              set_bits(dut.a_i, (l * gw + j) * dw, dw, valid ? static_cast<uint64_t>(a.at(tok, g * gw + j)) : rng.next());
-          }
-        } else {
-          garbage_position();
-        }
-        clock.settle();
-        if (held_round >= 0) check_held();
-        clock.edge();
-        held_round = present ? r : -1;
-        held_tok = tok;
+        while (!plan.empty() && rng.range(0, 5) == 0) ++stalls_here;
+        for (int64_t k = 0; k < stalls_here; ++k) plan.push_back({false, r, p, k + 1 == stalls_here});
+        plan.push_back({true, r, p, false});
       }
+    // A held decision retires in the next advancing cycle; every advance but the first has one.
+    auto step_at = [&](size_t i) { return i < plan.size() && plan[i].advance && plan[i].r < rounds; };
+    auto retire_at = [&](size_t i) { return i < plan.size() && plan[i].advance && i > 0; };
+    // One cycle before the plan: its first step is registered, round 0's first position's
+    // references read.
+    garbage_position();
+    set_next_refs(0, 0);
+    dut.step_next_i = step_at(0);
+    dut.retire_next_i = 0;
+    clock.edge();
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const Cycle& cy = plan[i];
+      const int r = cy.r;
+      const int64_t p = cy.p;
+      dut.step_next_i = step_at(i + 1);
+      dut.retire_next_i = retire_at(i + 1);
+      if (!cy.advance) {
+        ++stalls;
+        garbage_position();
+        if (cy.last_held) {
+          set_next_refs(r, p);
+        } else {
+          set_bits(dut.ref_slot_next_i, 0, 2 * sw, rng.next());
+          set_bits(dut.ref_near_next_i, 0, 2, rng.next());
+          set_bits(dut.ref_two_next_i, 0, 2, rng.next());
+        }
+        clock.edge();
+        continue;
+      }
+      const bool present = r < rounds;
+      if (present && p == 0) ++rounds_total;
+      const int32_t tok = present ? scan.token_at(p) : 0;
+      if (present) {
+        set_bits(dut.token_i, 0, tw, static_cast<uint64_t>(tok));
+        set_bits(dut.slot_i, 0, sw, slot_of(r, p));
+        uint64_t avail = 0;
+        for (int ax = 0; ax < 3; ++ax) {
+          int64_t dist = 0;
+          avail |= static_cast<uint64_t>(ref_of(p, ax, dist)) << ax;
+        }
+        set_bits(dut.ref_avail_i, 0, 3, avail);
+        // Read a cycle ahead, for the position presented next (the next round's first has none).
+        if (p + 1 < scan.size())
+          set_next_refs(r, p + 1);
+        else
+          set_next_refs(r + 1, 0);
+        for (int l = 0; l < lanes; ++l) {
+          const int g = r * lanes + l;
+          const bool valid = g < G;
+          set_bits(dut.lane_valid_i, l, 1, valid);
+          set_bits(dut.enable_i, l, 1, valid ? cfg.group_enabled(g) : rng.range(0, 1));
+          set_bits(dut.rope_i, l * 3, 3, valid ? cfg.rope_mask(g) : rng.next());
+          set_bits(dut.tau_i, l * tauw, tauw, valid ? cfg.tau_of(g) : rng.next());
+          for (int j = 0; j < gw; ++j)
+            set_bits(dut.a_i, (l * gw + j) * dw, dw, valid ? static_cast<uint64_t>(a.at(tok, g * gw + j)) : rng.next());
+        }
+      } else {
+        garbage_position();
+      }
+      clock.settle();
+      if (held_round >= 0) check_held();
+      clock.edge();
+      held_round = present ? r : -1;
+      held_tok = tok;
     }
   }
   // The random mix must have exercised both outcomes and every axis.

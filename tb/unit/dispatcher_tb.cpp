@@ -6,8 +6,8 @@
 // (2 when WIN_CAP is 1), counting on across rounds, since the detector only
 // needs slots relative to each other; reference availability within the tile
 // and the window depth; the next cycle's t and h reference slots and whether
-// they are at distance 1 or 2; last position), hold still while
-// scan_step_i is low, and wrap to position 0 after the last one (the
+// they are at distance 1 or 2; last position), hold still in cycles without
+// a step (scan_step_next_i, driven a cycle ahead), and wrap to position 0 after the last one (the
 // detector rounds).
 //
 // Compute lists: at random scan positions random groups push the scan token
@@ -44,7 +44,7 @@ int run(const Job& job) {
 
   auto quiet = [&]() {
     dut.scan_clear_i = 0;
-    dut.scan_step_i = 0;
+    dut.scan_step_next_i = 0;
     dut.list_clear_i = 0;
     set_bits(dut.push_i, 0, G, 0);
     dut.pass_start_i = 0;
@@ -82,6 +82,9 @@ int run(const Job& job) {
     dut.dense_i = 0;
     dut.scan_clear_i = 1;
     dut.list_clear_i = 1;
+    // The step is decided a cycle ahead (scan_step_next_i): the first position's, at the clear.
+    bool step_next = rng.range(0, 4) != 0;
+    dut.scan_step_next_i = step_next;
     clock.edge();
     quiet();
 
@@ -93,9 +96,11 @@ int run(const Job& job) {
     int64_t steps = 0;
     for (int r = 0; r < rounds; ++r)
       for (int64_t p = 0; p < N; ++p) {
-        const bool step = rng.range(0, 4) != 0;
+        const bool step = step_next;
+        const bool scan_over = step && r == rounds - 1 && p == N - 1;
+        step_next = !scan_over && rng.range(0, 4) != 0;
         const int32_t tok = scan.token_at(p);
-        dut.scan_step_i = step;
+        dut.scan_step_next_i = step_next;
         uint64_t push = 0;
         if (step)
           for (int g = r; g < groups; g += rounds)  // round r decides groups r, r+rounds, ...
@@ -142,7 +147,7 @@ int run(const Job& job) {
         else --p;  // the same position again
       }
     set_bits(dut.push_i, 0, G, 0);
-    dut.scan_step_i = 0;
+    dut.scan_step_next_i = 0;
 
     // ---- passes: reuse mode, then dense mode ----
     const int k = groups * hw.group_w;

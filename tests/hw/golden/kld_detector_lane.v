@@ -24,11 +24,12 @@
 
 module kld_detector_lane (
   input wire clk_i,
-  // the position presented enters the second stage
-  input wire step_i,
-  // the second stage's position is decided: write the window (a cycle after its step, later when
-  // the pipeline is held)
-  input wire retire_i,
+  input wire rst_ni,
+  // the position presented next cycle enters the second stage
+  input wire step_next_i,
+  // next cycle, the second stage's position is decided: write the window (a cycle after its step,
+  // later when the trace holds it)
+  input wire retire_next_i,
   // token being decided
   input wire [2:0] token_i,
   // window slot of this position (scan position mod WIN_CAP)
@@ -65,6 +66,10 @@ module kld_detector_lane (
   output wire [2:0] root_o
 );
 
+  // the presented position enters the second stage
+  reg step_q;
+  // the second stage's position is decided
+  reg retire_q;
   // {root, Ahat} of the second stage's position
   wire [10:0] new_entry;
   // {root, Ahat} of the last decided position
@@ -230,16 +235,27 @@ module kld_detector_lane (
   // the chosen reference is the position before
   wire from_prev;
 
+  // this lane's copies of the detector's step and retire
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      step_q <= 1'b0;
+      retire_q <= 1'b0;
+    end else begin
+      step_q <= step_next_i;
+      retire_q <= retire_next_i;
+    end
+  end
+
   // the t and h window entries of the next cycle's position
   always @(posedge clk_i) begin
-    win_t_q <= (step_i && ref_two_next_i[0]) ? new_entry : win_t_rdata;
-    win_h_q <= (step_i && ref_two_next_i[1]) ? new_entry : win_h_rdata;
+    win_t_q <= (step_q && ref_two_next_i[0]) ? new_entry : win_t_rdata;
+    win_h_q <= (step_q && ref_two_next_i[1]) ? new_entry : win_h_rdata;
     near_now_q <= ref_near_next_i;
   end
 
   kld_sram_2x11_r2 u_window (
     .clk_i(clk_i),
-    .we_i(retire_i),
+    .we_i(retire_q),
     .waddr_i(s2_slot_q),
     .wdata_i(new_entry),
     .raddr0_i(ref_slot_next_i[0]),
@@ -346,7 +362,7 @@ module kld_detector_lane (
 
   // first stage -> second stage, at a step
   always @(posedge clk_i) begin
-    if (step_i) begin
+    if (step_q) begin
       s2_a_q <= a_i;
       s2_token_q <= token_i;
       s2_slot_q <= slot_i;
@@ -442,7 +458,7 @@ module kld_detector_lane (
 
   // the decided position's entry and where its Ahat came from
   always @(posedge clk_i) begin
-    if (retire_i) begin
+    if (retire_q) begin
       last_entry_q <= new_entry;
       ahat_src_q <= ahat_src;
     end
