@@ -63,6 +63,16 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   // terms[j][c]: the G terms of lane j, column c.
   std::vector<std::vector<std::vector<Expr>>> terms(static_cast<size_t>(gws),
                                                     std::vector<std::vector<Expr>>(static_cast<size_t>(cols)));
+  // The tokens of the entering beat, and the root tables' read address: held at 0 in dense mode,
+  // where every pair is its own root, so the tables read nothing (a memory reads when its address
+  // moves) and the dense baseline spends no energy on them.
+  std::vector<Expr> beat_token, root_raddr;
+  for (int j = 0; j < gws; ++j) {
+    beat_token.push_back(j == 0 ? gather_token
+                                : m.wire("gather_token" + lane_sfx(j), gather_token + constant(tw, static_cast<uint64_t>(j))));
+    root_raddr.push_back(m.wire("root_raddr" + lane_sfx(j), mux(dense, zero(tw), beat_token.back()),
+                                "root tables' read address (0 in dense mode)"));
+  }
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
     const int s = g % segs, k = g / segs;
@@ -75,8 +85,8 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
       const std::string jn = gn + lane_sfx(j);
       const Expr rt = m.signal("root_" + jn, tw, Sign::Unsigned,
                                "root of group " + gn + " for the gathered token" + (gws > 1 ? " + " + std::to_string(j) : ""));
-      const Expr tok = j == 0 ? gather_token : m.wire("gather_token_" + jn, gather_token + constant(tw, static_cast<uint64_t>(j)));
-      root_conns.push_back({rport("raddr", j, "_i"), tok});
+      const Expr tok = beat_token[static_cast<size_t>(j)];
+      root_conns.push_back({rport("raddr", j, "_i"), root_raddr[static_cast<size_t>(j)]});
       root_conns.push_back({rport("rdata", j, "_o"), rt});
       // The bank is part of the registered address: a bank bit shared by every partial memory had
       // the largest fanout on the gather's path.

@@ -763,9 +763,12 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr cols_here = m.wire("cols_valid", mux(mt_is_last, dim_m_q - zext(mt_q, mw) * static_cast<int64_t>(cols),
                                                   constant(mw, static_cast<uint64_t>(cols))),
                                 "output columns of this m-tile");
-  const Expr macs_per_issue = m.wire("macs_per_issue", zext(cols_here, 64) << gshift);
-  Expr issued_now = zero(64), skipped_now = zero(macs_w);
-  for (int s = 0; s < segs; ++s) issued_now = issued_now + mux(seg_valid[s], macs_per_issue, zero(64));
+  // At most ROWS*COLS MACs a cycle, and no more than a run's N*K*M: the per-cycle sum is that wide.
+  const int incw = std::min(clog2(static_cast<int64_t>(rows) * cols + 1), macs_w);
+  const Expr macs_per_issue = m.wire("macs_per_issue", resize(cols_here, incw) << gshift);
+  if (mw > incw) m.unused(cols_here.slice(mw - 1, incw), "an m-tile has at most COLS columns");
+  Expr issued_now = zero(incw), skipped_now = zero(macs_w);
+  for (int s = 0; s < segs; ++s) issued_now = issued_now + mux(seg_valid[s], macs_per_issue, zero(incw));
   // The lanes' REUSE decisions are registered before the skipped-MAC sum: summed and added in
   // the cycle of the decision, they made kld_top's critical path (window SRAM, detector lane,
   // sum, 64-bit counter). MACS_SKIPPED lags one cycle, hidden by the passes and the gather that
@@ -790,13 +793,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // BUSY, STARVED and MACS_ISSUED add increments registered a cycle earlier: their conditions come
   // from the dispatcher's issue logic, which then fed a 64-bit carry chain in the same cycle (kld_top's
   // second-longest path on sky130). The lag is hidden: the gather follows the last issue.
-  // At most ROWS*COLS MACs a cycle, and no more than a run's N*K*M.
-  const int incw = std::min(clog2(static_cast<int64_t>(rows) * cols + 1), macs_w);
   const Expr issue_inc_q = m.signal("issue_inc_q", 2, Sign::Unsigned, "{starved, issued} last cycle");
   const Expr issued_inc_q = m.signal("macs_issued_inc_q", incw, Sign::Unsigned, "MACs issued last cycle");
   ctr.flop(issue_inc_q, mux(run_start, zero(2), concat({starved, reduce_or(seg_valid)})), 0);
-  ctr.flop(issued_inc_q, mux(run_start, zero(incw), trunc(issued_add, incw)), 0);
-  m.unused(issued_add.slice(63, incw), "at most min(ROWS*COLS, N*K*M) MACs are issued in a cycle");
+  ctr.flop(issued_inc_q, mux(run_start, zero(incw), issued_add), 0);
   counter(busy_cnt_q, zext(issue_inc_q[0], busy_w));
   counter(stall_q, mux(stalled, constant(64, 1), zero(64)));
   counter(stall_out_q, mux(stall_out, constant(32, 1), zero(32)));

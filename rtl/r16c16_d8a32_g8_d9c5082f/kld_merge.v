@@ -53,6 +53,8 @@ module kld_merge (
 
   // the sums, OUT_SUM_W bits each
   reg [351:0] out_data_q;
+  // root tables' read address (0 in dense mode)
+  wire [9:0] root_raddr;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
   // partial address of group 0: the root (dense mode: the token), in its bank
@@ -863,13 +865,15 @@ module kld_merge (
     end
   end
 
+  assign root_raddr = dense_i ? 10'd0 : gather_token_i;
+
   // root table of group 0
   kld_sram_1024x10 u_root_0 (
     .clk_i(clk_i),
     .we_i(root_we_i[0]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[9:0]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_0)
   );
 
@@ -1087,7 +1091,7 @@ module kld_merge (
     .we_i(root_we_i[1]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[19:10]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_1)
   );
 
@@ -1305,7 +1309,7 @@ module kld_merge (
     .we_i(root_we_i[2]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[29:20]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_2)
   );
 
@@ -1523,7 +1527,7 @@ module kld_merge (
     .we_i(root_we_i[3]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[39:30]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_3)
   );
 
@@ -1741,7 +1745,7 @@ module kld_merge (
     .we_i(root_we_i[4]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[49:40]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_4)
   );
 
@@ -1959,7 +1963,7 @@ module kld_merge (
     .we_i(root_we_i[5]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[59:50]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_5)
   );
 
@@ -2177,7 +2181,7 @@ module kld_merge (
     .we_i(root_we_i[6]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[69:60]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_6)
   );
 
@@ -2395,7 +2399,7 @@ module kld_merge (
     .we_i(root_we_i[7]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[79:70]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_7)
   );
 

@@ -53,6 +53,8 @@ module kld_merge (
 
   // the sums, OUT_SUM_W bits each
   reg [175:0] out_data_q;
+  // root tables' read address (0 in dense mode)
+  wire [9:0] root_raddr;
   // root of group 0 for the gathered token
   wire [9:0] root_0;
   // partial address of group 0: the root (dense mode: the token), in its bank
@@ -486,13 +488,15 @@ module kld_merge (
     end
   end
 
+  assign root_raddr = dense_i ? 10'd0 : gather_token_i;
+
   // root table of group 0
   kld_sram_1024x10 u_root_0 (
     .clk_i(clk_i),
     .we_i(root_we_i[0]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[9:0]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_0)
   );
 
@@ -606,7 +610,7 @@ module kld_merge (
     .we_i(root_we_i[1]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[19:10]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_1)
   );
 
@@ -720,7 +724,7 @@ module kld_merge (
     .we_i(root_we_i[2]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[29:20]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_2)
   );
 
@@ -834,7 +838,7 @@ module kld_merge (
     .we_i(root_we_i[3]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[39:30]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_3)
   );
 
@@ -948,7 +952,7 @@ module kld_merge (
     .we_i(root_we_i[4]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[9:0]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_4)
   );
 
@@ -1062,7 +1066,7 @@ module kld_merge (
     .we_i(root_we_i[5]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[19:10]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_5)
   );
 
@@ -1176,7 +1180,7 @@ module kld_merge (
     .we_i(root_we_i[6]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[29:20]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_6)
   );
 
@@ -1290,7 +1294,7 @@ module kld_merge (
     .we_i(root_we_i[7]),
     .waddr_i(root_token_i),
     .wdata_i(root_data_i[39:30]),
-    .raddr_i(gather_token_i),
+    .raddr_i(root_raddr),
     .rdata_o(root_7)
   );
 

@@ -23,7 +23,7 @@
 //   reg_wdata_i[31:20]: no field of the register map takes these bits
 // {pass_pending, pass_nonempty}: ISSUE ends on pass_last; pending and nonempty are kept for the
 // dispatcher's unit test
-//   macs_issued_now[63:7]: at most min(ROWS*COLS, N*K*M) MACs are issued in a cycle
+//   cols_valid[15:7]: an m-tile has at most COLS columns
 
 module kld_top (
   input wire clk_i,
@@ -486,10 +486,10 @@ module kld_top (
   wire decisions_stale;
   // output columns of this m-tile
   wire [15:0] cols_valid;
-  wire [63:0] macs_per_issue;
+  wire [6:0] macs_per_issue;
   // lanes deciding REUSE last cycle
   reg [3:0] reused_pairs_q;
-  wire [63:0] macs_issued_now;
+  wire [6:0] macs_issued_now;
   wire [22:0] macs_skipped_now;
   // the detector waits for the trace
   wire stall_trace;
@@ -1294,8 +1294,13 @@ module kld_top (
   assign unused_pass_pending = ^{pass_pending, pass_nonempty};
 
   assign cols_valid = mt_is_last ? dim_m_q - {13'd0, mt_q} * 16'd8 : 16'd8;
-  assign macs_per_issue = {48'd0, cols_valid} << 3;
-  assign macs_issued_now = 64'd0 + (seg_valid ? macs_per_issue : 64'd0);
+  assign macs_per_issue = cols_valid[6:0] << 3;
+
+  // Deliberately unused: an m-tile has at most COLS columns
+  wire unused_cols_valid;
+  assign unused_cols_valid = ^cols_valid[15:7];
+
+  assign macs_issued_now = 7'd0 + (seg_valid ? macs_per_issue : 7'd0);
   assign macs_skipped_now = 23'd0 + (reused_pairs_q[0] ? {7'd0, dim_m_q} << 3 : 23'd0) +
       (reused_pairs_q[1] ? {7'd0, dim_m_q} << 3 : 23'd0) + (reused_pairs_q[2] ? {7'd0, dim_m_q} << 3
       : 23'd0) + (reused_pairs_q[3] ? {7'd0, dim_m_q} << 3 : 23'd0);
@@ -1333,7 +1338,7 @@ module kld_top (
     end else begin
       cycles_q <= run_start ? 64'd0 : cycles_q + (busy_q ? 64'd1 : 64'd0);
       issue_inc_q <= run_start ? 2'd0 : {starved, |seg_valid};
-      macs_issued_inc_q <= run_start ? 7'd0 : macs_issued_now[6:0];
+      macs_issued_inc_q <= run_start ? 7'd0 : macs_issued_now;
       busy_cycles_q <= run_start ? 17'd0 : busy_cycles_q + {16'd0, issue_inc_q[0]};
       stall_cycles_q <= run_start ? 64'd0 : stall_cycles_q + (stalled ? 64'd1 : 64'd0);
       stall_out_q <= run_start ? 32'd0 : stall_out_q + (stall_out ? 32'd1 : 32'd0);
@@ -1361,10 +1366,6 @@ module kld_top (
       reused_7_q <= run_start ? 11'd0 : reused_7_q + {10'd0, reused_groups_q[7]};
     end
   end
-
-  // Deliberately unused: at most min(ROWS*COLS, N*K*M) MACs are issued in a cycle
-  wire unused_macs_issued_now;
-  assign unused_macs_issued_now = ^macs_issued_now[63:7];
 
   // register read mux (register map)
   always @* begin
