@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 
 #include "hw/blocks.hpp"
 
@@ -95,7 +96,12 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   // the A memories' read address, and a net from the top would reach it through a driver the
   // top's synthesis sizes without seeing this module's loads.
   const Expr scan_step = m.signal("scan_step_q", 1, Sign::Unsigned, "the scan advances to the next position");
-  m.always_ff(clk, rst_n, "the scan step, decided a cycle ahead").flop(scan_step, scan_step_next, 0);
+  // Its complement in a flip-flop of its own picks the A memories' read address: the step drives
+  // every scan register's next value, and a chain of buffers stood between it and the memories.
+  const Expr scan_hold = m.signal("scan_hold_q", 1, Sign::Unsigned, "the scan stays at its position (not the step)");
+  Always& step_regs = m.always_ff(clk, rst_n, "the scan step, decided a cycle ahead");
+  step_regs.flop(scan_step, scan_step_next, 0);
+  step_regs.flop(scan_hold, !scan_step_next, 1);
   const Expr step = m.wire("scan_advance", scan_step);
   const Expr wrap_w = m.wire("wrap_w", last_w), wrap_h = m.wire("wrap_h", last_w && last_h);
   const Expr wrap_t = m.wire("wrap_t", last_w && last_h && last_t);
@@ -136,21 +142,35 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const int pw = std::max(2 * cw, tw);  // H*W and TILE_H*W (below 2^(2*CW)) before truncation
   const Expr hw_full = m.wire("stride_hw", resize(dim_h, pw) * resize(dim_w, pw));
   const Expr thw_full = m.wire("stride_thw", resize(tile_h, pw) * resize(dim_w, pw));
-  // The five sums a step may take (the token + 1, the row + W, the frame + H*W, the tile + TILE_W,
-  // the row of tiles + TILE_H*W) are registered a cycle early from the registers' next values:
-  // the token of the next position is then a choice among registers, with no adder between the
-  // scan registers and the A memories it addresses.
-  const Expr token_inc_q = m.signal("scan_token_inc_q", tw, Sign::Unsigned, "token + 1");
+  // The sums a step may take past the row (the row + W, the frame + H*W, the tile + TILE_W, the row
+  // of tiles + TILE_H*W) are registered a cycle early from the registers' next values, and so is
+  // the token after the position (scan_token_step_q): no adder or choice among sums sits between
+  // the scan registers and the A memories they address.
   const Expr row_inc_q = m.signal("scan_row_inc_q", tw, Sign::Unsigned, "token at (t, h + 1, w0)");
   const Expr tbase_inc_q = m.signal("scan_tbase_inc_q", tw, Sign::Unsigned, "token at (t + 1, h0, w0)");
   const Expr tile_inc_q = m.signal("scan_tile_inc_q", tw, Sign::Unsigned, "token at (0, h0, w0 + TILE_W)");
   const Expr trow_inc_q = m.signal("scan_trow_inc_q", tw, Sign::Unsigned, "token at (0, h0 + TILE_H, 0)");
-  const Expr tile_next = m.wire("scan_tile_next", mux(wrap_col, mux(last_trow, zero(tw), trow_inc_q), tile_inc_q),
-                                "token of the next tile");
-  const Expr t_next = m.wire("scan_t_next", mux(wrap_t, tile_next, tbase_inc_q), "token at the next (t, h0, w0)");
-  const Expr row_next = m.wire("scan_row_next", mux(wrap_h, t_next, row_inc_q), "token at the next row start");
-  const Expr token_step = m.wire("scan_token_step", mux(wrap_w, row_next, token_inc_q),
-                                 "token of the position after this one");
+  // The tokens a step may move to past the row, from where the position lies (its last_* flags) and
+  // the sums: of the current position from the registers, of the next cycle's from their next values.
+  struct StepTokens {
+    Expr tile, t, row;
+  };
+  auto step_tokens = [&](const std::array<Expr, 5>& last, const std::array<Expr, 4>& inc, const std::string& sfx) {
+    const auto& [lw, lh, lt, lcol, lrow] = last;
+    const auto& [row_inc, tbase_inc, tile_inc, trow_inc] = inc;
+    StepTokens s;
+    s.tile = m.wire("scan_tile_next" + sfx, mux(lw && lh && lt && lcol, mux(lrow, zero(tw), trow_inc), tile_inc),
+                    "token of the next tile");
+    s.t = m.wire("scan_t_next" + sfx, mux(lw && lh && lt, s.tile, tbase_inc), "token at the next (t, h0, w0)");
+    s.row = m.wire("scan_row_next" + sfx, mux(lw && lh, s.t, row_inc), "token at the next row start");
+    return s;
+  };
+  const StepTokens now = step_tokens({last_w, last_h, last_t, last_tcol, last_trow},
+                                     {row_inc_q, tbase_inc_q, tile_inc_q, trow_inc_q}, "");
+  const Expr tile_next = now.tile, t_next = now.t, row_next = now.row;
+  // The token after the current position, registered a cycle early (from the next cycle's flags and
+  // sums): the A memories' read address is then one choice between two registers.
+  const Expr token_step = m.signal("scan_token_step_q", tw, Sign::Unsigned, "token of the position after this one");
   const Expr token_d = m.wire("token_d", mux(scan_clear, zero(tw), mux(step, token_step, token_q)),
                               "token of the next cycle's position");
   const Expr hw_d = m.wire("stride_hw_d", mux(scan_clear, trunc(hw_full, tw), hw_q));
@@ -166,12 +186,15 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   strides.flop(tbase_q, tbase_d, 0);
   strides.flop(tile_q, tile_d, 0);
   strides.flop(trow_q, trow_d, 0);
-  strides.flop(token_inc_q, token_d + constant(tw, 1), 0);
-  strides.flop(row_inc_q, row_d + dw_t, 0);
   // At a clear every start is 0: its sum is the stride itself, the product off the adder.
-  strides.flop(tbase_inc_q, mux(scan_clear, trunc(hw_full, tw), tbase_d + hw_q), 0);
-  strides.flop(tile_inc_q, tile_d + tile_w_t, 0);
-  strides.flop(trow_inc_q, mux(scan_clear, trunc(thw_full, tw), trow_d + thw_q), 0);
+  const std::array<Expr, 4> inc_d = {
+      m.wire("scan_row_inc_d", row_d + dw_t),
+      m.wire("scan_tbase_inc_d", mux(scan_clear, trunc(hw_full, tw), tbase_d + hw_q)),
+      m.wire("scan_tile_inc_d", tile_d + tile_w_t),
+      m.wire("scan_trow_inc_d", mux(scan_clear, trunc(thw_full, tw), trow_d + thw_q))};
+  for (const auto& [reg, d] : {std::pair{row_inc_q, inc_d[0]}, {tbase_inc_q, inc_d[1]}, {tile_inc_q, inc_d[2]},
+                               {trow_inc_q, inc_d[3]}})
+    strides.flop(reg, d, 0);
   if (pw > tw) m.unused(concat({hw_full.slice(pw - 1, tw), thw_full.slice(pw - 1, tw)}),
                         "the strides are used only while they are below N");
   const int dist_w = std::max(ww, tw + 1);  // distances and the window depth compared at full width
@@ -247,6 +270,9 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr last_tcol_d = at_next(&Derived::last_tcol, "last_tile_col_d");
   const Expr last_trow_d = at_next(&Derived::last_trow, "last_tile_row_d");
   const Expr last_d = at_next(&Derived::last, "last_d");
+  const StepTokens after = step_tokens({last_w_d, last_h_d, last_t_d, last_tcol_d, last_trow_d}, inc_d, "_d");
+  m.always_ff(clk, rst_n, "the token after the next cycle's position")
+      .flop(token_step, mux(last_w_d, after.row, token_d + constant(tw, 1)), 0);
   const Expr avail_q = m.signal("scan_avail_q", 3);
   const Expr last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
@@ -262,7 +288,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   // Without the clear: scan_clear_i comes from the START checks, a long path, and this output
   // addresses every A bank; the top reads token 0 at a clear itself. A clear comes only while the
   // scan is idle (no step), so the step alone chooses.
-  m.assign(scan_token_next, mux(scan_step, token_step, token_q));
+  m.assign(scan_token_next, mux(scan_hold, token_q, token_step));
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);
   m.assign(scan_ref_slot_next, ref_slot_d);

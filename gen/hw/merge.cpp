@@ -10,8 +10,7 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   Module m("kld_merge",
            "Merge unit: writes each tap's partial P_g[token] into the partial memory of (group, column); the "
            "gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of root tokens, "
-           "in three registered steps: the root tables' read, the partials' read and the first adder level, "
-           "the rest of the sum. Partials "
+           "in three registered steps: the root tables' read, the partials' read, their sum. Partials "
            "are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output sign-extended");
   const int tw = c.token_w(), segs = c.segs(), cols = c.cols, aw = c.acc_w, G = c.max_groups(), lanes = c.det_lanes();
   const int pw = c.partial_w(), sw = c.out_sum_w();
@@ -54,9 +53,9 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   // Lane j of the gather (token + j): names get a lane suffix only when GATHER_W > 1.
   auto lane_sfx = [&](int j) { return gws > 1 ? "_l" + std::to_string(j) : std::string(); };
 
-  // Every SRAM read lands in a register: the root read in gather_addr_*_q, the partials' read in the
-  // first adder level's registers, their sum in out_data_q. Data only, no reset: the top's valid bits
-  // say which are meaningful.
+  // Every SRAM read lands in a register: the root read in gather_addr_*_q, the partials' read in
+  // partial_*_q, their sum in out_data_q. Data only, no reset: the top's valid bits say which are
+  // meaningful.
   Block& regs = m.always_ff_no_reset(clk, "gather pipeline registers, advanced by gather_en_i");
   IfStmt& en = regs.if_(gather_en);
   const Expr out_q = m.signal("out_data_q", gws * cols * sw, Sign::Unsigned, "the sums, OUT_SUM_W bits each");
@@ -114,34 +113,29 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
           {"wdata_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)}};
       for (int j = 0; j < gws; ++j) {
         const Expr rd = m.signal("partial_" + name + lane_sfx(j), pw);
+        const Expr held = m.signal("partial_" + name + lane_sfx(j) + "_q", pw);
         conns.push_back({rport("raddr", j, "_i"), addr[static_cast<size_t>(j)]});
         conns.push_back({rport("rdata", j, "_o"), rd});
+        en.then_().assign(held, rd);
         terms[static_cast<size_t>(j)][static_cast<size_t>(cc)].push_back(
-            m.wire("term_" + name + lane_sfx(j), mux(group_valid[g], sext(rd, sw), zero(sw))));
+            m.wire("term_" + name + lane_sfx(j), mux(group_valid[g], sext(held, sw), zero(sw))));
       }
       m.instance(partial_sram, "u_partial_" + name, conns, "partials of group " + gn + ", column " + std::to_string(cc));
     }
   }
-  // A balanced adder tree per lane and column: log2(G) adders deep instead of a chain of G - 1. Its
-  // first level is registered (the pair sums, and an odd term as it is): the partials' read and the
-  // whole tree were the gather's one path.
+  // A balanced adder tree per lane and column, log2(G) adders deep instead of a chain of G - 1,
+  // from the registered partials to out_data_q: no memory read shares a path with an adder.
   std::vector<Expr> words;  // most significant first: lane GATHER_W-1, column COLS-1
   for (int j = gws - 1; j >= 0; --j)
     for (int cc = cols - 1; cc >= 0; --cc) {
       std::vector<Expr> level = terms[static_cast<size_t>(j)][static_cast<size_t>(cc)];
       const std::string col = std::to_string(cc) + lane_sfx(j);
-      for (int depth_k = 0; level.size() > 1 || depth_k == 0; ++depth_k) {
+      for (int depth_k = 0; level.size() > 1; ++depth_k) {
         std::vector<Expr> next;
         for (size_t t = 0; t + 1 < level.size(); t += 2)
           next.push_back(m.wire("sum_" + col + "_" + std::to_string(depth_k) + "_" + std::to_string(t / 2),
                                 level[t] + level[t + 1]));
         if (level.size() % 2 == 1) next.push_back(level.back());
-        if (depth_k == 0)
-          for (size_t t = 0; t < next.size(); ++t) {
-            const Expr held = m.signal("sum_" + col + "_0_" + std::to_string(t) + "_q", sw);
-            en.then_().assign(held, next[t]);
-            next[t] = held;
-          }
         level = std::move(next);
       }
       words.push_back(level.front());

@@ -72,8 +72,8 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
 }
 
 // The gather engine of docs/hardware.md, cycle by cycle: four places (a beat of GATHER_W tokens
-// enters and its roots are read; its partials are read and added in pairs; the pair sums are summed;
-// its words wait in the output register) that advance together unless the output register holds a
+// enters and its roots are read; its partials are read into registers; the partials are summed; its
+// words wait in the output register) that advance together unless the output register holds a
 // beat the consumer does not take.
 class GatherEngine {
  public:

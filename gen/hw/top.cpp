@@ -267,8 +267,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "weight buffer of the pass engine's pass (pass parity)");
   // The gather engine is a pipeline of four places, all advancing together whenever the output
   // register is free or being read (gather_en): a beat of GATHER_W tokens enters (the root tables
-  // are read), their partials are read and added in pairs, the pair sums are summed, their words
-  // wait in the output register.
+  // are read), their partials are read into registers, the partials are summed, their words wait
+  // in the output register.
   const Expr gather_issue_q = m.signal("gather_issue_q", 1, Sign::Unsigned, "tokens of the m-tile remain to enter");
   const Expr gmt_q = m.signal("gather_mt_q", mtw, Sign::Unsigned, "m-tile being gathered");
   const Expr gi_q = m.signal("gather_q", tw, Sign::Unsigned, "first token of the next beat to enter the gather");
@@ -276,7 +276,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr sum_last_q = m.signal("sum_last_q", 1, Sign::Unsigned, "... the m-tile's last token");
   const Expr sum_mt_q = m.signal("sum_mt_q", mtw), sum_token_q = m.signal("sum_token_q", tw);
   const Expr sum_lanes_q = m.signal("sum_lanes_q", gws, Sign::Unsigned, "tokens of the beat that exist");
-  const Expr mid_valid_q = m.signal("mid_valid_q", 1, Sign::Unsigned, "a beat's pair sums are registered");
+  const Expr mid_valid_q = m.signal("mid_valid_q", 1, Sign::Unsigned, "a beat's partials are registered");
   const Expr mid_last_q = m.signal("mid_last_q", 1, Sign::Unsigned, "... the m-tile's last beat");
   const Expr mid_mt_q = m.signal("mid_mt_q", mtw), mid_token_q = m.signal("mid_token_q", tw);
   const Expr mid_lanes_q = m.signal("mid_lanes_q", gws);

@@ -2,9 +2,9 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens, in three registered steps: the root tables' read, the partials' read and the first
-// adder level, the rest of the sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W
-// (exact widths), the output sign-extended
+// root tokens, in three registered steps: the root tables' read, the partials' read, their sum.
+// Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
+// sign-extended
 // Parameters:
 //   ROWS = 16
 //   COLS = 16
@@ -62,66 +62,82 @@ module kld_merge (
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
   wire [18:0] partial_0_0;
+  reg [18:0] partial_0_0_q;
   wire [21:0] term_0_0;
   // a partial of group 0 arrives at column 1
   wire tap_here_0_1;
   wire [18:0] partial_0_1;
+  reg [18:0] partial_0_1_q;
   wire [21:0] term_0_1;
   // a partial of group 0 arrives at column 2
   wire tap_here_0_2;
   wire [18:0] partial_0_2;
+  reg [18:0] partial_0_2_q;
   wire [21:0] term_0_2;
   // a partial of group 0 arrives at column 3
   wire tap_here_0_3;
   wire [18:0] partial_0_3;
+  reg [18:0] partial_0_3_q;
   wire [21:0] term_0_3;
   // a partial of group 0 arrives at column 4
   wire tap_here_0_4;
   wire [18:0] partial_0_4;
+  reg [18:0] partial_0_4_q;
   wire [21:0] term_0_4;
   // a partial of group 0 arrives at column 5
   wire tap_here_0_5;
   wire [18:0] partial_0_5;
+  reg [18:0] partial_0_5_q;
   wire [21:0] term_0_5;
   // a partial of group 0 arrives at column 6
   wire tap_here_0_6;
   wire [18:0] partial_0_6;
+  reg [18:0] partial_0_6_q;
   wire [21:0] term_0_6;
   // a partial of group 0 arrives at column 7
   wire tap_here_0_7;
   wire [18:0] partial_0_7;
+  reg [18:0] partial_0_7_q;
   wire [21:0] term_0_7;
   // a partial of group 0 arrives at column 8
   wire tap_here_0_8;
   wire [18:0] partial_0_8;
+  reg [18:0] partial_0_8_q;
   wire [21:0] term_0_8;
   // a partial of group 0 arrives at column 9
   wire tap_here_0_9;
   wire [18:0] partial_0_9;
+  reg [18:0] partial_0_9_q;
   wire [21:0] term_0_9;
   // a partial of group 0 arrives at column 10
   wire tap_here_0_10;
   wire [18:0] partial_0_10;
+  reg [18:0] partial_0_10_q;
   wire [21:0] term_0_10;
   // a partial of group 0 arrives at column 11
   wire tap_here_0_11;
   wire [18:0] partial_0_11;
+  reg [18:0] partial_0_11_q;
   wire [21:0] term_0_11;
   // a partial of group 0 arrives at column 12
   wire tap_here_0_12;
   wire [18:0] partial_0_12;
+  reg [18:0] partial_0_12_q;
   wire [21:0] term_0_12;
   // a partial of group 0 arrives at column 13
   wire tap_here_0_13;
   wire [18:0] partial_0_13;
+  reg [18:0] partial_0_13_q;
   wire [21:0] term_0_13;
   // a partial of group 0 arrives at column 14
   wire tap_here_0_14;
   wire [18:0] partial_0_14;
+  reg [18:0] partial_0_14_q;
   wire [21:0] term_0_14;
   // a partial of group 0 arrives at column 15
   wire tap_here_0_15;
   wire [18:0] partial_0_15;
+  reg [18:0] partial_0_15_q;
   wire [21:0] term_0_15;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
@@ -130,66 +146,82 @@ module kld_merge (
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
   wire [18:0] partial_1_0;
+  reg [18:0] partial_1_0_q;
   wire [21:0] term_1_0;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
   wire [18:0] partial_1_1;
+  reg [18:0] partial_1_1_q;
   wire [21:0] term_1_1;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
   wire [18:0] partial_1_2;
+  reg [18:0] partial_1_2_q;
   wire [21:0] term_1_2;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
   wire [18:0] partial_1_3;
+  reg [18:0] partial_1_3_q;
   wire [21:0] term_1_3;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
   wire [18:0] partial_1_4;
+  reg [18:0] partial_1_4_q;
   wire [21:0] term_1_4;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
   wire [18:0] partial_1_5;
+  reg [18:0] partial_1_5_q;
   wire [21:0] term_1_5;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
   wire [18:0] partial_1_6;
+  reg [18:0] partial_1_6_q;
   wire [21:0] term_1_6;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
   wire [18:0] partial_1_7;
+  reg [18:0] partial_1_7_q;
   wire [21:0] term_1_7;
   // a partial of group 1 arrives at column 8
   wire tap_here_1_8;
   wire [18:0] partial_1_8;
+  reg [18:0] partial_1_8_q;
   wire [21:0] term_1_8;
   // a partial of group 1 arrives at column 9
   wire tap_here_1_9;
   wire [18:0] partial_1_9;
+  reg [18:0] partial_1_9_q;
   wire [21:0] term_1_9;
   // a partial of group 1 arrives at column 10
   wire tap_here_1_10;
   wire [18:0] partial_1_10;
+  reg [18:0] partial_1_10_q;
   wire [21:0] term_1_10;
   // a partial of group 1 arrives at column 11
   wire tap_here_1_11;
   wire [18:0] partial_1_11;
+  reg [18:0] partial_1_11_q;
   wire [21:0] term_1_11;
   // a partial of group 1 arrives at column 12
   wire tap_here_1_12;
   wire [18:0] partial_1_12;
+  reg [18:0] partial_1_12_q;
   wire [21:0] term_1_12;
   // a partial of group 1 arrives at column 13
   wire tap_here_1_13;
   wire [18:0] partial_1_13;
+  reg [18:0] partial_1_13_q;
   wire [21:0] term_1_13;
   // a partial of group 1 arrives at column 14
   wire tap_here_1_14;
   wire [18:0] partial_1_14;
+  reg [18:0] partial_1_14_q;
   wire [21:0] term_1_14;
   // a partial of group 1 arrives at column 15
   wire tap_here_1_15;
   wire [18:0] partial_1_15;
+  reg [18:0] partial_1_15_q;
   wire [21:0] term_1_15;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
@@ -198,66 +230,82 @@ module kld_merge (
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
   wire [18:0] partial_2_0;
+  reg [18:0] partial_2_0_q;
   wire [21:0] term_2_0;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
   wire [18:0] partial_2_1;
+  reg [18:0] partial_2_1_q;
   wire [21:0] term_2_1;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
   wire [18:0] partial_2_2;
+  reg [18:0] partial_2_2_q;
   wire [21:0] term_2_2;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
   wire [18:0] partial_2_3;
+  reg [18:0] partial_2_3_q;
   wire [21:0] term_2_3;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
   wire [18:0] partial_2_4;
+  reg [18:0] partial_2_4_q;
   wire [21:0] term_2_4;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
   wire [18:0] partial_2_5;
+  reg [18:0] partial_2_5_q;
   wire [21:0] term_2_5;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
   wire [18:0] partial_2_6;
+  reg [18:0] partial_2_6_q;
   wire [21:0] term_2_6;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
   wire [18:0] partial_2_7;
+  reg [18:0] partial_2_7_q;
   wire [21:0] term_2_7;
   // a partial of group 2 arrives at column 8
   wire tap_here_2_8;
   wire [18:0] partial_2_8;
+  reg [18:0] partial_2_8_q;
   wire [21:0] term_2_8;
   // a partial of group 2 arrives at column 9
   wire tap_here_2_9;
   wire [18:0] partial_2_9;
+  reg [18:0] partial_2_9_q;
   wire [21:0] term_2_9;
   // a partial of group 2 arrives at column 10
   wire tap_here_2_10;
   wire [18:0] partial_2_10;
+  reg [18:0] partial_2_10_q;
   wire [21:0] term_2_10;
   // a partial of group 2 arrives at column 11
   wire tap_here_2_11;
   wire [18:0] partial_2_11;
+  reg [18:0] partial_2_11_q;
   wire [21:0] term_2_11;
   // a partial of group 2 arrives at column 12
   wire tap_here_2_12;
   wire [18:0] partial_2_12;
+  reg [18:0] partial_2_12_q;
   wire [21:0] term_2_12;
   // a partial of group 2 arrives at column 13
   wire tap_here_2_13;
   wire [18:0] partial_2_13;
+  reg [18:0] partial_2_13_q;
   wire [21:0] term_2_13;
   // a partial of group 2 arrives at column 14
   wire tap_here_2_14;
   wire [18:0] partial_2_14;
+  reg [18:0] partial_2_14_q;
   wire [21:0] term_2_14;
   // a partial of group 2 arrives at column 15
   wire tap_here_2_15;
   wire [18:0] partial_2_15;
+  reg [18:0] partial_2_15_q;
   wire [21:0] term_2_15;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
@@ -266,66 +314,82 @@ module kld_merge (
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
   wire [18:0] partial_3_0;
+  reg [18:0] partial_3_0_q;
   wire [21:0] term_3_0;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
   wire [18:0] partial_3_1;
+  reg [18:0] partial_3_1_q;
   wire [21:0] term_3_1;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
   wire [18:0] partial_3_2;
+  reg [18:0] partial_3_2_q;
   wire [21:0] term_3_2;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
   wire [18:0] partial_3_3;
+  reg [18:0] partial_3_3_q;
   wire [21:0] term_3_3;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
   wire [18:0] partial_3_4;
+  reg [18:0] partial_3_4_q;
   wire [21:0] term_3_4;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
   wire [18:0] partial_3_5;
+  reg [18:0] partial_3_5_q;
   wire [21:0] term_3_5;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
   wire [18:0] partial_3_6;
+  reg [18:0] partial_3_6_q;
   wire [21:0] term_3_6;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
   wire [18:0] partial_3_7;
+  reg [18:0] partial_3_7_q;
   wire [21:0] term_3_7;
   // a partial of group 3 arrives at column 8
   wire tap_here_3_8;
   wire [18:0] partial_3_8;
+  reg [18:0] partial_3_8_q;
   wire [21:0] term_3_8;
   // a partial of group 3 arrives at column 9
   wire tap_here_3_9;
   wire [18:0] partial_3_9;
+  reg [18:0] partial_3_9_q;
   wire [21:0] term_3_9;
   // a partial of group 3 arrives at column 10
   wire tap_here_3_10;
   wire [18:0] partial_3_10;
+  reg [18:0] partial_3_10_q;
   wire [21:0] term_3_10;
   // a partial of group 3 arrives at column 11
   wire tap_here_3_11;
   wire [18:0] partial_3_11;
+  reg [18:0] partial_3_11_q;
   wire [21:0] term_3_11;
   // a partial of group 3 arrives at column 12
   wire tap_here_3_12;
   wire [18:0] partial_3_12;
+  reg [18:0] partial_3_12_q;
   wire [21:0] term_3_12;
   // a partial of group 3 arrives at column 13
   wire tap_here_3_13;
   wire [18:0] partial_3_13;
+  reg [18:0] partial_3_13_q;
   wire [21:0] term_3_13;
   // a partial of group 3 arrives at column 14
   wire tap_here_3_14;
   wire [18:0] partial_3_14;
+  reg [18:0] partial_3_14_q;
   wire [21:0] term_3_14;
   // a partial of group 3 arrives at column 15
   wire tap_here_3_15;
   wire [18:0] partial_3_15;
+  reg [18:0] partial_3_15_q;
   wire [21:0] term_3_15;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
@@ -334,66 +398,82 @@ module kld_merge (
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
   wire [18:0] partial_4_0;
+  reg [18:0] partial_4_0_q;
   wire [21:0] term_4_0;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
   wire [18:0] partial_4_1;
+  reg [18:0] partial_4_1_q;
   wire [21:0] term_4_1;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
   wire [18:0] partial_4_2;
+  reg [18:0] partial_4_2_q;
   wire [21:0] term_4_2;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
   wire [18:0] partial_4_3;
+  reg [18:0] partial_4_3_q;
   wire [21:0] term_4_3;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
   wire [18:0] partial_4_4;
+  reg [18:0] partial_4_4_q;
   wire [21:0] term_4_4;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
   wire [18:0] partial_4_5;
+  reg [18:0] partial_4_5_q;
   wire [21:0] term_4_5;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
   wire [18:0] partial_4_6;
+  reg [18:0] partial_4_6_q;
   wire [21:0] term_4_6;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
   wire [18:0] partial_4_7;
+  reg [18:0] partial_4_7_q;
   wire [21:0] term_4_7;
   // a partial of group 4 arrives at column 8
   wire tap_here_4_8;
   wire [18:0] partial_4_8;
+  reg [18:0] partial_4_8_q;
   wire [21:0] term_4_8;
   // a partial of group 4 arrives at column 9
   wire tap_here_4_9;
   wire [18:0] partial_4_9;
+  reg [18:0] partial_4_9_q;
   wire [21:0] term_4_9;
   // a partial of group 4 arrives at column 10
   wire tap_here_4_10;
   wire [18:0] partial_4_10;
+  reg [18:0] partial_4_10_q;
   wire [21:0] term_4_10;
   // a partial of group 4 arrives at column 11
   wire tap_here_4_11;
   wire [18:0] partial_4_11;
+  reg [18:0] partial_4_11_q;
   wire [21:0] term_4_11;
   // a partial of group 4 arrives at column 12
   wire tap_here_4_12;
   wire [18:0] partial_4_12;
+  reg [18:0] partial_4_12_q;
   wire [21:0] term_4_12;
   // a partial of group 4 arrives at column 13
   wire tap_here_4_13;
   wire [18:0] partial_4_13;
+  reg [18:0] partial_4_13_q;
   wire [21:0] term_4_13;
   // a partial of group 4 arrives at column 14
   wire tap_here_4_14;
   wire [18:0] partial_4_14;
+  reg [18:0] partial_4_14_q;
   wire [21:0] term_4_14;
   // a partial of group 4 arrives at column 15
   wire tap_here_4_15;
   wire [18:0] partial_4_15;
+  reg [18:0] partial_4_15_q;
   wire [21:0] term_4_15;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
@@ -402,66 +482,82 @@ module kld_merge (
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
   wire [18:0] partial_5_0;
+  reg [18:0] partial_5_0_q;
   wire [21:0] term_5_0;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
   wire [18:0] partial_5_1;
+  reg [18:0] partial_5_1_q;
   wire [21:0] term_5_1;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
   wire [18:0] partial_5_2;
+  reg [18:0] partial_5_2_q;
   wire [21:0] term_5_2;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
   wire [18:0] partial_5_3;
+  reg [18:0] partial_5_3_q;
   wire [21:0] term_5_3;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
   wire [18:0] partial_5_4;
+  reg [18:0] partial_5_4_q;
   wire [21:0] term_5_4;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
   wire [18:0] partial_5_5;
+  reg [18:0] partial_5_5_q;
   wire [21:0] term_5_5;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
   wire [18:0] partial_5_6;
+  reg [18:0] partial_5_6_q;
   wire [21:0] term_5_6;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
   wire [18:0] partial_5_7;
+  reg [18:0] partial_5_7_q;
   wire [21:0] term_5_7;
   // a partial of group 5 arrives at column 8
   wire tap_here_5_8;
   wire [18:0] partial_5_8;
+  reg [18:0] partial_5_8_q;
   wire [21:0] term_5_8;
   // a partial of group 5 arrives at column 9
   wire tap_here_5_9;
   wire [18:0] partial_5_9;
+  reg [18:0] partial_5_9_q;
   wire [21:0] term_5_9;
   // a partial of group 5 arrives at column 10
   wire tap_here_5_10;
   wire [18:0] partial_5_10;
+  reg [18:0] partial_5_10_q;
   wire [21:0] term_5_10;
   // a partial of group 5 arrives at column 11
   wire tap_here_5_11;
   wire [18:0] partial_5_11;
+  reg [18:0] partial_5_11_q;
   wire [21:0] term_5_11;
   // a partial of group 5 arrives at column 12
   wire tap_here_5_12;
   wire [18:0] partial_5_12;
+  reg [18:0] partial_5_12_q;
   wire [21:0] term_5_12;
   // a partial of group 5 arrives at column 13
   wire tap_here_5_13;
   wire [18:0] partial_5_13;
+  reg [18:0] partial_5_13_q;
   wire [21:0] term_5_13;
   // a partial of group 5 arrives at column 14
   wire tap_here_5_14;
   wire [18:0] partial_5_14;
+  reg [18:0] partial_5_14_q;
   wire [21:0] term_5_14;
   // a partial of group 5 arrives at column 15
   wire tap_here_5_15;
   wire [18:0] partial_5_15;
+  reg [18:0] partial_5_15_q;
   wire [21:0] term_5_15;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
@@ -470,66 +566,82 @@ module kld_merge (
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
   wire [18:0] partial_6_0;
+  reg [18:0] partial_6_0_q;
   wire [21:0] term_6_0;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
   wire [18:0] partial_6_1;
+  reg [18:0] partial_6_1_q;
   wire [21:0] term_6_1;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
   wire [18:0] partial_6_2;
+  reg [18:0] partial_6_2_q;
   wire [21:0] term_6_2;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
   wire [18:0] partial_6_3;
+  reg [18:0] partial_6_3_q;
   wire [21:0] term_6_3;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
   wire [18:0] partial_6_4;
+  reg [18:0] partial_6_4_q;
   wire [21:0] term_6_4;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
   wire [18:0] partial_6_5;
+  reg [18:0] partial_6_5_q;
   wire [21:0] term_6_5;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
   wire [18:0] partial_6_6;
+  reg [18:0] partial_6_6_q;
   wire [21:0] term_6_6;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
   wire [18:0] partial_6_7;
+  reg [18:0] partial_6_7_q;
   wire [21:0] term_6_7;
   // a partial of group 6 arrives at column 8
   wire tap_here_6_8;
   wire [18:0] partial_6_8;
+  reg [18:0] partial_6_8_q;
   wire [21:0] term_6_8;
   // a partial of group 6 arrives at column 9
   wire tap_here_6_9;
   wire [18:0] partial_6_9;
+  reg [18:0] partial_6_9_q;
   wire [21:0] term_6_9;
   // a partial of group 6 arrives at column 10
   wire tap_here_6_10;
   wire [18:0] partial_6_10;
+  reg [18:0] partial_6_10_q;
   wire [21:0] term_6_10;
   // a partial of group 6 arrives at column 11
   wire tap_here_6_11;
   wire [18:0] partial_6_11;
+  reg [18:0] partial_6_11_q;
   wire [21:0] term_6_11;
   // a partial of group 6 arrives at column 12
   wire tap_here_6_12;
   wire [18:0] partial_6_12;
+  reg [18:0] partial_6_12_q;
   wire [21:0] term_6_12;
   // a partial of group 6 arrives at column 13
   wire tap_here_6_13;
   wire [18:0] partial_6_13;
+  reg [18:0] partial_6_13_q;
   wire [21:0] term_6_13;
   // a partial of group 6 arrives at column 14
   wire tap_here_6_14;
   wire [18:0] partial_6_14;
+  reg [18:0] partial_6_14_q;
   wire [21:0] term_6_14;
   // a partial of group 6 arrives at column 15
   wire tap_here_6_15;
   wire [18:0] partial_6_15;
+  reg [18:0] partial_6_15_q;
   wire [21:0] term_6_15;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
@@ -538,75 +650,87 @@ module kld_merge (
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
   wire [18:0] partial_7_0;
+  reg [18:0] partial_7_0_q;
   wire [21:0] term_7_0;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
   wire [18:0] partial_7_1;
+  reg [18:0] partial_7_1_q;
   wire [21:0] term_7_1;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
   wire [18:0] partial_7_2;
+  reg [18:0] partial_7_2_q;
   wire [21:0] term_7_2;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
   wire [18:0] partial_7_3;
+  reg [18:0] partial_7_3_q;
   wire [21:0] term_7_3;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
   wire [18:0] partial_7_4;
+  reg [18:0] partial_7_4_q;
   wire [21:0] term_7_4;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
   wire [18:0] partial_7_5;
+  reg [18:0] partial_7_5_q;
   wire [21:0] term_7_5;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
   wire [18:0] partial_7_6;
+  reg [18:0] partial_7_6_q;
   wire [21:0] term_7_6;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
   wire [18:0] partial_7_7;
+  reg [18:0] partial_7_7_q;
   wire [21:0] term_7_7;
   // a partial of group 7 arrives at column 8
   wire tap_here_7_8;
   wire [18:0] partial_7_8;
+  reg [18:0] partial_7_8_q;
   wire [21:0] term_7_8;
   // a partial of group 7 arrives at column 9
   wire tap_here_7_9;
   wire [18:0] partial_7_9;
+  reg [18:0] partial_7_9_q;
   wire [21:0] term_7_9;
   // a partial of group 7 arrives at column 10
   wire tap_here_7_10;
   wire [18:0] partial_7_10;
+  reg [18:0] partial_7_10_q;
   wire [21:0] term_7_10;
   // a partial of group 7 arrives at column 11
   wire tap_here_7_11;
   wire [18:0] partial_7_11;
+  reg [18:0] partial_7_11_q;
   wire [21:0] term_7_11;
   // a partial of group 7 arrives at column 12
   wire tap_here_7_12;
   wire [18:0] partial_7_12;
+  reg [18:0] partial_7_12_q;
   wire [21:0] term_7_12;
   // a partial of group 7 arrives at column 13
   wire tap_here_7_13;
   wire [18:0] partial_7_13;
+  reg [18:0] partial_7_13_q;
   wire [21:0] term_7_13;
   // a partial of group 7 arrives at column 14
   wire tap_here_7_14;
   wire [18:0] partial_7_14;
+  reg [18:0] partial_7_14_q;
   wire [21:0] term_7_14;
   // a partial of group 7 arrives at column 15
   wire tap_here_7_15;
   wire [18:0] partial_7_15;
+  reg [18:0] partial_7_15_q;
   wire [21:0] term_7_15;
   wire [21:0] sum_15_0_0;
   wire [21:0] sum_15_0_1;
   wire [21:0] sum_15_0_2;
   wire [21:0] sum_15_0_3;
-  reg [21:0] sum_15_0_0_q;
-  reg [21:0] sum_15_0_1_q;
-  reg [21:0] sum_15_0_2_q;
-  reg [21:0] sum_15_0_3_q;
   wire [21:0] sum_15_1_0;
   wire [21:0] sum_15_1_1;
   wire [21:0] sum_15_2_0;
@@ -614,10 +738,6 @@ module kld_merge (
   wire [21:0] sum_14_0_1;
   wire [21:0] sum_14_0_2;
   wire [21:0] sum_14_0_3;
-  reg [21:0] sum_14_0_0_q;
-  reg [21:0] sum_14_0_1_q;
-  reg [21:0] sum_14_0_2_q;
-  reg [21:0] sum_14_0_3_q;
   wire [21:0] sum_14_1_0;
   wire [21:0] sum_14_1_1;
   wire [21:0] sum_14_2_0;
@@ -625,10 +745,6 @@ module kld_merge (
   wire [21:0] sum_13_0_1;
   wire [21:0] sum_13_0_2;
   wire [21:0] sum_13_0_3;
-  reg [21:0] sum_13_0_0_q;
-  reg [21:0] sum_13_0_1_q;
-  reg [21:0] sum_13_0_2_q;
-  reg [21:0] sum_13_0_3_q;
   wire [21:0] sum_13_1_0;
   wire [21:0] sum_13_1_1;
   wire [21:0] sum_13_2_0;
@@ -636,10 +752,6 @@ module kld_merge (
   wire [21:0] sum_12_0_1;
   wire [21:0] sum_12_0_2;
   wire [21:0] sum_12_0_3;
-  reg [21:0] sum_12_0_0_q;
-  reg [21:0] sum_12_0_1_q;
-  reg [21:0] sum_12_0_2_q;
-  reg [21:0] sum_12_0_3_q;
   wire [21:0] sum_12_1_0;
   wire [21:0] sum_12_1_1;
   wire [21:0] sum_12_2_0;
@@ -647,10 +759,6 @@ module kld_merge (
   wire [21:0] sum_11_0_1;
   wire [21:0] sum_11_0_2;
   wire [21:0] sum_11_0_3;
-  reg [21:0] sum_11_0_0_q;
-  reg [21:0] sum_11_0_1_q;
-  reg [21:0] sum_11_0_2_q;
-  reg [21:0] sum_11_0_3_q;
   wire [21:0] sum_11_1_0;
   wire [21:0] sum_11_1_1;
   wire [21:0] sum_11_2_0;
@@ -658,10 +766,6 @@ module kld_merge (
   wire [21:0] sum_10_0_1;
   wire [21:0] sum_10_0_2;
   wire [21:0] sum_10_0_3;
-  reg [21:0] sum_10_0_0_q;
-  reg [21:0] sum_10_0_1_q;
-  reg [21:0] sum_10_0_2_q;
-  reg [21:0] sum_10_0_3_q;
   wire [21:0] sum_10_1_0;
   wire [21:0] sum_10_1_1;
   wire [21:0] sum_10_2_0;
@@ -669,10 +773,6 @@ module kld_merge (
   wire [21:0] sum_9_0_1;
   wire [21:0] sum_9_0_2;
   wire [21:0] sum_9_0_3;
-  reg [21:0] sum_9_0_0_q;
-  reg [21:0] sum_9_0_1_q;
-  reg [21:0] sum_9_0_2_q;
-  reg [21:0] sum_9_0_3_q;
   wire [21:0] sum_9_1_0;
   wire [21:0] sum_9_1_1;
   wire [21:0] sum_9_2_0;
@@ -680,10 +780,6 @@ module kld_merge (
   wire [21:0] sum_8_0_1;
   wire [21:0] sum_8_0_2;
   wire [21:0] sum_8_0_3;
-  reg [21:0] sum_8_0_0_q;
-  reg [21:0] sum_8_0_1_q;
-  reg [21:0] sum_8_0_2_q;
-  reg [21:0] sum_8_0_3_q;
   wire [21:0] sum_8_1_0;
   wire [21:0] sum_8_1_1;
   wire [21:0] sum_8_2_0;
@@ -691,10 +787,6 @@ module kld_merge (
   wire [21:0] sum_7_0_1;
   wire [21:0] sum_7_0_2;
   wire [21:0] sum_7_0_3;
-  reg [21:0] sum_7_0_0_q;
-  reg [21:0] sum_7_0_1_q;
-  reg [21:0] sum_7_0_2_q;
-  reg [21:0] sum_7_0_3_q;
   wire [21:0] sum_7_1_0;
   wire [21:0] sum_7_1_1;
   wire [21:0] sum_7_2_0;
@@ -702,10 +794,6 @@ module kld_merge (
   wire [21:0] sum_6_0_1;
   wire [21:0] sum_6_0_2;
   wire [21:0] sum_6_0_3;
-  reg [21:0] sum_6_0_0_q;
-  reg [21:0] sum_6_0_1_q;
-  reg [21:0] sum_6_0_2_q;
-  reg [21:0] sum_6_0_3_q;
   wire [21:0] sum_6_1_0;
   wire [21:0] sum_6_1_1;
   wire [21:0] sum_6_2_0;
@@ -713,10 +801,6 @@ module kld_merge (
   wire [21:0] sum_5_0_1;
   wire [21:0] sum_5_0_2;
   wire [21:0] sum_5_0_3;
-  reg [21:0] sum_5_0_0_q;
-  reg [21:0] sum_5_0_1_q;
-  reg [21:0] sum_5_0_2_q;
-  reg [21:0] sum_5_0_3_q;
   wire [21:0] sum_5_1_0;
   wire [21:0] sum_5_1_1;
   wire [21:0] sum_5_2_0;
@@ -724,10 +808,6 @@ module kld_merge (
   wire [21:0] sum_4_0_1;
   wire [21:0] sum_4_0_2;
   wire [21:0] sum_4_0_3;
-  reg [21:0] sum_4_0_0_q;
-  reg [21:0] sum_4_0_1_q;
-  reg [21:0] sum_4_0_2_q;
-  reg [21:0] sum_4_0_3_q;
   wire [21:0] sum_4_1_0;
   wire [21:0] sum_4_1_1;
   wire [21:0] sum_4_2_0;
@@ -735,10 +815,6 @@ module kld_merge (
   wire [21:0] sum_3_0_1;
   wire [21:0] sum_3_0_2;
   wire [21:0] sum_3_0_3;
-  reg [21:0] sum_3_0_0_q;
-  reg [21:0] sum_3_0_1_q;
-  reg [21:0] sum_3_0_2_q;
-  reg [21:0] sum_3_0_3_q;
   wire [21:0] sum_3_1_0;
   wire [21:0] sum_3_1_1;
   wire [21:0] sum_3_2_0;
@@ -746,10 +822,6 @@ module kld_merge (
   wire [21:0] sum_2_0_1;
   wire [21:0] sum_2_0_2;
   wire [21:0] sum_2_0_3;
-  reg [21:0] sum_2_0_0_q;
-  reg [21:0] sum_2_0_1_q;
-  reg [21:0] sum_2_0_2_q;
-  reg [21:0] sum_2_0_3_q;
   wire [21:0] sum_2_1_0;
   wire [21:0] sum_2_1_1;
   wire [21:0] sum_2_2_0;
@@ -757,10 +829,6 @@ module kld_merge (
   wire [21:0] sum_1_0_1;
   wire [21:0] sum_1_0_2;
   wire [21:0] sum_1_0_3;
-  reg [21:0] sum_1_0_0_q;
-  reg [21:0] sum_1_0_1_q;
-  reg [21:0] sum_1_0_2_q;
-  reg [21:0] sum_1_0_3_q;
   wire [21:0] sum_1_1_0;
   wire [21:0] sum_1_1_1;
   wire [21:0] sum_1_2_0;
@@ -768,10 +836,6 @@ module kld_merge (
   wire [21:0] sum_0_0_1;
   wire [21:0] sum_0_0_2;
   wire [21:0] sum_0_0_3;
-  reg [21:0] sum_0_0_0_q;
-  reg [21:0] sum_0_0_1_q;
-  reg [21:0] sum_0_0_2_q;
-  reg [21:0] sum_0_0_3_q;
   wire [21:0] sum_0_1_0;
   wire [21:0] sum_0_1_1;
   wire [21:0] sum_0_2_0;
@@ -781,84 +845,148 @@ module kld_merge (
     if (gather_en_i) begin
       gather_addr_0_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_0} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_0};
+      partial_0_0_q <= partial_0_0;
+      partial_0_1_q <= partial_0_1;
+      partial_0_2_q <= partial_0_2;
+      partial_0_3_q <= partial_0_3;
+      partial_0_4_q <= partial_0_4;
+      partial_0_5_q <= partial_0_5;
+      partial_0_6_q <= partial_0_6;
+      partial_0_7_q <= partial_0_7;
+      partial_0_8_q <= partial_0_8;
+      partial_0_9_q <= partial_0_9;
+      partial_0_10_q <= partial_0_10;
+      partial_0_11_q <= partial_0_11;
+      partial_0_12_q <= partial_0_12;
+      partial_0_13_q <= partial_0_13;
+      partial_0_14_q <= partial_0_14;
+      partial_0_15_q <= partial_0_15;
       gather_addr_1_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_1} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_1};
+      partial_1_0_q <= partial_1_0;
+      partial_1_1_q <= partial_1_1;
+      partial_1_2_q <= partial_1_2;
+      partial_1_3_q <= partial_1_3;
+      partial_1_4_q <= partial_1_4;
+      partial_1_5_q <= partial_1_5;
+      partial_1_6_q <= partial_1_6;
+      partial_1_7_q <= partial_1_7;
+      partial_1_8_q <= partial_1_8;
+      partial_1_9_q <= partial_1_9;
+      partial_1_10_q <= partial_1_10;
+      partial_1_11_q <= partial_1_11;
+      partial_1_12_q <= partial_1_12;
+      partial_1_13_q <= partial_1_13;
+      partial_1_14_q <= partial_1_14;
+      partial_1_15_q <= partial_1_15;
       gather_addr_2_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_2} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_2};
+      partial_2_0_q <= partial_2_0;
+      partial_2_1_q <= partial_2_1;
+      partial_2_2_q <= partial_2_2;
+      partial_2_3_q <= partial_2_3;
+      partial_2_4_q <= partial_2_4;
+      partial_2_5_q <= partial_2_5;
+      partial_2_6_q <= partial_2_6;
+      partial_2_7_q <= partial_2_7;
+      partial_2_8_q <= partial_2_8;
+      partial_2_9_q <= partial_2_9;
+      partial_2_10_q <= partial_2_10;
+      partial_2_11_q <= partial_2_11;
+      partial_2_12_q <= partial_2_12;
+      partial_2_13_q <= partial_2_13;
+      partial_2_14_q <= partial_2_14;
+      partial_2_15_q <= partial_2_15;
       gather_addr_3_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_3} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_3};
+      partial_3_0_q <= partial_3_0;
+      partial_3_1_q <= partial_3_1;
+      partial_3_2_q <= partial_3_2;
+      partial_3_3_q <= partial_3_3;
+      partial_3_4_q <= partial_3_4;
+      partial_3_5_q <= partial_3_5;
+      partial_3_6_q <= partial_3_6;
+      partial_3_7_q <= partial_3_7;
+      partial_3_8_q <= partial_3_8;
+      partial_3_9_q <= partial_3_9;
+      partial_3_10_q <= partial_3_10;
+      partial_3_11_q <= partial_3_11;
+      partial_3_12_q <= partial_3_12;
+      partial_3_13_q <= partial_3_13;
+      partial_3_14_q <= partial_3_14;
+      partial_3_15_q <= partial_3_15;
       gather_addr_4_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_4} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_4};
+      partial_4_0_q <= partial_4_0;
+      partial_4_1_q <= partial_4_1;
+      partial_4_2_q <= partial_4_2;
+      partial_4_3_q <= partial_4_3;
+      partial_4_4_q <= partial_4_4;
+      partial_4_5_q <= partial_4_5;
+      partial_4_6_q <= partial_4_6;
+      partial_4_7_q <= partial_4_7;
+      partial_4_8_q <= partial_4_8;
+      partial_4_9_q <= partial_4_9;
+      partial_4_10_q <= partial_4_10;
+      partial_4_11_q <= partial_4_11;
+      partial_4_12_q <= partial_4_12;
+      partial_4_13_q <= partial_4_13;
+      partial_4_14_q <= partial_4_14;
+      partial_4_15_q <= partial_4_15;
       gather_addr_5_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_5} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_5};
+      partial_5_0_q <= partial_5_0;
+      partial_5_1_q <= partial_5_1;
+      partial_5_2_q <= partial_5_2;
+      partial_5_3_q <= partial_5_3;
+      partial_5_4_q <= partial_5_4;
+      partial_5_5_q <= partial_5_5;
+      partial_5_6_q <= partial_5_6;
+      partial_5_7_q <= partial_5_7;
+      partial_5_8_q <= partial_5_8;
+      partial_5_9_q <= partial_5_9;
+      partial_5_10_q <= partial_5_10;
+      partial_5_11_q <= partial_5_11;
+      partial_5_12_q <= partial_5_12;
+      partial_5_13_q <= partial_5_13;
+      partial_5_14_q <= partial_5_14;
+      partial_5_15_q <= partial_5_15;
       gather_addr_6_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_6} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_6};
+      partial_6_0_q <= partial_6_0;
+      partial_6_1_q <= partial_6_1;
+      partial_6_2_q <= partial_6_2;
+      partial_6_3_q <= partial_6_3;
+      partial_6_4_q <= partial_6_4;
+      partial_6_5_q <= partial_6_5;
+      partial_6_6_q <= partial_6_6;
+      partial_6_7_q <= partial_6_7;
+      partial_6_8_q <= partial_6_8;
+      partial_6_9_q <= partial_6_9;
+      partial_6_10_q <= partial_6_10;
+      partial_6_11_q <= partial_6_11;
+      partial_6_12_q <= partial_6_12;
+      partial_6_13_q <= partial_6_13;
+      partial_6_14_q <= partial_6_14;
+      partial_6_15_q <= partial_6_15;
       gather_addr_7_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_7} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_7};
-      sum_15_0_0_q <= sum_15_0_0;
-      sum_15_0_1_q <= sum_15_0_1;
-      sum_15_0_2_q <= sum_15_0_2;
-      sum_15_0_3_q <= sum_15_0_3;
-      sum_14_0_0_q <= sum_14_0_0;
-      sum_14_0_1_q <= sum_14_0_1;
-      sum_14_0_2_q <= sum_14_0_2;
-      sum_14_0_3_q <= sum_14_0_3;
-      sum_13_0_0_q <= sum_13_0_0;
-      sum_13_0_1_q <= sum_13_0_1;
-      sum_13_0_2_q <= sum_13_0_2;
-      sum_13_0_3_q <= sum_13_0_3;
-      sum_12_0_0_q <= sum_12_0_0;
-      sum_12_0_1_q <= sum_12_0_1;
-      sum_12_0_2_q <= sum_12_0_2;
-      sum_12_0_3_q <= sum_12_0_3;
-      sum_11_0_0_q <= sum_11_0_0;
-      sum_11_0_1_q <= sum_11_0_1;
-      sum_11_0_2_q <= sum_11_0_2;
-      sum_11_0_3_q <= sum_11_0_3;
-      sum_10_0_0_q <= sum_10_0_0;
-      sum_10_0_1_q <= sum_10_0_1;
-      sum_10_0_2_q <= sum_10_0_2;
-      sum_10_0_3_q <= sum_10_0_3;
-      sum_9_0_0_q <= sum_9_0_0;
-      sum_9_0_1_q <= sum_9_0_1;
-      sum_9_0_2_q <= sum_9_0_2;
-      sum_9_0_3_q <= sum_9_0_3;
-      sum_8_0_0_q <= sum_8_0_0;
-      sum_8_0_1_q <= sum_8_0_1;
-      sum_8_0_2_q <= sum_8_0_2;
-      sum_8_0_3_q <= sum_8_0_3;
-      sum_7_0_0_q <= sum_7_0_0;
-      sum_7_0_1_q <= sum_7_0_1;
-      sum_7_0_2_q <= sum_7_0_2;
-      sum_7_0_3_q <= sum_7_0_3;
-      sum_6_0_0_q <= sum_6_0_0;
-      sum_6_0_1_q <= sum_6_0_1;
-      sum_6_0_2_q <= sum_6_0_2;
-      sum_6_0_3_q <= sum_6_0_3;
-      sum_5_0_0_q <= sum_5_0_0;
-      sum_5_0_1_q <= sum_5_0_1;
-      sum_5_0_2_q <= sum_5_0_2;
-      sum_5_0_3_q <= sum_5_0_3;
-      sum_4_0_0_q <= sum_4_0_0;
-      sum_4_0_1_q <= sum_4_0_1;
-      sum_4_0_2_q <= sum_4_0_2;
-      sum_4_0_3_q <= sum_4_0_3;
-      sum_3_0_0_q <= sum_3_0_0;
-      sum_3_0_1_q <= sum_3_0_1;
-      sum_3_0_2_q <= sum_3_0_2;
-      sum_3_0_3_q <= sum_3_0_3;
-      sum_2_0_0_q <= sum_2_0_0;
-      sum_2_0_1_q <= sum_2_0_1;
-      sum_2_0_2_q <= sum_2_0_2;
-      sum_2_0_3_q <= sum_2_0_3;
-      sum_1_0_0_q <= sum_1_0_0;
-      sum_1_0_1_q <= sum_1_0_1;
-      sum_1_0_2_q <= sum_1_0_2;
-      sum_1_0_3_q <= sum_1_0_3;
-      sum_0_0_0_q <= sum_0_0_0;
-      sum_0_0_1_q <= sum_0_0_1;
-      sum_0_0_2_q <= sum_0_0_2;
-      sum_0_0_3_q <= sum_0_0_3;
+      partial_7_0_q <= partial_7_0;
+      partial_7_1_q <= partial_7_1;
+      partial_7_2_q <= partial_7_2;
+      partial_7_3_q <= partial_7_3;
+      partial_7_4_q <= partial_7_4;
+      partial_7_5_q <= partial_7_5;
+      partial_7_6_q <= partial_7_6;
+      partial_7_7_q <= partial_7_7;
+      partial_7_8_q <= partial_7_8;
+      partial_7_9_q <= partial_7_9;
+      partial_7_10_q <= partial_7_10;
+      partial_7_11_q <= partial_7_11;
+      partial_7_12_q <= partial_7_12;
+      partial_7_13_q <= partial_7_13;
+      partial_7_14_q <= partial_7_14;
+      partial_7_15_q <= partial_7_15;
       out_data_q <= {sum_15_2_0, sum_14_2_0, sum_13_2_0, sum_12_2_0, sum_11_2_0, sum_10_2_0,
           sum_9_2_0, sum_8_2_0, sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
           sum_1_2_0, sum_0_2_0};
@@ -878,7 +1006,7 @@ module kld_merge (
   );
 
   assign tap_here_0_0 = (tap_tag_i[11:10] == 2'd0) && tap_valid_i[0];
-  assign term_0_0 = group_valid_i[0] ? {{3{partial_0_0[18]}}, partial_0_0} : 22'd0;
+  assign term_0_0 = group_valid_i[0] ? {{3{partial_0_0_q[18]}}, partial_0_0_q} : 22'd0;
 
   // partials of group 0, column 0
   kld_sram_2048x19 u_partial_0_0 (
@@ -891,7 +1019,7 @@ module kld_merge (
   );
 
   assign tap_here_0_1 = (tap_tag_i[24:23] == 2'd0) && tap_valid_i[1];
-  assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1[18]}}, partial_0_1} : 22'd0;
+  assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1_q[18]}}, partial_0_1_q} : 22'd0;
 
   // partials of group 0, column 1
   kld_sram_2048x19 u_partial_0_1 (
@@ -904,7 +1032,7 @@ module kld_merge (
   );
 
   assign tap_here_0_2 = (tap_tag_i[37:36] == 2'd0) && tap_valid_i[2];
-  assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2[18]}}, partial_0_2} : 22'd0;
+  assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2_q[18]}}, partial_0_2_q} : 22'd0;
 
   // partials of group 0, column 2
   kld_sram_2048x19 u_partial_0_2 (
@@ -917,7 +1045,7 @@ module kld_merge (
   );
 
   assign tap_here_0_3 = (tap_tag_i[50:49] == 2'd0) && tap_valid_i[3];
-  assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3[18]}}, partial_0_3} : 22'd0;
+  assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3_q[18]}}, partial_0_3_q} : 22'd0;
 
   // partials of group 0, column 3
   kld_sram_2048x19 u_partial_0_3 (
@@ -930,7 +1058,7 @@ module kld_merge (
   );
 
   assign tap_here_0_4 = (tap_tag_i[63:62] == 2'd0) && tap_valid_i[4];
-  assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4[18]}}, partial_0_4} : 22'd0;
+  assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4_q[18]}}, partial_0_4_q} : 22'd0;
 
   // partials of group 0, column 4
   kld_sram_2048x19 u_partial_0_4 (
@@ -943,7 +1071,7 @@ module kld_merge (
   );
 
   assign tap_here_0_5 = (tap_tag_i[76:75] == 2'd0) && tap_valid_i[5];
-  assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5[18]}}, partial_0_5} : 22'd0;
+  assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5_q[18]}}, partial_0_5_q} : 22'd0;
 
   // partials of group 0, column 5
   kld_sram_2048x19 u_partial_0_5 (
@@ -956,7 +1084,7 @@ module kld_merge (
   );
 
   assign tap_here_0_6 = (tap_tag_i[89:88] == 2'd0) && tap_valid_i[6];
-  assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6[18]}}, partial_0_6} : 22'd0;
+  assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6_q[18]}}, partial_0_6_q} : 22'd0;
 
   // partials of group 0, column 6
   kld_sram_2048x19 u_partial_0_6 (
@@ -969,7 +1097,7 @@ module kld_merge (
   );
 
   assign tap_here_0_7 = (tap_tag_i[102:101] == 2'd0) && tap_valid_i[7];
-  assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7[18]}}, partial_0_7} : 22'd0;
+  assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7_q[18]}}, partial_0_7_q} : 22'd0;
 
   // partials of group 0, column 7
   kld_sram_2048x19 u_partial_0_7 (
@@ -982,7 +1110,7 @@ module kld_merge (
   );
 
   assign tap_here_0_8 = (tap_tag_i[115:114] == 2'd0) && tap_valid_i[8];
-  assign term_0_8 = group_valid_i[0] ? {{3{partial_0_8[18]}}, partial_0_8} : 22'd0;
+  assign term_0_8 = group_valid_i[0] ? {{3{partial_0_8_q[18]}}, partial_0_8_q} : 22'd0;
 
   // partials of group 0, column 8
   kld_sram_2048x19 u_partial_0_8 (
@@ -995,7 +1123,7 @@ module kld_merge (
   );
 
   assign tap_here_0_9 = (tap_tag_i[128:127] == 2'd0) && tap_valid_i[9];
-  assign term_0_9 = group_valid_i[0] ? {{3{partial_0_9[18]}}, partial_0_9} : 22'd0;
+  assign term_0_9 = group_valid_i[0] ? {{3{partial_0_9_q[18]}}, partial_0_9_q} : 22'd0;
 
   // partials of group 0, column 9
   kld_sram_2048x19 u_partial_0_9 (
@@ -1008,7 +1136,7 @@ module kld_merge (
   );
 
   assign tap_here_0_10 = (tap_tag_i[141:140] == 2'd0) && tap_valid_i[10];
-  assign term_0_10 = group_valid_i[0] ? {{3{partial_0_10[18]}}, partial_0_10} : 22'd0;
+  assign term_0_10 = group_valid_i[0] ? {{3{partial_0_10_q[18]}}, partial_0_10_q} : 22'd0;
 
   // partials of group 0, column 10
   kld_sram_2048x19 u_partial_0_10 (
@@ -1021,7 +1149,7 @@ module kld_merge (
   );
 
   assign tap_here_0_11 = (tap_tag_i[154:153] == 2'd0) && tap_valid_i[11];
-  assign term_0_11 = group_valid_i[0] ? {{3{partial_0_11[18]}}, partial_0_11} : 22'd0;
+  assign term_0_11 = group_valid_i[0] ? {{3{partial_0_11_q[18]}}, partial_0_11_q} : 22'd0;
 
   // partials of group 0, column 11
   kld_sram_2048x19 u_partial_0_11 (
@@ -1034,7 +1162,7 @@ module kld_merge (
   );
 
   assign tap_here_0_12 = (tap_tag_i[167:166] == 2'd0) && tap_valid_i[12];
-  assign term_0_12 = group_valid_i[0] ? {{3{partial_0_12[18]}}, partial_0_12} : 22'd0;
+  assign term_0_12 = group_valid_i[0] ? {{3{partial_0_12_q[18]}}, partial_0_12_q} : 22'd0;
 
   // partials of group 0, column 12
   kld_sram_2048x19 u_partial_0_12 (
@@ -1047,7 +1175,7 @@ module kld_merge (
   );
 
   assign tap_here_0_13 = (tap_tag_i[180:179] == 2'd0) && tap_valid_i[13];
-  assign term_0_13 = group_valid_i[0] ? {{3{partial_0_13[18]}}, partial_0_13} : 22'd0;
+  assign term_0_13 = group_valid_i[0] ? {{3{partial_0_13_q[18]}}, partial_0_13_q} : 22'd0;
 
   // partials of group 0, column 13
   kld_sram_2048x19 u_partial_0_13 (
@@ -1060,7 +1188,7 @@ module kld_merge (
   );
 
   assign tap_here_0_14 = (tap_tag_i[193:192] == 2'd0) && tap_valid_i[14];
-  assign term_0_14 = group_valid_i[0] ? {{3{partial_0_14[18]}}, partial_0_14} : 22'd0;
+  assign term_0_14 = group_valid_i[0] ? {{3{partial_0_14_q[18]}}, partial_0_14_q} : 22'd0;
 
   // partials of group 0, column 14
   kld_sram_2048x19 u_partial_0_14 (
@@ -1073,7 +1201,7 @@ module kld_merge (
   );
 
   assign tap_here_0_15 = (tap_tag_i[206:205] == 2'd0) && tap_valid_i[15];
-  assign term_0_15 = group_valid_i[0] ? {{3{partial_0_15[18]}}, partial_0_15} : 22'd0;
+  assign term_0_15 = group_valid_i[0] ? {{3{partial_0_15_q[18]}}, partial_0_15_q} : 22'd0;
 
   // partials of group 0, column 15
   kld_sram_2048x19 u_partial_0_15 (
@@ -1096,7 +1224,7 @@ module kld_merge (
   );
 
   assign tap_here_1_0 = (tap_tag_i[219:218] == 2'd0) && tap_valid_i[16];
-  assign term_1_0 = group_valid_i[1] ? {{3{partial_1_0[18]}}, partial_1_0} : 22'd0;
+  assign term_1_0 = group_valid_i[1] ? {{3{partial_1_0_q[18]}}, partial_1_0_q} : 22'd0;
 
   // partials of group 1, column 0
   kld_sram_2048x19 u_partial_1_0 (
@@ -1109,7 +1237,7 @@ module kld_merge (
   );
 
   assign tap_here_1_1 = (tap_tag_i[232:231] == 2'd0) && tap_valid_i[17];
-  assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1[18]}}, partial_1_1} : 22'd0;
+  assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1_q[18]}}, partial_1_1_q} : 22'd0;
 
   // partials of group 1, column 1
   kld_sram_2048x19 u_partial_1_1 (
@@ -1122,7 +1250,7 @@ module kld_merge (
   );
 
   assign tap_here_1_2 = (tap_tag_i[245:244] == 2'd0) && tap_valid_i[18];
-  assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2[18]}}, partial_1_2} : 22'd0;
+  assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2_q[18]}}, partial_1_2_q} : 22'd0;
 
   // partials of group 1, column 2
   kld_sram_2048x19 u_partial_1_2 (
@@ -1135,7 +1263,7 @@ module kld_merge (
   );
 
   assign tap_here_1_3 = (tap_tag_i[258:257] == 2'd0) && tap_valid_i[19];
-  assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3[18]}}, partial_1_3} : 22'd0;
+  assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3_q[18]}}, partial_1_3_q} : 22'd0;
 
   // partials of group 1, column 3
   kld_sram_2048x19 u_partial_1_3 (
@@ -1148,7 +1276,7 @@ module kld_merge (
   );
 
   assign tap_here_1_4 = (tap_tag_i[271:270] == 2'd0) && tap_valid_i[20];
-  assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4[18]}}, partial_1_4} : 22'd0;
+  assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4_q[18]}}, partial_1_4_q} : 22'd0;
 
   // partials of group 1, column 4
   kld_sram_2048x19 u_partial_1_4 (
@@ -1161,7 +1289,7 @@ module kld_merge (
   );
 
   assign tap_here_1_5 = (tap_tag_i[284:283] == 2'd0) && tap_valid_i[21];
-  assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5[18]}}, partial_1_5} : 22'd0;
+  assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5_q[18]}}, partial_1_5_q} : 22'd0;
 
   // partials of group 1, column 5
   kld_sram_2048x19 u_partial_1_5 (
@@ -1174,7 +1302,7 @@ module kld_merge (
   );
 
   assign tap_here_1_6 = (tap_tag_i[297:296] == 2'd0) && tap_valid_i[22];
-  assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6[18]}}, partial_1_6} : 22'd0;
+  assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6_q[18]}}, partial_1_6_q} : 22'd0;
 
   // partials of group 1, column 6
   kld_sram_2048x19 u_partial_1_6 (
@@ -1187,7 +1315,7 @@ module kld_merge (
   );
 
   assign tap_here_1_7 = (tap_tag_i[310:309] == 2'd0) && tap_valid_i[23];
-  assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7[18]}}, partial_1_7} : 22'd0;
+  assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7_q[18]}}, partial_1_7_q} : 22'd0;
 
   // partials of group 1, column 7
   kld_sram_2048x19 u_partial_1_7 (
@@ -1200,7 +1328,7 @@ module kld_merge (
   );
 
   assign tap_here_1_8 = (tap_tag_i[323:322] == 2'd0) && tap_valid_i[24];
-  assign term_1_8 = group_valid_i[1] ? {{3{partial_1_8[18]}}, partial_1_8} : 22'd0;
+  assign term_1_8 = group_valid_i[1] ? {{3{partial_1_8_q[18]}}, partial_1_8_q} : 22'd0;
 
   // partials of group 1, column 8
   kld_sram_2048x19 u_partial_1_8 (
@@ -1213,7 +1341,7 @@ module kld_merge (
   );
 
   assign tap_here_1_9 = (tap_tag_i[336:335] == 2'd0) && tap_valid_i[25];
-  assign term_1_9 = group_valid_i[1] ? {{3{partial_1_9[18]}}, partial_1_9} : 22'd0;
+  assign term_1_9 = group_valid_i[1] ? {{3{partial_1_9_q[18]}}, partial_1_9_q} : 22'd0;
 
   // partials of group 1, column 9
   kld_sram_2048x19 u_partial_1_9 (
@@ -1226,7 +1354,7 @@ module kld_merge (
   );
 
   assign tap_here_1_10 = (tap_tag_i[349:348] == 2'd0) && tap_valid_i[26];
-  assign term_1_10 = group_valid_i[1] ? {{3{partial_1_10[18]}}, partial_1_10} : 22'd0;
+  assign term_1_10 = group_valid_i[1] ? {{3{partial_1_10_q[18]}}, partial_1_10_q} : 22'd0;
 
   // partials of group 1, column 10
   kld_sram_2048x19 u_partial_1_10 (
@@ -1239,7 +1367,7 @@ module kld_merge (
   );
 
   assign tap_here_1_11 = (tap_tag_i[362:361] == 2'd0) && tap_valid_i[27];
-  assign term_1_11 = group_valid_i[1] ? {{3{partial_1_11[18]}}, partial_1_11} : 22'd0;
+  assign term_1_11 = group_valid_i[1] ? {{3{partial_1_11_q[18]}}, partial_1_11_q} : 22'd0;
 
   // partials of group 1, column 11
   kld_sram_2048x19 u_partial_1_11 (
@@ -1252,7 +1380,7 @@ module kld_merge (
   );
 
   assign tap_here_1_12 = (tap_tag_i[375:374] == 2'd0) && tap_valid_i[28];
-  assign term_1_12 = group_valid_i[1] ? {{3{partial_1_12[18]}}, partial_1_12} : 22'd0;
+  assign term_1_12 = group_valid_i[1] ? {{3{partial_1_12_q[18]}}, partial_1_12_q} : 22'd0;
 
   // partials of group 1, column 12
   kld_sram_2048x19 u_partial_1_12 (
@@ -1265,7 +1393,7 @@ module kld_merge (
   );
 
   assign tap_here_1_13 = (tap_tag_i[388:387] == 2'd0) && tap_valid_i[29];
-  assign term_1_13 = group_valid_i[1] ? {{3{partial_1_13[18]}}, partial_1_13} : 22'd0;
+  assign term_1_13 = group_valid_i[1] ? {{3{partial_1_13_q[18]}}, partial_1_13_q} : 22'd0;
 
   // partials of group 1, column 13
   kld_sram_2048x19 u_partial_1_13 (
@@ -1278,7 +1406,7 @@ module kld_merge (
   );
 
   assign tap_here_1_14 = (tap_tag_i[401:400] == 2'd0) && tap_valid_i[30];
-  assign term_1_14 = group_valid_i[1] ? {{3{partial_1_14[18]}}, partial_1_14} : 22'd0;
+  assign term_1_14 = group_valid_i[1] ? {{3{partial_1_14_q[18]}}, partial_1_14_q} : 22'd0;
 
   // partials of group 1, column 14
   kld_sram_2048x19 u_partial_1_14 (
@@ -1291,7 +1419,7 @@ module kld_merge (
   );
 
   assign tap_here_1_15 = (tap_tag_i[414:413] == 2'd0) && tap_valid_i[31];
-  assign term_1_15 = group_valid_i[1] ? {{3{partial_1_15[18]}}, partial_1_15} : 22'd0;
+  assign term_1_15 = group_valid_i[1] ? {{3{partial_1_15_q[18]}}, partial_1_15_q} : 22'd0;
 
   // partials of group 1, column 15
   kld_sram_2048x19 u_partial_1_15 (
@@ -1314,7 +1442,7 @@ module kld_merge (
   );
 
   assign tap_here_2_0 = (tap_tag_i[11:10] == 2'd1) && tap_valid_i[0];
-  assign term_2_0 = group_valid_i[2] ? {{3{partial_2_0[18]}}, partial_2_0} : 22'd0;
+  assign term_2_0 = group_valid_i[2] ? {{3{partial_2_0_q[18]}}, partial_2_0_q} : 22'd0;
 
   // partials of group 2, column 0
   kld_sram_2048x19 u_partial_2_0 (
@@ -1327,7 +1455,7 @@ module kld_merge (
   );
 
   assign tap_here_2_1 = (tap_tag_i[24:23] == 2'd1) && tap_valid_i[1];
-  assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1[18]}}, partial_2_1} : 22'd0;
+  assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1_q[18]}}, partial_2_1_q} : 22'd0;
 
   // partials of group 2, column 1
   kld_sram_2048x19 u_partial_2_1 (
@@ -1340,7 +1468,7 @@ module kld_merge (
   );
 
   assign tap_here_2_2 = (tap_tag_i[37:36] == 2'd1) && tap_valid_i[2];
-  assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2[18]}}, partial_2_2} : 22'd0;
+  assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2_q[18]}}, partial_2_2_q} : 22'd0;
 
   // partials of group 2, column 2
   kld_sram_2048x19 u_partial_2_2 (
@@ -1353,7 +1481,7 @@ module kld_merge (
   );
 
   assign tap_here_2_3 = (tap_tag_i[50:49] == 2'd1) && tap_valid_i[3];
-  assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3[18]}}, partial_2_3} : 22'd0;
+  assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3_q[18]}}, partial_2_3_q} : 22'd0;
 
   // partials of group 2, column 3
   kld_sram_2048x19 u_partial_2_3 (
@@ -1366,7 +1494,7 @@ module kld_merge (
   );
 
   assign tap_here_2_4 = (tap_tag_i[63:62] == 2'd1) && tap_valid_i[4];
-  assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4[18]}}, partial_2_4} : 22'd0;
+  assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4_q[18]}}, partial_2_4_q} : 22'd0;
 
   // partials of group 2, column 4
   kld_sram_2048x19 u_partial_2_4 (
@@ -1379,7 +1507,7 @@ module kld_merge (
   );
 
   assign tap_here_2_5 = (tap_tag_i[76:75] == 2'd1) && tap_valid_i[5];
-  assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5[18]}}, partial_2_5} : 22'd0;
+  assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5_q[18]}}, partial_2_5_q} : 22'd0;
 
   // partials of group 2, column 5
   kld_sram_2048x19 u_partial_2_5 (
@@ -1392,7 +1520,7 @@ module kld_merge (
   );
 
   assign tap_here_2_6 = (tap_tag_i[89:88] == 2'd1) && tap_valid_i[6];
-  assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6[18]}}, partial_2_6} : 22'd0;
+  assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6_q[18]}}, partial_2_6_q} : 22'd0;
 
   // partials of group 2, column 6
   kld_sram_2048x19 u_partial_2_6 (
@@ -1405,7 +1533,7 @@ module kld_merge (
   );
 
   assign tap_here_2_7 = (tap_tag_i[102:101] == 2'd1) && tap_valid_i[7];
-  assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7[18]}}, partial_2_7} : 22'd0;
+  assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7_q[18]}}, partial_2_7_q} : 22'd0;
 
   // partials of group 2, column 7
   kld_sram_2048x19 u_partial_2_7 (
@@ -1418,7 +1546,7 @@ module kld_merge (
   );
 
   assign tap_here_2_8 = (tap_tag_i[115:114] == 2'd1) && tap_valid_i[8];
-  assign term_2_8 = group_valid_i[2] ? {{3{partial_2_8[18]}}, partial_2_8} : 22'd0;
+  assign term_2_8 = group_valid_i[2] ? {{3{partial_2_8_q[18]}}, partial_2_8_q} : 22'd0;
 
   // partials of group 2, column 8
   kld_sram_2048x19 u_partial_2_8 (
@@ -1431,7 +1559,7 @@ module kld_merge (
   );
 
   assign tap_here_2_9 = (tap_tag_i[128:127] == 2'd1) && tap_valid_i[9];
-  assign term_2_9 = group_valid_i[2] ? {{3{partial_2_9[18]}}, partial_2_9} : 22'd0;
+  assign term_2_9 = group_valid_i[2] ? {{3{partial_2_9_q[18]}}, partial_2_9_q} : 22'd0;
 
   // partials of group 2, column 9
   kld_sram_2048x19 u_partial_2_9 (
@@ -1444,7 +1572,7 @@ module kld_merge (
   );
 
   assign tap_here_2_10 = (tap_tag_i[141:140] == 2'd1) && tap_valid_i[10];
-  assign term_2_10 = group_valid_i[2] ? {{3{partial_2_10[18]}}, partial_2_10} : 22'd0;
+  assign term_2_10 = group_valid_i[2] ? {{3{partial_2_10_q[18]}}, partial_2_10_q} : 22'd0;
 
   // partials of group 2, column 10
   kld_sram_2048x19 u_partial_2_10 (
@@ -1457,7 +1585,7 @@ module kld_merge (
   );
 
   assign tap_here_2_11 = (tap_tag_i[154:153] == 2'd1) && tap_valid_i[11];
-  assign term_2_11 = group_valid_i[2] ? {{3{partial_2_11[18]}}, partial_2_11} : 22'd0;
+  assign term_2_11 = group_valid_i[2] ? {{3{partial_2_11_q[18]}}, partial_2_11_q} : 22'd0;
 
   // partials of group 2, column 11
   kld_sram_2048x19 u_partial_2_11 (
@@ -1470,7 +1598,7 @@ module kld_merge (
   );
 
   assign tap_here_2_12 = (tap_tag_i[167:166] == 2'd1) && tap_valid_i[12];
-  assign term_2_12 = group_valid_i[2] ? {{3{partial_2_12[18]}}, partial_2_12} : 22'd0;
+  assign term_2_12 = group_valid_i[2] ? {{3{partial_2_12_q[18]}}, partial_2_12_q} : 22'd0;
 
   // partials of group 2, column 12
   kld_sram_2048x19 u_partial_2_12 (
@@ -1483,7 +1611,7 @@ module kld_merge (
   );
 
   assign tap_here_2_13 = (tap_tag_i[180:179] == 2'd1) && tap_valid_i[13];
-  assign term_2_13 = group_valid_i[2] ? {{3{partial_2_13[18]}}, partial_2_13} : 22'd0;
+  assign term_2_13 = group_valid_i[2] ? {{3{partial_2_13_q[18]}}, partial_2_13_q} : 22'd0;
 
   // partials of group 2, column 13
   kld_sram_2048x19 u_partial_2_13 (
@@ -1496,7 +1624,7 @@ module kld_merge (
   );
 
   assign tap_here_2_14 = (tap_tag_i[193:192] == 2'd1) && tap_valid_i[14];
-  assign term_2_14 = group_valid_i[2] ? {{3{partial_2_14[18]}}, partial_2_14} : 22'd0;
+  assign term_2_14 = group_valid_i[2] ? {{3{partial_2_14_q[18]}}, partial_2_14_q} : 22'd0;
 
   // partials of group 2, column 14
   kld_sram_2048x19 u_partial_2_14 (
@@ -1509,7 +1637,7 @@ module kld_merge (
   );
 
   assign tap_here_2_15 = (tap_tag_i[206:205] == 2'd1) && tap_valid_i[15];
-  assign term_2_15 = group_valid_i[2] ? {{3{partial_2_15[18]}}, partial_2_15} : 22'd0;
+  assign term_2_15 = group_valid_i[2] ? {{3{partial_2_15_q[18]}}, partial_2_15_q} : 22'd0;
 
   // partials of group 2, column 15
   kld_sram_2048x19 u_partial_2_15 (
@@ -1532,7 +1660,7 @@ module kld_merge (
   );
 
   assign tap_here_3_0 = (tap_tag_i[219:218] == 2'd1) && tap_valid_i[16];
-  assign term_3_0 = group_valid_i[3] ? {{3{partial_3_0[18]}}, partial_3_0} : 22'd0;
+  assign term_3_0 = group_valid_i[3] ? {{3{partial_3_0_q[18]}}, partial_3_0_q} : 22'd0;
 
   // partials of group 3, column 0
   kld_sram_2048x19 u_partial_3_0 (
@@ -1545,7 +1673,7 @@ module kld_merge (
   );
 
   assign tap_here_3_1 = (tap_tag_i[232:231] == 2'd1) && tap_valid_i[17];
-  assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1[18]}}, partial_3_1} : 22'd0;
+  assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1_q[18]}}, partial_3_1_q} : 22'd0;
 
   // partials of group 3, column 1
   kld_sram_2048x19 u_partial_3_1 (
@@ -1558,7 +1686,7 @@ module kld_merge (
   );
 
   assign tap_here_3_2 = (tap_tag_i[245:244] == 2'd1) && tap_valid_i[18];
-  assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2[18]}}, partial_3_2} : 22'd0;
+  assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2_q[18]}}, partial_3_2_q} : 22'd0;
 
   // partials of group 3, column 2
   kld_sram_2048x19 u_partial_3_2 (
@@ -1571,7 +1699,7 @@ module kld_merge (
   );
 
   assign tap_here_3_3 = (tap_tag_i[258:257] == 2'd1) && tap_valid_i[19];
-  assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3[18]}}, partial_3_3} : 22'd0;
+  assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3_q[18]}}, partial_3_3_q} : 22'd0;
 
   // partials of group 3, column 3
   kld_sram_2048x19 u_partial_3_3 (
@@ -1584,7 +1712,7 @@ module kld_merge (
   );
 
   assign tap_here_3_4 = (tap_tag_i[271:270] == 2'd1) && tap_valid_i[20];
-  assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4[18]}}, partial_3_4} : 22'd0;
+  assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4_q[18]}}, partial_3_4_q} : 22'd0;
 
   // partials of group 3, column 4
   kld_sram_2048x19 u_partial_3_4 (
@@ -1597,7 +1725,7 @@ module kld_merge (
   );
 
   assign tap_here_3_5 = (tap_tag_i[284:283] == 2'd1) && tap_valid_i[21];
-  assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5[18]}}, partial_3_5} : 22'd0;
+  assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5_q[18]}}, partial_3_5_q} : 22'd0;
 
   // partials of group 3, column 5
   kld_sram_2048x19 u_partial_3_5 (
@@ -1610,7 +1738,7 @@ module kld_merge (
   );
 
   assign tap_here_3_6 = (tap_tag_i[297:296] == 2'd1) && tap_valid_i[22];
-  assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6[18]}}, partial_3_6} : 22'd0;
+  assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6_q[18]}}, partial_3_6_q} : 22'd0;
 
   // partials of group 3, column 6
   kld_sram_2048x19 u_partial_3_6 (
@@ -1623,7 +1751,7 @@ module kld_merge (
   );
 
   assign tap_here_3_7 = (tap_tag_i[310:309] == 2'd1) && tap_valid_i[23];
-  assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7[18]}}, partial_3_7} : 22'd0;
+  assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7_q[18]}}, partial_3_7_q} : 22'd0;
 
   // partials of group 3, column 7
   kld_sram_2048x19 u_partial_3_7 (
@@ -1636,7 +1764,7 @@ module kld_merge (
   );
 
   assign tap_here_3_8 = (tap_tag_i[323:322] == 2'd1) && tap_valid_i[24];
-  assign term_3_8 = group_valid_i[3] ? {{3{partial_3_8[18]}}, partial_3_8} : 22'd0;
+  assign term_3_8 = group_valid_i[3] ? {{3{partial_3_8_q[18]}}, partial_3_8_q} : 22'd0;
 
   // partials of group 3, column 8
   kld_sram_2048x19 u_partial_3_8 (
@@ -1649,7 +1777,7 @@ module kld_merge (
   );
 
   assign tap_here_3_9 = (tap_tag_i[336:335] == 2'd1) && tap_valid_i[25];
-  assign term_3_9 = group_valid_i[3] ? {{3{partial_3_9[18]}}, partial_3_9} : 22'd0;
+  assign term_3_9 = group_valid_i[3] ? {{3{partial_3_9_q[18]}}, partial_3_9_q} : 22'd0;
 
   // partials of group 3, column 9
   kld_sram_2048x19 u_partial_3_9 (
@@ -1662,7 +1790,7 @@ module kld_merge (
   );
 
   assign tap_here_3_10 = (tap_tag_i[349:348] == 2'd1) && tap_valid_i[26];
-  assign term_3_10 = group_valid_i[3] ? {{3{partial_3_10[18]}}, partial_3_10} : 22'd0;
+  assign term_3_10 = group_valid_i[3] ? {{3{partial_3_10_q[18]}}, partial_3_10_q} : 22'd0;
 
   // partials of group 3, column 10
   kld_sram_2048x19 u_partial_3_10 (
@@ -1675,7 +1803,7 @@ module kld_merge (
   );
 
   assign tap_here_3_11 = (tap_tag_i[362:361] == 2'd1) && tap_valid_i[27];
-  assign term_3_11 = group_valid_i[3] ? {{3{partial_3_11[18]}}, partial_3_11} : 22'd0;
+  assign term_3_11 = group_valid_i[3] ? {{3{partial_3_11_q[18]}}, partial_3_11_q} : 22'd0;
 
   // partials of group 3, column 11
   kld_sram_2048x19 u_partial_3_11 (
@@ -1688,7 +1816,7 @@ module kld_merge (
   );
 
   assign tap_here_3_12 = (tap_tag_i[375:374] == 2'd1) && tap_valid_i[28];
-  assign term_3_12 = group_valid_i[3] ? {{3{partial_3_12[18]}}, partial_3_12} : 22'd0;
+  assign term_3_12 = group_valid_i[3] ? {{3{partial_3_12_q[18]}}, partial_3_12_q} : 22'd0;
 
   // partials of group 3, column 12
   kld_sram_2048x19 u_partial_3_12 (
@@ -1701,7 +1829,7 @@ module kld_merge (
   );
 
   assign tap_here_3_13 = (tap_tag_i[388:387] == 2'd1) && tap_valid_i[29];
-  assign term_3_13 = group_valid_i[3] ? {{3{partial_3_13[18]}}, partial_3_13} : 22'd0;
+  assign term_3_13 = group_valid_i[3] ? {{3{partial_3_13_q[18]}}, partial_3_13_q} : 22'd0;
 
   // partials of group 3, column 13
   kld_sram_2048x19 u_partial_3_13 (
@@ -1714,7 +1842,7 @@ module kld_merge (
   );
 
   assign tap_here_3_14 = (tap_tag_i[401:400] == 2'd1) && tap_valid_i[30];
-  assign term_3_14 = group_valid_i[3] ? {{3{partial_3_14[18]}}, partial_3_14} : 22'd0;
+  assign term_3_14 = group_valid_i[3] ? {{3{partial_3_14_q[18]}}, partial_3_14_q} : 22'd0;
 
   // partials of group 3, column 14
   kld_sram_2048x19 u_partial_3_14 (
@@ -1727,7 +1855,7 @@ module kld_merge (
   );
 
   assign tap_here_3_15 = (tap_tag_i[414:413] == 2'd1) && tap_valid_i[31];
-  assign term_3_15 = group_valid_i[3] ? {{3{partial_3_15[18]}}, partial_3_15} : 22'd0;
+  assign term_3_15 = group_valid_i[3] ? {{3{partial_3_15_q[18]}}, partial_3_15_q} : 22'd0;
 
   // partials of group 3, column 15
   kld_sram_2048x19 u_partial_3_15 (
@@ -1750,7 +1878,7 @@ module kld_merge (
   );
 
   assign tap_here_4_0 = (tap_tag_i[11:10] == 2'd2) && tap_valid_i[0];
-  assign term_4_0 = group_valid_i[4] ? {{3{partial_4_0[18]}}, partial_4_0} : 22'd0;
+  assign term_4_0 = group_valid_i[4] ? {{3{partial_4_0_q[18]}}, partial_4_0_q} : 22'd0;
 
   // partials of group 4, column 0
   kld_sram_2048x19 u_partial_4_0 (
@@ -1763,7 +1891,7 @@ module kld_merge (
   );
 
   assign tap_here_4_1 = (tap_tag_i[24:23] == 2'd2) && tap_valid_i[1];
-  assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1[18]}}, partial_4_1} : 22'd0;
+  assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1_q[18]}}, partial_4_1_q} : 22'd0;
 
   // partials of group 4, column 1
   kld_sram_2048x19 u_partial_4_1 (
@@ -1776,7 +1904,7 @@ module kld_merge (
   );
 
   assign tap_here_4_2 = (tap_tag_i[37:36] == 2'd2) && tap_valid_i[2];
-  assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2[18]}}, partial_4_2} : 22'd0;
+  assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2_q[18]}}, partial_4_2_q} : 22'd0;
 
   // partials of group 4, column 2
   kld_sram_2048x19 u_partial_4_2 (
@@ -1789,7 +1917,7 @@ module kld_merge (
   );
 
   assign tap_here_4_3 = (tap_tag_i[50:49] == 2'd2) && tap_valid_i[3];
-  assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3[18]}}, partial_4_3} : 22'd0;
+  assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3_q[18]}}, partial_4_3_q} : 22'd0;
 
   // partials of group 4, column 3
   kld_sram_2048x19 u_partial_4_3 (
@@ -1802,7 +1930,7 @@ module kld_merge (
   );
 
   assign tap_here_4_4 = (tap_tag_i[63:62] == 2'd2) && tap_valid_i[4];
-  assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4[18]}}, partial_4_4} : 22'd0;
+  assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4_q[18]}}, partial_4_4_q} : 22'd0;
 
   // partials of group 4, column 4
   kld_sram_2048x19 u_partial_4_4 (
@@ -1815,7 +1943,7 @@ module kld_merge (
   );
 
   assign tap_here_4_5 = (tap_tag_i[76:75] == 2'd2) && tap_valid_i[5];
-  assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5[18]}}, partial_4_5} : 22'd0;
+  assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5_q[18]}}, partial_4_5_q} : 22'd0;
 
   // partials of group 4, column 5
   kld_sram_2048x19 u_partial_4_5 (
@@ -1828,7 +1956,7 @@ module kld_merge (
   );
 
   assign tap_here_4_6 = (tap_tag_i[89:88] == 2'd2) && tap_valid_i[6];
-  assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6[18]}}, partial_4_6} : 22'd0;
+  assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6_q[18]}}, partial_4_6_q} : 22'd0;
 
   // partials of group 4, column 6
   kld_sram_2048x19 u_partial_4_6 (
@@ -1841,7 +1969,7 @@ module kld_merge (
   );
 
   assign tap_here_4_7 = (tap_tag_i[102:101] == 2'd2) && tap_valid_i[7];
-  assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7[18]}}, partial_4_7} : 22'd0;
+  assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7_q[18]}}, partial_4_7_q} : 22'd0;
 
   // partials of group 4, column 7
   kld_sram_2048x19 u_partial_4_7 (
@@ -1854,7 +1982,7 @@ module kld_merge (
   );
 
   assign tap_here_4_8 = (tap_tag_i[115:114] == 2'd2) && tap_valid_i[8];
-  assign term_4_8 = group_valid_i[4] ? {{3{partial_4_8[18]}}, partial_4_8} : 22'd0;
+  assign term_4_8 = group_valid_i[4] ? {{3{partial_4_8_q[18]}}, partial_4_8_q} : 22'd0;
 
   // partials of group 4, column 8
   kld_sram_2048x19 u_partial_4_8 (
@@ -1867,7 +1995,7 @@ module kld_merge (
   );
 
   assign tap_here_4_9 = (tap_tag_i[128:127] == 2'd2) && tap_valid_i[9];
-  assign term_4_9 = group_valid_i[4] ? {{3{partial_4_9[18]}}, partial_4_9} : 22'd0;
+  assign term_4_9 = group_valid_i[4] ? {{3{partial_4_9_q[18]}}, partial_4_9_q} : 22'd0;
 
   // partials of group 4, column 9
   kld_sram_2048x19 u_partial_4_9 (
@@ -1880,7 +2008,7 @@ module kld_merge (
   );
 
   assign tap_here_4_10 = (tap_tag_i[141:140] == 2'd2) && tap_valid_i[10];
-  assign term_4_10 = group_valid_i[4] ? {{3{partial_4_10[18]}}, partial_4_10} : 22'd0;
+  assign term_4_10 = group_valid_i[4] ? {{3{partial_4_10_q[18]}}, partial_4_10_q} : 22'd0;
 
   // partials of group 4, column 10
   kld_sram_2048x19 u_partial_4_10 (
@@ -1893,7 +2021,7 @@ module kld_merge (
   );
 
   assign tap_here_4_11 = (tap_tag_i[154:153] == 2'd2) && tap_valid_i[11];
-  assign term_4_11 = group_valid_i[4] ? {{3{partial_4_11[18]}}, partial_4_11} : 22'd0;
+  assign term_4_11 = group_valid_i[4] ? {{3{partial_4_11_q[18]}}, partial_4_11_q} : 22'd0;
 
   // partials of group 4, column 11
   kld_sram_2048x19 u_partial_4_11 (
@@ -1906,7 +2034,7 @@ module kld_merge (
   );
 
   assign tap_here_4_12 = (tap_tag_i[167:166] == 2'd2) && tap_valid_i[12];
-  assign term_4_12 = group_valid_i[4] ? {{3{partial_4_12[18]}}, partial_4_12} : 22'd0;
+  assign term_4_12 = group_valid_i[4] ? {{3{partial_4_12_q[18]}}, partial_4_12_q} : 22'd0;
 
   // partials of group 4, column 12
   kld_sram_2048x19 u_partial_4_12 (
@@ -1919,7 +2047,7 @@ module kld_merge (
   );
 
   assign tap_here_4_13 = (tap_tag_i[180:179] == 2'd2) && tap_valid_i[13];
-  assign term_4_13 = group_valid_i[4] ? {{3{partial_4_13[18]}}, partial_4_13} : 22'd0;
+  assign term_4_13 = group_valid_i[4] ? {{3{partial_4_13_q[18]}}, partial_4_13_q} : 22'd0;
 
   // partials of group 4, column 13
   kld_sram_2048x19 u_partial_4_13 (
@@ -1932,7 +2060,7 @@ module kld_merge (
   );
 
   assign tap_here_4_14 = (tap_tag_i[193:192] == 2'd2) && tap_valid_i[14];
-  assign term_4_14 = group_valid_i[4] ? {{3{partial_4_14[18]}}, partial_4_14} : 22'd0;
+  assign term_4_14 = group_valid_i[4] ? {{3{partial_4_14_q[18]}}, partial_4_14_q} : 22'd0;
 
   // partials of group 4, column 14
   kld_sram_2048x19 u_partial_4_14 (
@@ -1945,7 +2073,7 @@ module kld_merge (
   );
 
   assign tap_here_4_15 = (tap_tag_i[206:205] == 2'd2) && tap_valid_i[15];
-  assign term_4_15 = group_valid_i[4] ? {{3{partial_4_15[18]}}, partial_4_15} : 22'd0;
+  assign term_4_15 = group_valid_i[4] ? {{3{partial_4_15_q[18]}}, partial_4_15_q} : 22'd0;
 
   // partials of group 4, column 15
   kld_sram_2048x19 u_partial_4_15 (
@@ -1968,7 +2096,7 @@ module kld_merge (
   );
 
   assign tap_here_5_0 = (tap_tag_i[219:218] == 2'd2) && tap_valid_i[16];
-  assign term_5_0 = group_valid_i[5] ? {{3{partial_5_0[18]}}, partial_5_0} : 22'd0;
+  assign term_5_0 = group_valid_i[5] ? {{3{partial_5_0_q[18]}}, partial_5_0_q} : 22'd0;
 
   // partials of group 5, column 0
   kld_sram_2048x19 u_partial_5_0 (
@@ -1981,7 +2109,7 @@ module kld_merge (
   );
 
   assign tap_here_5_1 = (tap_tag_i[232:231] == 2'd2) && tap_valid_i[17];
-  assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1[18]}}, partial_5_1} : 22'd0;
+  assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1_q[18]}}, partial_5_1_q} : 22'd0;
 
   // partials of group 5, column 1
   kld_sram_2048x19 u_partial_5_1 (
@@ -1994,7 +2122,7 @@ module kld_merge (
   );
 
   assign tap_here_5_2 = (tap_tag_i[245:244] == 2'd2) && tap_valid_i[18];
-  assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2[18]}}, partial_5_2} : 22'd0;
+  assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2_q[18]}}, partial_5_2_q} : 22'd0;
 
   // partials of group 5, column 2
   kld_sram_2048x19 u_partial_5_2 (
@@ -2007,7 +2135,7 @@ module kld_merge (
   );
 
   assign tap_here_5_3 = (tap_tag_i[258:257] == 2'd2) && tap_valid_i[19];
-  assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3[18]}}, partial_5_3} : 22'd0;
+  assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3_q[18]}}, partial_5_3_q} : 22'd0;
 
   // partials of group 5, column 3
   kld_sram_2048x19 u_partial_5_3 (
@@ -2020,7 +2148,7 @@ module kld_merge (
   );
 
   assign tap_here_5_4 = (tap_tag_i[271:270] == 2'd2) && tap_valid_i[20];
-  assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4[18]}}, partial_5_4} : 22'd0;
+  assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4_q[18]}}, partial_5_4_q} : 22'd0;
 
   // partials of group 5, column 4
   kld_sram_2048x19 u_partial_5_4 (
@@ -2033,7 +2161,7 @@ module kld_merge (
   );
 
   assign tap_here_5_5 = (tap_tag_i[284:283] == 2'd2) && tap_valid_i[21];
-  assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5[18]}}, partial_5_5} : 22'd0;
+  assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5_q[18]}}, partial_5_5_q} : 22'd0;
 
   // partials of group 5, column 5
   kld_sram_2048x19 u_partial_5_5 (
@@ -2046,7 +2174,7 @@ module kld_merge (
   );
 
   assign tap_here_5_6 = (tap_tag_i[297:296] == 2'd2) && tap_valid_i[22];
-  assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6[18]}}, partial_5_6} : 22'd0;
+  assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6_q[18]}}, partial_5_6_q} : 22'd0;
 
   // partials of group 5, column 6
   kld_sram_2048x19 u_partial_5_6 (
@@ -2059,7 +2187,7 @@ module kld_merge (
   );
 
   assign tap_here_5_7 = (tap_tag_i[310:309] == 2'd2) && tap_valid_i[23];
-  assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7[18]}}, partial_5_7} : 22'd0;
+  assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7_q[18]}}, partial_5_7_q} : 22'd0;
 
   // partials of group 5, column 7
   kld_sram_2048x19 u_partial_5_7 (
@@ -2072,7 +2200,7 @@ module kld_merge (
   );
 
   assign tap_here_5_8 = (tap_tag_i[323:322] == 2'd2) && tap_valid_i[24];
-  assign term_5_8 = group_valid_i[5] ? {{3{partial_5_8[18]}}, partial_5_8} : 22'd0;
+  assign term_5_8 = group_valid_i[5] ? {{3{partial_5_8_q[18]}}, partial_5_8_q} : 22'd0;
 
   // partials of group 5, column 8
   kld_sram_2048x19 u_partial_5_8 (
@@ -2085,7 +2213,7 @@ module kld_merge (
   );
 
   assign tap_here_5_9 = (tap_tag_i[336:335] == 2'd2) && tap_valid_i[25];
-  assign term_5_9 = group_valid_i[5] ? {{3{partial_5_9[18]}}, partial_5_9} : 22'd0;
+  assign term_5_9 = group_valid_i[5] ? {{3{partial_5_9_q[18]}}, partial_5_9_q} : 22'd0;
 
   // partials of group 5, column 9
   kld_sram_2048x19 u_partial_5_9 (
@@ -2098,7 +2226,7 @@ module kld_merge (
   );
 
   assign tap_here_5_10 = (tap_tag_i[349:348] == 2'd2) && tap_valid_i[26];
-  assign term_5_10 = group_valid_i[5] ? {{3{partial_5_10[18]}}, partial_5_10} : 22'd0;
+  assign term_5_10 = group_valid_i[5] ? {{3{partial_5_10_q[18]}}, partial_5_10_q} : 22'd0;
 
   // partials of group 5, column 10
   kld_sram_2048x19 u_partial_5_10 (
@@ -2111,7 +2239,7 @@ module kld_merge (
   );
 
   assign tap_here_5_11 = (tap_tag_i[362:361] == 2'd2) && tap_valid_i[27];
-  assign term_5_11 = group_valid_i[5] ? {{3{partial_5_11[18]}}, partial_5_11} : 22'd0;
+  assign term_5_11 = group_valid_i[5] ? {{3{partial_5_11_q[18]}}, partial_5_11_q} : 22'd0;
 
   // partials of group 5, column 11
   kld_sram_2048x19 u_partial_5_11 (
@@ -2124,7 +2252,7 @@ module kld_merge (
   );
 
   assign tap_here_5_12 = (tap_tag_i[375:374] == 2'd2) && tap_valid_i[28];
-  assign term_5_12 = group_valid_i[5] ? {{3{partial_5_12[18]}}, partial_5_12} : 22'd0;
+  assign term_5_12 = group_valid_i[5] ? {{3{partial_5_12_q[18]}}, partial_5_12_q} : 22'd0;
 
   // partials of group 5, column 12
   kld_sram_2048x19 u_partial_5_12 (
@@ -2137,7 +2265,7 @@ module kld_merge (
   );
 
   assign tap_here_5_13 = (tap_tag_i[388:387] == 2'd2) && tap_valid_i[29];
-  assign term_5_13 = group_valid_i[5] ? {{3{partial_5_13[18]}}, partial_5_13} : 22'd0;
+  assign term_5_13 = group_valid_i[5] ? {{3{partial_5_13_q[18]}}, partial_5_13_q} : 22'd0;
 
   // partials of group 5, column 13
   kld_sram_2048x19 u_partial_5_13 (
@@ -2150,7 +2278,7 @@ module kld_merge (
   );
 
   assign tap_here_5_14 = (tap_tag_i[401:400] == 2'd2) && tap_valid_i[30];
-  assign term_5_14 = group_valid_i[5] ? {{3{partial_5_14[18]}}, partial_5_14} : 22'd0;
+  assign term_5_14 = group_valid_i[5] ? {{3{partial_5_14_q[18]}}, partial_5_14_q} : 22'd0;
 
   // partials of group 5, column 14
   kld_sram_2048x19 u_partial_5_14 (
@@ -2163,7 +2291,7 @@ module kld_merge (
   );
 
   assign tap_here_5_15 = (tap_tag_i[414:413] == 2'd2) && tap_valid_i[31];
-  assign term_5_15 = group_valid_i[5] ? {{3{partial_5_15[18]}}, partial_5_15} : 22'd0;
+  assign term_5_15 = group_valid_i[5] ? {{3{partial_5_15_q[18]}}, partial_5_15_q} : 22'd0;
 
   // partials of group 5, column 15
   kld_sram_2048x19 u_partial_5_15 (
@@ -2186,7 +2314,7 @@ module kld_merge (
   );
 
   assign tap_here_6_0 = (tap_tag_i[11:10] == 2'd3) && tap_valid_i[0];
-  assign term_6_0 = group_valid_i[6] ? {{3{partial_6_0[18]}}, partial_6_0} : 22'd0;
+  assign term_6_0 = group_valid_i[6] ? {{3{partial_6_0_q[18]}}, partial_6_0_q} : 22'd0;
 
   // partials of group 6, column 0
   kld_sram_2048x19 u_partial_6_0 (
@@ -2199,7 +2327,7 @@ module kld_merge (
   );
 
   assign tap_here_6_1 = (tap_tag_i[24:23] == 2'd3) && tap_valid_i[1];
-  assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1[18]}}, partial_6_1} : 22'd0;
+  assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1_q[18]}}, partial_6_1_q} : 22'd0;
 
   // partials of group 6, column 1
   kld_sram_2048x19 u_partial_6_1 (
@@ -2212,7 +2340,7 @@ module kld_merge (
   );
 
   assign tap_here_6_2 = (tap_tag_i[37:36] == 2'd3) && tap_valid_i[2];
-  assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2[18]}}, partial_6_2} : 22'd0;
+  assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2_q[18]}}, partial_6_2_q} : 22'd0;
 
   // partials of group 6, column 2
   kld_sram_2048x19 u_partial_6_2 (
@@ -2225,7 +2353,7 @@ module kld_merge (
   );
 
   assign tap_here_6_3 = (tap_tag_i[50:49] == 2'd3) && tap_valid_i[3];
-  assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3[18]}}, partial_6_3} : 22'd0;
+  assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3_q[18]}}, partial_6_3_q} : 22'd0;
 
   // partials of group 6, column 3
   kld_sram_2048x19 u_partial_6_3 (
@@ -2238,7 +2366,7 @@ module kld_merge (
   );
 
   assign tap_here_6_4 = (tap_tag_i[63:62] == 2'd3) && tap_valid_i[4];
-  assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4[18]}}, partial_6_4} : 22'd0;
+  assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4_q[18]}}, partial_6_4_q} : 22'd0;
 
   // partials of group 6, column 4
   kld_sram_2048x19 u_partial_6_4 (
@@ -2251,7 +2379,7 @@ module kld_merge (
   );
 
   assign tap_here_6_5 = (tap_tag_i[76:75] == 2'd3) && tap_valid_i[5];
-  assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5[18]}}, partial_6_5} : 22'd0;
+  assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5_q[18]}}, partial_6_5_q} : 22'd0;
 
   // partials of group 6, column 5
   kld_sram_2048x19 u_partial_6_5 (
@@ -2264,7 +2392,7 @@ module kld_merge (
   );
 
   assign tap_here_6_6 = (tap_tag_i[89:88] == 2'd3) && tap_valid_i[6];
-  assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6[18]}}, partial_6_6} : 22'd0;
+  assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6_q[18]}}, partial_6_6_q} : 22'd0;
 
   // partials of group 6, column 6
   kld_sram_2048x19 u_partial_6_6 (
@@ -2277,7 +2405,7 @@ module kld_merge (
   );
 
   assign tap_here_6_7 = (tap_tag_i[102:101] == 2'd3) && tap_valid_i[7];
-  assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7[18]}}, partial_6_7} : 22'd0;
+  assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7_q[18]}}, partial_6_7_q} : 22'd0;
 
   // partials of group 6, column 7
   kld_sram_2048x19 u_partial_6_7 (
@@ -2290,7 +2418,7 @@ module kld_merge (
   );
 
   assign tap_here_6_8 = (tap_tag_i[115:114] == 2'd3) && tap_valid_i[8];
-  assign term_6_8 = group_valid_i[6] ? {{3{partial_6_8[18]}}, partial_6_8} : 22'd0;
+  assign term_6_8 = group_valid_i[6] ? {{3{partial_6_8_q[18]}}, partial_6_8_q} : 22'd0;
 
   // partials of group 6, column 8
   kld_sram_2048x19 u_partial_6_8 (
@@ -2303,7 +2431,7 @@ module kld_merge (
   );
 
   assign tap_here_6_9 = (tap_tag_i[128:127] == 2'd3) && tap_valid_i[9];
-  assign term_6_9 = group_valid_i[6] ? {{3{partial_6_9[18]}}, partial_6_9} : 22'd0;
+  assign term_6_9 = group_valid_i[6] ? {{3{partial_6_9_q[18]}}, partial_6_9_q} : 22'd0;
 
   // partials of group 6, column 9
   kld_sram_2048x19 u_partial_6_9 (
@@ -2316,7 +2444,7 @@ module kld_merge (
   );
 
   assign tap_here_6_10 = (tap_tag_i[141:140] == 2'd3) && tap_valid_i[10];
-  assign term_6_10 = group_valid_i[6] ? {{3{partial_6_10[18]}}, partial_6_10} : 22'd0;
+  assign term_6_10 = group_valid_i[6] ? {{3{partial_6_10_q[18]}}, partial_6_10_q} : 22'd0;
 
   // partials of group 6, column 10
   kld_sram_2048x19 u_partial_6_10 (
@@ -2329,7 +2457,7 @@ module kld_merge (
   );
 
   assign tap_here_6_11 = (tap_tag_i[154:153] == 2'd3) && tap_valid_i[11];
-  assign term_6_11 = group_valid_i[6] ? {{3{partial_6_11[18]}}, partial_6_11} : 22'd0;
+  assign term_6_11 = group_valid_i[6] ? {{3{partial_6_11_q[18]}}, partial_6_11_q} : 22'd0;
 
   // partials of group 6, column 11
   kld_sram_2048x19 u_partial_6_11 (
@@ -2342,7 +2470,7 @@ module kld_merge (
   );
 
   assign tap_here_6_12 = (tap_tag_i[167:166] == 2'd3) && tap_valid_i[12];
-  assign term_6_12 = group_valid_i[6] ? {{3{partial_6_12[18]}}, partial_6_12} : 22'd0;
+  assign term_6_12 = group_valid_i[6] ? {{3{partial_6_12_q[18]}}, partial_6_12_q} : 22'd0;
 
   // partials of group 6, column 12
   kld_sram_2048x19 u_partial_6_12 (
@@ -2355,7 +2483,7 @@ module kld_merge (
   );
 
   assign tap_here_6_13 = (tap_tag_i[180:179] == 2'd3) && tap_valid_i[13];
-  assign term_6_13 = group_valid_i[6] ? {{3{partial_6_13[18]}}, partial_6_13} : 22'd0;
+  assign term_6_13 = group_valid_i[6] ? {{3{partial_6_13_q[18]}}, partial_6_13_q} : 22'd0;
 
   // partials of group 6, column 13
   kld_sram_2048x19 u_partial_6_13 (
@@ -2368,7 +2496,7 @@ module kld_merge (
   );
 
   assign tap_here_6_14 = (tap_tag_i[193:192] == 2'd3) && tap_valid_i[14];
-  assign term_6_14 = group_valid_i[6] ? {{3{partial_6_14[18]}}, partial_6_14} : 22'd0;
+  assign term_6_14 = group_valid_i[6] ? {{3{partial_6_14_q[18]}}, partial_6_14_q} : 22'd0;
 
   // partials of group 6, column 14
   kld_sram_2048x19 u_partial_6_14 (
@@ -2381,7 +2509,7 @@ module kld_merge (
   );
 
   assign tap_here_6_15 = (tap_tag_i[206:205] == 2'd3) && tap_valid_i[15];
-  assign term_6_15 = group_valid_i[6] ? {{3{partial_6_15[18]}}, partial_6_15} : 22'd0;
+  assign term_6_15 = group_valid_i[6] ? {{3{partial_6_15_q[18]}}, partial_6_15_q} : 22'd0;
 
   // partials of group 6, column 15
   kld_sram_2048x19 u_partial_6_15 (
@@ -2404,7 +2532,7 @@ module kld_merge (
   );
 
   assign tap_here_7_0 = (tap_tag_i[219:218] == 2'd3) && tap_valid_i[16];
-  assign term_7_0 = group_valid_i[7] ? {{3{partial_7_0[18]}}, partial_7_0} : 22'd0;
+  assign term_7_0 = group_valid_i[7] ? {{3{partial_7_0_q[18]}}, partial_7_0_q} : 22'd0;
 
   // partials of group 7, column 0
   kld_sram_2048x19 u_partial_7_0 (
@@ -2417,7 +2545,7 @@ module kld_merge (
   );
 
   assign tap_here_7_1 = (tap_tag_i[232:231] == 2'd3) && tap_valid_i[17];
-  assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1[18]}}, partial_7_1} : 22'd0;
+  assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1_q[18]}}, partial_7_1_q} : 22'd0;
 
   // partials of group 7, column 1
   kld_sram_2048x19 u_partial_7_1 (
@@ -2430,7 +2558,7 @@ module kld_merge (
   );
 
   assign tap_here_7_2 = (tap_tag_i[245:244] == 2'd3) && tap_valid_i[18];
-  assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2[18]}}, partial_7_2} : 22'd0;
+  assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2_q[18]}}, partial_7_2_q} : 22'd0;
 
   // partials of group 7, column 2
   kld_sram_2048x19 u_partial_7_2 (
@@ -2443,7 +2571,7 @@ module kld_merge (
   );
 
   assign tap_here_7_3 = (tap_tag_i[258:257] == 2'd3) && tap_valid_i[19];
-  assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3[18]}}, partial_7_3} : 22'd0;
+  assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3_q[18]}}, partial_7_3_q} : 22'd0;
 
   // partials of group 7, column 3
   kld_sram_2048x19 u_partial_7_3 (
@@ -2456,7 +2584,7 @@ module kld_merge (
   );
 
   assign tap_here_7_4 = (tap_tag_i[271:270] == 2'd3) && tap_valid_i[20];
-  assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4[18]}}, partial_7_4} : 22'd0;
+  assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4_q[18]}}, partial_7_4_q} : 22'd0;
 
   // partials of group 7, column 4
   kld_sram_2048x19 u_partial_7_4 (
@@ -2469,7 +2597,7 @@ module kld_merge (
   );
 
   assign tap_here_7_5 = (tap_tag_i[284:283] == 2'd3) && tap_valid_i[21];
-  assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5[18]}}, partial_7_5} : 22'd0;
+  assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5_q[18]}}, partial_7_5_q} : 22'd0;
 
   // partials of group 7, column 5
   kld_sram_2048x19 u_partial_7_5 (
@@ -2482,7 +2610,7 @@ module kld_merge (
   );
 
   assign tap_here_7_6 = (tap_tag_i[297:296] == 2'd3) && tap_valid_i[22];
-  assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6[18]}}, partial_7_6} : 22'd0;
+  assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6_q[18]}}, partial_7_6_q} : 22'd0;
 
   // partials of group 7, column 6
   kld_sram_2048x19 u_partial_7_6 (
@@ -2495,7 +2623,7 @@ module kld_merge (
   );
 
   assign tap_here_7_7 = (tap_tag_i[310:309] == 2'd3) && tap_valid_i[23];
-  assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7[18]}}, partial_7_7} : 22'd0;
+  assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7_q[18]}}, partial_7_7_q} : 22'd0;
 
   // partials of group 7, column 7
   kld_sram_2048x19 u_partial_7_7 (
@@ -2508,7 +2636,7 @@ module kld_merge (
   );
 
   assign tap_here_7_8 = (tap_tag_i[323:322] == 2'd3) && tap_valid_i[24];
-  assign term_7_8 = group_valid_i[7] ? {{3{partial_7_8[18]}}, partial_7_8} : 22'd0;
+  assign term_7_8 = group_valid_i[7] ? {{3{partial_7_8_q[18]}}, partial_7_8_q} : 22'd0;
 
   // partials of group 7, column 8
   kld_sram_2048x19 u_partial_7_8 (
@@ -2521,7 +2649,7 @@ module kld_merge (
   );
 
   assign tap_here_7_9 = (tap_tag_i[336:335] == 2'd3) && tap_valid_i[25];
-  assign term_7_9 = group_valid_i[7] ? {{3{partial_7_9[18]}}, partial_7_9} : 22'd0;
+  assign term_7_9 = group_valid_i[7] ? {{3{partial_7_9_q[18]}}, partial_7_9_q} : 22'd0;
 
   // partials of group 7, column 9
   kld_sram_2048x19 u_partial_7_9 (
@@ -2534,7 +2662,7 @@ module kld_merge (
   );
 
   assign tap_here_7_10 = (tap_tag_i[349:348] == 2'd3) && tap_valid_i[26];
-  assign term_7_10 = group_valid_i[7] ? {{3{partial_7_10[18]}}, partial_7_10} : 22'd0;
+  assign term_7_10 = group_valid_i[7] ? {{3{partial_7_10_q[18]}}, partial_7_10_q} : 22'd0;
 
   // partials of group 7, column 10
   kld_sram_2048x19 u_partial_7_10 (
@@ -2547,7 +2675,7 @@ module kld_merge (
   );
 
   assign tap_here_7_11 = (tap_tag_i[362:361] == 2'd3) && tap_valid_i[27];
-  assign term_7_11 = group_valid_i[7] ? {{3{partial_7_11[18]}}, partial_7_11} : 22'd0;
+  assign term_7_11 = group_valid_i[7] ? {{3{partial_7_11_q[18]}}, partial_7_11_q} : 22'd0;
 
   // partials of group 7, column 11
   kld_sram_2048x19 u_partial_7_11 (
@@ -2560,7 +2688,7 @@ module kld_merge (
   );
 
   assign tap_here_7_12 = (tap_tag_i[375:374] == 2'd3) && tap_valid_i[28];
-  assign term_7_12 = group_valid_i[7] ? {{3{partial_7_12[18]}}, partial_7_12} : 22'd0;
+  assign term_7_12 = group_valid_i[7] ? {{3{partial_7_12_q[18]}}, partial_7_12_q} : 22'd0;
 
   // partials of group 7, column 12
   kld_sram_2048x19 u_partial_7_12 (
@@ -2573,7 +2701,7 @@ module kld_merge (
   );
 
   assign tap_here_7_13 = (tap_tag_i[388:387] == 2'd3) && tap_valid_i[29];
-  assign term_7_13 = group_valid_i[7] ? {{3{partial_7_13[18]}}, partial_7_13} : 22'd0;
+  assign term_7_13 = group_valid_i[7] ? {{3{partial_7_13_q[18]}}, partial_7_13_q} : 22'd0;
 
   // partials of group 7, column 13
   kld_sram_2048x19 u_partial_7_13 (
@@ -2586,7 +2714,7 @@ module kld_merge (
   );
 
   assign tap_here_7_14 = (tap_tag_i[401:400] == 2'd3) && tap_valid_i[30];
-  assign term_7_14 = group_valid_i[7] ? {{3{partial_7_14[18]}}, partial_7_14} : 22'd0;
+  assign term_7_14 = group_valid_i[7] ? {{3{partial_7_14_q[18]}}, partial_7_14_q} : 22'd0;
 
   // partials of group 7, column 14
   kld_sram_2048x19 u_partial_7_14 (
@@ -2599,7 +2727,7 @@ module kld_merge (
   );
 
   assign tap_here_7_15 = (tap_tag_i[414:413] == 2'd3) && tap_valid_i[31];
-  assign term_7_15 = group_valid_i[7] ? {{3{partial_7_15[18]}}, partial_7_15} : 22'd0;
+  assign term_7_15 = group_valid_i[7] ? {{3{partial_7_15_q[18]}}, partial_7_15_q} : 22'd0;
 
   // partials of group 7, column 15
   kld_sram_2048x19 u_partial_7_15 (
@@ -2615,113 +2743,113 @@ module kld_merge (
   assign sum_15_0_1 = term_2_15 + term_3_15;
   assign sum_15_0_2 = term_4_15 + term_5_15;
   assign sum_15_0_3 = term_6_15 + term_7_15;
-  assign sum_15_1_0 = sum_15_0_0_q + sum_15_0_1_q;
-  assign sum_15_1_1 = sum_15_0_2_q + sum_15_0_3_q;
+  assign sum_15_1_0 = sum_15_0_0 + sum_15_0_1;
+  assign sum_15_1_1 = sum_15_0_2 + sum_15_0_3;
   assign sum_15_2_0 = sum_15_1_0 + sum_15_1_1;
   assign sum_14_0_0 = term_0_14 + term_1_14;
   assign sum_14_0_1 = term_2_14 + term_3_14;
   assign sum_14_0_2 = term_4_14 + term_5_14;
   assign sum_14_0_3 = term_6_14 + term_7_14;
-  assign sum_14_1_0 = sum_14_0_0_q + sum_14_0_1_q;
-  assign sum_14_1_1 = sum_14_0_2_q + sum_14_0_3_q;
+  assign sum_14_1_0 = sum_14_0_0 + sum_14_0_1;
+  assign sum_14_1_1 = sum_14_0_2 + sum_14_0_3;
   assign sum_14_2_0 = sum_14_1_0 + sum_14_1_1;
   assign sum_13_0_0 = term_0_13 + term_1_13;
   assign sum_13_0_1 = term_2_13 + term_3_13;
   assign sum_13_0_2 = term_4_13 + term_5_13;
   assign sum_13_0_3 = term_6_13 + term_7_13;
-  assign sum_13_1_0 = sum_13_0_0_q + sum_13_0_1_q;
-  assign sum_13_1_1 = sum_13_0_2_q + sum_13_0_3_q;
+  assign sum_13_1_0 = sum_13_0_0 + sum_13_0_1;
+  assign sum_13_1_1 = sum_13_0_2 + sum_13_0_3;
   assign sum_13_2_0 = sum_13_1_0 + sum_13_1_1;
   assign sum_12_0_0 = term_0_12 + term_1_12;
   assign sum_12_0_1 = term_2_12 + term_3_12;
   assign sum_12_0_2 = term_4_12 + term_5_12;
   assign sum_12_0_3 = term_6_12 + term_7_12;
-  assign sum_12_1_0 = sum_12_0_0_q + sum_12_0_1_q;
-  assign sum_12_1_1 = sum_12_0_2_q + sum_12_0_3_q;
+  assign sum_12_1_0 = sum_12_0_0 + sum_12_0_1;
+  assign sum_12_1_1 = sum_12_0_2 + sum_12_0_3;
   assign sum_12_2_0 = sum_12_1_0 + sum_12_1_1;
   assign sum_11_0_0 = term_0_11 + term_1_11;
   assign sum_11_0_1 = term_2_11 + term_3_11;
   assign sum_11_0_2 = term_4_11 + term_5_11;
   assign sum_11_0_3 = term_6_11 + term_7_11;
-  assign sum_11_1_0 = sum_11_0_0_q + sum_11_0_1_q;
-  assign sum_11_1_1 = sum_11_0_2_q + sum_11_0_3_q;
+  assign sum_11_1_0 = sum_11_0_0 + sum_11_0_1;
+  assign sum_11_1_1 = sum_11_0_2 + sum_11_0_3;
   assign sum_11_2_0 = sum_11_1_0 + sum_11_1_1;
   assign sum_10_0_0 = term_0_10 + term_1_10;
   assign sum_10_0_1 = term_2_10 + term_3_10;
   assign sum_10_0_2 = term_4_10 + term_5_10;
   assign sum_10_0_3 = term_6_10 + term_7_10;
-  assign sum_10_1_0 = sum_10_0_0_q + sum_10_0_1_q;
-  assign sum_10_1_1 = sum_10_0_2_q + sum_10_0_3_q;
+  assign sum_10_1_0 = sum_10_0_0 + sum_10_0_1;
+  assign sum_10_1_1 = sum_10_0_2 + sum_10_0_3;
   assign sum_10_2_0 = sum_10_1_0 + sum_10_1_1;
   assign sum_9_0_0 = term_0_9 + term_1_9;
   assign sum_9_0_1 = term_2_9 + term_3_9;
   assign sum_9_0_2 = term_4_9 + term_5_9;
   assign sum_9_0_3 = term_6_9 + term_7_9;
-  assign sum_9_1_0 = sum_9_0_0_q + sum_9_0_1_q;
-  assign sum_9_1_1 = sum_9_0_2_q + sum_9_0_3_q;
+  assign sum_9_1_0 = sum_9_0_0 + sum_9_0_1;
+  assign sum_9_1_1 = sum_9_0_2 + sum_9_0_3;
   assign sum_9_2_0 = sum_9_1_0 + sum_9_1_1;
   assign sum_8_0_0 = term_0_8 + term_1_8;
   assign sum_8_0_1 = term_2_8 + term_3_8;
   assign sum_8_0_2 = term_4_8 + term_5_8;
   assign sum_8_0_3 = term_6_8 + term_7_8;
-  assign sum_8_1_0 = sum_8_0_0_q + sum_8_0_1_q;
-  assign sum_8_1_1 = sum_8_0_2_q + sum_8_0_3_q;
+  assign sum_8_1_0 = sum_8_0_0 + sum_8_0_1;
+  assign sum_8_1_1 = sum_8_0_2 + sum_8_0_3;
   assign sum_8_2_0 = sum_8_1_0 + sum_8_1_1;
   assign sum_7_0_0 = term_0_7 + term_1_7;
   assign sum_7_0_1 = term_2_7 + term_3_7;
   assign sum_7_0_2 = term_4_7 + term_5_7;
   assign sum_7_0_3 = term_6_7 + term_7_7;
-  assign sum_7_1_0 = sum_7_0_0_q + sum_7_0_1_q;
-  assign sum_7_1_1 = sum_7_0_2_q + sum_7_0_3_q;
+  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
+  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
   assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
   assign sum_6_0_0 = term_0_6 + term_1_6;
   assign sum_6_0_1 = term_2_6 + term_3_6;
   assign sum_6_0_2 = term_4_6 + term_5_6;
   assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0_q + sum_6_0_1_q;
-  assign sum_6_1_1 = sum_6_0_2_q + sum_6_0_3_q;
+  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
+  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
   assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
   assign sum_5_0_0 = term_0_5 + term_1_5;
   assign sum_5_0_1 = term_2_5 + term_3_5;
   assign sum_5_0_2 = term_4_5 + term_5_5;
   assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0_q + sum_5_0_1_q;
-  assign sum_5_1_1 = sum_5_0_2_q + sum_5_0_3_q;
+  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
+  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
   assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
   assign sum_4_0_0 = term_0_4 + term_1_4;
   assign sum_4_0_1 = term_2_4 + term_3_4;
   assign sum_4_0_2 = term_4_4 + term_5_4;
   assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0_q + sum_4_0_1_q;
-  assign sum_4_1_1 = sum_4_0_2_q + sum_4_0_3_q;
+  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
+  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
   assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
   assign sum_3_0_0 = term_0_3 + term_1_3;
   assign sum_3_0_1 = term_2_3 + term_3_3;
   assign sum_3_0_2 = term_4_3 + term_5_3;
   assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0_q + sum_3_0_1_q;
-  assign sum_3_1_1 = sum_3_0_2_q + sum_3_0_3_q;
+  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
+  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
   assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
   assign sum_2_0_0 = term_0_2 + term_1_2;
   assign sum_2_0_1 = term_2_2 + term_3_2;
   assign sum_2_0_2 = term_4_2 + term_5_2;
   assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0_q + sum_2_0_1_q;
-  assign sum_2_1_1 = sum_2_0_2_q + sum_2_0_3_q;
+  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
+  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
   assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
   assign sum_1_0_0 = term_0_1 + term_1_1;
   assign sum_1_0_1 = term_2_1 + term_3_1;
   assign sum_1_0_2 = term_4_1 + term_5_1;
   assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0_q + sum_1_0_1_q;
-  assign sum_1_1_1 = sum_1_0_2_q + sum_1_0_3_q;
+  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
+  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
   assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
   assign sum_0_0_0 = term_0_0 + term_1_0;
   assign sum_0_0_1 = term_2_0 + term_3_0;
   assign sum_0_0_2 = term_4_0 + term_5_0;
   assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0_q + sum_0_0_1_q;
-  assign sum_0_1_1 = sum_0_0_2_q + sum_0_0_3_q;
+  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
+  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
   assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
   assign out_data_o = {{{10{out_data_q[351]}}, out_data_q[351:330]}, {{10{out_data_q[329]}},
       out_data_q[329:308]}, {{10{out_data_q[307]}}, out_data_q[307:286]}, {{10{out_data_q[285]}},

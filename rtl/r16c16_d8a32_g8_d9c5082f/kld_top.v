@@ -240,7 +240,7 @@ module kld_top (
   reg [9:0] sum_token_q;
   // tokens of the beat that exist
   reg sum_lanes_q;
-  // a beat's pair sums are registered
+  // a beat's partials are registered
   reg mid_valid_q;
   // ... the m-tile's last beat
   reg mid_last_q;

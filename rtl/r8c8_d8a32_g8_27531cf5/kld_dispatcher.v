@@ -120,6 +120,8 @@ module kld_dispatcher (
   reg last_tile_row_q;
   // the scan advances to the next position
   reg scan_step_q;
+  // the scan stays at its position (not the step)
+  reg scan_hold_q;
   wire scan_advance;
   wire wrap_w;
   wire wrap_h;
@@ -154,8 +156,6 @@ module kld_dispatcher (
   wire [9:0] tile_w_t;
   wire [11:0] stride_hw;
   wire [11:0] stride_thw;
-  // token + 1
-  reg [9:0] scan_token_inc_q;
   // token at (t, h + 1, w0)
   reg [9:0] scan_row_inc_q;
   // token at (t + 1, h0, w0)
@@ -171,7 +171,7 @@ module kld_dispatcher (
   // token at the next row start
   wire [9:0] scan_row_next;
   // token of the position after this one
-  wire [9:0] scan_token_step;
+  reg [9:0] scan_token_step_q;
   // token of the next cycle's position
   wire [9:0] token_d;
   wire [9:0] stride_hw_d;
@@ -180,6 +180,10 @@ module kld_dispatcher (
   wire [9:0] scan_tbase_d;
   wire [9:0] scan_tile_d;
   wire [9:0] scan_trow_d;
+  wire [9:0] scan_row_inc_d;
+  wire [9:0] scan_tbase_inc_d;
+  wire [9:0] scan_tile_inc_d;
+  wire [9:0] scan_trow_inc_d;
   wire [10:0] win_x;
   // rows from the tile origin to the grid edge
   wire [5:0] h_left_run;
@@ -249,6 +253,12 @@ module kld_dispatcher (
   wire last_tile_col_d;
   wire last_tile_row_d;
   wire last_d;
+  // token of the next tile
+  wire [9:0] scan_tile_next_d;
+  // token at the next (t, h0, w0)
+  wire [9:0] scan_t_next_d;
+  // token at the next row start
+  wire [9:0] scan_row_next_d;
   reg [2:0] scan_avail_q;
   reg scan_last_q;
   reg [10:0] ptr_0_q;
@@ -290,8 +300,10 @@ module kld_dispatcher (
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       scan_step_q <= 1'b0;
+      scan_hold_q <= 1'b1;
     end else begin
       scan_step_q <= scan_step_next_i;
+      scan_hold_q <= !scan_step_next_i;
     end
   end
 
@@ -340,12 +352,11 @@ module kld_dispatcher (
   assign tile_w_t = {4'd0, tile_w_i};
   assign stride_hw = {6'd0, dim_h_i} * {6'd0, dim_w_i};
   assign stride_thw = {6'd0, tile_h_i} * {6'd0, dim_w_i};
-  assign scan_tile_next = wrap_tile_col ? (last_tile_row_q ? 10'd0 : scan_trow_inc_q) :
-      scan_tile_inc_q;
-  assign scan_t_next = wrap_t ? scan_tile_next : scan_tbase_inc_q;
-  assign scan_row_next = wrap_h ? scan_t_next : scan_row_inc_q;
-  assign scan_token_step = wrap_w ? scan_row_next : scan_token_inc_q;
-  assign token_d = scan_clear_i ? 10'd0 : (scan_advance ? scan_token_step : scan_token_q);
+  assign scan_tile_next = (last_w_q && last_h_q && last_t_q && last_tile_col_q) ?
+      (last_tile_row_q ? 10'd0 : scan_trow_inc_q) : scan_tile_inc_q;
+  assign scan_t_next = (last_w_q && last_h_q && last_t_q) ? scan_tile_next : scan_tbase_inc_q;
+  assign scan_row_next = (last_w_q && last_h_q) ? scan_t_next : scan_row_inc_q;
+  assign token_d = scan_clear_i ? 10'd0 : (scan_advance ? scan_token_step_q : scan_token_q);
   assign stride_hw_d = scan_clear_i ? stride_hw[9:0] : stride_hw_q;
   assign stride_thw_d = scan_clear_i ? stride_thw[9:0] : stride_thw_q;
   assign scan_row_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_w) ? scan_row_next :
@@ -366,7 +377,6 @@ module kld_dispatcher (
       scan_tbase_q <= 10'd0;
       scan_tile_q <= 10'd0;
       scan_trow_q <= 10'd0;
-      scan_token_inc_q <= 10'd0;
       scan_row_inc_q <= 10'd0;
       scan_tbase_inc_q <= 10'd0;
       scan_tile_inc_q <= 10'd0;
@@ -378,13 +388,17 @@ module kld_dispatcher (
       scan_tbase_q <= scan_tbase_d;
       scan_tile_q <= scan_tile_d;
       scan_trow_q <= scan_trow_d;
-      scan_token_inc_q <= token_d + 10'd1;
-      scan_row_inc_q <= scan_row_d + dim_w_t;
-      scan_tbase_inc_q <= scan_clear_i ? stride_hw[9:0] : scan_tbase_d + stride_hw_q;
-      scan_tile_inc_q <= scan_tile_d + tile_w_t;
-      scan_trow_inc_q <= scan_clear_i ? stride_thw[9:0] : scan_trow_d + stride_thw_q;
+      scan_row_inc_q <= scan_row_inc_d;
+      scan_tbase_inc_q <= scan_tbase_inc_d;
+      scan_tile_inc_q <= scan_tile_inc_d;
+      scan_trow_inc_q <= scan_trow_inc_d;
     end
   end
+
+  assign scan_row_inc_d = scan_row_d + dim_w_t;
+  assign scan_tbase_inc_d = scan_clear_i ? stride_hw[9:0] : scan_tbase_d + stride_hw_q;
+  assign scan_tile_inc_d = scan_tile_d + tile_w_t;
+  assign scan_trow_inc_d = scan_clear_i ? stride_thw[9:0] : scan_trow_d + stride_thw_q;
 
   // Deliberately unused: the strides are used only while they are below N
   wire unused_stride_hw;
@@ -454,6 +468,19 @@ module kld_dispatcher (
   assign last_tile_col_d = scan_clear_i ? last_tile_col_origin : last_tile_col_run;
   assign last_tile_row_d = scan_clear_i ? last_tile_row_origin : last_tile_row_run;
   assign last_d = scan_clear_i ? last_origin : last_run;
+  assign scan_tile_next_d = (last_w_d && last_h_d && last_t_d && last_tile_col_d) ?
+      (last_tile_row_d ? 10'd0 : scan_trow_inc_d) : scan_tile_inc_d;
+  assign scan_t_next_d = (last_w_d && last_h_d && last_t_d) ? scan_tile_next_d : scan_tbase_inc_d;
+  assign scan_row_next_d = (last_w_d && last_h_d) ? scan_t_next_d : scan_row_inc_d;
+
+  // the token after the next cycle's position
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      scan_token_step_q <= 10'd0;
+    end else begin
+      scan_token_step_q <= last_w_d ? scan_row_next_d : token_d + 10'd1;
+    end
+  end
 
   // registered scan outputs
   always @(posedge clk_i or negedge rst_ni) begin
@@ -483,7 +510,7 @@ module kld_dispatcher (
   end
 
   assign scan_token_o = scan_token_q;
-  assign scan_token_next_o = scan_step_q ? scan_token_step : scan_token_q;
+  assign scan_token_next_o = scan_hold_q ? scan_token_q : scan_token_step_q;
   assign scan_slot_o = slot_q;
   assign scan_avail_o = scan_avail_q;
   assign scan_ref_slot_next_o = ref_slot_d;

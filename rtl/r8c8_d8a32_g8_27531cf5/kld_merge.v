@@ -2,9 +2,9 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens, in three registered steps: the root tables' read, the partials' read and the first
-// adder level, the rest of the sum. Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W
-// (exact widths), the output sign-extended
+// root tokens, in three registered steps: the root tables' read, the partials' read, their sum.
+// Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
+// sign-extended
 // Parameters:
 //   ROWS = 8
 //   COLS = 8
@@ -62,34 +62,42 @@ module kld_merge (
   // a partial of group 0 arrives at column 0
   wire tap_here_0_0;
   wire [18:0] partial_0_0;
+  reg [18:0] partial_0_0_q;
   wire [21:0] term_0_0;
   // a partial of group 0 arrives at column 1
   wire tap_here_0_1;
   wire [18:0] partial_0_1;
+  reg [18:0] partial_0_1_q;
   wire [21:0] term_0_1;
   // a partial of group 0 arrives at column 2
   wire tap_here_0_2;
   wire [18:0] partial_0_2;
+  reg [18:0] partial_0_2_q;
   wire [21:0] term_0_2;
   // a partial of group 0 arrives at column 3
   wire tap_here_0_3;
   wire [18:0] partial_0_3;
+  reg [18:0] partial_0_3_q;
   wire [21:0] term_0_3;
   // a partial of group 0 arrives at column 4
   wire tap_here_0_4;
   wire [18:0] partial_0_4;
+  reg [18:0] partial_0_4_q;
   wire [21:0] term_0_4;
   // a partial of group 0 arrives at column 5
   wire tap_here_0_5;
   wire [18:0] partial_0_5;
+  reg [18:0] partial_0_5_q;
   wire [21:0] term_0_5;
   // a partial of group 0 arrives at column 6
   wire tap_here_0_6;
   wire [18:0] partial_0_6;
+  reg [18:0] partial_0_6_q;
   wire [21:0] term_0_6;
   // a partial of group 0 arrives at column 7
   wire tap_here_0_7;
   wire [18:0] partial_0_7;
+  reg [18:0] partial_0_7_q;
   wire [21:0] term_0_7;
   // root of group 1 for the gathered token
   wire [9:0] root_1;
@@ -98,34 +106,42 @@ module kld_merge (
   // a partial of group 1 arrives at column 0
   wire tap_here_1_0;
   wire [18:0] partial_1_0;
+  reg [18:0] partial_1_0_q;
   wire [21:0] term_1_0;
   // a partial of group 1 arrives at column 1
   wire tap_here_1_1;
   wire [18:0] partial_1_1;
+  reg [18:0] partial_1_1_q;
   wire [21:0] term_1_1;
   // a partial of group 1 arrives at column 2
   wire tap_here_1_2;
   wire [18:0] partial_1_2;
+  reg [18:0] partial_1_2_q;
   wire [21:0] term_1_2;
   // a partial of group 1 arrives at column 3
   wire tap_here_1_3;
   wire [18:0] partial_1_3;
+  reg [18:0] partial_1_3_q;
   wire [21:0] term_1_3;
   // a partial of group 1 arrives at column 4
   wire tap_here_1_4;
   wire [18:0] partial_1_4;
+  reg [18:0] partial_1_4_q;
   wire [21:0] term_1_4;
   // a partial of group 1 arrives at column 5
   wire tap_here_1_5;
   wire [18:0] partial_1_5;
+  reg [18:0] partial_1_5_q;
   wire [21:0] term_1_5;
   // a partial of group 1 arrives at column 6
   wire tap_here_1_6;
   wire [18:0] partial_1_6;
+  reg [18:0] partial_1_6_q;
   wire [21:0] term_1_6;
   // a partial of group 1 arrives at column 7
   wire tap_here_1_7;
   wire [18:0] partial_1_7;
+  reg [18:0] partial_1_7_q;
   wire [21:0] term_1_7;
   // root of group 2 for the gathered token
   wire [9:0] root_2;
@@ -134,34 +150,42 @@ module kld_merge (
   // a partial of group 2 arrives at column 0
   wire tap_here_2_0;
   wire [18:0] partial_2_0;
+  reg [18:0] partial_2_0_q;
   wire [21:0] term_2_0;
   // a partial of group 2 arrives at column 1
   wire tap_here_2_1;
   wire [18:0] partial_2_1;
+  reg [18:0] partial_2_1_q;
   wire [21:0] term_2_1;
   // a partial of group 2 arrives at column 2
   wire tap_here_2_2;
   wire [18:0] partial_2_2;
+  reg [18:0] partial_2_2_q;
   wire [21:0] term_2_2;
   // a partial of group 2 arrives at column 3
   wire tap_here_2_3;
   wire [18:0] partial_2_3;
+  reg [18:0] partial_2_3_q;
   wire [21:0] term_2_3;
   // a partial of group 2 arrives at column 4
   wire tap_here_2_4;
   wire [18:0] partial_2_4;
+  reg [18:0] partial_2_4_q;
   wire [21:0] term_2_4;
   // a partial of group 2 arrives at column 5
   wire tap_here_2_5;
   wire [18:0] partial_2_5;
+  reg [18:0] partial_2_5_q;
   wire [21:0] term_2_5;
   // a partial of group 2 arrives at column 6
   wire tap_here_2_6;
   wire [18:0] partial_2_6;
+  reg [18:0] partial_2_6_q;
   wire [21:0] term_2_6;
   // a partial of group 2 arrives at column 7
   wire tap_here_2_7;
   wire [18:0] partial_2_7;
+  reg [18:0] partial_2_7_q;
   wire [21:0] term_2_7;
   // root of group 3 for the gathered token
   wire [9:0] root_3;
@@ -170,34 +194,42 @@ module kld_merge (
   // a partial of group 3 arrives at column 0
   wire tap_here_3_0;
   wire [18:0] partial_3_0;
+  reg [18:0] partial_3_0_q;
   wire [21:0] term_3_0;
   // a partial of group 3 arrives at column 1
   wire tap_here_3_1;
   wire [18:0] partial_3_1;
+  reg [18:0] partial_3_1_q;
   wire [21:0] term_3_1;
   // a partial of group 3 arrives at column 2
   wire tap_here_3_2;
   wire [18:0] partial_3_2;
+  reg [18:0] partial_3_2_q;
   wire [21:0] term_3_2;
   // a partial of group 3 arrives at column 3
   wire tap_here_3_3;
   wire [18:0] partial_3_3;
+  reg [18:0] partial_3_3_q;
   wire [21:0] term_3_3;
   // a partial of group 3 arrives at column 4
   wire tap_here_3_4;
   wire [18:0] partial_3_4;
+  reg [18:0] partial_3_4_q;
   wire [21:0] term_3_4;
   // a partial of group 3 arrives at column 5
   wire tap_here_3_5;
   wire [18:0] partial_3_5;
+  reg [18:0] partial_3_5_q;
   wire [21:0] term_3_5;
   // a partial of group 3 arrives at column 6
   wire tap_here_3_6;
   wire [18:0] partial_3_6;
+  reg [18:0] partial_3_6_q;
   wire [21:0] term_3_6;
   // a partial of group 3 arrives at column 7
   wire tap_here_3_7;
   wire [18:0] partial_3_7;
+  reg [18:0] partial_3_7_q;
   wire [21:0] term_3_7;
   // root of group 4 for the gathered token
   wire [9:0] root_4;
@@ -206,34 +238,42 @@ module kld_merge (
   // a partial of group 4 arrives at column 0
   wire tap_here_4_0;
   wire [18:0] partial_4_0;
+  reg [18:0] partial_4_0_q;
   wire [21:0] term_4_0;
   // a partial of group 4 arrives at column 1
   wire tap_here_4_1;
   wire [18:0] partial_4_1;
+  reg [18:0] partial_4_1_q;
   wire [21:0] term_4_1;
   // a partial of group 4 arrives at column 2
   wire tap_here_4_2;
   wire [18:0] partial_4_2;
+  reg [18:0] partial_4_2_q;
   wire [21:0] term_4_2;
   // a partial of group 4 arrives at column 3
   wire tap_here_4_3;
   wire [18:0] partial_4_3;
+  reg [18:0] partial_4_3_q;
   wire [21:0] term_4_3;
   // a partial of group 4 arrives at column 4
   wire tap_here_4_4;
   wire [18:0] partial_4_4;
+  reg [18:0] partial_4_4_q;
   wire [21:0] term_4_4;
   // a partial of group 4 arrives at column 5
   wire tap_here_4_5;
   wire [18:0] partial_4_5;
+  reg [18:0] partial_4_5_q;
   wire [21:0] term_4_5;
   // a partial of group 4 arrives at column 6
   wire tap_here_4_6;
   wire [18:0] partial_4_6;
+  reg [18:0] partial_4_6_q;
   wire [21:0] term_4_6;
   // a partial of group 4 arrives at column 7
   wire tap_here_4_7;
   wire [18:0] partial_4_7;
+  reg [18:0] partial_4_7_q;
   wire [21:0] term_4_7;
   // root of group 5 for the gathered token
   wire [9:0] root_5;
@@ -242,34 +282,42 @@ module kld_merge (
   // a partial of group 5 arrives at column 0
   wire tap_here_5_0;
   wire [18:0] partial_5_0;
+  reg [18:0] partial_5_0_q;
   wire [21:0] term_5_0;
   // a partial of group 5 arrives at column 1
   wire tap_here_5_1;
   wire [18:0] partial_5_1;
+  reg [18:0] partial_5_1_q;
   wire [21:0] term_5_1;
   // a partial of group 5 arrives at column 2
   wire tap_here_5_2;
   wire [18:0] partial_5_2;
+  reg [18:0] partial_5_2_q;
   wire [21:0] term_5_2;
   // a partial of group 5 arrives at column 3
   wire tap_here_5_3;
   wire [18:0] partial_5_3;
+  reg [18:0] partial_5_3_q;
   wire [21:0] term_5_3;
   // a partial of group 5 arrives at column 4
   wire tap_here_5_4;
   wire [18:0] partial_5_4;
+  reg [18:0] partial_5_4_q;
   wire [21:0] term_5_4;
   // a partial of group 5 arrives at column 5
   wire tap_here_5_5;
   wire [18:0] partial_5_5;
+  reg [18:0] partial_5_5_q;
   wire [21:0] term_5_5;
   // a partial of group 5 arrives at column 6
   wire tap_here_5_6;
   wire [18:0] partial_5_6;
+  reg [18:0] partial_5_6_q;
   wire [21:0] term_5_6;
   // a partial of group 5 arrives at column 7
   wire tap_here_5_7;
   wire [18:0] partial_5_7;
+  reg [18:0] partial_5_7_q;
   wire [21:0] term_5_7;
   // root of group 6 for the gathered token
   wire [9:0] root_6;
@@ -278,34 +326,42 @@ module kld_merge (
   // a partial of group 6 arrives at column 0
   wire tap_here_6_0;
   wire [18:0] partial_6_0;
+  reg [18:0] partial_6_0_q;
   wire [21:0] term_6_0;
   // a partial of group 6 arrives at column 1
   wire tap_here_6_1;
   wire [18:0] partial_6_1;
+  reg [18:0] partial_6_1_q;
   wire [21:0] term_6_1;
   // a partial of group 6 arrives at column 2
   wire tap_here_6_2;
   wire [18:0] partial_6_2;
+  reg [18:0] partial_6_2_q;
   wire [21:0] term_6_2;
   // a partial of group 6 arrives at column 3
   wire tap_here_6_3;
   wire [18:0] partial_6_3;
+  reg [18:0] partial_6_3_q;
   wire [21:0] term_6_3;
   // a partial of group 6 arrives at column 4
   wire tap_here_6_4;
   wire [18:0] partial_6_4;
+  reg [18:0] partial_6_4_q;
   wire [21:0] term_6_4;
   // a partial of group 6 arrives at column 5
   wire tap_here_6_5;
   wire [18:0] partial_6_5;
+  reg [18:0] partial_6_5_q;
   wire [21:0] term_6_5;
   // a partial of group 6 arrives at column 6
   wire tap_here_6_6;
   wire [18:0] partial_6_6;
+  reg [18:0] partial_6_6_q;
   wire [21:0] term_6_6;
   // a partial of group 6 arrives at column 7
   wire tap_here_6_7;
   wire [18:0] partial_6_7;
+  reg [18:0] partial_6_7_q;
   wire [21:0] term_6_7;
   // root of group 7 for the gathered token
   wire [9:0] root_7;
@@ -314,43 +370,47 @@ module kld_merge (
   // a partial of group 7 arrives at column 0
   wire tap_here_7_0;
   wire [18:0] partial_7_0;
+  reg [18:0] partial_7_0_q;
   wire [21:0] term_7_0;
   // a partial of group 7 arrives at column 1
   wire tap_here_7_1;
   wire [18:0] partial_7_1;
+  reg [18:0] partial_7_1_q;
   wire [21:0] term_7_1;
   // a partial of group 7 arrives at column 2
   wire tap_here_7_2;
   wire [18:0] partial_7_2;
+  reg [18:0] partial_7_2_q;
   wire [21:0] term_7_2;
   // a partial of group 7 arrives at column 3
   wire tap_here_7_3;
   wire [18:0] partial_7_3;
+  reg [18:0] partial_7_3_q;
   wire [21:0] term_7_3;
   // a partial of group 7 arrives at column 4
   wire tap_here_7_4;
   wire [18:0] partial_7_4;
+  reg [18:0] partial_7_4_q;
   wire [21:0] term_7_4;
   // a partial of group 7 arrives at column 5
   wire tap_here_7_5;
   wire [18:0] partial_7_5;
+  reg [18:0] partial_7_5_q;
   wire [21:0] term_7_5;
   // a partial of group 7 arrives at column 6
   wire tap_here_7_6;
   wire [18:0] partial_7_6;
+  reg [18:0] partial_7_6_q;
   wire [21:0] term_7_6;
   // a partial of group 7 arrives at column 7
   wire tap_here_7_7;
   wire [18:0] partial_7_7;
+  reg [18:0] partial_7_7_q;
   wire [21:0] term_7_7;
   wire [21:0] sum_7_0_0;
   wire [21:0] sum_7_0_1;
   wire [21:0] sum_7_0_2;
   wire [21:0] sum_7_0_3;
-  reg [21:0] sum_7_0_0_q;
-  reg [21:0] sum_7_0_1_q;
-  reg [21:0] sum_7_0_2_q;
-  reg [21:0] sum_7_0_3_q;
   wire [21:0] sum_7_1_0;
   wire [21:0] sum_7_1_1;
   wire [21:0] sum_7_2_0;
@@ -358,10 +418,6 @@ module kld_merge (
   wire [21:0] sum_6_0_1;
   wire [21:0] sum_6_0_2;
   wire [21:0] sum_6_0_3;
-  reg [21:0] sum_6_0_0_q;
-  reg [21:0] sum_6_0_1_q;
-  reg [21:0] sum_6_0_2_q;
-  reg [21:0] sum_6_0_3_q;
   wire [21:0] sum_6_1_0;
   wire [21:0] sum_6_1_1;
   wire [21:0] sum_6_2_0;
@@ -369,10 +425,6 @@ module kld_merge (
   wire [21:0] sum_5_0_1;
   wire [21:0] sum_5_0_2;
   wire [21:0] sum_5_0_3;
-  reg [21:0] sum_5_0_0_q;
-  reg [21:0] sum_5_0_1_q;
-  reg [21:0] sum_5_0_2_q;
-  reg [21:0] sum_5_0_3_q;
   wire [21:0] sum_5_1_0;
   wire [21:0] sum_5_1_1;
   wire [21:0] sum_5_2_0;
@@ -380,10 +432,6 @@ module kld_merge (
   wire [21:0] sum_4_0_1;
   wire [21:0] sum_4_0_2;
   wire [21:0] sum_4_0_3;
-  reg [21:0] sum_4_0_0_q;
-  reg [21:0] sum_4_0_1_q;
-  reg [21:0] sum_4_0_2_q;
-  reg [21:0] sum_4_0_3_q;
   wire [21:0] sum_4_1_0;
   wire [21:0] sum_4_1_1;
   wire [21:0] sum_4_2_0;
@@ -391,10 +439,6 @@ module kld_merge (
   wire [21:0] sum_3_0_1;
   wire [21:0] sum_3_0_2;
   wire [21:0] sum_3_0_3;
-  reg [21:0] sum_3_0_0_q;
-  reg [21:0] sum_3_0_1_q;
-  reg [21:0] sum_3_0_2_q;
-  reg [21:0] sum_3_0_3_q;
   wire [21:0] sum_3_1_0;
   wire [21:0] sum_3_1_1;
   wire [21:0] sum_3_2_0;
@@ -402,10 +446,6 @@ module kld_merge (
   wire [21:0] sum_2_0_1;
   wire [21:0] sum_2_0_2;
   wire [21:0] sum_2_0_3;
-  reg [21:0] sum_2_0_0_q;
-  reg [21:0] sum_2_0_1_q;
-  reg [21:0] sum_2_0_2_q;
-  reg [21:0] sum_2_0_3_q;
   wire [21:0] sum_2_1_0;
   wire [21:0] sum_2_1_1;
   wire [21:0] sum_2_2_0;
@@ -413,10 +453,6 @@ module kld_merge (
   wire [21:0] sum_1_0_1;
   wire [21:0] sum_1_0_2;
   wire [21:0] sum_1_0_3;
-  reg [21:0] sum_1_0_0_q;
-  reg [21:0] sum_1_0_1_q;
-  reg [21:0] sum_1_0_2_q;
-  reg [21:0] sum_1_0_3_q;
   wire [21:0] sum_1_1_0;
   wire [21:0] sum_1_1_1;
   wire [21:0] sum_1_2_0;
@@ -424,10 +460,6 @@ module kld_merge (
   wire [21:0] sum_0_0_1;
   wire [21:0] sum_0_0_2;
   wire [21:0] sum_0_0_3;
-  reg [21:0] sum_0_0_0_q;
-  reg [21:0] sum_0_0_1_q;
-  reg [21:0] sum_0_0_2_q;
-  reg [21:0] sum_0_0_3_q;
   wire [21:0] sum_0_1_0;
   wire [21:0] sum_0_1_1;
   wire [21:0] sum_0_2_0;
@@ -437,52 +469,84 @@ module kld_merge (
     if (gather_en_i) begin
       gather_addr_0_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_0} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_0};
+      partial_0_0_q <= partial_0_0;
+      partial_0_1_q <= partial_0_1;
+      partial_0_2_q <= partial_0_2;
+      partial_0_3_q <= partial_0_3;
+      partial_0_4_q <= partial_0_4;
+      partial_0_5_q <= partial_0_5;
+      partial_0_6_q <= partial_0_6;
+      partial_0_7_q <= partial_0_7;
       gather_addr_1_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_1} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_1};
+      partial_1_0_q <= partial_1_0;
+      partial_1_1_q <= partial_1_1;
+      partial_1_2_q <= partial_1_2;
+      partial_1_3_q <= partial_1_3;
+      partial_1_4_q <= partial_1_4;
+      partial_1_5_q <= partial_1_5;
+      partial_1_6_q <= partial_1_6;
+      partial_1_7_q <= partial_1_7;
       gather_addr_2_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_2} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_2};
+      partial_2_0_q <= partial_2_0;
+      partial_2_1_q <= partial_2_1;
+      partial_2_2_q <= partial_2_2;
+      partial_2_3_q <= partial_2_3;
+      partial_2_4_q <= partial_2_4;
+      partial_2_5_q <= partial_2_5;
+      partial_2_6_q <= partial_2_6;
+      partial_2_7_q <= partial_2_7;
       gather_addr_3_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_3} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_3};
+      partial_3_0_q <= partial_3_0;
+      partial_3_1_q <= partial_3_1;
+      partial_3_2_q <= partial_3_2;
+      partial_3_3_q <= partial_3_3;
+      partial_3_4_q <= partial_3_4;
+      partial_3_5_q <= partial_3_5;
+      partial_3_6_q <= partial_3_6;
+      partial_3_7_q <= partial_3_7;
       gather_addr_4_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_4} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_4};
+      partial_4_0_q <= partial_4_0;
+      partial_4_1_q <= partial_4_1;
+      partial_4_2_q <= partial_4_2;
+      partial_4_3_q <= partial_4_3;
+      partial_4_4_q <= partial_4_4;
+      partial_4_5_q <= partial_4_5;
+      partial_4_6_q <= partial_4_6;
+      partial_4_7_q <= partial_4_7;
       gather_addr_5_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_5} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_5};
+      partial_5_0_q <= partial_5_0;
+      partial_5_1_q <= partial_5_1;
+      partial_5_2_q <= partial_5_2;
+      partial_5_3_q <= partial_5_3;
+      partial_5_4_q <= partial_5_4;
+      partial_5_5_q <= partial_5_5;
+      partial_5_6_q <= partial_5_6;
+      partial_5_7_q <= partial_5_7;
       gather_addr_6_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_6} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_6};
+      partial_6_0_q <= partial_6_0;
+      partial_6_1_q <= partial_6_1;
+      partial_6_2_q <= partial_6_2;
+      partial_6_3_q <= partial_6_3;
+      partial_6_4_q <= partial_6_4;
+      partial_6_5_q <= partial_6_5;
+      partial_6_6_q <= partial_6_6;
+      partial_6_7_q <= partial_6_7;
       gather_addr_7_q <= rbank_i ? {1'b0, dense_i ? gather_token_i : root_7} + 11'd1024 : {1'b0,
           dense_i ? gather_token_i : root_7};
-      sum_7_0_0_q <= sum_7_0_0;
-      sum_7_0_1_q <= sum_7_0_1;
-      sum_7_0_2_q <= sum_7_0_2;
-      sum_7_0_3_q <= sum_7_0_3;
-      sum_6_0_0_q <= sum_6_0_0;
-      sum_6_0_1_q <= sum_6_0_1;
-      sum_6_0_2_q <= sum_6_0_2;
-      sum_6_0_3_q <= sum_6_0_3;
-      sum_5_0_0_q <= sum_5_0_0;
-      sum_5_0_1_q <= sum_5_0_1;
-      sum_5_0_2_q <= sum_5_0_2;
-      sum_5_0_3_q <= sum_5_0_3;
-      sum_4_0_0_q <= sum_4_0_0;
-      sum_4_0_1_q <= sum_4_0_1;
-      sum_4_0_2_q <= sum_4_0_2;
-      sum_4_0_3_q <= sum_4_0_3;
-      sum_3_0_0_q <= sum_3_0_0;
-      sum_3_0_1_q <= sum_3_0_1;
-      sum_3_0_2_q <= sum_3_0_2;
-      sum_3_0_3_q <= sum_3_0_3;
-      sum_2_0_0_q <= sum_2_0_0;
-      sum_2_0_1_q <= sum_2_0_1;
-      sum_2_0_2_q <= sum_2_0_2;
-      sum_2_0_3_q <= sum_2_0_3;
-      sum_1_0_0_q <= sum_1_0_0;
-      sum_1_0_1_q <= sum_1_0_1;
-      sum_1_0_2_q <= sum_1_0_2;
-      sum_1_0_3_q <= sum_1_0_3;
-      sum_0_0_0_q <= sum_0_0_0;
-      sum_0_0_1_q <= sum_0_0_1;
-      sum_0_0_2_q <= sum_0_0_2;
-      sum_0_0_3_q <= sum_0_0_3;
+      partial_7_0_q <= partial_7_0;
+      partial_7_1_q <= partial_7_1;
+      partial_7_2_q <= partial_7_2;
+      partial_7_3_q <= partial_7_3;
+      partial_7_4_q <= partial_7_4;
+      partial_7_5_q <= partial_7_5;
+      partial_7_6_q <= partial_7_6;
+      partial_7_7_q <= partial_7_7;
       out_data_q <= {sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
           sum_1_2_0, sum_0_2_0};
     end
@@ -501,7 +565,7 @@ module kld_merge (
   );
 
   assign tap_here_0_0 = (tap_tag_i[12:10] == 3'd0) && tap_valid_i[0];
-  assign term_0_0 = group_valid_i[0] ? {{3{partial_0_0[18]}}, partial_0_0} : 22'd0;
+  assign term_0_0 = group_valid_i[0] ? {{3{partial_0_0_q[18]}}, partial_0_0_q} : 22'd0;
 
   // partials of group 0, column 0
   kld_sram_2048x19 u_partial_0_0 (
@@ -514,7 +578,7 @@ module kld_merge (
   );
 
   assign tap_here_0_1 = (tap_tag_i[26:24] == 3'd0) && tap_valid_i[1];
-  assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1[18]}}, partial_0_1} : 22'd0;
+  assign term_0_1 = group_valid_i[0] ? {{3{partial_0_1_q[18]}}, partial_0_1_q} : 22'd0;
 
   // partials of group 0, column 1
   kld_sram_2048x19 u_partial_0_1 (
@@ -527,7 +591,7 @@ module kld_merge (
   );
 
   assign tap_here_0_2 = (tap_tag_i[40:38] == 3'd0) && tap_valid_i[2];
-  assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2[18]}}, partial_0_2} : 22'd0;
+  assign term_0_2 = group_valid_i[0] ? {{3{partial_0_2_q[18]}}, partial_0_2_q} : 22'd0;
 
   // partials of group 0, column 2
   kld_sram_2048x19 u_partial_0_2 (
@@ -540,7 +604,7 @@ module kld_merge (
   );
 
   assign tap_here_0_3 = (tap_tag_i[54:52] == 3'd0) && tap_valid_i[3];
-  assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3[18]}}, partial_0_3} : 22'd0;
+  assign term_0_3 = group_valid_i[0] ? {{3{partial_0_3_q[18]}}, partial_0_3_q} : 22'd0;
 
   // partials of group 0, column 3
   kld_sram_2048x19 u_partial_0_3 (
@@ -553,7 +617,7 @@ module kld_merge (
   );
 
   assign tap_here_0_4 = (tap_tag_i[68:66] == 3'd0) && tap_valid_i[4];
-  assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4[18]}}, partial_0_4} : 22'd0;
+  assign term_0_4 = group_valid_i[0] ? {{3{partial_0_4_q[18]}}, partial_0_4_q} : 22'd0;
 
   // partials of group 0, column 4
   kld_sram_2048x19 u_partial_0_4 (
@@ -566,7 +630,7 @@ module kld_merge (
   );
 
   assign tap_here_0_5 = (tap_tag_i[82:80] == 3'd0) && tap_valid_i[5];
-  assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5[18]}}, partial_0_5} : 22'd0;
+  assign term_0_5 = group_valid_i[0] ? {{3{partial_0_5_q[18]}}, partial_0_5_q} : 22'd0;
 
   // partials of group 0, column 5
   kld_sram_2048x19 u_partial_0_5 (
@@ -579,7 +643,7 @@ module kld_merge (
   );
 
   assign tap_here_0_6 = (tap_tag_i[96:94] == 3'd0) && tap_valid_i[6];
-  assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6[18]}}, partial_0_6} : 22'd0;
+  assign term_0_6 = group_valid_i[0] ? {{3{partial_0_6_q[18]}}, partial_0_6_q} : 22'd0;
 
   // partials of group 0, column 6
   kld_sram_2048x19 u_partial_0_6 (
@@ -592,7 +656,7 @@ module kld_merge (
   );
 
   assign tap_here_0_7 = (tap_tag_i[110:108] == 3'd0) && tap_valid_i[7];
-  assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7[18]}}, partial_0_7} : 22'd0;
+  assign term_0_7 = group_valid_i[0] ? {{3{partial_0_7_q[18]}}, partial_0_7_q} : 22'd0;
 
   // partials of group 0, column 7
   kld_sram_2048x19 u_partial_0_7 (
@@ -615,7 +679,7 @@ module kld_merge (
   );
 
   assign tap_here_1_0 = (tap_tag_i[12:10] == 3'd1) && tap_valid_i[0];
-  assign term_1_0 = group_valid_i[1] ? {{3{partial_1_0[18]}}, partial_1_0} : 22'd0;
+  assign term_1_0 = group_valid_i[1] ? {{3{partial_1_0_q[18]}}, partial_1_0_q} : 22'd0;
 
   // partials of group 1, column 0
   kld_sram_2048x19 u_partial_1_0 (
@@ -628,7 +692,7 @@ module kld_merge (
   );
 
   assign tap_here_1_1 = (tap_tag_i[26:24] == 3'd1) && tap_valid_i[1];
-  assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1[18]}}, partial_1_1} : 22'd0;
+  assign term_1_1 = group_valid_i[1] ? {{3{partial_1_1_q[18]}}, partial_1_1_q} : 22'd0;
 
   // partials of group 1, column 1
   kld_sram_2048x19 u_partial_1_1 (
@@ -641,7 +705,7 @@ module kld_merge (
   );
 
   assign tap_here_1_2 = (tap_tag_i[40:38] == 3'd1) && tap_valid_i[2];
-  assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2[18]}}, partial_1_2} : 22'd0;
+  assign term_1_2 = group_valid_i[1] ? {{3{partial_1_2_q[18]}}, partial_1_2_q} : 22'd0;
 
   // partials of group 1, column 2
   kld_sram_2048x19 u_partial_1_2 (
@@ -654,7 +718,7 @@ module kld_merge (
   );
 
   assign tap_here_1_3 = (tap_tag_i[54:52] == 3'd1) && tap_valid_i[3];
-  assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3[18]}}, partial_1_3} : 22'd0;
+  assign term_1_3 = group_valid_i[1] ? {{3{partial_1_3_q[18]}}, partial_1_3_q} : 22'd0;
 
   // partials of group 1, column 3
   kld_sram_2048x19 u_partial_1_3 (
@@ -667,7 +731,7 @@ module kld_merge (
   );
 
   assign tap_here_1_4 = (tap_tag_i[68:66] == 3'd1) && tap_valid_i[4];
-  assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4[18]}}, partial_1_4} : 22'd0;
+  assign term_1_4 = group_valid_i[1] ? {{3{partial_1_4_q[18]}}, partial_1_4_q} : 22'd0;
 
   // partials of group 1, column 4
   kld_sram_2048x19 u_partial_1_4 (
@@ -680,7 +744,7 @@ module kld_merge (
   );
 
   assign tap_here_1_5 = (tap_tag_i[82:80] == 3'd1) && tap_valid_i[5];
-  assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5[18]}}, partial_1_5} : 22'd0;
+  assign term_1_5 = group_valid_i[1] ? {{3{partial_1_5_q[18]}}, partial_1_5_q} : 22'd0;
 
   // partials of group 1, column 5
   kld_sram_2048x19 u_partial_1_5 (
@@ -693,7 +757,7 @@ module kld_merge (
   );
 
   assign tap_here_1_6 = (tap_tag_i[96:94] == 3'd1) && tap_valid_i[6];
-  assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6[18]}}, partial_1_6} : 22'd0;
+  assign term_1_6 = group_valid_i[1] ? {{3{partial_1_6_q[18]}}, partial_1_6_q} : 22'd0;
 
   // partials of group 1, column 6
   kld_sram_2048x19 u_partial_1_6 (
@@ -706,7 +770,7 @@ module kld_merge (
   );
 
   assign tap_here_1_7 = (tap_tag_i[110:108] == 3'd1) && tap_valid_i[7];
-  assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7[18]}}, partial_1_7} : 22'd0;
+  assign term_1_7 = group_valid_i[1] ? {{3{partial_1_7_q[18]}}, partial_1_7_q} : 22'd0;
 
   // partials of group 1, column 7
   kld_sram_2048x19 u_partial_1_7 (
@@ -729,7 +793,7 @@ module kld_merge (
   );
 
   assign tap_here_2_0 = (tap_tag_i[12:10] == 3'd2) && tap_valid_i[0];
-  assign term_2_0 = group_valid_i[2] ? {{3{partial_2_0[18]}}, partial_2_0} : 22'd0;
+  assign term_2_0 = group_valid_i[2] ? {{3{partial_2_0_q[18]}}, partial_2_0_q} : 22'd0;
 
   // partials of group 2, column 0
   kld_sram_2048x19 u_partial_2_0 (
@@ -742,7 +806,7 @@ module kld_merge (
   );
 
   assign tap_here_2_1 = (tap_tag_i[26:24] == 3'd2) && tap_valid_i[1];
-  assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1[18]}}, partial_2_1} : 22'd0;
+  assign term_2_1 = group_valid_i[2] ? {{3{partial_2_1_q[18]}}, partial_2_1_q} : 22'd0;
 
   // partials of group 2, column 1
   kld_sram_2048x19 u_partial_2_1 (
@@ -755,7 +819,7 @@ module kld_merge (
   );
 
   assign tap_here_2_2 = (tap_tag_i[40:38] == 3'd2) && tap_valid_i[2];
-  assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2[18]}}, partial_2_2} : 22'd0;
+  assign term_2_2 = group_valid_i[2] ? {{3{partial_2_2_q[18]}}, partial_2_2_q} : 22'd0;
 
   // partials of group 2, column 2
   kld_sram_2048x19 u_partial_2_2 (
@@ -768,7 +832,7 @@ module kld_merge (
   );
 
   assign tap_here_2_3 = (tap_tag_i[54:52] == 3'd2) && tap_valid_i[3];
-  assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3[18]}}, partial_2_3} : 22'd0;
+  assign term_2_3 = group_valid_i[2] ? {{3{partial_2_3_q[18]}}, partial_2_3_q} : 22'd0;
 
   // partials of group 2, column 3
   kld_sram_2048x19 u_partial_2_3 (
@@ -781,7 +845,7 @@ module kld_merge (
   );
 
   assign tap_here_2_4 = (tap_tag_i[68:66] == 3'd2) && tap_valid_i[4];
-  assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4[18]}}, partial_2_4} : 22'd0;
+  assign term_2_4 = group_valid_i[2] ? {{3{partial_2_4_q[18]}}, partial_2_4_q} : 22'd0;
 
   // partials of group 2, column 4
   kld_sram_2048x19 u_partial_2_4 (
@@ -794,7 +858,7 @@ module kld_merge (
   );
 
   assign tap_here_2_5 = (tap_tag_i[82:80] == 3'd2) && tap_valid_i[5];
-  assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5[18]}}, partial_2_5} : 22'd0;
+  assign term_2_5 = group_valid_i[2] ? {{3{partial_2_5_q[18]}}, partial_2_5_q} : 22'd0;
 
   // partials of group 2, column 5
   kld_sram_2048x19 u_partial_2_5 (
@@ -807,7 +871,7 @@ module kld_merge (
   );
 
   assign tap_here_2_6 = (tap_tag_i[96:94] == 3'd2) && tap_valid_i[6];
-  assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6[18]}}, partial_2_6} : 22'd0;
+  assign term_2_6 = group_valid_i[2] ? {{3{partial_2_6_q[18]}}, partial_2_6_q} : 22'd0;
 
   // partials of group 2, column 6
   kld_sram_2048x19 u_partial_2_6 (
@@ -820,7 +884,7 @@ module kld_merge (
   );
 
   assign tap_here_2_7 = (tap_tag_i[110:108] == 3'd2) && tap_valid_i[7];
-  assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7[18]}}, partial_2_7} : 22'd0;
+  assign term_2_7 = group_valid_i[2] ? {{3{partial_2_7_q[18]}}, partial_2_7_q} : 22'd0;
 
   // partials of group 2, column 7
   kld_sram_2048x19 u_partial_2_7 (
@@ -843,7 +907,7 @@ module kld_merge (
   );
 
   assign tap_here_3_0 = (tap_tag_i[12:10] == 3'd3) && tap_valid_i[0];
-  assign term_3_0 = group_valid_i[3] ? {{3{partial_3_0[18]}}, partial_3_0} : 22'd0;
+  assign term_3_0 = group_valid_i[3] ? {{3{partial_3_0_q[18]}}, partial_3_0_q} : 22'd0;
 
   // partials of group 3, column 0
   kld_sram_2048x19 u_partial_3_0 (
@@ -856,7 +920,7 @@ module kld_merge (
   );
 
   assign tap_here_3_1 = (tap_tag_i[26:24] == 3'd3) && tap_valid_i[1];
-  assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1[18]}}, partial_3_1} : 22'd0;
+  assign term_3_1 = group_valid_i[3] ? {{3{partial_3_1_q[18]}}, partial_3_1_q} : 22'd0;
 
   // partials of group 3, column 1
   kld_sram_2048x19 u_partial_3_1 (
@@ -869,7 +933,7 @@ module kld_merge (
   );
 
   assign tap_here_3_2 = (tap_tag_i[40:38] == 3'd3) && tap_valid_i[2];
-  assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2[18]}}, partial_3_2} : 22'd0;
+  assign term_3_2 = group_valid_i[3] ? {{3{partial_3_2_q[18]}}, partial_3_2_q} : 22'd0;
 
   // partials of group 3, column 2
   kld_sram_2048x19 u_partial_3_2 (
@@ -882,7 +946,7 @@ module kld_merge (
   );
 
   assign tap_here_3_3 = (tap_tag_i[54:52] == 3'd3) && tap_valid_i[3];
-  assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3[18]}}, partial_3_3} : 22'd0;
+  assign term_3_3 = group_valid_i[3] ? {{3{partial_3_3_q[18]}}, partial_3_3_q} : 22'd0;
 
   // partials of group 3, column 3
   kld_sram_2048x19 u_partial_3_3 (
@@ -895,7 +959,7 @@ module kld_merge (
   );
 
   assign tap_here_3_4 = (tap_tag_i[68:66] == 3'd3) && tap_valid_i[4];
-  assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4[18]}}, partial_3_4} : 22'd0;
+  assign term_3_4 = group_valid_i[3] ? {{3{partial_3_4_q[18]}}, partial_3_4_q} : 22'd0;
 
   // partials of group 3, column 4
   kld_sram_2048x19 u_partial_3_4 (
@@ -908,7 +972,7 @@ module kld_merge (
   );
 
   assign tap_here_3_5 = (tap_tag_i[82:80] == 3'd3) && tap_valid_i[5];
-  assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5[18]}}, partial_3_5} : 22'd0;
+  assign term_3_5 = group_valid_i[3] ? {{3{partial_3_5_q[18]}}, partial_3_5_q} : 22'd0;
 
   // partials of group 3, column 5
   kld_sram_2048x19 u_partial_3_5 (
@@ -921,7 +985,7 @@ module kld_merge (
   );
 
   assign tap_here_3_6 = (tap_tag_i[96:94] == 3'd3) && tap_valid_i[6];
-  assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6[18]}}, partial_3_6} : 22'd0;
+  assign term_3_6 = group_valid_i[3] ? {{3{partial_3_6_q[18]}}, partial_3_6_q} : 22'd0;
 
   // partials of group 3, column 6
   kld_sram_2048x19 u_partial_3_6 (
@@ -934,7 +998,7 @@ module kld_merge (
   );
 
   assign tap_here_3_7 = (tap_tag_i[110:108] == 3'd3) && tap_valid_i[7];
-  assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7[18]}}, partial_3_7} : 22'd0;
+  assign term_3_7 = group_valid_i[3] ? {{3{partial_3_7_q[18]}}, partial_3_7_q} : 22'd0;
 
   // partials of group 3, column 7
   kld_sram_2048x19 u_partial_3_7 (
@@ -957,7 +1021,7 @@ module kld_merge (
   );
 
   assign tap_here_4_0 = (tap_tag_i[12:10] == 3'd4) && tap_valid_i[0];
-  assign term_4_0 = group_valid_i[4] ? {{3{partial_4_0[18]}}, partial_4_0} : 22'd0;
+  assign term_4_0 = group_valid_i[4] ? {{3{partial_4_0_q[18]}}, partial_4_0_q} : 22'd0;
 
   // partials of group 4, column 0
   kld_sram_2048x19 u_partial_4_0 (
@@ -970,7 +1034,7 @@ module kld_merge (
   );
 
   assign tap_here_4_1 = (tap_tag_i[26:24] == 3'd4) && tap_valid_i[1];
-  assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1[18]}}, partial_4_1} : 22'd0;
+  assign term_4_1 = group_valid_i[4] ? {{3{partial_4_1_q[18]}}, partial_4_1_q} : 22'd0;
 
   // partials of group 4, column 1
   kld_sram_2048x19 u_partial_4_1 (
@@ -983,7 +1047,7 @@ module kld_merge (
   );
 
   assign tap_here_4_2 = (tap_tag_i[40:38] == 3'd4) && tap_valid_i[2];
-  assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2[18]}}, partial_4_2} : 22'd0;
+  assign term_4_2 = group_valid_i[4] ? {{3{partial_4_2_q[18]}}, partial_4_2_q} : 22'd0;
 
   // partials of group 4, column 2
   kld_sram_2048x19 u_partial_4_2 (
@@ -996,7 +1060,7 @@ module kld_merge (
   );
 
   assign tap_here_4_3 = (tap_tag_i[54:52] == 3'd4) && tap_valid_i[3];
-  assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3[18]}}, partial_4_3} : 22'd0;
+  assign term_4_3 = group_valid_i[4] ? {{3{partial_4_3_q[18]}}, partial_4_3_q} : 22'd0;
 
   // partials of group 4, column 3
   kld_sram_2048x19 u_partial_4_3 (
@@ -1009,7 +1073,7 @@ module kld_merge (
   );
 
   assign tap_here_4_4 = (tap_tag_i[68:66] == 3'd4) && tap_valid_i[4];
-  assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4[18]}}, partial_4_4} : 22'd0;
+  assign term_4_4 = group_valid_i[4] ? {{3{partial_4_4_q[18]}}, partial_4_4_q} : 22'd0;
 
   // partials of group 4, column 4
   kld_sram_2048x19 u_partial_4_4 (
@@ -1022,7 +1086,7 @@ module kld_merge (
   );
 
   assign tap_here_4_5 = (tap_tag_i[82:80] == 3'd4) && tap_valid_i[5];
-  assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5[18]}}, partial_4_5} : 22'd0;
+  assign term_4_5 = group_valid_i[4] ? {{3{partial_4_5_q[18]}}, partial_4_5_q} : 22'd0;
 
   // partials of group 4, column 5
   kld_sram_2048x19 u_partial_4_5 (
@@ -1035,7 +1099,7 @@ module kld_merge (
   );
 
   assign tap_here_4_6 = (tap_tag_i[96:94] == 3'd4) && tap_valid_i[6];
-  assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6[18]}}, partial_4_6} : 22'd0;
+  assign term_4_6 = group_valid_i[4] ? {{3{partial_4_6_q[18]}}, partial_4_6_q} : 22'd0;
 
   // partials of group 4, column 6
   kld_sram_2048x19 u_partial_4_6 (
@@ -1048,7 +1112,7 @@ module kld_merge (
   );
 
   assign tap_here_4_7 = (tap_tag_i[110:108] == 3'd4) && tap_valid_i[7];
-  assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7[18]}}, partial_4_7} : 22'd0;
+  assign term_4_7 = group_valid_i[4] ? {{3{partial_4_7_q[18]}}, partial_4_7_q} : 22'd0;
 
   // partials of group 4, column 7
   kld_sram_2048x19 u_partial_4_7 (
@@ -1071,7 +1135,7 @@ module kld_merge (
   );
 
   assign tap_here_5_0 = (tap_tag_i[12:10] == 3'd5) && tap_valid_i[0];
-  assign term_5_0 = group_valid_i[5] ? {{3{partial_5_0[18]}}, partial_5_0} : 22'd0;
+  assign term_5_0 = group_valid_i[5] ? {{3{partial_5_0_q[18]}}, partial_5_0_q} : 22'd0;
 
   // partials of group 5, column 0
   kld_sram_2048x19 u_partial_5_0 (
@@ -1084,7 +1148,7 @@ module kld_merge (
   );
 
   assign tap_here_5_1 = (tap_tag_i[26:24] == 3'd5) && tap_valid_i[1];
-  assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1[18]}}, partial_5_1} : 22'd0;
+  assign term_5_1 = group_valid_i[5] ? {{3{partial_5_1_q[18]}}, partial_5_1_q} : 22'd0;
 
   // partials of group 5, column 1
   kld_sram_2048x19 u_partial_5_1 (
@@ -1097,7 +1161,7 @@ module kld_merge (
   );
 
   assign tap_here_5_2 = (tap_tag_i[40:38] == 3'd5) && tap_valid_i[2];
-  assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2[18]}}, partial_5_2} : 22'd0;
+  assign term_5_2 = group_valid_i[5] ? {{3{partial_5_2_q[18]}}, partial_5_2_q} : 22'd0;
 
   // partials of group 5, column 2
   kld_sram_2048x19 u_partial_5_2 (
@@ -1110,7 +1174,7 @@ module kld_merge (
   );
 
   assign tap_here_5_3 = (tap_tag_i[54:52] == 3'd5) && tap_valid_i[3];
-  assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3[18]}}, partial_5_3} : 22'd0;
+  assign term_5_3 = group_valid_i[5] ? {{3{partial_5_3_q[18]}}, partial_5_3_q} : 22'd0;
 
   // partials of group 5, column 3
   kld_sram_2048x19 u_partial_5_3 (
@@ -1123,7 +1187,7 @@ module kld_merge (
   );
 
   assign tap_here_5_4 = (tap_tag_i[68:66] == 3'd5) && tap_valid_i[4];
-  assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4[18]}}, partial_5_4} : 22'd0;
+  assign term_5_4 = group_valid_i[5] ? {{3{partial_5_4_q[18]}}, partial_5_4_q} : 22'd0;
 
   // partials of group 5, column 4
   kld_sram_2048x19 u_partial_5_4 (
@@ -1136,7 +1200,7 @@ module kld_merge (
   );
 
   assign tap_here_5_5 = (tap_tag_i[82:80] == 3'd5) && tap_valid_i[5];
-  assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5[18]}}, partial_5_5} : 22'd0;
+  assign term_5_5 = group_valid_i[5] ? {{3{partial_5_5_q[18]}}, partial_5_5_q} : 22'd0;
 
   // partials of group 5, column 5
   kld_sram_2048x19 u_partial_5_5 (
@@ -1149,7 +1213,7 @@ module kld_merge (
   );
 
   assign tap_here_5_6 = (tap_tag_i[96:94] == 3'd5) && tap_valid_i[6];
-  assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6[18]}}, partial_5_6} : 22'd0;
+  assign term_5_6 = group_valid_i[5] ? {{3{partial_5_6_q[18]}}, partial_5_6_q} : 22'd0;
 
   // partials of group 5, column 6
   kld_sram_2048x19 u_partial_5_6 (
@@ -1162,7 +1226,7 @@ module kld_merge (
   );
 
   assign tap_here_5_7 = (tap_tag_i[110:108] == 3'd5) && tap_valid_i[7];
-  assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7[18]}}, partial_5_7} : 22'd0;
+  assign term_5_7 = group_valid_i[5] ? {{3{partial_5_7_q[18]}}, partial_5_7_q} : 22'd0;
 
   // partials of group 5, column 7
   kld_sram_2048x19 u_partial_5_7 (
@@ -1185,7 +1249,7 @@ module kld_merge (
   );
 
   assign tap_here_6_0 = (tap_tag_i[12:10] == 3'd6) && tap_valid_i[0];
-  assign term_6_0 = group_valid_i[6] ? {{3{partial_6_0[18]}}, partial_6_0} : 22'd0;
+  assign term_6_0 = group_valid_i[6] ? {{3{partial_6_0_q[18]}}, partial_6_0_q} : 22'd0;
 
   // partials of group 6, column 0
   kld_sram_2048x19 u_partial_6_0 (
@@ -1198,7 +1262,7 @@ module kld_merge (
   );
 
   assign tap_here_6_1 = (tap_tag_i[26:24] == 3'd6) && tap_valid_i[1];
-  assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1[18]}}, partial_6_1} : 22'd0;
+  assign term_6_1 = group_valid_i[6] ? {{3{partial_6_1_q[18]}}, partial_6_1_q} : 22'd0;
 
   // partials of group 6, column 1
   kld_sram_2048x19 u_partial_6_1 (
@@ -1211,7 +1275,7 @@ module kld_merge (
   );
 
   assign tap_here_6_2 = (tap_tag_i[40:38] == 3'd6) && tap_valid_i[2];
-  assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2[18]}}, partial_6_2} : 22'd0;
+  assign term_6_2 = group_valid_i[6] ? {{3{partial_6_2_q[18]}}, partial_6_2_q} : 22'd0;
 
   // partials of group 6, column 2
   kld_sram_2048x19 u_partial_6_2 (
@@ -1224,7 +1288,7 @@ module kld_merge (
   );
 
   assign tap_here_6_3 = (tap_tag_i[54:52] == 3'd6) && tap_valid_i[3];
-  assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3[18]}}, partial_6_3} : 22'd0;
+  assign term_6_3 = group_valid_i[6] ? {{3{partial_6_3_q[18]}}, partial_6_3_q} : 22'd0;
 
   // partials of group 6, column 3
   kld_sram_2048x19 u_partial_6_3 (
@@ -1237,7 +1301,7 @@ module kld_merge (
   );
 
   assign tap_here_6_4 = (tap_tag_i[68:66] == 3'd6) && tap_valid_i[4];
-  assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4[18]}}, partial_6_4} : 22'd0;
+  assign term_6_4 = group_valid_i[6] ? {{3{partial_6_4_q[18]}}, partial_6_4_q} : 22'd0;
 
   // partials of group 6, column 4
   kld_sram_2048x19 u_partial_6_4 (
@@ -1250,7 +1314,7 @@ module kld_merge (
   );
 
   assign tap_here_6_5 = (tap_tag_i[82:80] == 3'd6) && tap_valid_i[5];
-  assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5[18]}}, partial_6_5} : 22'd0;
+  assign term_6_5 = group_valid_i[6] ? {{3{partial_6_5_q[18]}}, partial_6_5_q} : 22'd0;
 
   // partials of group 6, column 5
   kld_sram_2048x19 u_partial_6_5 (
@@ -1263,7 +1327,7 @@ module kld_merge (
   );
 
   assign tap_here_6_6 = (tap_tag_i[96:94] == 3'd6) && tap_valid_i[6];
-  assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6[18]}}, partial_6_6} : 22'd0;
+  assign term_6_6 = group_valid_i[6] ? {{3{partial_6_6_q[18]}}, partial_6_6_q} : 22'd0;
 
   // partials of group 6, column 6
   kld_sram_2048x19 u_partial_6_6 (
@@ -1276,7 +1340,7 @@ module kld_merge (
   );
 
   assign tap_here_6_7 = (tap_tag_i[110:108] == 3'd6) && tap_valid_i[7];
-  assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7[18]}}, partial_6_7} : 22'd0;
+  assign term_6_7 = group_valid_i[6] ? {{3{partial_6_7_q[18]}}, partial_6_7_q} : 22'd0;
 
   // partials of group 6, column 7
   kld_sram_2048x19 u_partial_6_7 (
@@ -1299,7 +1363,7 @@ module kld_merge (
   );
 
   assign tap_here_7_0 = (tap_tag_i[12:10] == 3'd7) && tap_valid_i[0];
-  assign term_7_0 = group_valid_i[7] ? {{3{partial_7_0[18]}}, partial_7_0} : 22'd0;
+  assign term_7_0 = group_valid_i[7] ? {{3{partial_7_0_q[18]}}, partial_7_0_q} : 22'd0;
 
   // partials of group 7, column 0
   kld_sram_2048x19 u_partial_7_0 (
@@ -1312,7 +1376,7 @@ module kld_merge (
   );
 
   assign tap_here_7_1 = (tap_tag_i[26:24] == 3'd7) && tap_valid_i[1];
-  assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1[18]}}, partial_7_1} : 22'd0;
+  assign term_7_1 = group_valid_i[7] ? {{3{partial_7_1_q[18]}}, partial_7_1_q} : 22'd0;
 
   // partials of group 7, column 1
   kld_sram_2048x19 u_partial_7_1 (
@@ -1325,7 +1389,7 @@ module kld_merge (
   );
 
   assign tap_here_7_2 = (tap_tag_i[40:38] == 3'd7) && tap_valid_i[2];
-  assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2[18]}}, partial_7_2} : 22'd0;
+  assign term_7_2 = group_valid_i[7] ? {{3{partial_7_2_q[18]}}, partial_7_2_q} : 22'd0;
 
   // partials of group 7, column 2
   kld_sram_2048x19 u_partial_7_2 (
@@ -1338,7 +1402,7 @@ module kld_merge (
   );
 
   assign tap_here_7_3 = (tap_tag_i[54:52] == 3'd7) && tap_valid_i[3];
-  assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3[18]}}, partial_7_3} : 22'd0;
+  assign term_7_3 = group_valid_i[7] ? {{3{partial_7_3_q[18]}}, partial_7_3_q} : 22'd0;
 
   // partials of group 7, column 3
   kld_sram_2048x19 u_partial_7_3 (
@@ -1351,7 +1415,7 @@ module kld_merge (
   );
 
   assign tap_here_7_4 = (tap_tag_i[68:66] == 3'd7) && tap_valid_i[4];
-  assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4[18]}}, partial_7_4} : 22'd0;
+  assign term_7_4 = group_valid_i[7] ? {{3{partial_7_4_q[18]}}, partial_7_4_q} : 22'd0;
 
   // partials of group 7, column 4
   kld_sram_2048x19 u_partial_7_4 (
@@ -1364,7 +1428,7 @@ module kld_merge (
   );
 
   assign tap_here_7_5 = (tap_tag_i[82:80] == 3'd7) && tap_valid_i[5];
-  assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5[18]}}, partial_7_5} : 22'd0;
+  assign term_7_5 = group_valid_i[7] ? {{3{partial_7_5_q[18]}}, partial_7_5_q} : 22'd0;
 
   // partials of group 7, column 5
   kld_sram_2048x19 u_partial_7_5 (
@@ -1377,7 +1441,7 @@ module kld_merge (
   );
 
   assign tap_here_7_6 = (tap_tag_i[96:94] == 3'd7) && tap_valid_i[6];
-  assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6[18]}}, partial_7_6} : 22'd0;
+  assign term_7_6 = group_valid_i[7] ? {{3{partial_7_6_q[18]}}, partial_7_6_q} : 22'd0;
 
   // partials of group 7, column 6
   kld_sram_2048x19 u_partial_7_6 (
@@ -1390,7 +1454,7 @@ module kld_merge (
   );
 
   assign tap_here_7_7 = (tap_tag_i[110:108] == 3'd7) && tap_valid_i[7];
-  assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7[18]}}, partial_7_7} : 22'd0;
+  assign term_7_7 = group_valid_i[7] ? {{3{partial_7_7_q[18]}}, partial_7_7_q} : 22'd0;
 
   // partials of group 7, column 7
   kld_sram_2048x19 u_partial_7_7 (
@@ -1406,57 +1470,57 @@ module kld_merge (
   assign sum_7_0_1 = term_2_7 + term_3_7;
   assign sum_7_0_2 = term_4_7 + term_5_7;
   assign sum_7_0_3 = term_6_7 + term_7_7;
-  assign sum_7_1_0 = sum_7_0_0_q + sum_7_0_1_q;
-  assign sum_7_1_1 = sum_7_0_2_q + sum_7_0_3_q;
+  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
+  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
   assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
   assign sum_6_0_0 = term_0_6 + term_1_6;
   assign sum_6_0_1 = term_2_6 + term_3_6;
   assign sum_6_0_2 = term_4_6 + term_5_6;
   assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0_q + sum_6_0_1_q;
-  assign sum_6_1_1 = sum_6_0_2_q + sum_6_0_3_q;
+  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
+  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
   assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
   assign sum_5_0_0 = term_0_5 + term_1_5;
   assign sum_5_0_1 = term_2_5 + term_3_5;
   assign sum_5_0_2 = term_4_5 + term_5_5;
   assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0_q + sum_5_0_1_q;
-  assign sum_5_1_1 = sum_5_0_2_q + sum_5_0_3_q;
+  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
+  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
   assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
   assign sum_4_0_0 = term_0_4 + term_1_4;
   assign sum_4_0_1 = term_2_4 + term_3_4;
   assign sum_4_0_2 = term_4_4 + term_5_4;
   assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0_q + sum_4_0_1_q;
-  assign sum_4_1_1 = sum_4_0_2_q + sum_4_0_3_q;
+  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
+  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
   assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
   assign sum_3_0_0 = term_0_3 + term_1_3;
   assign sum_3_0_1 = term_2_3 + term_3_3;
   assign sum_3_0_2 = term_4_3 + term_5_3;
   assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0_q + sum_3_0_1_q;
-  assign sum_3_1_1 = sum_3_0_2_q + sum_3_0_3_q;
+  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
+  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
   assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
   assign sum_2_0_0 = term_0_2 + term_1_2;
   assign sum_2_0_1 = term_2_2 + term_3_2;
   assign sum_2_0_2 = term_4_2 + term_5_2;
   assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0_q + sum_2_0_1_q;
-  assign sum_2_1_1 = sum_2_0_2_q + sum_2_0_3_q;
+  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
+  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
   assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
   assign sum_1_0_0 = term_0_1 + term_1_1;
   assign sum_1_0_1 = term_2_1 + term_3_1;
   assign sum_1_0_2 = term_4_1 + term_5_1;
   assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0_q + sum_1_0_1_q;
-  assign sum_1_1_1 = sum_1_0_2_q + sum_1_0_3_q;
+  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
+  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
   assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
   assign sum_0_0_0 = term_0_0 + term_1_0;
   assign sum_0_0_1 = term_2_0 + term_3_0;
   assign sum_0_0_2 = term_4_0 + term_5_0;
   assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0_q + sum_0_0_1_q;
-  assign sum_0_1_1 = sum_0_0_2_q + sum_0_0_3_q;
+  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
+  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
   assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
   assign out_data_o = {{{10{out_data_q[175]}}, out_data_q[175:154]}, {{10{out_data_q[153]}},
       out_data_q[153:132]}, {{10{out_data_q[131]}}, out_data_q[131:110]}, {{10{out_data_q[109]}},
