@@ -452,30 +452,26 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr a_fire = m.wire("a_fire", a_valid && !busy_q);
   // Read port 0: the detector, one cycle ahead (the lanes take the registered word); port 1: the array feed.
   std::vector<Expr> a_rd, a_issue;
-  // The detector's A read, a cycle ahead: token 0 on a START request (a refused run reads it for
-  // nothing), so the START checks stay off the path to the A memories.
-  const Expr a_scan_addr = m.wire("a_scan_addr", mux(start_req, zero(tw), scan_token_next),
-                                  "token whose A the detector takes next cycle");
+  // The detector's A read, a cycle ahead. Between runs the scan rests at position 0 (a detection
+  // ends with the step past the grid's last position, which wraps; reset and a clear set it), so a
+  // START needs no address of its own and the register bus stays off the path to the A memories.
+  const Expr a_scan_addr = m.wire("a_scan_addr", scan_token_next, "token whose A the detector takes next cycle");
   // The memories have no read enable: a bank reads whenever its address moves. So each bank's
-  // addresses move only when its group is read: the detector's while the group's round is next
-  // (or on a START request), the array's when the issued k-tile holds the group. Other banks hold
-  // theirs, and read nothing.
+  // addresses move only when its group is read: the detector's during the group's round, the
+  // array's when the issued k-tile holds the group. Outside its round a bank's detector address is
+  // token 0, the first position of every round: the next round's first read-ahead then needs no
+  // next-round logic in front of the memories (one read per bank and round, where its address
+  // returns to 0).
   const int ktiles = c.max_kt();
-  Block* a_hold =
-      rounds > 1 ? &m.always_ff_no_reset(clk, "each A bank's detector address, held while its round is not next")
-                 : nullptr;
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
     a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
     a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
     Expr scan_addr = a_scan_addr, seg_addr = iss_token_q.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
-    if (rounds > 1) {
-      const Expr held =
-          m.signal("a_scan_addr_" + gn + "_q", tw, Sign::Unsigned, "bank " + gn + "'s detector address");
-      const Expr mine = round_d == constant(rw, static_cast<uint64_t>(g / lanes));
-      scan_addr = m.wire("a_scan_addr_" + gn, mux(start_req || mine, a_scan_addr, held));
-      a_hold->assign(held, scan_addr);
-    }
+    if (rounds > 1)
+      scan_addr = m.wire("a_scan_addr_" + gn,
+                         mux(round_q == constant(rw, static_cast<uint64_t>(g / lanes)), a_scan_addr, zero(tw)),
+                         "bank " + gn + "'s detector address: the scan's in its round, else token 0");
     if (ktiles > 1) {
       const Expr held =
           m.signal("a_issue_addr_" + gn + "_q", tw, Sign::Unsigned, "bank " + gn + "'s array address");

@@ -805,7 +805,7 @@ module kld_top (
   end
 
   assign a_fire = a_valid_i && !busy_q;
-  assign a_scan_addr = ctrl_start ? 10'd0 : scan_token_next;
+  assign a_scan_addr = scan_token_next;
 
   // A channels of group 0
   kld_sram_1024x64_r2 u_a_0 (

@@ -357,8 +357,7 @@ module kld_top (
   wire [63:0] a_rdata_0;
   // for the array
   wire [63:0] a_issue_0;
-  // bank 0's detector address
-  reg [9:0] a_scan_addr_0_q;
+  // bank 0's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_0;
   // bank 0's array address
   reg [9:0] a_issue_addr_0_q;
@@ -366,8 +365,7 @@ module kld_top (
   wire [63:0] a_rdata_1;
   // for the array
   wire [63:0] a_issue_1;
-  // bank 1's detector address
-  reg [9:0] a_scan_addr_1_q;
+  // bank 1's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_1;
   // bank 1's array address
   reg [9:0] a_issue_addr_1_q;
@@ -375,8 +373,7 @@ module kld_top (
   wire [63:0] a_rdata_2;
   // for the array
   wire [63:0] a_issue_2;
-  // bank 2's detector address
-  reg [9:0] a_scan_addr_2_q;
+  // bank 2's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_2;
   // bank 2's array address
   reg [9:0] a_issue_addr_2_q;
@@ -384,8 +381,7 @@ module kld_top (
   wire [63:0] a_rdata_3;
   // for the array
   wire [63:0] a_issue_3;
-  // bank 3's detector address
-  reg [9:0] a_scan_addr_3_q;
+  // bank 3's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_3;
   // bank 3's array address
   reg [9:0] a_issue_addr_3_q;
@@ -393,8 +389,7 @@ module kld_top (
   wire [63:0] a_rdata_4;
   // for the array
   wire [63:0] a_issue_4;
-  // bank 4's detector address
-  reg [9:0] a_scan_addr_4_q;
+  // bank 4's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_4;
   // bank 4's array address
   reg [9:0] a_issue_addr_4_q;
@@ -402,8 +397,7 @@ module kld_top (
   wire [63:0] a_rdata_5;
   // for the array
   wire [63:0] a_issue_5;
-  // bank 5's detector address
-  reg [9:0] a_scan_addr_5_q;
+  // bank 5's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_5;
   // bank 5's array address
   reg [9:0] a_issue_addr_5_q;
@@ -411,8 +405,7 @@ module kld_top (
   wire [63:0] a_rdata_6;
   // for the array
   wire [63:0] a_issue_6;
-  // bank 6's detector address
-  reg [9:0] a_scan_addr_6_q;
+  // bank 6's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_6;
   // bank 6's array address
   reg [9:0] a_issue_addr_6_q;
@@ -420,8 +413,7 @@ module kld_top (
   wire [63:0] a_rdata_7;
   // for the array
   wire [63:0] a_issue_7;
-  // bank 7's detector address
-  reg [9:0] a_scan_addr_7_q;
+  // bank 7's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_7;
   // bank 7's array address
   reg [9:0] a_issue_addr_7_q;
@@ -828,21 +820,8 @@ module kld_top (
   end
 
   assign a_fire = a_valid_i && !busy_q;
-  assign a_scan_addr = ctrl_start ? 10'd0 : scan_token_next;
-
-  // each A bank's detector address, held while its round is not next
-  always @(posedge clk_i) begin
-    a_scan_addr_0_q <= a_scan_addr_0;
-    a_scan_addr_1_q <= a_scan_addr_1;
-    a_scan_addr_2_q <= a_scan_addr_2;
-    a_scan_addr_3_q <= a_scan_addr_3;
-    a_scan_addr_4_q <= a_scan_addr_4;
-    a_scan_addr_5_q <= a_scan_addr_5;
-    a_scan_addr_6_q <= a_scan_addr_6;
-    a_scan_addr_7_q <= a_scan_addr_7;
-  end
-
-  assign a_scan_addr_0 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_0_q;
+  assign a_scan_addr = scan_token_next;
+  assign a_scan_addr_0 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
 
   // A channels of group 0
   kld_sram_1024x64_r2 u_a_0 (
@@ -856,7 +835,7 @@ module kld_top (
     .rdata1_o(a_issue_0)
   );
 
-  assign a_scan_addr_1 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_1_q;
+  assign a_scan_addr_1 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
 
   // A channels of group 1
   kld_sram_1024x64_r2 u_a_1 (
@@ -870,7 +849,7 @@ module kld_top (
     .rdata1_o(a_issue_1)
   );
 
-  assign a_scan_addr_2 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_2_q;
+  assign a_scan_addr_2 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
 
   // A channels of group 2
   kld_sram_1024x64_r2 u_a_2 (
@@ -884,7 +863,7 @@ module kld_top (
     .rdata1_o(a_issue_2)
   );
 
-  assign a_scan_addr_3 = (ctrl_start || (round_d == 1'b0)) ? a_scan_addr : a_scan_addr_3_q;
+  assign a_scan_addr_3 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
 
   // A channels of group 3
   kld_sram_1024x64_r2 u_a_3 (
@@ -898,7 +877,7 @@ module kld_top (
     .rdata1_o(a_issue_3)
   );
 
-  assign a_scan_addr_4 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_4_q;
+  assign a_scan_addr_4 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
 
   // A channels of group 4
   kld_sram_1024x64_r2 u_a_4 (
@@ -912,7 +891,7 @@ module kld_top (
     .rdata1_o(a_issue_4)
   );
 
-  assign a_scan_addr_5 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_5_q;
+  assign a_scan_addr_5 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
 
   // A channels of group 5
   kld_sram_1024x64_r2 u_a_5 (
@@ -926,7 +905,7 @@ module kld_top (
     .rdata1_o(a_issue_5)
   );
 
-  assign a_scan_addr_6 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_6_q;
+  assign a_scan_addr_6 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
 
   // A channels of group 6
   kld_sram_1024x64_r2 u_a_6 (
@@ -940,7 +919,7 @@ module kld_top (
     .rdata1_o(a_issue_6)
   );
 
-  assign a_scan_addr_7 = (ctrl_start || (round_d == 1'b1)) ? a_scan_addr : a_scan_addr_7_q;
+  assign a_scan_addr_7 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
 
   // A channels of group 7
   kld_sram_1024x64_r2 u_a_7 (
