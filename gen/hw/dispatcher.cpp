@@ -286,8 +286,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
     outs.flop(reg, d, 0);
   m.assign(scan_token, token_q);
   // Without the clear: scan_clear_i comes from the START checks, a long path, and this output
-  // addresses every A bank; the top reads token 0 at a clear itself. A clear comes only while the
-  // scan is idle (no step), so the step alone chooses.
+  // addresses every A bank. A clear comes only while the scan is idle (no step) and at rest at
+  // position 0 (a detection ends by wrapping to it), so the step alone chooses.
   m.assign(scan_token_next, mux(scan_hold, token_q, token_step));
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);
