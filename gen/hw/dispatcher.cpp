@@ -101,7 +101,9 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr scan_hold = m.signal("scan_hold_q", 1, Sign::Unsigned, "the scan stays at its position (not the step)");
   Always& step_regs = m.always_ff(clk, rst_n, "the scan step, decided a cycle ahead");
   step_regs.flop(scan_step, scan_step_next, 0);
-  step_regs.flop(scan_hold, !scan_step_next, 1);
+  // Reset to 0 like every flip-flop here (a set flop would be remapped onto the step's own
+  // flip-flop on a library without one): while in reset both tokens it chooses between are 0.
+  step_regs.flop(scan_hold, !scan_step_next, 0);
   const Expr step = m.wire("scan_advance", scan_step);
   const Expr wrap_w = m.wire("wrap_w", last_w), wrap_h = m.wire("wrap_h", last_w && last_h);
   const Expr wrap_t = m.wire("wrap_t", last_w && last_h && last_t);

@@ -300,7 +300,7 @@ module kld_dispatcher (
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       scan_step_q <= 1'b0;
-      scan_hold_q <= 1'b1;
+      scan_hold_q <= 1'b0;
     end else begin
       scan_step_q <= scan_step_next_i;
       scan_hold_q <= !scan_step_next_i;
