@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 std::vector<hw::HwConfig> default_lint_matrix() {
   std::vector<hw::HwConfig> m;
-  auto add = [&](int rows, int cols, int dw, int gw, int mul_pipe, int lanes, uint32_t policies, int gather_w = 1) {
+  auto add = [&](int rows, int cols, int dw, int gw, int mul_pipe, int lanes, uint32_t policies, int gather_w = 1,
+                 int lane_groups = 1) {
     hw::HwConfig c;
     c.rows = rows;
     c.cols = cols;
@@ -35,20 +36,21 @@ std::vector<hw::HwConfig> default_lint_matrix() {
     c.lanes = lanes;
     c.policies = policies;
     c.gather_w = gather_w;
+    c.lane_groups = lane_groups;
     m.push_back(c);
   };
   add(1, 1, 8, 1, 0, 0, 7);
   add(1, 32, 4, 1, 1, 2, 7);
   add(2, 3, 16, 2, 0, 0, 2);
-  add(3, 5, 8, 1, 0, 1, 5);
+  add(3, 5, 8, 1, 0, 1, 5, 1, 2);
   add(4, 4, 4, 4, 1, 0, 7, 2);
   add(8, 8, 8, 8, 0, 0, 7);
   add(8, 2, 16, 2, 1, 3, 1);
-  add(12, 7, 8, 4, 0, 0, 6, 3);
+  add(12, 7, 8, 4, 0, 0, 6, 3, 2);
   add(16, 16, 8, 8, 0, 1, 7);
   add(32, 1, 4, 8, 1, 0, 4);
   add(5, 32, 16, 1, 0, 0, 3);
-  add(32, 32, 8, 4, 0, 4, 7);
+  add(32, 32, 8, 4, 0, 4, 7, 1, 2);
   return m;
 }
 
@@ -92,7 +94,8 @@ std::vector<LintResult> lint_matrix(const std::vector<hw::HwConfig>& configs,
     hw::write_rtl(c, dir);
     for (LintResult& r : lint_folder(dir)) {
       r.name = c.name() + " (mul_pipe " + std::to_string(c.mul_pipe) + ", lanes " + std::to_string(c.det_lanes()) +
-               ", policies " + std::to_string(c.policies) + ", gather_w " + std::to_string(c.gather_w) + ")";
+               ", policies " + std::to_string(c.policies) + ", gather_w " + std::to_string(c.gather_w) +
+               ", lane_groups " + std::to_string(c.lane_groups) + ")";
       all.push_back(std::move(r));
     }
     fs::remove_all(dir);

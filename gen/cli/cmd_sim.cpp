@@ -52,9 +52,9 @@ struct SimCommand {
     }
     const long long starved = n("detector_starved");
     if (starved * 100 <= r.reuse.cycles) return;  // under 1 %: nothing to act on
-    const int lanes = r.hw.det_lanes(), rounds = (groups + lanes - 1) / lanes;
+    const int lanes = r.hw.det_lanes(), rounds = hw::detection_rounds(groups, lanes, r.hw.lane_groups);
     std::printf("  note            the passes waited %lld cycles (%.1f %%) for the detector: %d lanes decide %d "
-                "groups in %d rounds of N positions; ",
+                "groups in %d rounds of N cycles; ",
                 starved, 100.0 * static_cast<double>(starved) / static_cast<double>(r.reuse.cycles), lanes, groups,
                 rounds);
     if (lanes_needed == 0)

@@ -91,11 +91,12 @@ struct SramBlock {
 
 namespace kaleido::hw {
 
-// kld_detector_lane: one group's closed-loop reuse decision per cycle, with
-// its window of effective inputs and roots (golden model, DESIGN.md sec. 2).
-// kld_detector: LANES lanes sharing the scan position.
+// kld_detector_lane: the closed-loop reuse decisions of two groups in
+// alternate cycles, with their windows of effective inputs and roots (golden
+// model, DESIGN.md sec. 2). kld_detector: LANES lanes sharing the scan position.
 struct DetectorBlock {
   static int slot_w(const HwConfig& c);  // bits of a window slot index
+  static int window_depth(const HwConfig& c);  // words of a lane's window: two groups' slots
   static vlog::Module generate_lane(const HwConfig& c, const vlog::Module& window_sram);
   static vlog::Module generate(const HwConfig& c, const vlog::Module& lane);
 };

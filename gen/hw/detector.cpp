@@ -9,12 +9,21 @@ const char* const kAxis[3] = {"t", "h", "w"};
 }
 
 int DetectorBlock::slot_w(const HwConfig& c) { return clog2(c.window_cap()); }
+int DetectorBlock::window_depth(const HwConfig& c) { return c.lane_groups << slot_w(c); }
 
 Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram) {
+  // LANE_GROUPS 1: one group, a position per cycle, the first stage measuring against every value
+  // the position before can take. LANE_GROUPS 2: two groups in alternate cycles, so a group's
+  // position before is decided when the next one is measured (half the distance trees).
+  const bool paired = c.lane_groups == 2;
   Module m("kld_detector_lane",
-           "Closed-loop reuse decision of one channel group per position, in two stages: the distances "
-           "d(r) = max |A - Ahat[r]| of the position in the first, the threshold, the policy's choice and "
-           "the window write in the second. REUSE if d <= tau, the policy picks the reference");
+           paired ? "Closed-loop reuse decisions of two channel groups in alternate cycles, each in two stages: "
+                    "the distances d(r) = max |A - Ahat[r]| of the position in the first, the threshold, the "
+                    "policy's choice and the window write in the second. REUSE if d <= tau, the policy picks the "
+                    "reference"
+                  : "Closed-loop reuse decision of one channel group per position, in two stages: the distances "
+                    "d(r) = max |A - Ahat[r]| of the position in the first, the threshold, the policy's choice and "
+                    "the window write in the second. REUSE if d <= tau, the policy picks the reference");
   const int dw = c.data_w, gw = c.group_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
   const int word = gw * dw, ew = word + tw;
   const Expr clk = m.input("clk_i", 1);
@@ -24,6 +33,10 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr retire_next = m.input("retire_next_i", 1, Sign::Unsigned,
                                    "next cycle, the second stage's position is decided: write the window (a "
                                    "cycle after its step, later when the trace holds it)");
+  const Expr phase_next =
+      paired ? m.input("phase_next_i", 1, Sign::Unsigned,
+                       "which of the lane's two groups the position presented next cycle belongs to")
+             : Expr();
   const Expr token = m.input("token_i", tw, Sign::Unsigned, "token being decided");
   const Expr slot = m.input("slot_i", sw, Sign::Unsigned, "window slot of this position (scan position mod WIN_CAP)");
   const Expr ref_avail = m.input("ref_avail_i", 3, Sign::Unsigned, "reference exists in the tile and window: bit 0 t, 1 h, 2 w");
@@ -31,8 +44,9 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
                                      "window slots of the next cycle's t (at 0) and h references, read a cycle ahead");
   const Expr ref_near_next = m.input("ref_near_next_i", 2, Sign::Unsigned,
                                      "the next cycle's t (bit 0), h (bit 1) reference is at distance 1");
-  const Expr ref_two_next = m.input("ref_two_next_i", 2, Sign::Unsigned,
-                                    "the next cycle's t (bit 0), h (bit 1) reference is at distance 2");
+  const Expr ref_two_next = paired ? Expr()
+                                    : m.input("ref_two_next_i", 2, Sign::Unsigned,
+                                              "the next cycle's t (bit 0), h (bit 1) reference is at distance 2");
   const Expr policy = m.input("policy_i", 2, Sign::Unsigned, "0 fixed, 1 rope-orthogonal, 2 adaptive");
   const Expr naxes = m.input("naxes_i", 2, Sign::Unsigned, "fixed policy: length of the axis list");
   const Expr axes = m.input("axes_i", 6, Sign::Unsigned, "fixed policy: axis list, first at [1:0]");
@@ -49,24 +63,42 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   // synthesis, which cannot see the loads behind the ports, gives it its weakest driver.
   const Expr step = m.signal("step_q", 1, Sign::Unsigned, "the presented position enters the second stage");
   const Expr retire = m.signal("retire_q", 1, Sign::Unsigned, "the second stage's position is decided");
-  Always& ctl = m.always_ff(clk, rst_n, "this lane's copies of the detector's step and retire");
+  const Expr phase_q =
+      paired ? m.signal("phase_q", 1, Sign::Unsigned, "the presented position's group: 0 or 1") : Expr();
+  Always& ctl = m.always_ff(clk, rst_n,
+                            paired ? "this lane's copies of the detector's step, retire and phase"
+                                   : "this lane's copies of the detector's step and retire");
   ctl.flop(step, step_next, 0);
   ctl.flop(retire, retire_next, 0);
+  if (paired) ctl.flop(phase_q, phase_next, 0);
 
   // Why two stages: the w reference of a position is the one before it, so Ahat of one position
-  // feeds the next one's distance. The first stage measures the position against the four values
-  // that Ahat of the position before can take (its own A, its t or h entry, or the Ahat before
-  // it); the second picks one of the four by that position's choice, registered, and decides.
-  // The loop is then the second stage alone; the distances' subtractors and max trees are in the
-  // first.
+  // feeds the next one's distance. With one group (LANE_GROUPS 1) the first stage measures the
+  // position against the four values that Ahat of the position before can take (its own A, its t
+  // or h entry, or the Ahat before it); the second picks one of the four by that position's
+  // choice, registered, and decides. The loop is then the second stage alone; the distances'
+  // subtractors and max trees are in the first. With two groups taking turns (LANE_GROUPS 2), a
+  // group's positions are two cycles apart: the position before is decided (second stage) in the
+  // cycle before the next one is measured (first stage), so the first stage measures against the
+  // decided Ahat, one distance tree per reference, and the loop spans both stages.
   const Expr new_entry = m.signal("new_entry", ew, Sign::Unsigned, "{root, Ahat} of the second stage's position");
-  const Expr last_q = m.signal("last_entry_q", ew, Sign::Unsigned, "{root, Ahat} of the last decided position");
-  const Expr src = m.signal("ahat_src", 2, Sign::Unsigned, "where new_entry's Ahat came from (see ahat_src_q)");
-  const Expr src_q = m.signal("ahat_src_q", 2, Sign::Unsigned,
-                              "Ahat of the last decided position: 0 its A, 1 its t entry, 2 its h entry, 3 the "
-                              "Ahat before it (a w reference, or a t or h reference at distance 1)");
+  const Expr last_q = paired ? m.signal("last_entry_q", ew, Sign::Unsigned,
+                                        "{root, Ahat} of the last decided position: the w reference of the "
+                                        "presented one")
+                             : m.signal("last_entry_q", ew, Sign::Unsigned, "{root, Ahat} of the last decided position");
+  const Expr prev_q = paired ? m.signal("prev_entry_q", ew, Sign::Unsigned,
+                                        "{root, Ahat} decided before last_entry_q: the w reference of the second "
+                                        "stage's")
+                             : Expr();
+  const Expr src = paired ? Expr() : m.signal("ahat_src", 2, Sign::Unsigned, "where new_entry's Ahat came from (see ahat_src_q)");
+  const Expr src_q = paired ? Expr()
+                            : m.signal("ahat_src_q", 2, Sign::Unsigned,
+                                       "Ahat of the last decided position: 0 its A, 1 its t entry, 2 its h entry, 3 "
+                                       "the Ahat before it (a w reference, or a t or h reference at distance 1)");
   // Second-stage registers: the position's inputs and first-stage results.
   const Expr a_q = m.signal("s2_a_q", word), token_q = m.signal("s2_token_q", tw), slot_q = m.signal("s2_slot_q", sw);
+  const Expr s2_phase_q =
+      paired ? m.signal("s2_phase_q", 1, Sign::Unsigned, "the second stage's group: 0 or 1") : Expr();
   const Expr ok_q = m.signal("s2_ok_q", 3, Sign::Unsigned, "reference available and allowed, group enabled: t, h, w");
   const Expr tau_q = m.signal("s2_tau_q", tauw);
   const Expr near_q = m.signal("s2_near_q", 2, Sign::Unsigned, "t, h reference at distance 1 (the w reference)");
@@ -76,16 +108,22 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   // decided. The t and h entries are read a cycle ahead into registers; an entry decided in that
   // cycle (distance 2) is not in the window yet and is taken from new_entry instead; distance 1 is
   // the position before, handled like the w reference.
+  // With two groups the window holds each group's slots ({phase, slot}), and the entry decided in
+  // the read-ahead cycle is the group's position before (distance 1): every older one is written.
   std::vector<Expr> held;
-  std::vector<Connection> conns = {{"clk_i", clk}, {"we_i", retire}, {"waddr_i", slot_q}, {"wdata_i", new_entry}};
+  std::vector<Connection> conns = {{"clk_i", clk},
+                                   {"we_i", retire},
+                                   {"waddr_i", paired ? concat({s2_phase_q, slot_q}) : slot_q},
+                                   {"wdata_i", new_entry}};
   Block& ahead = m.always_ff_no_reset(clk, "the t and h window entries of the next cycle's position");
   for (int ax = 0; ax < 2; ++ax) {
     const std::string an = kAxis[ax];
     const Expr raw = m.signal("win_" + an + "_rdata", ew);
     const Expr h = m.signal("win_" + an + "_q", ew, Sign::Unsigned, "window entry of the " + an + " reference");
-    conns.push_back({"raddr" + std::to_string(ax) + "_i", ref_slot_next.slice((ax + 1) * sw - 1, ax * sw)});
+    const Expr slot_next = ref_slot_next.slice((ax + 1) * sw - 1, ax * sw);
+    conns.push_back({"raddr" + std::to_string(ax) + "_i", paired ? concat({phase_next, slot_next}) : slot_next});
     conns.push_back({"rdata" + std::to_string(ax) + "_o", raw});
-    ahead.assign(h, mux(step && ref_two_next[ax], new_entry, raw));
+    ahead.assign(h, paired ? raw : mux(step && ref_two_next[ax], new_entry, raw));
     held.push_back(h);
   }
   ahead.assign(near_now_q, ref_near_next);
@@ -122,13 +160,18 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
     return m.wire("d_" + an, level.front(), "d(r) against the " + an + " value");
   };
   const Expr d_t = distance("t", held[0].slice(word - 1, 0)), d_h = distance("h", held[1].slice(word - 1, 0));
-  // The four values Ahat of the position before can take, in ahat_src_q's order.
-  const std::vector<Expr> cand = {a_q, et_q.slice(word - 1, 0), eh_q.slice(word - 1, 0), last_q.slice(word - 1, 0)};
-  const char* const cand_name[4] = {"prev_a", "prev_t", "prev_h", "prev_w"};
+  // LANE_GROUPS 1: the four values Ahat of the position before can take, in ahat_src_q's order.
+  // LANE_GROUPS 2: the decided one.
+  std::vector<Expr> cand = {last_q.slice(word - 1, 0)};
+  std::vector<std::string> cand_name = {"w"};
+  if (!paired) {
+    cand = {a_q, et_q.slice(word - 1, 0), eh_q.slice(word - 1, 0), last_q.slice(word - 1, 0)};
+    cand_name = {"prev_a", "prev_t", "prev_h", "prev_w"};
+  }
   std::vector<Expr> d_prev, d_prev_q;
-  for (int k = 0; k < 4; ++k) {
-    d_prev.push_back(distance(cand_name[k], cand[static_cast<size_t>(k)]));
-    d_prev_q.push_back(m.signal(std::string("s2_d_") + cand_name[k] + "_q", dw + 1));
+  for (size_t k = 0; k < cand.size(); ++k) {
+    d_prev.push_back(distance(cand_name[k], cand[k]));
+    d_prev_q.push_back(m.signal("s2_d_" + cand_name[k] + "_q", dw + 1));
   }
   const Expr d_t_q = m.signal("s2_d_t_q", dw + 1), d_h_q = m.signal("s2_d_h_q", dw + 1);
 
@@ -157,6 +200,7 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   s1.assign(a_q, a);
   s1.assign(token_q, token);
   s1.assign(slot_q, slot);
+  if (paired) s1.assign(s2_phase_q, phase_q);
   s1.assign(et_q, held[0]);
   s1.assign(eh_q, held[1]);
   s1.assign(near_q, near_now_q);
@@ -164,16 +208,21 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   s1.assign(tau_q, tau);
   s1.assign(d_t_q, d_t);
   s1.assign(d_h_q, d_h);
-  for (int k = 0; k < 4; ++k) s1.assign(d_prev_q[static_cast<size_t>(k)], d_prev[static_cast<size_t>(k)]);
+  for (size_t k = 0; k < cand.size(); ++k) s1.assign(d_prev_q[k], d_prev[k]);
 
   // Second stage. The w reference is the position before: its distance is the one of the four
-  // candidates that its choice names; a t or h reference at distance 1 is that position as well.
-  const Expr d_w2 = m.wire("d_w", select(src_q, d_prev_q, zero(dw + 1)), "d(r) of the w reference (the position before)");
+  // candidates that its choice names (one group), or the one measured (two groups); a t or h
+  // reference at distance 1 is that position as well. Its entry is the last decided (one group),
+  // or the one before it (two groups: the other group's position was decided in between).
+  const Expr d_w2 = paired ? d_prev_q[0]
+                           : m.wire("d_w", select(src_q, d_prev_q, zero(dw + 1)),
+                                    "d(r) of the w reference (the position before)");
+  const Expr w_entry = paired ? prev_q : last_q;
   const std::vector<Expr> dist = {m.wire("d_t_ref", mux(near_q[0], d_w2, d_t_q), "d(r) of the t reference"),
                                   m.wire("d_h_ref", mux(near_q[1], d_w2, d_h_q), "d(r) of the h reference"), d_w2};
-  const std::vector<Expr> rd = {m.wire("ref_t", mux(near_q[0], last_q, et_q), "window entry of the t reference"),
-                                m.wire("ref_h", mux(near_q[1], last_q, eh_q), "window entry of the h reference"),
-                                m.wire("ref_w", last_q, "the w reference's entry: the position before")};
+  const std::vector<Expr> rd = {m.wire("ref_t", mux(near_q[0], w_entry, et_q), "window entry of the t reference"),
+                                m.wire("ref_h", mux(near_q[1], w_entry, eh_q), "window entry of the h reference"),
+                                m.wire("ref_w", w_entry, "the w reference's entry: the position before")};
   std::vector<Expr> pass;
   for (int ax = 0; ax < 3; ++ax)
     pass.push_back(m.wire(std::string("pass_") + kAxis[ax], ok_q[ax] && (dist[static_cast<size_t>(ax)] <= tau_q),
@@ -238,14 +287,22 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr picked = m.wire("picked", mux(sel_axis == constant(2, 2), rd[2], mux(sel_axis == constant(2, 1), rd[1], rd[0])),
                              "window entry of the chosen reference");
   m.assign(new_entry, mux(sel_valid, picked, concat({token_q, a_q})), "REUSE copies the reference's Ahat and root");
-  const Expr from_prev = m.wire("from_prev", (sel_axis == constant(2, 2)) || ((sel_axis == constant(2, 0)) && near_q[0]) ||
-                                                 ((sel_axis == constant(2, 1)) && near_q[1]),
-                                "the chosen reference is the position before");
-  m.assign(src, mux(!sel_valid, constant(2, 0),
-                    mux(from_prev, constant(2, 3), mux(sel_axis == constant(2, 1), constant(2, 2), constant(2, 1)))));
-  Block& s2 = m.always_ff_no_reset(clk, "the decided position's entry and where its Ahat came from").if_(retire).then_();
-  s2.assign(last_q, new_entry);
-  s2.assign(src_q, src);
+  if (paired) {
+    Block& s2 = m.always_ff_no_reset(clk, "the decided positions' entries, the newest two").if_(retire).then_();
+    s2.assign(prev_q, last_q);
+    s2.assign(last_q, new_entry);
+  } else {
+    const Expr from_prev =
+        m.wire("from_prev", (sel_axis == constant(2, 2)) || ((sel_axis == constant(2, 0)) && near_q[0]) ||
+                                ((sel_axis == constant(2, 1)) && near_q[1]),
+               "the chosen reference is the position before");
+    m.assign(src, mux(!sel_valid, constant(2, 0),
+                      mux(from_prev, constant(2, 3), mux(sel_axis == constant(2, 1), constant(2, 2), constant(2, 1)))));
+    Block& s2 =
+        m.always_ff_no_reset(clk, "the decided position's entry and where its Ahat came from").if_(retire).then_();
+    s2.assign(last_q, new_entry);
+    s2.assign(src_q, src);
+  }
   m.assign(reuse, sel_valid);
   m.assign(axis_out, sel_axis);
   m.assign(root_out, new_entry.slice(ew - 1, word));
@@ -267,7 +324,11 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   const Expr ref_avail = m.input("ref_avail_i", 3);
   const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw);
   const Expr ref_near_next = m.input("ref_near_next_i", 2);
-  const Expr ref_two_next = m.input("ref_two_next_i", 2);
+  const bool paired = c.lane_groups == 2;
+  const Expr ref_two_next = paired ? Expr() : m.input("ref_two_next_i", 2);
+  const Expr phase_next =
+      paired ? m.input("phase_next_i", 1, Sign::Unsigned, "next cycle's position is each lane's group 0 or 1")
+             : Expr();
   const Expr policy = m.input("policy_i", 2);
   const Expr naxes = m.input("naxes_i", 2);
   const Expr axes = m.input("axes_i", 6);
@@ -290,7 +351,7 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
             {"ref_avail_i", ref_avail},
             {"ref_slot_next_i", ref_slot_next},
             {"ref_near_next_i", ref_near_next},
-            {"ref_two_next_i", ref_two_next},
+            {paired ? "phase_next_i" : "ref_two_next_i", paired ? phase_next : ref_two_next},
             {"policy_i", policy},
             {"naxes_i", naxes},
             {"axes_i", axes},

@@ -33,7 +33,7 @@ vlog::Design build_design(const HwConfig& c) {
   // The gather reads GATHER_W tokens' roots and partials per cycle: as many read ports.
   const vlog::Module& partial_mem = sram(std::max(N, partial_memory_depth(c)), c.partial_w(), c.gather_w);
   const vlog::Module& root_mem = sram(N, tw, c.gather_w);
-  const vlog::Module& window_mem = sram(std::max(2, c.window_cap()), c.group_w * c.data_w + tw, 2);
+  const vlog::Module& window_mem = sram(DetectorBlock::window_depth(c), c.group_w * c.data_w + tw, 2);
   sram(N, c.out_sum_w(), 2);  // output accumulators of the plain baseline
 
   const vlog::Module& pe = d.add(PeBlock::generate(c));

@@ -45,8 +45,10 @@ const std::vector<HwField>& hw_fields() {
       {"max_k", "MAX_K", "--max-k", "largest K", 1, kNoMax, "must be a positive multiple of GROUP_W", nullptr,
        KALEIDO_HW_INT(max_k)},
       {"max_m", "MAX_M", "--max-m", "largest M", 1, kNoMax, nullptr, nullptr, KALEIDO_HW_INT(max_m)},
-      {"lanes", "LANES", "--lanes", "detector lanes (0 = sized by the schedule: min(MAX_K/GROUP_W, 4*ROWS/GROUP_W))",
-       0, kNoMax, "must be 0 (sized by the schedule) to MAX_K/GROUP_W", nullptr,
+      {"lanes", "LANES", "--lanes",
+       "detector lanes (0 = sized by the schedule: min(ceil(MAX_K/GROUP_W / LANE_GROUPS), 4*ROWS/GROUP_W))", 0,
+       kNoMax, "must be 0 (sized by the schedule) to MAX_K/GROUP_W (half that, rounded up, with LANE_GROUPS 2)",
+       nullptr,
        [](const HwConfig& c) -> int64_t { return c.lanes; }, [](const HwConfig& c) -> int64_t { return c.det_lanes(); },
        [](HwConfig& c, int64_t v) { c.lanes = static_cast<int>(v); }},
       {"win_cap", "WIN_CAP", "--win-cap", "reference window capacity, power of two (0 = MAX_H*MAX_W rounded up)", 0,
@@ -63,6 +65,10 @@ const std::vector<HwField>& hw_fields() {
        "tokens the gather emits per cycle (output words per beat; partial and root memories get as many read "
        "ports)",
        1, 8, nullptr, nullptr, KALEIDO_HW_INT(gather_w), 1},
+      {"lane_groups", "LANE_GROUPS", "--lane-groups",
+       "groups each detector lane decides in turn: 1 (a position per cycle, four speculative distance trees "
+       "for the w reference) or 2 (alternate cycles, half the trees and twice the window)",
+       1, 2, nullptr, nullptr, KALEIDO_HW_INT(lane_groups), 1},
   };
   return fields;
 }
@@ -110,8 +116,10 @@ void HwConfig::validate() const {
   require(max_tokens() <= (1 << 20), "MAX_T*MAX_H*MAX_W", max_tokens(), "must be at most 2^20 tokens");
   require(max_k >= group_w && max_k % group_w == 0, "MAX_K", max_k,
           "must be a positive multiple of GROUP_W = " + std::to_string(group_w));
-  require(lanes <= max_groups(), "LANES", lanes,
-          "must be 0 (sized by the schedule) to MAX_K/GROUP_W = " + std::to_string(max_groups()));
+  require(lanes <= max_lanes(), "LANES", lanes,
+          lane_groups == 1 ? "must be 0 (sized by the schedule) to MAX_K/GROUP_W = " + std::to_string(max_lanes())
+                           : "must be 0 (sized by the schedule) to ceil(MAX_K/GROUP_W / 2) = " +
+                                 std::to_string(max_lanes()) + " (each lane decides two groups)");
   require(win_cap == 0 || is_pow2(win_cap), "WIN_CAP", win_cap, "must be 0 (auto) or a power of two");
 }
 

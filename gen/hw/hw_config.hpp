@@ -13,6 +13,14 @@
 
 namespace kaleido::hw {
 
+// Rounds of N cycles the detector takes for `groups` groups with `lanes` lanes that decide
+// `lane_groups` groups each in turn: the rounds (LANES groups each) come in sets of LANE_GROUPS,
+// and a set presents every position once per round.
+inline int detection_rounds(int groups, int lanes, int lane_groups) {
+  const int per_set = lanes * lane_groups;
+  return lane_groups * ((groups + per_set - 1) / per_set);
+}
+
 struct HwConfig {
   int rows = 8;
   int cols = 8;
@@ -29,16 +37,19 @@ struct HwConfig {
   uint32_t policies = 7;  // bit 0 fixed, bit 1 rope-orthogonal, bit 2 adaptive
   int mul_pipe = 0;
   int gather_w = 1;     // tokens the gather emits per cycle (output words of one beat)
+  int lane_groups = 1;  // groups a detector lane decides in turn: 1, or 2 (half the distance trees)
 
   // Derived values.
   int segs() const { return rows / group_w; }
   int max_groups() const { return max_k / group_w; }
   int64_t max_tokens() const { return static_cast<int64_t>(max_t) * max_h * max_w; }
   // Lanes sized by the schedule (docs/hardware.md, "Detector lanes sized by the schedule"): the
-  // detection rounds, ceil(G / L) * N cycles, fit in the first m-tile's passes, about
-  // (G / SEGS) * (1 - r) * N cycles, up to a reuse ratio r of 3/4, so L = 4 * SEGS (at most G).
+  // detection, detection_rounds(G, L, LANE_GROUPS) * N cycles, fits in the first m-tile's passes,
+  // about (G / SEGS) * (1 - r) * N cycles, up to a reuse ratio r of 3/4, so L = 4 * SEGS (at most
+  // max_lanes(): every lane has all its groups).
   static constexpr int kLanesPerSegment = 4;
-  int default_lanes() const { return std::min(max_groups(), kLanesPerSegment * segs()); }
+  int max_lanes() const { return (max_groups() + lane_groups - 1) / lane_groups; }
+  int default_lanes() const { return std::min(max_lanes(), kLanesPerSegment * segs()); }
   int det_lanes() const { return lanes > 0 ? lanes : default_lanes(); }
   int window_cap() const;
   int token_w() const;      // bits of a token index (0..max_tokens-1)

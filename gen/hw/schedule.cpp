@@ -21,12 +21,14 @@ struct Lists {
   int64_t trace_stalls = 0;                 // cycles a decision waited for the trace consumer
 };
 
-// Detection steps one scan position per cycle into the lanes' second stage, except in the cycles
-// the trace consumer holds it: a decision waits in the second stage in a cycle after one with
+// Detection steps a position into the lanes' second stage every cycle, except in the cycles the
+// trace consumer holds it: a decision waits in the second stage in a cycle after one with
 // dec_ready_i low (`not_ready_cycles`, sorted, relative to the first BUSY cycle; ready latency 1).
-// A position's decision retires in the next cycle that is not held (the cycle the next position
-// steps in); it is registered, then written: its list entry is readable two cycles after it
-// retires.
+// The rounds (LANES groups each) come in sets of LANE_GROUPS that present every scan position
+// once per round, round by round (each lane decides its groups in turn). A position's decision
+// retires in the next cycle that is not held (the cycle the next position steps in); it is
+// registered, then written: its list entry is readable two cycles after it retires. A group's
+// list is complete two cycles after the last decision of its set of rounds retires.
 Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>& dec,
                       const std::vector<int64_t>& not_ready_cycles) {
   const int G = cfg.groups();
@@ -36,7 +38,8 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
   Lists l;
   l.avail.assign(static_cast<size_t>(G), {});
   l.final_at.assign(static_cast<size_t>(G), 0);
-  const int64_t rounds = ceil_div(G, lanes);
+  const int P = hw.lane_groups;
+  const int64_t rounds = detection_rounds(G, lanes, P);
   size_t stall = 0;
   int64_t cycle = 0;
   auto skip_stalls = [&] {  // only while a decision is held: an empty stage steps regardless
@@ -47,25 +50,33 @@ Lists detection_lists(const HwConfig& hw, const ReuseConfig& cfg, const std::vec
       ++l.trace_stalls;
     }
   };
+  auto groups_of = [&](int64_t first_round, int64_t n_rounds) {  // [begin, end) of their groups
+    return std::pair<int64_t, int64_t>{std::min<int64_t>(G, first_round * lanes),
+                                       std::min<int64_t>(G, (first_round + n_rounds) * lanes)};
+  };
   // The position in the second stage: its round and scan position (none before the first step).
   int64_t held_round = -1, held_pos = 0;
   auto retire = [&](int64_t at) {
     if (held_round < 0) return;
     const int32_t tok = scan.token_at(held_pos);
-    for (int64_t g = held_round * lanes; g < std::min<int64_t>(G, (held_round + 1) * lanes); ++g) {
+    const auto [g0, g1] = groups_of(held_round, 1);
+    for (int64_t g = g0; g < g1; ++g)
       if (dec[static_cast<size_t>(tok) * static_cast<size_t>(G) + static_cast<size_t>(g)].kind == PairKind::Compute)
         l.avail[static_cast<size_t>(g)].push_back(at + 2);
-      if (held_pos == N - 1) l.final_at[static_cast<size_t>(g)] = at + 2;
+    if (held_pos == N - 1 && held_round % P == P - 1) {
+      const auto [p0, p1] = groups_of(held_round - (P - 1), P);
+      for (int64_t g = p0; g < p1; ++g) l.final_at[static_cast<size_t>(g)] = at + 2;
     }
   };
-  for (int64_t r = 0; r < rounds; ++r)
-    for (int64_t p = 0; p < N; ++p) {
-      if (held_round >= 0) skip_stalls();  // a held decision can stall the step; an empty stage cannot
-      retire(cycle);
-      held_round = r;
-      held_pos = p;
-      ++cycle;
-    }
+  for (int64_t set_first = 0; set_first < rounds; set_first += P)
+    for (int64_t p = 0; p < N; ++p)
+      for (int64_t phase = 0; phase < P; ++phase) {
+        if (held_round >= 0) skip_stalls();  // a held decision can stall the step; an empty stage cannot
+        retire(cycle);
+        held_round = set_first + phase;
+        held_pos = p;
+        ++cycle;
+      }
   skip_stalls();
   retire(cycle);
   return l;
@@ -264,8 +275,8 @@ int lanes_to_keep_up(const HwConfig& hw, int groups, double r) {
   if (groups < 1 || r < 0 || r > 1) throw InternalError("lanes_to_keep_up: bad groups or reuse ratio");
   const int segs = hw.segs();
   const double issue_rounds = static_cast<double>((groups + segs - 1) / segs) * (1.0 - r);  // in units of N
-  for (int lanes = 1; lanes <= groups; ++lanes)
-    if ((groups + lanes - 1) / lanes <= issue_rounds) return lanes;
+  for (int lanes = 1; lanes <= (groups + hw.lane_groups - 1) / hw.lane_groups; ++lanes)
+    if (detection_rounds(groups, lanes, hw.lane_groups) <= issue_rounds) return lanes;
   return 0;
 }
 

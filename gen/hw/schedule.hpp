@@ -52,7 +52,7 @@ ScheduleCycles keep_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std
 
 // The fewest detector lanes whose rounds fit in the first m-tile's passes at reuse ratio `r` of a
 // run with `groups` channel groups (docs/hardware.md "Detector lanes sized by the schedule"):
-// ceil(G / L) rounds of N positions against about KT (1 - r) N issue cycles, KT = ceil(G / SEGS).
+// detection_rounds(G, L, LANE_GROUPS) rounds of N cycles against about KT (1 - r) N issue cycles, KT = ceil(G / SEGS).
 // 0 when no lane count does (one round is already longer than those passes).
 int lanes_to_keep_up(const HwConfig& hw, int groups, double r);
 

@@ -21,8 +21,10 @@ std::vector<SramRole> sram_roles(const HwConfig& c, const std::string& top) {
   const bool banked = partials_banked(c);
   return {a,
           b,
-          {"detector window (Ahat and root per slot, one per lane)", "LANES x WIN_CAP x (GROUP_W*DATA_W + TW)",
-           c.det_lanes(), std::max(2, c.window_cap()), a_width + tw},
+          {"detector window (Ahat and root per slot, one per lane)",
+           c.lane_groups == 1 ? "LANES x WIN_CAP x (GROUP_W*DATA_W + TW)"
+                              : "LANES x LANE_GROUPS*WIN_CAP x (GROUP_W*DATA_W + TW)",
+           c.det_lanes(), DetectorBlock::window_depth(c), a_width + tw},
           {"compute lists (one per group)", "MAX_G x MAX_N x TW", g, n, tw},
           {"root tables (one per group)", "MAX_G x MAX_N x TW", g, n, tw},
           {"partial sums (one per group and column)",

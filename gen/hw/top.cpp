@@ -110,7 +110,11 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const int dw = c.data_w, aw = c.acc_w, gw = c.group_w, rows = c.rows, cols = c.cols, segs = c.segs();
   const int G = c.max_groups(), lanes = c.det_lanes(), tw = c.token_w(), sw = DetectorBlock::slot_w(c);
   const int cw = coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
-  const int rounds = (G + lanes - 1) / lanes, rw = clog2(rounds), ra = reg_addr_width(c);
+  // Round r decides groups r*LANES + l. With LANE_GROUPS 2 each lane takes two groups in
+  // alternate cycles (rounds 2p and 2p+1 of pair p): bit 0 of the round is the lane's phase.
+  const bool paired = c.lane_groups == 2;
+  const int rounds = detection_rounds(G, lanes, c.lane_groups), rw = clog2(rounds), ra = reg_addr_width(c);
+  const int pairs = rounds / 2;
   const int krow_w = clog2(c.max_kt() * rows), ww = clog2(c.window_cap() + 1), tauw = c.tau_w();
   // Cycles from an m-tile's last issue until its last partial is written (the issue registers,
   // the segment, the columns and the multiplier's stages).
@@ -291,7 +295,15 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // Last k-tile / m-tile / round, by multiplication only (no division in hardware).
   const Expr kt_is_last = m.wire("kt_is_last", last_tile(kt_q, rows, dim_k_q));
   const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
-  const Expr round_is_last = m.wire("round_is_last", last_tile(round_q, lanes, zext(n_groups, reg::kDimWidth)));
+  Expr round_is_last, phase_q, pair_q, pair_is_last;
+  if (!paired) {
+    round_is_last = m.wire("round_is_last", last_tile(round_q, lanes, zext(n_groups, reg::kDimWidth)));
+  } else {
+    phase_q = m.wire("det_phase", round_q[0], "which group of each lane's two the scan presents");
+    if (rw > 1) pair_q = m.wire("det_pair", round_q.slice(rw - 1, 1), "pair of detection rounds");
+    pair_is_last = m.wire("pair_is_last",
+                          rw > 1 ? last_tile(pair_q, 2 * lanes, zext(n_groups, reg::kDimWidth)) : bit(true));
+  }
   const Expr round_d = m.signal("round_d", rw, Sign::Unsigned, "detection round of the next cycle");
   // Beats of GATHER_W tokens: token gather_q + j exists while it is below N.
   const int ew = tw + 4;  // holds gather_q + GATHER_W (at most 8 past a token index)
@@ -358,7 +370,20 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr group_done_q = m.signal("group_done_q", G, Sign::Unsigned,
                                      "group g's detection round was over last cycle (its list is complete now)");
   std::vector<Expr> done_bits;
+  // With LANE_GROUPS 2 a group's list is complete once its pair of rounds is over.
   for (int g = G - 1; g >= 0; --g) {
+    if (paired) {
+      const int pg = g / (2 * lanes);
+      Expr scanned = !det_busy_q;
+      Expr in_s2 = s2_valid_q;
+      if (rw > 1) {
+        const Expr pgc = constant(rw - 1, static_cast<uint64_t>(pg));
+        if (pg < pairs - 1) scanned = scanned || (pair_q > pgc);
+        in_s2 = in_s2 && (s2_round_q.slice(rw - 1, 1) == pgc);
+      }
+      done_bits.push_back(!group_valid[g] || (scanned && !in_s2));
+      continue;
+    }
     const Expr rg = constant(rw, static_cast<uint64_t>(g / lanes));
     Expr scanned = !det_busy_q;  // the scan has left the group's round
     if (g / lanes < rounds - 1) scanned = scanned || (round_q > rg);
@@ -398,7 +423,9 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"groups_i", n_groups},
               {"dense_i", dense_q},
               {"scan_clear_i", run_start},
-              {"scan_step_next_i", step_next},
+              {"scan_step_next_i", paired ? m.wire("scan_step_next", step_next && round_d[0],
+                                                   "next cycle's step is from group 1: the scan moves on")
+                                          : step_next},
               {"list_clear_i", run_start && !keep_start},
               {"push_i", push_q},
               {"push_token_i", dec_token_q},
@@ -468,7 +495,13 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
     a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
     Expr scan_addr = a_scan_addr, seg_addr = iss_token_q.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
-    if (rounds > 1)
+    // With LANE_GROUPS 2 both groups of a lane read each position of their pair of rounds.
+    if (paired && pairs > 1)
+      scan_addr = m.wire("a_scan_addr_" + gn,
+                         mux(pair_q == constant(rw - 1, static_cast<uint64_t>(g / (2 * lanes))), a_scan_addr,
+                             zero(tw)),
+                         "bank " + gn + "'s detector address: the scan's in its pair of rounds, else token 0");
+    if (!paired && rounds > 1)
       scan_addr = m.wire("a_scan_addr_" + gn,
                          mux(round_q == constant(rw, static_cast<uint64_t>(g / lanes)), a_scan_addr, zero(tw)),
                          "bank " + gn + "'s detector address: the scan's in its round, else token 0");
@@ -532,7 +565,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"ref_avail_i", scan_avail},
               {"ref_slot_next_i", scan_ref_slot_next},
               {"ref_near_next_i", scan_ref_near_next},
-              {"ref_two_next_i", scan_ref_two_next},
+              {paired ? "phase_next_i" : "ref_two_next_i", paired ? round_d[0] : scan_ref_two_next},
               {"policy_i", pol},
               {"naxes_i", naxes},
               {"axes_i", axes},
@@ -544,6 +577,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"reuse_o", reuse},
               {"axis_o", axis},
               {"root_o", root}});
+  if (paired) m.unused(scan_ref_two_next, "lanes deciding two groups find distance-2 references in the window");
 
   // ---- the array ----
   std::vector<Expr> seg_data;
@@ -689,13 +723,33 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   tf.then_().assign(done_q, 1);
   sc.default_().assign(state_q, st[kIdle]);
 
-  Always& dete = m.always_ff(clk, rst_n, "detection engine: rounds of LANES groups, one scan position per cycle");
-  m.assign(round_d, mux(run_start, zero(rw),
-                        mux(step && scan_last && !round_is_last, round_q + constant(rw, 1), round_q)));
+  Always& dete = m.always_ff(clk, rst_n,
+                             paired ? "detection engine: pairs of rounds of LANES groups, a scan position every two "
+                                      "cycles"
+                                    : "detection engine: rounds of LANES groups, one scan position per cycle");
+  Expr det_over;  // the last position of the last round steps
+  if (paired) {
+    // Each step moves to the lane's other group; a step from group 1 moves the scan on, past the
+    // grid's last position to the next pair's first.
+    const Expr pair_over = m.wire("det_pair_over", step && phase_q && scan_last, "the pair's last position steps");
+    const Expr phase_d = m.wire("det_phase_d", !run_start && (phase_q != step), "phase of the next cycle");
+    if (rw > 1) {
+      const Expr pair_d = m.wire("det_pair_d",
+                                 mux(run_start, zero(rw - 1),
+                                     mux(pair_over && !pair_is_last, pair_q + constant(rw - 1, 1), pair_q)),
+                                 "pair of the next cycle");
+      m.assign(round_d, concat({pair_d, phase_d}));
+    } else {
+      m.assign(round_d, phase_d);
+    }
+    det_over = pair_over && pair_is_last;
+  } else {
+    m.assign(round_d, mux(run_start, zero(rw),
+                          mux(step && scan_last && !round_is_last, round_q + constant(rw, 1), round_q)));
+    det_over = step && scan_last && round_is_last;
+  }
   dete.flop(round_q, round_d, 0);
-  const Expr det_busy_d =
-      m.wire("det_busy_d", mux(run_start, !dense_start && !keep_start,
-                               det_busy_q && !(step && scan_last && round_is_last)));
+  const Expr det_busy_d = m.wire("det_busy_d", mux(run_start, !dense_start && !keep_start, det_busy_q && !det_over));
   const Expr s2_valid_d = m.wire("det_s2_valid_d", !run_start && mux(det_advance, step, s2_valid_q));
   // Next cycle's advance, from the ready the consumer raises now (TRACE is written only while idle,
   // and a run starts with the second stage empty).

@@ -19,6 +19,7 @@
 //   POLICIES = 7
 //   MUL_PIPE = 0
 //   GATHER_W = 1
+//   LANE_GROUPS = 1
 // Lint waivers: none
 // Deliberately unused bits:
 //   {stride_hw[11:10], stride_thw[11:10]}: the strides are used only while they are below N

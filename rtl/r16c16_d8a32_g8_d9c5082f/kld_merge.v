@@ -21,6 +21,7 @@
 //   POLICIES = 7
 //   MUL_PIPE = 0
 //   GATHER_W = 1
+//   LANE_GROUPS = 1
 // Lint waivers: none
 // Deliberately unused bits: none
 

@@ -18,6 +18,7 @@
 //   POLICIES = 7
 //   MUL_PIPE = 0
 //   GATHER_W = 1
+//   LANE_GROUPS = 1
 // Lint waivers: none
 // Deliberately unused bits:
 // {a_east[135:128], a_east[271:264], a_east[407:400], a_east[543:536], a_east[679:672],

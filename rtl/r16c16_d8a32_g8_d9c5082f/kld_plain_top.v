@@ -18,6 +18,7 @@
 //   POLICIES = 7
 //   MUL_PIPE = 0
 //   GATHER_W = 1
+//   LANE_GROUPS = 1
 // Lint waivers: none
 // Deliberately unused bits:
 //   reg_wdata_i[31:16]: no field of the register map takes these bits

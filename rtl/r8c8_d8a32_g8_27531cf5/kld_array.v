@@ -18,6 +18,7 @@
 //   POLICIES = 7
 //   MUL_PIPE = 0
 //   GATHER_W = 1
+//   LANE_GROUPS = 1
 // Lint waivers: none
 // Deliberately unused bits:
 // {a_east[71:64], a_east[143:136], a_east[215:208], a_east[287:280], a_east[359:352],

@@ -7,8 +7,10 @@
 // kaleido::ScanOrder: for each detector round and scan position the token,
 // its window slot, and per axis whether the reference exists in the tile and
 // lies within the window, and, a cycle ahead, the t and h references' slots
-// and whether they are at distance 1 or 2. Lane l of round r decides group
-// r*LANES + l, in two stages: a position steps in (step_next_i, a cycle ahead)
+// and whether they are at distance 1 or 2 (LANE_GROUPS 1) or the phase
+// (LANE_GROUPS 2). Lane l of round r decides group r*LANES + l; the rounds
+// come in sets of LANE_GROUPS that take turns at each scan position. A
+// position is decided in two stages: it steps in (step_next_i, a cycle ahead)
 // and is decided in the next cycle that advances (retire_next_i, a cycle
 // ahead), while the next position steps in.
 // Every (token, group) decision (REUSE or COMPUTE, the axis, the root) must
@@ -31,6 +33,20 @@ namespace {
 using namespace kld_unit;
 using kaleido::Axis;
 using kaleido::Policy;
+
+// The ports of one lane kind only: the distance-2 flags (LANE_GROUPS 1), the phase (LANE_GROUPS 2).
+template <class Dut>
+auto set_ref_two_next(Dut& d, uint64_t v, int) -> decltype(d.ref_two_next_i = 0, void()) {
+  set_bits(d.ref_two_next_i, 0, 2, v);
+}
+template <class Dut>
+void set_ref_two_next(Dut&, uint64_t, long) {}
+template <class Dut>
+auto set_phase_next(Dut& d, int v, int) -> decltype(d.phase_next_i = 0, void()) {
+  d.phase_next_i = static_cast<uint8_t>(v);
+}
+template <class Dut>
+void set_phase_next(Dut&, int, long) {}
 
 kaleido::ReuseConfig random_config(const kaleido::hw::HwConfig& hw, kaleido::Rng& r, Policy policy) {
   kaleido::ReuseConfig c;
@@ -136,7 +152,8 @@ int run(const Job& job) {
     const int64_t win = gold.window_depth;
     if (win > cap) throw std::runtime_error("test bug: window depth above WIN_CAP");
     const int G = cfg.groups();
-    const int rounds = (G + lanes - 1) / lanes;
+    const int P = hw.lane_groups;
+    const int rounds = kaleido::hw::detection_rounds(G, lanes, P);
     const std::string trial_name = "trial " + std::to_string(trial) + " (grid " + std::to_string(cfg.grid.t) + "x" +
                                    std::to_string(cfg.grid.h) + "x" + std::to_string(cfg.grid.w) + ", K " +
                                    std::to_string(cfg.channels) + ", tile " + std::to_string(cfg.tile_h) + "x" +
@@ -153,11 +170,13 @@ int run(const Job& job) {
       dut.naxes_i = static_cast<uint8_t>(rng.range(0, 3));
       dut.axes_i = static_cast<uint8_t>(rng.range(0, 63));
     }
-    // The rounds follow each other without a gap, as in kld_top: round r+1's first position steps
-    // in while round r's last is decided. Slots are relative, so each round takes its own origin.
-    std::vector<int64_t> base(static_cast<size_t>(rounds));
+    // The sets of rounds follow each other without a gap, as in kld_top: set q+1's first position
+    // steps in while set q's last is decided. Slots are relative, so each set takes its own origin.
+    std::vector<int64_t> base(static_cast<size_t>(rounds / P));
     for (int64_t& b : base) b = rng.range(0, cap - 1);
-    auto slot_of = [&](int r, int64_t pos) { return static_cast<uint64_t>((base[static_cast<size_t>(r)] + pos) % cap); };
+    auto slot_of = [&](int r, int64_t pos) {
+      return static_cast<uint64_t>((base[static_cast<size_t>(r / P)] + pos) % cap);
+    };
     // Whether position p's reference along `ax` is available, and its distance in positions.
     auto ref_of = [&](int64_t p, int ax, int64_t& dist) {
       const int32_t ref = scan.reference(scan.token_at(p), static_cast<Axis>(ax));
@@ -165,16 +184,19 @@ int run(const Job& job) {
       return ref >= 0 && dist <= win;
     };
     // The t and h window slots of round r's position p and whether they are at distance 1 or 2
-    // (garbage where there is no reference), as kld_dispatcher gives them in the cycle before p is
-    // presented.
+    // (garbage where there is no reference), and its phase, as kld_dispatcher and kld_top give
+    // them in the cycle before p is presented.
     auto set_next_refs = [&](int r, int64_t p) {
+      uint64_t two = 0;
       for (int ax = 0; ax < 2; ++ax) {
         int64_t dist = 0;
         const bool ok = r < rounds && p < scan.size() && ref_of(p, ax, dist);
         set_bits(dut.ref_slot_next_i, ax * sw, sw, ok ? slot_of(r, p - dist) : rng.next());
         set_bits(dut.ref_near_next_i, ax, 1, ok ? dist == 1 : rng.range(0, 1) != 0);
-        set_bits(dut.ref_two_next_i, ax, 1, ok ? dist == 2 : rng.range(0, 1) != 0);
+        two |= static_cast<uint64_t>(ok ? dist == 2 : rng.range(0, 1) != 0) << ax;
       }
+      set_ref_two_next(dut, two, 0);
+      set_phase_next(dut, r % P, 0);
     };
     auto garbage_position = [&] {
       set_bits(dut.token_i, 0, tw, rng.next());
@@ -225,13 +247,16 @@ int run(const Job& job) {
       bool last_held;  // the held cycle before the advance
     };
     std::vector<Cycle> plan;
-    for (int r = 0; r <= rounds; ++r)
-      for (int64_t p = 0; p < (r < rounds ? scan.size() : 1); ++p) {
-        int64_t stalls_here = 0;
-        while (!plan.empty() && rng.range(0, 5) == 0) ++stalls_here;
-        for (int64_t k = 0; k < stalls_here; ++k) plan.push_back({false, r, p, k + 1 == stalls_here});
-        plan.push_back({true, r, p, false});
-      }
+    auto add = [&](int r, int64_t p) {
+      int64_t stalls_here = 0;
+      while (!plan.empty() && rng.range(0, 5) == 0) ++stalls_here;
+      for (int64_t k = 0; k < stalls_here; ++k) plan.push_back({false, r, p, k + 1 == stalls_here});
+      plan.push_back({true, r, p, false});
+    };
+    for (int first = 0; first < rounds; first += P)
+      for (int64_t p = 0; p < scan.size(); ++p)
+        for (int phase = 0; phase < P; ++phase) add(first + phase, p);
+    add(rounds, 0);
     // A held decision retires in the next advancing cycle; every advance but the first has one.
     auto step_at = [&](size_t i) { return i < plan.size() && plan[i].advance && plan[i].r < rounds; };
     auto retire_at = [&](size_t i) { return i < plan.size() && plan[i].advance && i > 0; };
@@ -256,7 +281,8 @@ int run(const Job& job) {
         } else {
           set_bits(dut.ref_slot_next_i, 0, 2 * sw, rng.next());
           set_bits(dut.ref_near_next_i, 0, 2, rng.next());
-          set_bits(dut.ref_two_next_i, 0, 2, rng.next());
+          set_ref_two_next(dut, rng.next(), 0);
+          set_phase_next(dut, static_cast<int>(rng.range(0, 1)), 0);
         }
         clock.edge();
         continue;
@@ -273,9 +299,12 @@ int run(const Job& job) {
           avail |= static_cast<uint64_t>(ref_of(p, ax, dist)) << ax;
         }
         set_bits(dut.ref_avail_i, 0, 3, avail);
-        // Read a cycle ahead, for the position presented next (the next round's first has none).
-        if (p + 1 < scan.size())
-          set_next_refs(r, p + 1);
+        // Read a cycle ahead, for the position presented next: the set's next round at the same
+        // position, or its first round at the next position (the next set's first after the last).
+        if (r % P < P - 1)
+          set_next_refs(r + 1, p);
+        else if (p + 1 < scan.size())
+          set_next_refs(r - (P - 1), p + 1);
         else
           set_next_refs(r + 1, 0);
         for (int l = 0; l < lanes; ++l) {

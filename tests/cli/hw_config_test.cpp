@@ -100,7 +100,7 @@ TEST(HwConfigFields, EveryParameterHasItsCommandLineOption) {
   const std::map<std::string, int> values = {
       {"rows", 16},   {"cols", 4},    {"data_w", 6},  {"acc_w", 24},  {"group_w", 4},   {"max_t", 2},   {"max_h", 8},
       {"max_w", 8},   {"max_k", 32},  {"max_m", 32},  {"lanes", 2},   {"win_cap", 512}, {"policies", 3}, {"mul_pipe", 1},
-      {"gather_w", 2}};
+      {"gather_w", 2}, {"lane_groups", 2}};
   ASSERT_EQ(values.size(), hw_fields().size());
   for (const HwField& f : hw_fields()) {
     HwConfig expected;

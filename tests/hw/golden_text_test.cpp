@@ -1,7 +1,7 @@
 // Emitted text of a few small generated modules against reviewed expected
 // files in tests/hw/golden/ (the version string is written there as
 // @VERSION@): kld_pe with DATA_W 4 / ACC_W 8 (without and with the multiplier
-// pipeline), a small kld_sram and the kld_detector_lane of a tiny
+// pipeline), a small kld_sram and the kld_detector_lane (both kinds) of a tiny
 // configuration. A change in the generator's output shows here as a diff to
 // review, not as a silent change of the checked-in RTL.
 //
@@ -83,6 +83,13 @@ TEST(HwGoldenText, ProcessingElementWithMultiplierPipeline) {
 TEST(HwGoldenText, SmallSram) { check_golden(tiny(0), "kld_sram_8x3.v", "kld_sram_8x3.v"); }
 
 TEST(HwGoldenText, DetectorLane) { check_golden(tiny(0), "kld_detector_lane.v", "kld_detector_lane.v"); }
+
+// The lane that decides two groups in alternate cycles (LANE_GROUPS 2).
+TEST(HwGoldenText, DetectorLaneOfTwoGroups) {
+  hw::HwConfig c = tiny(0);
+  c.lane_groups = 2;
+  check_golden(c, "kld_detector_lane.v", "kld_detector_lane_two_groups.v");
+}
 
 // The expected files differ between the two PE variants only where the
 // pipeline register is (a guard against refreshing one file from the other).

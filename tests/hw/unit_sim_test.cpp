@@ -51,6 +51,12 @@ hw::HwConfig detector_cfg(int gw, int dw, int max_k, int lanes, int win_cap, uin
   return c;
 }
 
+// The same detector with lanes that decide two groups in alternate cycles.
+hw::HwConfig paired(hw::HwConfig c) {
+  c.lane_groups = 2;
+  return c;
+}
+
 hw::HwConfig dispatcher_cfg(int rows, int gw, int max_k, int win_cap) {
   hw::HwConfig c = cfg(rows, 2, gw, 8, 16, 0);
   c.max_t = 3;
@@ -97,6 +103,12 @@ std::vector<UnitCase> cases() {
       {"dispatcher_win1", "kld_dispatcher", "dispatcher_tb", dispatcher_cfg(4, 2, 8, 1), 25, true},
       {"detector_win1", "kld_detector", "detector_tb", detector_cfg(2, 8, 16, 3, 1, 7), 40, true},
       {"detector_line_win64", "kld_detector", "detector_tb", det_line, 40, true},
+      // LANE_GROUPS 2: an odd number of rounds (the last pair's second round empty), one lane, WIN_CAP 1.
+      {"detector_pairs_g2_l3_win8", "kld_detector", "detector_tb", paired(detector_cfg(2, 8, 16, 3, 8, 7)), 40},
+      {"detector_pairs_g4_l1_adaptive_only", "kld_detector", "detector_tb", paired(detector_cfg(4, 6, 16, 1, 16, 4)),
+       30, true},
+      {"detector_pairs_win1", "kld_detector", "detector_tb", paired(detector_cfg(2, 8, 16, 3, 1, 7)), 40, true},
+      {"detector_pairs_line_win64", "kld_detector", "detector_tb", paired(det_line), 40, true},
   };
 }
 

@@ -47,8 +47,10 @@ hw::HwConfig hw_config(int which) {
       c.rows = 4; c.cols = 3; c.group_w = 2; c.data_w = 8; c.acc_w = 32; c.gather_w = 3;
       c.max_t = 3; c.max_h = 5; c.max_w = 6; c.max_k = 12; c.max_m = 7; c.lanes = 2; c.win_cap = 32;
       break;
-    case 1:  // narrow data, accumulator as narrow as allowed (wraps), pipelined multipliers, 2-token beats
+    case 1:  // narrow data, accumulator as narrow as allowed (wraps), pipelined multipliers, 2-token beats,
+             // detector lanes deciding two groups in alternate cycles
       c.rows = 8; c.cols = 4; c.group_w = 4; c.data_w = 4; c.acc_w = 8; c.mul_pipe = 1; c.gather_w = 2;
+      c.lane_groups = 2;
       c.max_t = 2; c.max_h = 4; c.max_w = 5; c.max_k = 16; c.max_m = 9; c.win_cap = 32;
       break;
     case 2:  // one-row groups, wide data, odd accumulator

@@ -19,6 +19,7 @@
 //   POLICIES = 7
 //   MUL_PIPE = 1
 //   GATHER_W = 1
+//   LANE_GROUPS = 1
 // Lint waivers: none
 // Deliberately unused bits: none
 
