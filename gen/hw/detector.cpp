@@ -85,12 +85,14 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr last_q = paired ? m.signal("last_entry_q", ew, Sign::Unsigned,
                                         "{root, Ahat} of the last decided position: the w reference of the "
                                         "presented one")
-                             : m.signal("last_entry_q", ew, Sign::Unsigned, "{root, Ahat} of the last decided position");
+                             : m.signal("last_entry_q", ew, Sign::Unsigned,
+                                        "{root, Ahat} of the last decided position");
   const Expr prev_q = paired ? m.signal("prev_entry_q", ew, Sign::Unsigned,
                                         "{root, Ahat} decided before last_entry_q: the w reference of the second "
                                         "stage's")
                              : Expr();
-  const Expr src = paired ? Expr() : m.signal("ahat_src", 2, Sign::Unsigned, "where new_entry's Ahat came from (see ahat_src_q)");
+  const Expr src = paired ? Expr()
+                          : m.signal("ahat_src", 2, Sign::Unsigned, "where new_entry's Ahat came from (see ahat_src_q)");
   const Expr src_q = paired ? Expr()
                             : m.signal("ahat_src_q", 2, Sign::Unsigned,
                                        "Ahat of the last decided position: 0 its A, 1 its t entry, 2 its h entry, 3 "

@@ -96,8 +96,9 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   // the A memories' read address, and a net from the top would reach it through a driver the
   // top's synthesis sizes without seeing this module's loads.
   const Expr scan_step = m.signal("scan_step_q", 1, Sign::Unsigned, "the scan advances to the next position");
-  // Its complement in a flip-flop of its own picks the A memories' read address: the step drives
-  // every scan register's next value, and a chain of buffers stood between it and the memories.
+  // Its complement in a flip-flop of its own picks the A memories' read address and the window's:
+  // the step drives every scan register's next value, and a chain of buffers stood between it and
+  // the memories.
   const Expr scan_hold = m.signal("scan_hold_q", 1, Sign::Unsigned, "the scan stays at its position (not the step)");
   Always& step_regs = m.always_ff(clk, rst_n, "the scan step, decided a cycle ahead");
   step_regs.flop(scan_step, scan_step_next, 0);
@@ -256,7 +257,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                  concat({nr.slot - dr.tw_s, nr.slot - dr.area_s})), 0);
   ref_slots.flop(ref_step_q, mux(scan_clear, concat({one - d0.tw_s, one - d0.area_s}),
                                  concat({slot_run_after - dr.tw_s, slot_run_after - dr.area_s})), 0);
-  const Expr ref_slot_d = m.wire("ref_slot_d", mux(scan_step, ref_step_q, ref_stay_q),
+  const Expr ref_slot_d = m.wire("ref_slot_d", mux(scan_hold, ref_stay_q, ref_step_q),
                                  "the next position's t and h reference slots (h at SW, t at 0), modulo 2^SW");
   // Distance 1 from the same registers: modulo 2^SW a distance of 1 + k*2^SW looks the same, but such a
   // reference lies beyond WIN_CAP and is never available.

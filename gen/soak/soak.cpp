@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 hw::HwConfig small(int rows, int cols, int group_w, int data_w, int acc_w, int max_k, int max_m, int mul_pipe,
-                   int gather_w = 1) {
+                   int gather_w = 1, int lane_groups = 1) {
   hw::HwConfig c;
   c.rows = rows;
   c.cols = cols;
@@ -39,6 +39,7 @@ hw::HwConfig small(int rows, int cols, int group_w, int data_w, int acc_w, int m
   c.max_m = max_m;
   c.mul_pipe = mul_pipe;
   c.gather_w = gather_w;
+  c.lane_groups = lane_groups;
   c.validate();
   return c;
 }
@@ -137,7 +138,7 @@ json failure_json(const Failure& f) { return {{"run", f.run}, {"config", f.confi
 
 std::vector<hw::HwConfig> soak_configs() {
   return {small(2, 2, 2, 8, 24, 8, 4, 0), small(4, 2, 2, 8, 24, 8, 4, 1), small(2, 4, 1, 6, 16, 6, 8, 0),
-          small(4, 4, 4, 4, 12, 8, 6, 0), small(4, 3, 2, 8, 24, 8, 7, 0, 3)};
+          small(4, 4, 4, 4, 12, 8, 6, 0), small(4, 3, 2, 8, 24, 8, 7, 0, 3), small(4, 2, 2, 8, 24, 12, 5, 0, 1, 2)};
 }
 
 json Summary::to_json() const {

@@ -139,6 +139,12 @@ class Reports {
     many_variants_ = variants.size() > 1;
   }
 
+  // A point's name in the tables, with its variant when the sweep varies more than the array size
+  // (the name's hash alone does not say which variant it is).
+  std::string point_text(const Row& r, const std::string& name) const {
+    return many_variants_ ? name + " (" + variant(r, varying_) + ")" : name;
+  }
+
   std::vector<fs::path> write() {
     put(out_ / "sweep.csv", csv());
     put(out_ / "sweep.json", sweep_json().dump(1) + "\n");
@@ -378,7 +384,7 @@ std::string Reports::summary() const {
                            {"P SRAM (mW)", right}, {"E/MAC (pJ)", right}, {"E/MAC+SRAM (pJ)", right},
                            {"synth (s)", right}});
   for (const Row& r : rows_) {
-    std::vector<std::string> cells = {r.point->config.name(), r.top, std::to_string(r.point->pes()),
+    std::vector<std::string> cells = {point_text(r, r.point->config.name()), r.top, std::to_string(r.point->pes()),
                                       r.point->library.label, clock_text(r.point->clock_ns)};
     if (r.status != "done") {
       cells.push_back(r.status);
@@ -423,7 +429,7 @@ void Reports::overhead(std::ostringstream& o) const {
     });
     if (plain == rows_.end()) continue;
     auto pct = [](double a, double b) { return num(100.0 * (a - b) / b, 3) + " %"; };
-    table.add_row({r.point->id, num(r.area_logic_um2), num(plain->area_logic_um2),
+    table.add_row({point_text(r, r.point->id), num(r.area_logic_um2), num(plain->area_logic_um2),
                    pct(r.area_logic_um2, plain->area_logic_um2), pct(r.area_total_um2, plain->area_total_um2),
                    pct(r.power_opensta_w, plain->power_opensta_w),
                    num(r.fmax_mhz, 4) + " / " + num(plain->fmax_mhz, 4)});

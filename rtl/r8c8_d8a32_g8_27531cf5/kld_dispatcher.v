@@ -460,7 +460,7 @@ module kld_dispatcher (
     end
   end
 
-  assign ref_slot_d = scan_step_q ? ref_slot_step_q : ref_slot_stay_q;
+  assign ref_slot_d = scan_hold_q ? ref_slot_stay_q : ref_slot_step_q;
   assign near_next = {ref_dist_h_q == 8'd1, ref_dist_t_q == 8'd1};
   assign two_next = {ref_dist_h_q == 8'd2, ref_dist_t_q == 8'd2};
   assign last_w_d = scan_clear_i ? last_w_origin : last_w_run;

@@ -315,9 +315,11 @@ hw::HwConfig config_2x2() {
 // ctest runs every test in its own process, so each flow test synthesises
 // what it needs once; the 2x2 array test checks several netlists in one go.
 
-fs::path generate_2x2(const fs::path& dir) {
+fs::path generate_2x2(const fs::path& dir, int lane_groups = 1) {
   const fs::path rtl = dir / "rtl";
-  hw::write_rtl(config_2x2(), rtl);
+  hw::HwConfig c = config_2x2();
+  c.lane_groups = lane_groups;
+  hw::write_rtl(c, rtl);
   return rtl;
 }
 
@@ -428,21 +430,25 @@ TEST(EquivFlow, TwoByTwoArrayProvenAndChangedNetlistsCaught) {
   }
 }
 
+// Both lane kinds: one group per lane, and two groups in alternate cycles (LANE_GROUPS 2).
 TEST(EquivFlow, DetectorLaneIsEquivalent) {
   REQUIRE_TOOLS();
-  const fs::path dir = temp_dir("lane");
-  EquivOptions o;
-  o.rtl_dir = generate_2x2(dir);
-  o.top = "kld_detector_lane";
-  o.out_dir = dir / "out";
-  o.proof_timeout_s = 300;
-  const EquivResult r = run_equivalence(o);
-  ASSERT_EQ(r.proofs.size(), 1u);
-  EXPECT_EQ(r.proofs[0].status, Status::Equivalent) << r.proofs[0].reason;
-  // The lane around its window memory, which is cut as a black box.
-  ASSERT_EQ(r.proofs[0].instances.size(), 1u);
-  EXPECT_EQ(r.proofs[0].instances[0].rfind("u_window (kld_sram_", 0), 0u) << r.proofs[0].instances[0];
-  EXPECT_GT(r.proofs[0].compared, 0u);
+  for (int lane_groups : {1, 2}) {
+    SCOPED_TRACE("LANE_GROUPS " + std::to_string(lane_groups));
+    const fs::path dir = temp_dir("lane" + std::to_string(lane_groups));
+    EquivOptions o;
+    o.rtl_dir = generate_2x2(dir, lane_groups);
+    o.top = "kld_detector_lane";
+    o.out_dir = dir / "out";
+    o.proof_timeout_s = 300;
+    const EquivResult r = run_equivalence(o);
+    ASSERT_EQ(r.proofs.size(), 1u);
+    EXPECT_EQ(r.proofs[0].status, Status::Equivalent) << r.proofs[0].reason;
+    // The lane around its window memory, which is cut as a black box.
+    ASSERT_EQ(r.proofs[0].instances.size(), 1u);
+    EXPECT_EQ(r.proofs[0].instances[0].rfind("u_window (kld_sram_", 0), 0u) << r.proofs[0].instances[0];
+    EXPECT_GT(r.proofs[0].compared, 0u);
+  }
 }
 
 // Every synthesis recipe's netlist of adders, a subtractor and comparisons (carry units of 1 to

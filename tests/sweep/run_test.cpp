@@ -164,6 +164,20 @@ TEST_F(SweepRun, ReportsParseWithPositiveNumbersAndLargerArraysLarger) {
   EXPECT_NE(md.find("full PE utilisation"), std::string::npos);
 }
 
+// Points that differ in more than the array size are told apart in the summary's tables by their
+// variant (the configuration name's hash alone does not say which is which).
+TEST_F(SweepRun, VariantsAreNamedInTheSummaryTables) {
+  const fs::path spec = write("variants.json", std::string(R"({"name": "variants", )") + kTinyBase +
+                                                   R"(, "axes": {"rows_cols": [1], "mul_pipe": [0, 1]}, )"
+                                                   R"("tops": ["kld_top", "kld_plain_top"]})");
+  const CliRun run = kaleido_sweep(spec, dir() / "variants");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string md = kaleido::read_file(dir() / "variants/summary.md");
+  // Each point: a row per top in the results and one in the overhead table.
+  EXPECT_EQ(count_of(md, " (d4a8_g1_mulpipe0) |"), 3) << md;
+  EXPECT_EQ(count_of(md, " (d4a8_g1_mulpipe1) |"), 3) << md;
+}
+
 TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingAndStaleOnes) {
   const fs::path spec = two_points(R"(["kld_plain_top"])");
   const CliRun first = kaleido_sweep(spec, dir() / "two");
