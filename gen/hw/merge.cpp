@@ -10,7 +10,9 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   Module m("kld_merge",
            "Merge unit: writes each tap's partial P_g[token] into the partial memory of (group, column); the "
            "gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of root tokens, "
-           "in three registered steps: the root tables' read, the partials' read, their sum. Partials "
+           "in three registered steps: the root tables' read, the partials' read, their sum (a carry-save "
+           "tree of 3:2 compressors, csa_*: sum = a ^ b ^ c, carry = majority one place up, then one "
+           "adder). Partials "
            "are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output sign-extended");
   const int tw = c.token_w(), segs = c.segs(), cols = c.cols, aw = c.acc_w, G = c.max_groups(), lanes = c.det_lanes();
   const int pw = c.partial_w(), sw = c.out_sum_w();
@@ -123,22 +125,29 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
       m.instance(partial_sram, "u_partial_" + name, conns, "partials of group " + gn + ", column " + std::to_string(cc));
     }
   }
-  // A balanced adder tree per lane and column, log2(G) adders deep instead of a chain of G - 1,
-  // from the registered partials to out_data_q: no memory read shares a path with an adder.
+  // Per lane and column, a carry-save tree (3:2 compressors on whole words) takes the G terms to
+  // two, and one adder sums those: ceil(log1.5(G/2)) full-adder delays and one carry chain from the
+  // registered partials to out_data_q, instead of log2(G) chained adders (G - 1 adders in all).
+  // Sums and carries wrap modulo 2^OUT_SUM_W like the words they stand for, so the result is the
+  // same sum bit for bit. No memory read shares a path with this logic.
   std::vector<Expr> words;  // most significant first: lane GATHER_W-1, column COLS-1
   for (int j = gws - 1; j >= 0; --j)
     for (int cc = cols - 1; cc >= 0; --cc) {
       std::vector<Expr> level = terms[static_cast<size_t>(j)][static_cast<size_t>(cc)];
       const std::string col = std::to_string(cc) + lane_sfx(j);
-      for (int depth_k = 0; level.size() > 1; ++depth_k) {
+      for (int depth_k = 0; level.size() > 2; ++depth_k) {
         std::vector<Expr> next;
-        for (size_t t = 0; t + 1 < level.size(); t += 2)
-          next.push_back(m.wire("sum_" + col + "_" + std::to_string(depth_k) + "_" + std::to_string(t / 2),
-                                level[t] + level[t + 1]));
-        if (level.size() % 2 == 1) next.push_back(level.back());
+        size_t t = 0;
+        for (; t + 2 < level.size(); t += 3) {
+          const std::string name = "csa_" + col + "_" + std::to_string(depth_k) + "_" + std::to_string(t / 3);
+          const Expr &a = level[t], &b = level[t + 1], &d = level[t + 2];
+          next.push_back(m.wire(name + "_sum", a ^ b ^ d));
+          next.push_back(m.wire(name + "_carry", ((a & b) | (a & d) | (b & d)) << 1));
+        }
+        for (; t < level.size(); ++t) next.push_back(level[t]);
         level = std::move(next);
       }
-      words.push_back(level.front());
+      words.push_back(level.size() == 2 ? m.wire("sum_" + col, level[0] + level[1]) : level.front());
     }
   for (int s = G; s < segs; ++s)  // segments that never hold a group (MAX_K/GROUP_W < SEGS)
     m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols),

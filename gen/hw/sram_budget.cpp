@@ -22,8 +22,7 @@ std::vector<SramRole> sram_roles(const HwConfig& c, const std::string& top) {
   return {a,
           b,
           {"detector window (Ahat and root per slot, one per lane)",
-           c.lane_groups == 1 ? "LANES x WIN_CAP x (GROUP_W*DATA_W + TW)"
-                              : "LANES x LANE_GROUPS*WIN_CAP x (GROUP_W*DATA_W + TW)",
+           "LANES x LANE_GROUPS*WIN_CAP x (GROUP_W*DATA_W + TW)",
            c.det_lanes(), DetectorBlock::window_depth(c), a_width + tw},
           {"compute lists (one per group)", "MAX_G x MAX_N x TW", g, n, tw},
           {"root tables (one per group)", "MAX_G x MAX_N x TW", g, n, tw},

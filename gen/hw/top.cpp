@@ -112,9 +112,12 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const int cw = coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
   // Round r decides groups r*LANES + l. With LANE_GROUPS 2 each lane takes two groups in
   // alternate cycles (rounds 2p and 2p+1 of pair p): bit 0 of the round is the lane's phase.
+  // A lane's groups are decided in a set of LANE_GROUPS consecutive rounds (set = round >>
+  // (LANE_GROUPS - 1)): a group's A bank is read, and its list completes, per set.
   const bool paired = c.lane_groups == 2;
   const int rounds = detection_rounds(G, lanes, c.lane_groups), rw = clog2(rounds), ra = reg_addr_width(c);
-  const int pairs = rounds / 2;
+  const int sets = rounds / c.lane_groups, set_w = rw - (c.lane_groups - 1), set_groups = c.lane_groups * lanes;
+  const std::string set_name = paired ? "pair of rounds" : "round";
   const int krow_w = clog2(c.max_kt() * rows), ww = clog2(c.window_cap() + 1), tauw = c.tau_w();
   // Cycles from an m-tile's last issue until its last partial is written (the issue registers,
   // the segment, the columns and the multiplier's stages).
@@ -295,15 +298,17 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // Last k-tile / m-tile / round, by multiplication only (no division in hardware).
   const Expr kt_is_last = m.wire("kt_is_last", last_tile(kt_q, rows, dim_k_q));
   const Expr mt_is_last = m.wire("mt_is_last", last_tile(mt_q, cols, dim_m_q));
-  Expr round_is_last, phase_q, pair_q, pair_is_last;
-  if (!paired) {
-    round_is_last = m.wire("round_is_last", last_tile(round_q, lanes, zext(n_groups, reg::kDimWidth)));
-  } else {
+  // set_q: the set of rounds the scan is in (absent when there is one set of LANE_GROUPS 2).
+  Expr phase_q, set_q = round_q;
+  if (paired) {
     phase_q = m.wire("det_phase", round_q[0], "which group of each lane's two the scan presents");
-    if (rw > 1) pair_q = m.wire("det_pair", round_q.slice(rw - 1, 1), "pair of detection rounds");
-    pair_is_last = m.wire("pair_is_last",
-                          rw > 1 ? last_tile(pair_q, 2 * lanes, zext(n_groups, reg::kDimWidth)) : bit(true));
+    if (set_w > 0) {
+      set_q = m.wire("det_pair", round_q.slice(rw - 1, 1), "pair of detection rounds");
+    }
   }
+  const Expr set_is_last =
+      m.wire(paired ? "pair_is_last" : "round_is_last",
+             set_w > 0 ? last_tile(set_q, set_groups, zext(n_groups, reg::kDimWidth)) : bit(true));
   const Expr round_d = m.signal("round_d", rw, Sign::Unsigned, "detection round of the next cycle");
   // Beats of GATHER_W tokens: token gather_q + j exists while it is below N.
   const int ew = tw + 4;  // holds gather_q + GATHER_W (at most 8 past a token index)
@@ -335,6 +340,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // their own copies (step_next, retire_next), and no combinational step crosses into them.
   const Expr s2_valid_q = m.signal("det_s2_valid_q", 1, Sign::Unsigned, "the lanes' second stage holds a position");
   const Expr s2_round_q = m.signal("det_s2_round_q", rw, Sign::Unsigned, "... its detection round");
+  const Expr s2_set_q = paired && set_w > 0 ? s2_round_q.slice(rw - 1, 1) : s2_round_q;
   const Expr s2_token_q = m.signal("det_s2_token_q", tw, Sign::Unsigned, "... its token");
   const Expr s2_lanes_q = m.signal("det_s2_lane_valid_q", lanes, Sign::Unsigned, "... the lanes with a group");
   const Expr dec_ready_q =
@@ -370,24 +376,18 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr group_done_q = m.signal("group_done_q", G, Sign::Unsigned,
                                      "group g's detection round was over last cycle (its list is complete now)");
   std::vector<Expr> done_bits;
-  // With LANE_GROUPS 2 a group's list is complete once its pair of rounds is over.
+  // A group's list is complete once the scan has left its set of rounds and its last decision
+  // has left the second stage.
   for (int g = G - 1; g >= 0; --g) {
-    if (paired) {
-      const int pg = g / (2 * lanes);
-      Expr scanned = !det_busy_q;
-      Expr in_s2 = s2_valid_q;
-      if (rw > 1) {
-        const Expr pgc = constant(rw - 1, static_cast<uint64_t>(pg));
-        if (pg < pairs - 1) scanned = scanned || (pair_q > pgc);
-        in_s2 = in_s2 && (s2_round_q.slice(rw - 1, 1) == pgc);
-      }
-      done_bits.push_back(!group_valid[g] || (scanned && !in_s2));
-      continue;
+    const int sg = g / set_groups;
+    Expr scanned = !det_busy_q;
+    Expr in_s2 = s2_valid_q;
+    if (set_w > 0) {
+      const Expr sgc = constant(set_w, static_cast<uint64_t>(sg));
+      if (sg < sets - 1) scanned = scanned || (set_q > sgc);
+      in_s2 = in_s2 && (s2_set_q == sgc);
     }
-    const Expr rg = constant(rw, static_cast<uint64_t>(g / lanes));
-    Expr scanned = !det_busy_q;  // the scan has left the group's round
-    if (g / lanes < rounds - 1) scanned = scanned || (round_q > rg);
-    done_bits.push_back(!group_valid[g] || (scanned && !(s2_valid_q && (s2_round_q == rg))));
+    done_bits.push_back(!group_valid[g] || (scanned && !in_s2));
   }
   Always& decisions = m.always_ff(clk, rst_n, "registered decisions (cleared by a run start)");
   decisions.flop(push_q, mux(run_start, zero(G), push), 0);
@@ -495,16 +495,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
     a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
     Expr scan_addr = a_scan_addr, seg_addr = iss_token_q.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
-    // With LANE_GROUPS 2 both groups of a lane read each position of their pair of rounds.
-    if (paired && pairs > 1)
+    if (sets > 1)
       scan_addr = m.wire("a_scan_addr_" + gn,
-                         mux(pair_q == constant(rw - 1, static_cast<uint64_t>(g / (2 * lanes))), a_scan_addr,
-                             zero(tw)),
-                         "bank " + gn + "'s detector address: the scan's in its pair of rounds, else token 0");
-    if (!paired && rounds > 1)
-      scan_addr = m.wire("a_scan_addr_" + gn,
-                         mux(round_q == constant(rw, static_cast<uint64_t>(g / lanes)), a_scan_addr, zero(tw)),
-                         "bank " + gn + "'s detector address: the scan's in its round, else token 0");
+                         mux(set_q == constant(set_w, static_cast<uint64_t>(g / set_groups)), a_scan_addr, zero(tw)),
+                         "bank " + gn + "'s detector address: the scan's in its " + set_name + ", else token 0");
     if (ktiles > 1) {
       const Expr held =
           m.signal("a_issue_addr_" + gn + "_q", tw, Sign::Unsigned, "bank " + gn + "'s array address");
@@ -736,17 +730,17 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     if (rw > 1) {
       const Expr pair_d = m.wire("det_pair_d",
                                  mux(run_start, zero(rw - 1),
-                                     mux(pair_over && !pair_is_last, pair_q + constant(rw - 1, 1), pair_q)),
+                                     mux(pair_over && !set_is_last, set_q + constant(set_w, 1), set_q)),
                                  "pair of the next cycle");
       m.assign(round_d, concat({pair_d, phase_d}));
     } else {
       m.assign(round_d, phase_d);
     }
-    det_over = pair_over && pair_is_last;
+    det_over = pair_over && set_is_last;
   } else {
     m.assign(round_d, mux(run_start, zero(rw),
-                          mux(step && scan_last && !round_is_last, round_q + constant(rw, 1), round_q)));
-    det_over = step && scan_last && round_is_last;
+                          mux(step && scan_last && !set_is_last, round_q + constant(rw, 1), round_q)));
+    det_over = step && scan_last && set_is_last;
   }
   dete.flop(round_q, round_d, 0);
   const Expr det_busy_d = m.wire("det_busy_d", mux(run_start, !dense_start && !keep_start, det_busy_q && !det_over));

@@ -2,9 +2,10 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens, in three registered steps: the root tables' read, the partials' read, their sum.
-// Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
-// sign-extended
+// root tokens, in three registered steps: the root tables' read, the partials' read, their sum (a
+// carry-save tree of 3:2 compressors, csa_*: sum = a ^ b ^ c, carry = majority one place up, then
+// one adder). Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the
+// output sign-extended
 // Parameters:
 //   ROWS = 16
 //   COLS = 16
@@ -728,118 +729,214 @@ module kld_merge (
   wire [18:0] partial_7_15;
   reg [18:0] partial_7_15_q;
   wire [21:0] term_7_15;
-  wire [21:0] sum_15_0_0;
-  wire [21:0] sum_15_0_1;
-  wire [21:0] sum_15_0_2;
-  wire [21:0] sum_15_0_3;
-  wire [21:0] sum_15_1_0;
-  wire [21:0] sum_15_1_1;
-  wire [21:0] sum_15_2_0;
-  wire [21:0] sum_14_0_0;
-  wire [21:0] sum_14_0_1;
-  wire [21:0] sum_14_0_2;
-  wire [21:0] sum_14_0_3;
-  wire [21:0] sum_14_1_0;
-  wire [21:0] sum_14_1_1;
-  wire [21:0] sum_14_2_0;
-  wire [21:0] sum_13_0_0;
-  wire [21:0] sum_13_0_1;
-  wire [21:0] sum_13_0_2;
-  wire [21:0] sum_13_0_3;
-  wire [21:0] sum_13_1_0;
-  wire [21:0] sum_13_1_1;
-  wire [21:0] sum_13_2_0;
-  wire [21:0] sum_12_0_0;
-  wire [21:0] sum_12_0_1;
-  wire [21:0] sum_12_0_2;
-  wire [21:0] sum_12_0_3;
-  wire [21:0] sum_12_1_0;
-  wire [21:0] sum_12_1_1;
-  wire [21:0] sum_12_2_0;
-  wire [21:0] sum_11_0_0;
-  wire [21:0] sum_11_0_1;
-  wire [21:0] sum_11_0_2;
-  wire [21:0] sum_11_0_3;
-  wire [21:0] sum_11_1_0;
-  wire [21:0] sum_11_1_1;
-  wire [21:0] sum_11_2_0;
-  wire [21:0] sum_10_0_0;
-  wire [21:0] sum_10_0_1;
-  wire [21:0] sum_10_0_2;
-  wire [21:0] sum_10_0_3;
-  wire [21:0] sum_10_1_0;
-  wire [21:0] sum_10_1_1;
-  wire [21:0] sum_10_2_0;
-  wire [21:0] sum_9_0_0;
-  wire [21:0] sum_9_0_1;
-  wire [21:0] sum_9_0_2;
-  wire [21:0] sum_9_0_3;
-  wire [21:0] sum_9_1_0;
-  wire [21:0] sum_9_1_1;
-  wire [21:0] sum_9_2_0;
-  wire [21:0] sum_8_0_0;
-  wire [21:0] sum_8_0_1;
-  wire [21:0] sum_8_0_2;
-  wire [21:0] sum_8_0_3;
-  wire [21:0] sum_8_1_0;
-  wire [21:0] sum_8_1_1;
-  wire [21:0] sum_8_2_0;
-  wire [21:0] sum_7_0_0;
-  wire [21:0] sum_7_0_1;
-  wire [21:0] sum_7_0_2;
-  wire [21:0] sum_7_0_3;
-  wire [21:0] sum_7_1_0;
-  wire [21:0] sum_7_1_1;
-  wire [21:0] sum_7_2_0;
-  wire [21:0] sum_6_0_0;
-  wire [21:0] sum_6_0_1;
-  wire [21:0] sum_6_0_2;
-  wire [21:0] sum_6_0_3;
-  wire [21:0] sum_6_1_0;
-  wire [21:0] sum_6_1_1;
-  wire [21:0] sum_6_2_0;
-  wire [21:0] sum_5_0_0;
-  wire [21:0] sum_5_0_1;
-  wire [21:0] sum_5_0_2;
-  wire [21:0] sum_5_0_3;
-  wire [21:0] sum_5_1_0;
-  wire [21:0] sum_5_1_1;
-  wire [21:0] sum_5_2_0;
-  wire [21:0] sum_4_0_0;
-  wire [21:0] sum_4_0_1;
-  wire [21:0] sum_4_0_2;
-  wire [21:0] sum_4_0_3;
-  wire [21:0] sum_4_1_0;
-  wire [21:0] sum_4_1_1;
-  wire [21:0] sum_4_2_0;
-  wire [21:0] sum_3_0_0;
-  wire [21:0] sum_3_0_1;
-  wire [21:0] sum_3_0_2;
-  wire [21:0] sum_3_0_3;
-  wire [21:0] sum_3_1_0;
-  wire [21:0] sum_3_1_1;
-  wire [21:0] sum_3_2_0;
-  wire [21:0] sum_2_0_0;
-  wire [21:0] sum_2_0_1;
-  wire [21:0] sum_2_0_2;
-  wire [21:0] sum_2_0_3;
-  wire [21:0] sum_2_1_0;
-  wire [21:0] sum_2_1_1;
-  wire [21:0] sum_2_2_0;
-  wire [21:0] sum_1_0_0;
-  wire [21:0] sum_1_0_1;
-  wire [21:0] sum_1_0_2;
-  wire [21:0] sum_1_0_3;
-  wire [21:0] sum_1_1_0;
-  wire [21:0] sum_1_1_1;
-  wire [21:0] sum_1_2_0;
-  wire [21:0] sum_0_0_0;
-  wire [21:0] sum_0_0_1;
-  wire [21:0] sum_0_0_2;
-  wire [21:0] sum_0_0_3;
-  wire [21:0] sum_0_1_0;
-  wire [21:0] sum_0_1_1;
-  wire [21:0] sum_0_2_0;
+  wire [21:0] csa_15_0_0_sum;
+  wire [21:0] csa_15_0_0_carry;
+  wire [21:0] csa_15_0_1_sum;
+  wire [21:0] csa_15_0_1_carry;
+  wire [21:0] csa_15_1_0_sum;
+  wire [21:0] csa_15_1_0_carry;
+  wire [21:0] csa_15_1_1_sum;
+  wire [21:0] csa_15_1_1_carry;
+  wire [21:0] csa_15_2_0_sum;
+  wire [21:0] csa_15_2_0_carry;
+  wire [21:0] csa_15_3_0_sum;
+  wire [21:0] csa_15_3_0_carry;
+  wire [21:0] sum_15;
+  wire [21:0] csa_14_0_0_sum;
+  wire [21:0] csa_14_0_0_carry;
+  wire [21:0] csa_14_0_1_sum;
+  wire [21:0] csa_14_0_1_carry;
+  wire [21:0] csa_14_1_0_sum;
+  wire [21:0] csa_14_1_0_carry;
+  wire [21:0] csa_14_1_1_sum;
+  wire [21:0] csa_14_1_1_carry;
+  wire [21:0] csa_14_2_0_sum;
+  wire [21:0] csa_14_2_0_carry;
+  wire [21:0] csa_14_3_0_sum;
+  wire [21:0] csa_14_3_0_carry;
+  wire [21:0] sum_14;
+  wire [21:0] csa_13_0_0_sum;
+  wire [21:0] csa_13_0_0_carry;
+  wire [21:0] csa_13_0_1_sum;
+  wire [21:0] csa_13_0_1_carry;
+  wire [21:0] csa_13_1_0_sum;
+  wire [21:0] csa_13_1_0_carry;
+  wire [21:0] csa_13_1_1_sum;
+  wire [21:0] csa_13_1_1_carry;
+  wire [21:0] csa_13_2_0_sum;
+  wire [21:0] csa_13_2_0_carry;
+  wire [21:0] csa_13_3_0_sum;
+  wire [21:0] csa_13_3_0_carry;
+  wire [21:0] sum_13;
+  wire [21:0] csa_12_0_0_sum;
+  wire [21:0] csa_12_0_0_carry;
+  wire [21:0] csa_12_0_1_sum;
+  wire [21:0] csa_12_0_1_carry;
+  wire [21:0] csa_12_1_0_sum;
+  wire [21:0] csa_12_1_0_carry;
+  wire [21:0] csa_12_1_1_sum;
+  wire [21:0] csa_12_1_1_carry;
+  wire [21:0] csa_12_2_0_sum;
+  wire [21:0] csa_12_2_0_carry;
+  wire [21:0] csa_12_3_0_sum;
+  wire [21:0] csa_12_3_0_carry;
+  wire [21:0] sum_12;
+  wire [21:0] csa_11_0_0_sum;
+  wire [21:0] csa_11_0_0_carry;
+  wire [21:0] csa_11_0_1_sum;
+  wire [21:0] csa_11_0_1_carry;
+  wire [21:0] csa_11_1_0_sum;
+  wire [21:0] csa_11_1_0_carry;
+  wire [21:0] csa_11_1_1_sum;
+  wire [21:0] csa_11_1_1_carry;
+  wire [21:0] csa_11_2_0_sum;
+  wire [21:0] csa_11_2_0_carry;
+  wire [21:0] csa_11_3_0_sum;
+  wire [21:0] csa_11_3_0_carry;
+  wire [21:0] sum_11;
+  wire [21:0] csa_10_0_0_sum;
+  wire [21:0] csa_10_0_0_carry;
+  wire [21:0] csa_10_0_1_sum;
+  wire [21:0] csa_10_0_1_carry;
+  wire [21:0] csa_10_1_0_sum;
+  wire [21:0] csa_10_1_0_carry;
+  wire [21:0] csa_10_1_1_sum;
+  wire [21:0] csa_10_1_1_carry;
+  wire [21:0] csa_10_2_0_sum;
+  wire [21:0] csa_10_2_0_carry;
+  wire [21:0] csa_10_3_0_sum;
+  wire [21:0] csa_10_3_0_carry;
+  wire [21:0] sum_10;
+  wire [21:0] csa_9_0_0_sum;
+  wire [21:0] csa_9_0_0_carry;
+  wire [21:0] csa_9_0_1_sum;
+  wire [21:0] csa_9_0_1_carry;
+  wire [21:0] csa_9_1_0_sum;
+  wire [21:0] csa_9_1_0_carry;
+  wire [21:0] csa_9_1_1_sum;
+  wire [21:0] csa_9_1_1_carry;
+  wire [21:0] csa_9_2_0_sum;
+  wire [21:0] csa_9_2_0_carry;
+  wire [21:0] csa_9_3_0_sum;
+  wire [21:0] csa_9_3_0_carry;
+  wire [21:0] sum_9;
+  wire [21:0] csa_8_0_0_sum;
+  wire [21:0] csa_8_0_0_carry;
+  wire [21:0] csa_8_0_1_sum;
+  wire [21:0] csa_8_0_1_carry;
+  wire [21:0] csa_8_1_0_sum;
+  wire [21:0] csa_8_1_0_carry;
+  wire [21:0] csa_8_1_1_sum;
+  wire [21:0] csa_8_1_1_carry;
+  wire [21:0] csa_8_2_0_sum;
+  wire [21:0] csa_8_2_0_carry;
+  wire [21:0] csa_8_3_0_sum;
+  wire [21:0] csa_8_3_0_carry;
+  wire [21:0] sum_8;
+  wire [21:0] csa_7_0_0_sum;
+  wire [21:0] csa_7_0_0_carry;
+  wire [21:0] csa_7_0_1_sum;
+  wire [21:0] csa_7_0_1_carry;
+  wire [21:0] csa_7_1_0_sum;
+  wire [21:0] csa_7_1_0_carry;
+  wire [21:0] csa_7_1_1_sum;
+  wire [21:0] csa_7_1_1_carry;
+  wire [21:0] csa_7_2_0_sum;
+  wire [21:0] csa_7_2_0_carry;
+  wire [21:0] csa_7_3_0_sum;
+  wire [21:0] csa_7_3_0_carry;
+  wire [21:0] sum_7;
+  wire [21:0] csa_6_0_0_sum;
+  wire [21:0] csa_6_0_0_carry;
+  wire [21:0] csa_6_0_1_sum;
+  wire [21:0] csa_6_0_1_carry;
+  wire [21:0] csa_6_1_0_sum;
+  wire [21:0] csa_6_1_0_carry;
+  wire [21:0] csa_6_1_1_sum;
+  wire [21:0] csa_6_1_1_carry;
+  wire [21:0] csa_6_2_0_sum;
+  wire [21:0] csa_6_2_0_carry;
+  wire [21:0] csa_6_3_0_sum;
+  wire [21:0] csa_6_3_0_carry;
+  wire [21:0] sum_6;
+  wire [21:0] csa_5_0_0_sum;
+  wire [21:0] csa_5_0_0_carry;
+  wire [21:0] csa_5_0_1_sum;
+  wire [21:0] csa_5_0_1_carry;
+  wire [21:0] csa_5_1_0_sum;
+  wire [21:0] csa_5_1_0_carry;
+  wire [21:0] csa_5_1_1_sum;
+  wire [21:0] csa_5_1_1_carry;
+  wire [21:0] csa_5_2_0_sum;
+  wire [21:0] csa_5_2_0_carry;
+  wire [21:0] csa_5_3_0_sum;
+  wire [21:0] csa_5_3_0_carry;
+  wire [21:0] sum_5;
+  wire [21:0] csa_4_0_0_sum;
+  wire [21:0] csa_4_0_0_carry;
+  wire [21:0] csa_4_0_1_sum;
+  wire [21:0] csa_4_0_1_carry;
+  wire [21:0] csa_4_1_0_sum;
+  wire [21:0] csa_4_1_0_carry;
+  wire [21:0] csa_4_1_1_sum;
+  wire [21:0] csa_4_1_1_carry;
+  wire [21:0] csa_4_2_0_sum;
+  wire [21:0] csa_4_2_0_carry;
+  wire [21:0] csa_4_3_0_sum;
+  wire [21:0] csa_4_3_0_carry;
+  wire [21:0] sum_4;
+  wire [21:0] csa_3_0_0_sum;
+  wire [21:0] csa_3_0_0_carry;
+  wire [21:0] csa_3_0_1_sum;
+  wire [21:0] csa_3_0_1_carry;
+  wire [21:0] csa_3_1_0_sum;
+  wire [21:0] csa_3_1_0_carry;
+  wire [21:0] csa_3_1_1_sum;
+  wire [21:0] csa_3_1_1_carry;
+  wire [21:0] csa_3_2_0_sum;
+  wire [21:0] csa_3_2_0_carry;
+  wire [21:0] csa_3_3_0_sum;
+  wire [21:0] csa_3_3_0_carry;
+  wire [21:0] sum_3;
+  wire [21:0] csa_2_0_0_sum;
+  wire [21:0] csa_2_0_0_carry;
+  wire [21:0] csa_2_0_1_sum;
+  wire [21:0] csa_2_0_1_carry;
+  wire [21:0] csa_2_1_0_sum;
+  wire [21:0] csa_2_1_0_carry;
+  wire [21:0] csa_2_1_1_sum;
+  wire [21:0] csa_2_1_1_carry;
+  wire [21:0] csa_2_2_0_sum;
+  wire [21:0] csa_2_2_0_carry;
+  wire [21:0] csa_2_3_0_sum;
+  wire [21:0] csa_2_3_0_carry;
+  wire [21:0] sum_2;
+  wire [21:0] csa_1_0_0_sum;
+  wire [21:0] csa_1_0_0_carry;
+  wire [21:0] csa_1_0_1_sum;
+  wire [21:0] csa_1_0_1_carry;
+  wire [21:0] csa_1_1_0_sum;
+  wire [21:0] csa_1_1_0_carry;
+  wire [21:0] csa_1_1_1_sum;
+  wire [21:0] csa_1_1_1_carry;
+  wire [21:0] csa_1_2_0_sum;
+  wire [21:0] csa_1_2_0_carry;
+  wire [21:0] csa_1_3_0_sum;
+  wire [21:0] csa_1_3_0_carry;
+  wire [21:0] sum_1;
+  wire [21:0] csa_0_0_0_sum;
+  wire [21:0] csa_0_0_0_carry;
+  wire [21:0] csa_0_0_1_sum;
+  wire [21:0] csa_0_0_1_carry;
+  wire [21:0] csa_0_1_0_sum;
+  wire [21:0] csa_0_1_0_carry;
+  wire [21:0] csa_0_1_1_sum;
+  wire [21:0] csa_0_1_1_carry;
+  wire [21:0] csa_0_2_0_sum;
+  wire [21:0] csa_0_2_0_carry;
+  wire [21:0] csa_0_3_0_sum;
+  wire [21:0] csa_0_3_0_carry;
+  wire [21:0] sum_0;
 
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
@@ -988,9 +1085,8 @@ module kld_merge (
       partial_7_13_q <= partial_7_13;
       partial_7_14_q <= partial_7_14;
       partial_7_15_q <= partial_7_15;
-      out_data_q <= {sum_15_2_0, sum_14_2_0, sum_13_2_0, sum_12_2_0, sum_11_2_0, sum_10_2_0,
-          sum_9_2_0, sum_8_2_0, sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
-          sum_1_2_0, sum_0_2_0};
+      out_data_q <= {sum_15, sum_14, sum_13, sum_12, sum_11, sum_10, sum_9, sum_8, sum_7, sum_6,
+          sum_5, sum_4, sum_3, sum_2, sum_1, sum_0};
     end
   end
 
@@ -2740,118 +2836,310 @@ module kld_merge (
     .rdata_o(partial_7_15)
   );
 
-  assign sum_15_0_0 = term_0_15 + term_1_15;
-  assign sum_15_0_1 = term_2_15 + term_3_15;
-  assign sum_15_0_2 = term_4_15 + term_5_15;
-  assign sum_15_0_3 = term_6_15 + term_7_15;
-  assign sum_15_1_0 = sum_15_0_0 + sum_15_0_1;
-  assign sum_15_1_1 = sum_15_0_2 + sum_15_0_3;
-  assign sum_15_2_0 = sum_15_1_0 + sum_15_1_1;
-  assign sum_14_0_0 = term_0_14 + term_1_14;
-  assign sum_14_0_1 = term_2_14 + term_3_14;
-  assign sum_14_0_2 = term_4_14 + term_5_14;
-  assign sum_14_0_3 = term_6_14 + term_7_14;
-  assign sum_14_1_0 = sum_14_0_0 + sum_14_0_1;
-  assign sum_14_1_1 = sum_14_0_2 + sum_14_0_3;
-  assign sum_14_2_0 = sum_14_1_0 + sum_14_1_1;
-  assign sum_13_0_0 = term_0_13 + term_1_13;
-  assign sum_13_0_1 = term_2_13 + term_3_13;
-  assign sum_13_0_2 = term_4_13 + term_5_13;
-  assign sum_13_0_3 = term_6_13 + term_7_13;
-  assign sum_13_1_0 = sum_13_0_0 + sum_13_0_1;
-  assign sum_13_1_1 = sum_13_0_2 + sum_13_0_3;
-  assign sum_13_2_0 = sum_13_1_0 + sum_13_1_1;
-  assign sum_12_0_0 = term_0_12 + term_1_12;
-  assign sum_12_0_1 = term_2_12 + term_3_12;
-  assign sum_12_0_2 = term_4_12 + term_5_12;
-  assign sum_12_0_3 = term_6_12 + term_7_12;
-  assign sum_12_1_0 = sum_12_0_0 + sum_12_0_1;
-  assign sum_12_1_1 = sum_12_0_2 + sum_12_0_3;
-  assign sum_12_2_0 = sum_12_1_0 + sum_12_1_1;
-  assign sum_11_0_0 = term_0_11 + term_1_11;
-  assign sum_11_0_1 = term_2_11 + term_3_11;
-  assign sum_11_0_2 = term_4_11 + term_5_11;
-  assign sum_11_0_3 = term_6_11 + term_7_11;
-  assign sum_11_1_0 = sum_11_0_0 + sum_11_0_1;
-  assign sum_11_1_1 = sum_11_0_2 + sum_11_0_3;
-  assign sum_11_2_0 = sum_11_1_0 + sum_11_1_1;
-  assign sum_10_0_0 = term_0_10 + term_1_10;
-  assign sum_10_0_1 = term_2_10 + term_3_10;
-  assign sum_10_0_2 = term_4_10 + term_5_10;
-  assign sum_10_0_3 = term_6_10 + term_7_10;
-  assign sum_10_1_0 = sum_10_0_0 + sum_10_0_1;
-  assign sum_10_1_1 = sum_10_0_2 + sum_10_0_3;
-  assign sum_10_2_0 = sum_10_1_0 + sum_10_1_1;
-  assign sum_9_0_0 = term_0_9 + term_1_9;
-  assign sum_9_0_1 = term_2_9 + term_3_9;
-  assign sum_9_0_2 = term_4_9 + term_5_9;
-  assign sum_9_0_3 = term_6_9 + term_7_9;
-  assign sum_9_1_0 = sum_9_0_0 + sum_9_0_1;
-  assign sum_9_1_1 = sum_9_0_2 + sum_9_0_3;
-  assign sum_9_2_0 = sum_9_1_0 + sum_9_1_1;
-  assign sum_8_0_0 = term_0_8 + term_1_8;
-  assign sum_8_0_1 = term_2_8 + term_3_8;
-  assign sum_8_0_2 = term_4_8 + term_5_8;
-  assign sum_8_0_3 = term_6_8 + term_7_8;
-  assign sum_8_1_0 = sum_8_0_0 + sum_8_0_1;
-  assign sum_8_1_1 = sum_8_0_2 + sum_8_0_3;
-  assign sum_8_2_0 = sum_8_1_0 + sum_8_1_1;
-  assign sum_7_0_0 = term_0_7 + term_1_7;
-  assign sum_7_0_1 = term_2_7 + term_3_7;
-  assign sum_7_0_2 = term_4_7 + term_5_7;
-  assign sum_7_0_3 = term_6_7 + term_7_7;
-  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
-  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
-  assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
-  assign sum_6_0_0 = term_0_6 + term_1_6;
-  assign sum_6_0_1 = term_2_6 + term_3_6;
-  assign sum_6_0_2 = term_4_6 + term_5_6;
-  assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
-  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
-  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
-  assign sum_5_0_0 = term_0_5 + term_1_5;
-  assign sum_5_0_1 = term_2_5 + term_3_5;
-  assign sum_5_0_2 = term_4_5 + term_5_5;
-  assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
-  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
-  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
-  assign sum_4_0_0 = term_0_4 + term_1_4;
-  assign sum_4_0_1 = term_2_4 + term_3_4;
-  assign sum_4_0_2 = term_4_4 + term_5_4;
-  assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
-  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
-  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
-  assign sum_3_0_0 = term_0_3 + term_1_3;
-  assign sum_3_0_1 = term_2_3 + term_3_3;
-  assign sum_3_0_2 = term_4_3 + term_5_3;
-  assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
-  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
-  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
-  assign sum_2_0_0 = term_0_2 + term_1_2;
-  assign sum_2_0_1 = term_2_2 + term_3_2;
-  assign sum_2_0_2 = term_4_2 + term_5_2;
-  assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
-  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
-  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
-  assign sum_1_0_0 = term_0_1 + term_1_1;
-  assign sum_1_0_1 = term_2_1 + term_3_1;
-  assign sum_1_0_2 = term_4_1 + term_5_1;
-  assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
-  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
-  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
-  assign sum_0_0_0 = term_0_0 + term_1_0;
-  assign sum_0_0_1 = term_2_0 + term_3_0;
-  assign sum_0_0_2 = term_4_0 + term_5_0;
-  assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
-  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
-  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
+  assign csa_15_0_0_sum = term_0_15 ^ term_1_15 ^ term_2_15;
+  assign csa_15_0_0_carry = ((term_0_15 & term_1_15) | (term_0_15 & term_2_15) | (term_1_15 &
+      term_2_15)) << 1;
+  assign csa_15_0_1_sum = term_3_15 ^ term_4_15 ^ term_5_15;
+  assign csa_15_0_1_carry = ((term_3_15 & term_4_15) | (term_3_15 & term_5_15) | (term_4_15 &
+      term_5_15)) << 1;
+  assign csa_15_1_0_sum = csa_15_0_0_sum ^ csa_15_0_0_carry ^ csa_15_0_1_sum;
+  assign csa_15_1_0_carry = ((csa_15_0_0_sum & csa_15_0_0_carry) | (csa_15_0_0_sum &
+      csa_15_0_1_sum) | (csa_15_0_0_carry & csa_15_0_1_sum)) << 1;
+  assign csa_15_1_1_sum = csa_15_0_1_carry ^ term_6_15 ^ term_7_15;
+  assign csa_15_1_1_carry = ((csa_15_0_1_carry & term_6_15) | (csa_15_0_1_carry & term_7_15) |
+      (term_6_15 & term_7_15)) << 1;
+  assign csa_15_2_0_sum = csa_15_1_0_sum ^ csa_15_1_0_carry ^ csa_15_1_1_sum;
+  assign csa_15_2_0_carry = ((csa_15_1_0_sum & csa_15_1_0_carry) | (csa_15_1_0_sum &
+      csa_15_1_1_sum) | (csa_15_1_0_carry & csa_15_1_1_sum)) << 1;
+  assign csa_15_3_0_sum = csa_15_2_0_sum ^ csa_15_2_0_carry ^ csa_15_1_1_carry;
+  assign csa_15_3_0_carry = ((csa_15_2_0_sum & csa_15_2_0_carry) | (csa_15_2_0_sum &
+      csa_15_1_1_carry) | (csa_15_2_0_carry & csa_15_1_1_carry)) << 1;
+  assign sum_15 = csa_15_3_0_sum + csa_15_3_0_carry;
+  assign csa_14_0_0_sum = term_0_14 ^ term_1_14 ^ term_2_14;
+  assign csa_14_0_0_carry = ((term_0_14 & term_1_14) | (term_0_14 & term_2_14) | (term_1_14 &
+      term_2_14)) << 1;
+  assign csa_14_0_1_sum = term_3_14 ^ term_4_14 ^ term_5_14;
+  assign csa_14_0_1_carry = ((term_3_14 & term_4_14) | (term_3_14 & term_5_14) | (term_4_14 &
+      term_5_14)) << 1;
+  assign csa_14_1_0_sum = csa_14_0_0_sum ^ csa_14_0_0_carry ^ csa_14_0_1_sum;
+  assign csa_14_1_0_carry = ((csa_14_0_0_sum & csa_14_0_0_carry) | (csa_14_0_0_sum &
+      csa_14_0_1_sum) | (csa_14_0_0_carry & csa_14_0_1_sum)) << 1;
+  assign csa_14_1_1_sum = csa_14_0_1_carry ^ term_6_14 ^ term_7_14;
+  assign csa_14_1_1_carry = ((csa_14_0_1_carry & term_6_14) | (csa_14_0_1_carry & term_7_14) |
+      (term_6_14 & term_7_14)) << 1;
+  assign csa_14_2_0_sum = csa_14_1_0_sum ^ csa_14_1_0_carry ^ csa_14_1_1_sum;
+  assign csa_14_2_0_carry = ((csa_14_1_0_sum & csa_14_1_0_carry) | (csa_14_1_0_sum &
+      csa_14_1_1_sum) | (csa_14_1_0_carry & csa_14_1_1_sum)) << 1;
+  assign csa_14_3_0_sum = csa_14_2_0_sum ^ csa_14_2_0_carry ^ csa_14_1_1_carry;
+  assign csa_14_3_0_carry = ((csa_14_2_0_sum & csa_14_2_0_carry) | (csa_14_2_0_sum &
+      csa_14_1_1_carry) | (csa_14_2_0_carry & csa_14_1_1_carry)) << 1;
+  assign sum_14 = csa_14_3_0_sum + csa_14_3_0_carry;
+  assign csa_13_0_0_sum = term_0_13 ^ term_1_13 ^ term_2_13;
+  assign csa_13_0_0_carry = ((term_0_13 & term_1_13) | (term_0_13 & term_2_13) | (term_1_13 &
+      term_2_13)) << 1;
+  assign csa_13_0_1_sum = term_3_13 ^ term_4_13 ^ term_5_13;
+  assign csa_13_0_1_carry = ((term_3_13 & term_4_13) | (term_3_13 & term_5_13) | (term_4_13 &
+      term_5_13)) << 1;
+  assign csa_13_1_0_sum = csa_13_0_0_sum ^ csa_13_0_0_carry ^ csa_13_0_1_sum;
+  assign csa_13_1_0_carry = ((csa_13_0_0_sum & csa_13_0_0_carry) | (csa_13_0_0_sum &
+      csa_13_0_1_sum) | (csa_13_0_0_carry & csa_13_0_1_sum)) << 1;
+  assign csa_13_1_1_sum = csa_13_0_1_carry ^ term_6_13 ^ term_7_13;
+  assign csa_13_1_1_carry = ((csa_13_0_1_carry & term_6_13) | (csa_13_0_1_carry & term_7_13) |
+      (term_6_13 & term_7_13)) << 1;
+  assign csa_13_2_0_sum = csa_13_1_0_sum ^ csa_13_1_0_carry ^ csa_13_1_1_sum;
+  assign csa_13_2_0_carry = ((csa_13_1_0_sum & csa_13_1_0_carry) | (csa_13_1_0_sum &
+      csa_13_1_1_sum) | (csa_13_1_0_carry & csa_13_1_1_sum)) << 1;
+  assign csa_13_3_0_sum = csa_13_2_0_sum ^ csa_13_2_0_carry ^ csa_13_1_1_carry;
+  assign csa_13_3_0_carry = ((csa_13_2_0_sum & csa_13_2_0_carry) | (csa_13_2_0_sum &
+      csa_13_1_1_carry) | (csa_13_2_0_carry & csa_13_1_1_carry)) << 1;
+  assign sum_13 = csa_13_3_0_sum + csa_13_3_0_carry;
+  assign csa_12_0_0_sum = term_0_12 ^ term_1_12 ^ term_2_12;
+  assign csa_12_0_0_carry = ((term_0_12 & term_1_12) | (term_0_12 & term_2_12) | (term_1_12 &
+      term_2_12)) << 1;
+  assign csa_12_0_1_sum = term_3_12 ^ term_4_12 ^ term_5_12;
+  assign csa_12_0_1_carry = ((term_3_12 & term_4_12) | (term_3_12 & term_5_12) | (term_4_12 &
+      term_5_12)) << 1;
+  assign csa_12_1_0_sum = csa_12_0_0_sum ^ csa_12_0_0_carry ^ csa_12_0_1_sum;
+  assign csa_12_1_0_carry = ((csa_12_0_0_sum & csa_12_0_0_carry) | (csa_12_0_0_sum &
+      csa_12_0_1_sum) | (csa_12_0_0_carry & csa_12_0_1_sum)) << 1;
+  assign csa_12_1_1_sum = csa_12_0_1_carry ^ term_6_12 ^ term_7_12;
+  assign csa_12_1_1_carry = ((csa_12_0_1_carry & term_6_12) | (csa_12_0_1_carry & term_7_12) |
+      (term_6_12 & term_7_12)) << 1;
+  assign csa_12_2_0_sum = csa_12_1_0_sum ^ csa_12_1_0_carry ^ csa_12_1_1_sum;
+  assign csa_12_2_0_carry = ((csa_12_1_0_sum & csa_12_1_0_carry) | (csa_12_1_0_sum &
+      csa_12_1_1_sum) | (csa_12_1_0_carry & csa_12_1_1_sum)) << 1;
+  assign csa_12_3_0_sum = csa_12_2_0_sum ^ csa_12_2_0_carry ^ csa_12_1_1_carry;
+  assign csa_12_3_0_carry = ((csa_12_2_0_sum & csa_12_2_0_carry) | (csa_12_2_0_sum &
+      csa_12_1_1_carry) | (csa_12_2_0_carry & csa_12_1_1_carry)) << 1;
+  assign sum_12 = csa_12_3_0_sum + csa_12_3_0_carry;
+  assign csa_11_0_0_sum = term_0_11 ^ term_1_11 ^ term_2_11;
+  assign csa_11_0_0_carry = ((term_0_11 & term_1_11) | (term_0_11 & term_2_11) | (term_1_11 &
+      term_2_11)) << 1;
+  assign csa_11_0_1_sum = term_3_11 ^ term_4_11 ^ term_5_11;
+  assign csa_11_0_1_carry = ((term_3_11 & term_4_11) | (term_3_11 & term_5_11) | (term_4_11 &
+      term_5_11)) << 1;
+  assign csa_11_1_0_sum = csa_11_0_0_sum ^ csa_11_0_0_carry ^ csa_11_0_1_sum;
+  assign csa_11_1_0_carry = ((csa_11_0_0_sum & csa_11_0_0_carry) | (csa_11_0_0_sum &
+      csa_11_0_1_sum) | (csa_11_0_0_carry & csa_11_0_1_sum)) << 1;
+  assign csa_11_1_1_sum = csa_11_0_1_carry ^ term_6_11 ^ term_7_11;
+  assign csa_11_1_1_carry = ((csa_11_0_1_carry & term_6_11) | (csa_11_0_1_carry & term_7_11) |
+      (term_6_11 & term_7_11)) << 1;
+  assign csa_11_2_0_sum = csa_11_1_0_sum ^ csa_11_1_0_carry ^ csa_11_1_1_sum;
+  assign csa_11_2_0_carry = ((csa_11_1_0_sum & csa_11_1_0_carry) | (csa_11_1_0_sum &
+      csa_11_1_1_sum) | (csa_11_1_0_carry & csa_11_1_1_sum)) << 1;
+  assign csa_11_3_0_sum = csa_11_2_0_sum ^ csa_11_2_0_carry ^ csa_11_1_1_carry;
+  assign csa_11_3_0_carry = ((csa_11_2_0_sum & csa_11_2_0_carry) | (csa_11_2_0_sum &
+      csa_11_1_1_carry) | (csa_11_2_0_carry & csa_11_1_1_carry)) << 1;
+  assign sum_11 = csa_11_3_0_sum + csa_11_3_0_carry;
+  assign csa_10_0_0_sum = term_0_10 ^ term_1_10 ^ term_2_10;
+  assign csa_10_0_0_carry = ((term_0_10 & term_1_10) | (term_0_10 & term_2_10) | (term_1_10 &
+      term_2_10)) << 1;
+  assign csa_10_0_1_sum = term_3_10 ^ term_4_10 ^ term_5_10;
+  assign csa_10_0_1_carry = ((term_3_10 & term_4_10) | (term_3_10 & term_5_10) | (term_4_10 &
+      term_5_10)) << 1;
+  assign csa_10_1_0_sum = csa_10_0_0_sum ^ csa_10_0_0_carry ^ csa_10_0_1_sum;
+  assign csa_10_1_0_carry = ((csa_10_0_0_sum & csa_10_0_0_carry) | (csa_10_0_0_sum &
+      csa_10_0_1_sum) | (csa_10_0_0_carry & csa_10_0_1_sum)) << 1;
+  assign csa_10_1_1_sum = csa_10_0_1_carry ^ term_6_10 ^ term_7_10;
+  assign csa_10_1_1_carry = ((csa_10_0_1_carry & term_6_10) | (csa_10_0_1_carry & term_7_10) |
+      (term_6_10 & term_7_10)) << 1;
+  assign csa_10_2_0_sum = csa_10_1_0_sum ^ csa_10_1_0_carry ^ csa_10_1_1_sum;
+  assign csa_10_2_0_carry = ((csa_10_1_0_sum & csa_10_1_0_carry) | (csa_10_1_0_sum &
+      csa_10_1_1_sum) | (csa_10_1_0_carry & csa_10_1_1_sum)) << 1;
+  assign csa_10_3_0_sum = csa_10_2_0_sum ^ csa_10_2_0_carry ^ csa_10_1_1_carry;
+  assign csa_10_3_0_carry = ((csa_10_2_0_sum & csa_10_2_0_carry) | (csa_10_2_0_sum &
+      csa_10_1_1_carry) | (csa_10_2_0_carry & csa_10_1_1_carry)) << 1;
+  assign sum_10 = csa_10_3_0_sum + csa_10_3_0_carry;
+  assign csa_9_0_0_sum = term_0_9 ^ term_1_9 ^ term_2_9;
+  assign csa_9_0_0_carry = ((term_0_9 & term_1_9) | (term_0_9 & term_2_9) | (term_1_9 &
+      term_2_9)) << 1;
+  assign csa_9_0_1_sum = term_3_9 ^ term_4_9 ^ term_5_9;
+  assign csa_9_0_1_carry = ((term_3_9 & term_4_9) | (term_3_9 & term_5_9) | (term_4_9 &
+      term_5_9)) << 1;
+  assign csa_9_1_0_sum = csa_9_0_0_sum ^ csa_9_0_0_carry ^ csa_9_0_1_sum;
+  assign csa_9_1_0_carry = ((csa_9_0_0_sum & csa_9_0_0_carry) | (csa_9_0_0_sum & csa_9_0_1_sum)
+      | (csa_9_0_0_carry & csa_9_0_1_sum)) << 1;
+  assign csa_9_1_1_sum = csa_9_0_1_carry ^ term_6_9 ^ term_7_9;
+  assign csa_9_1_1_carry = ((csa_9_0_1_carry & term_6_9) | (csa_9_0_1_carry & term_7_9) |
+      (term_6_9 & term_7_9)) << 1;
+  assign csa_9_2_0_sum = csa_9_1_0_sum ^ csa_9_1_0_carry ^ csa_9_1_1_sum;
+  assign csa_9_2_0_carry = ((csa_9_1_0_sum & csa_9_1_0_carry) | (csa_9_1_0_sum & csa_9_1_1_sum)
+      | (csa_9_1_0_carry & csa_9_1_1_sum)) << 1;
+  assign csa_9_3_0_sum = csa_9_2_0_sum ^ csa_9_2_0_carry ^ csa_9_1_1_carry;
+  assign csa_9_3_0_carry = ((csa_9_2_0_sum & csa_9_2_0_carry) | (csa_9_2_0_sum &
+      csa_9_1_1_carry) | (csa_9_2_0_carry & csa_9_1_1_carry)) << 1;
+  assign sum_9 = csa_9_3_0_sum + csa_9_3_0_carry;
+  assign csa_8_0_0_sum = term_0_8 ^ term_1_8 ^ term_2_8;
+  assign csa_8_0_0_carry = ((term_0_8 & term_1_8) | (term_0_8 & term_2_8) | (term_1_8 &
+      term_2_8)) << 1;
+  assign csa_8_0_1_sum = term_3_8 ^ term_4_8 ^ term_5_8;
+  assign csa_8_0_1_carry = ((term_3_8 & term_4_8) | (term_3_8 & term_5_8) | (term_4_8 &
+      term_5_8)) << 1;
+  assign csa_8_1_0_sum = csa_8_0_0_sum ^ csa_8_0_0_carry ^ csa_8_0_1_sum;
+  assign csa_8_1_0_carry = ((csa_8_0_0_sum & csa_8_0_0_carry) | (csa_8_0_0_sum & csa_8_0_1_sum)
+      | (csa_8_0_0_carry & csa_8_0_1_sum)) << 1;
+  assign csa_8_1_1_sum = csa_8_0_1_carry ^ term_6_8 ^ term_7_8;
+  assign csa_8_1_1_carry = ((csa_8_0_1_carry & term_6_8) | (csa_8_0_1_carry & term_7_8) |
+      (term_6_8 & term_7_8)) << 1;
+  assign csa_8_2_0_sum = csa_8_1_0_sum ^ csa_8_1_0_carry ^ csa_8_1_1_sum;
+  assign csa_8_2_0_carry = ((csa_8_1_0_sum & csa_8_1_0_carry) | (csa_8_1_0_sum & csa_8_1_1_sum)
+      | (csa_8_1_0_carry & csa_8_1_1_sum)) << 1;
+  assign csa_8_3_0_sum = csa_8_2_0_sum ^ csa_8_2_0_carry ^ csa_8_1_1_carry;
+  assign csa_8_3_0_carry = ((csa_8_2_0_sum & csa_8_2_0_carry) | (csa_8_2_0_sum &
+      csa_8_1_1_carry) | (csa_8_2_0_carry & csa_8_1_1_carry)) << 1;
+  assign sum_8 = csa_8_3_0_sum + csa_8_3_0_carry;
+  assign csa_7_0_0_sum = term_0_7 ^ term_1_7 ^ term_2_7;
+  assign csa_7_0_0_carry = ((term_0_7 & term_1_7) | (term_0_7 & term_2_7) | (term_1_7 &
+      term_2_7)) << 1;
+  assign csa_7_0_1_sum = term_3_7 ^ term_4_7 ^ term_5_7;
+  assign csa_7_0_1_carry = ((term_3_7 & term_4_7) | (term_3_7 & term_5_7) | (term_4_7 &
+      term_5_7)) << 1;
+  assign csa_7_1_0_sum = csa_7_0_0_sum ^ csa_7_0_0_carry ^ csa_7_0_1_sum;
+  assign csa_7_1_0_carry = ((csa_7_0_0_sum & csa_7_0_0_carry) | (csa_7_0_0_sum & csa_7_0_1_sum)
+      | (csa_7_0_0_carry & csa_7_0_1_sum)) << 1;
+  assign csa_7_1_1_sum = csa_7_0_1_carry ^ term_6_7 ^ term_7_7;
+  assign csa_7_1_1_carry = ((csa_7_0_1_carry & term_6_7) | (csa_7_0_1_carry & term_7_7) |
+      (term_6_7 & term_7_7)) << 1;
+  assign csa_7_2_0_sum = csa_7_1_0_sum ^ csa_7_1_0_carry ^ csa_7_1_1_sum;
+  assign csa_7_2_0_carry = ((csa_7_1_0_sum & csa_7_1_0_carry) | (csa_7_1_0_sum & csa_7_1_1_sum)
+      | (csa_7_1_0_carry & csa_7_1_1_sum)) << 1;
+  assign csa_7_3_0_sum = csa_7_2_0_sum ^ csa_7_2_0_carry ^ csa_7_1_1_carry;
+  assign csa_7_3_0_carry = ((csa_7_2_0_sum & csa_7_2_0_carry) | (csa_7_2_0_sum &
+      csa_7_1_1_carry) | (csa_7_2_0_carry & csa_7_1_1_carry)) << 1;
+  assign sum_7 = csa_7_3_0_sum + csa_7_3_0_carry;
+  assign csa_6_0_0_sum = term_0_6 ^ term_1_6 ^ term_2_6;
+  assign csa_6_0_0_carry = ((term_0_6 & term_1_6) | (term_0_6 & term_2_6) | (term_1_6 &
+      term_2_6)) << 1;
+  assign csa_6_0_1_sum = term_3_6 ^ term_4_6 ^ term_5_6;
+  assign csa_6_0_1_carry = ((term_3_6 & term_4_6) | (term_3_6 & term_5_6) | (term_4_6 &
+      term_5_6)) << 1;
+  assign csa_6_1_0_sum = csa_6_0_0_sum ^ csa_6_0_0_carry ^ csa_6_0_1_sum;
+  assign csa_6_1_0_carry = ((csa_6_0_0_sum & csa_6_0_0_carry) | (csa_6_0_0_sum & csa_6_0_1_sum)
+      | (csa_6_0_0_carry & csa_6_0_1_sum)) << 1;
+  assign csa_6_1_1_sum = csa_6_0_1_carry ^ term_6_6 ^ term_7_6;
+  assign csa_6_1_1_carry = ((csa_6_0_1_carry & term_6_6) | (csa_6_0_1_carry & term_7_6) |
+      (term_6_6 & term_7_6)) << 1;
+  assign csa_6_2_0_sum = csa_6_1_0_sum ^ csa_6_1_0_carry ^ csa_6_1_1_sum;
+  assign csa_6_2_0_carry = ((csa_6_1_0_sum & csa_6_1_0_carry) | (csa_6_1_0_sum & csa_6_1_1_sum)
+      | (csa_6_1_0_carry & csa_6_1_1_sum)) << 1;
+  assign csa_6_3_0_sum = csa_6_2_0_sum ^ csa_6_2_0_carry ^ csa_6_1_1_carry;
+  assign csa_6_3_0_carry = ((csa_6_2_0_sum & csa_6_2_0_carry) | (csa_6_2_0_sum &
+      csa_6_1_1_carry) | (csa_6_2_0_carry & csa_6_1_1_carry)) << 1;
+  assign sum_6 = csa_6_3_0_sum + csa_6_3_0_carry;
+  assign csa_5_0_0_sum = term_0_5 ^ term_1_5 ^ term_2_5;
+  assign csa_5_0_0_carry = ((term_0_5 & term_1_5) | (term_0_5 & term_2_5) | (term_1_5 &
+      term_2_5)) << 1;
+  assign csa_5_0_1_sum = term_3_5 ^ term_4_5 ^ term_5_5;
+  assign csa_5_0_1_carry = ((term_3_5 & term_4_5) | (term_3_5 & term_5_5) | (term_4_5 &
+      term_5_5)) << 1;
+  assign csa_5_1_0_sum = csa_5_0_0_sum ^ csa_5_0_0_carry ^ csa_5_0_1_sum;
+  assign csa_5_1_0_carry = ((csa_5_0_0_sum & csa_5_0_0_carry) | (csa_5_0_0_sum & csa_5_0_1_sum)
+      | (csa_5_0_0_carry & csa_5_0_1_sum)) << 1;
+  assign csa_5_1_1_sum = csa_5_0_1_carry ^ term_6_5 ^ term_7_5;
+  assign csa_5_1_1_carry = ((csa_5_0_1_carry & term_6_5) | (csa_5_0_1_carry & term_7_5) |
+      (term_6_5 & term_7_5)) << 1;
+  assign csa_5_2_0_sum = csa_5_1_0_sum ^ csa_5_1_0_carry ^ csa_5_1_1_sum;
+  assign csa_5_2_0_carry = ((csa_5_1_0_sum & csa_5_1_0_carry) | (csa_5_1_0_sum & csa_5_1_1_sum)
+      | (csa_5_1_0_carry & csa_5_1_1_sum)) << 1;
+  assign csa_5_3_0_sum = csa_5_2_0_sum ^ csa_5_2_0_carry ^ csa_5_1_1_carry;
+  assign csa_5_3_0_carry = ((csa_5_2_0_sum & csa_5_2_0_carry) | (csa_5_2_0_sum &
+      csa_5_1_1_carry) | (csa_5_2_0_carry & csa_5_1_1_carry)) << 1;
+  assign sum_5 = csa_5_3_0_sum + csa_5_3_0_carry;
+  assign csa_4_0_0_sum = term_0_4 ^ term_1_4 ^ term_2_4;
+  assign csa_4_0_0_carry = ((term_0_4 & term_1_4) | (term_0_4 & term_2_4) | (term_1_4 &
+      term_2_4)) << 1;
+  assign csa_4_0_1_sum = term_3_4 ^ term_4_4 ^ term_5_4;
+  assign csa_4_0_1_carry = ((term_3_4 & term_4_4) | (term_3_4 & term_5_4) | (term_4_4 &
+      term_5_4)) << 1;
+  assign csa_4_1_0_sum = csa_4_0_0_sum ^ csa_4_0_0_carry ^ csa_4_0_1_sum;
+  assign csa_4_1_0_carry = ((csa_4_0_0_sum & csa_4_0_0_carry) | (csa_4_0_0_sum & csa_4_0_1_sum)
+      | (csa_4_0_0_carry & csa_4_0_1_sum)) << 1;
+  assign csa_4_1_1_sum = csa_4_0_1_carry ^ term_6_4 ^ term_7_4;
+  assign csa_4_1_1_carry = ((csa_4_0_1_carry & term_6_4) | (csa_4_0_1_carry & term_7_4) |
+      (term_6_4 & term_7_4)) << 1;
+  assign csa_4_2_0_sum = csa_4_1_0_sum ^ csa_4_1_0_carry ^ csa_4_1_1_sum;
+  assign csa_4_2_0_carry = ((csa_4_1_0_sum & csa_4_1_0_carry) | (csa_4_1_0_sum & csa_4_1_1_sum)
+      | (csa_4_1_0_carry & csa_4_1_1_sum)) << 1;
+  assign csa_4_3_0_sum = csa_4_2_0_sum ^ csa_4_2_0_carry ^ csa_4_1_1_carry;
+  assign csa_4_3_0_carry = ((csa_4_2_0_sum & csa_4_2_0_carry) | (csa_4_2_0_sum &
+      csa_4_1_1_carry) | (csa_4_2_0_carry & csa_4_1_1_carry)) << 1;
+  assign sum_4 = csa_4_3_0_sum + csa_4_3_0_carry;
+  assign csa_3_0_0_sum = term_0_3 ^ term_1_3 ^ term_2_3;
+  assign csa_3_0_0_carry = ((term_0_3 & term_1_3) | (term_0_3 & term_2_3) | (term_1_3 &
+      term_2_3)) << 1;
+  assign csa_3_0_1_sum = term_3_3 ^ term_4_3 ^ term_5_3;
+  assign csa_3_0_1_carry = ((term_3_3 & term_4_3) | (term_3_3 & term_5_3) | (term_4_3 &
+      term_5_3)) << 1;
+  assign csa_3_1_0_sum = csa_3_0_0_sum ^ csa_3_0_0_carry ^ csa_3_0_1_sum;
+  assign csa_3_1_0_carry = ((csa_3_0_0_sum & csa_3_0_0_carry) | (csa_3_0_0_sum & csa_3_0_1_sum)
+      | (csa_3_0_0_carry & csa_3_0_1_sum)) << 1;
+  assign csa_3_1_1_sum = csa_3_0_1_carry ^ term_6_3 ^ term_7_3;
+  assign csa_3_1_1_carry = ((csa_3_0_1_carry & term_6_3) | (csa_3_0_1_carry & term_7_3) |
+      (term_6_3 & term_7_3)) << 1;
+  assign csa_3_2_0_sum = csa_3_1_0_sum ^ csa_3_1_0_carry ^ csa_3_1_1_sum;
+  assign csa_3_2_0_carry = ((csa_3_1_0_sum & csa_3_1_0_carry) | (csa_3_1_0_sum & csa_3_1_1_sum)
+      | (csa_3_1_0_carry & csa_3_1_1_sum)) << 1;
+  assign csa_3_3_0_sum = csa_3_2_0_sum ^ csa_3_2_0_carry ^ csa_3_1_1_carry;
+  assign csa_3_3_0_carry = ((csa_3_2_0_sum & csa_3_2_0_carry) | (csa_3_2_0_sum &
+      csa_3_1_1_carry) | (csa_3_2_0_carry & csa_3_1_1_carry)) << 1;
+  assign sum_3 = csa_3_3_0_sum + csa_3_3_0_carry;
+  assign csa_2_0_0_sum = term_0_2 ^ term_1_2 ^ term_2_2;
+  assign csa_2_0_0_carry = ((term_0_2 & term_1_2) | (term_0_2 & term_2_2) | (term_1_2 &
+      term_2_2)) << 1;
+  assign csa_2_0_1_sum = term_3_2 ^ term_4_2 ^ term_5_2;
+  assign csa_2_0_1_carry = ((term_3_2 & term_4_2) | (term_3_2 & term_5_2) | (term_4_2 &
+      term_5_2)) << 1;
+  assign csa_2_1_0_sum = csa_2_0_0_sum ^ csa_2_0_0_carry ^ csa_2_0_1_sum;
+  assign csa_2_1_0_carry = ((csa_2_0_0_sum & csa_2_0_0_carry) | (csa_2_0_0_sum & csa_2_0_1_sum)
+      | (csa_2_0_0_carry & csa_2_0_1_sum)) << 1;
+  assign csa_2_1_1_sum = csa_2_0_1_carry ^ term_6_2 ^ term_7_2;
+  assign csa_2_1_1_carry = ((csa_2_0_1_carry & term_6_2) | (csa_2_0_1_carry & term_7_2) |
+      (term_6_2 & term_7_2)) << 1;
+  assign csa_2_2_0_sum = csa_2_1_0_sum ^ csa_2_1_0_carry ^ csa_2_1_1_sum;
+  assign csa_2_2_0_carry = ((csa_2_1_0_sum & csa_2_1_0_carry) | (csa_2_1_0_sum & csa_2_1_1_sum)
+      | (csa_2_1_0_carry & csa_2_1_1_sum)) << 1;
+  assign csa_2_3_0_sum = csa_2_2_0_sum ^ csa_2_2_0_carry ^ csa_2_1_1_carry;
+  assign csa_2_3_0_carry = ((csa_2_2_0_sum & csa_2_2_0_carry) | (csa_2_2_0_sum &
+      csa_2_1_1_carry) | (csa_2_2_0_carry & csa_2_1_1_carry)) << 1;
+  assign sum_2 = csa_2_3_0_sum + csa_2_3_0_carry;
+  assign csa_1_0_0_sum = term_0_1 ^ term_1_1 ^ term_2_1;
+  assign csa_1_0_0_carry = ((term_0_1 & term_1_1) | (term_0_1 & term_2_1) | (term_1_1 &
+      term_2_1)) << 1;
+  assign csa_1_0_1_sum = term_3_1 ^ term_4_1 ^ term_5_1;
+  assign csa_1_0_1_carry = ((term_3_1 & term_4_1) | (term_3_1 & term_5_1) | (term_4_1 &
+      term_5_1)) << 1;
+  assign csa_1_1_0_sum = csa_1_0_0_sum ^ csa_1_0_0_carry ^ csa_1_0_1_sum;
+  assign csa_1_1_0_carry = ((csa_1_0_0_sum & csa_1_0_0_carry) | (csa_1_0_0_sum & csa_1_0_1_sum)
+      | (csa_1_0_0_carry & csa_1_0_1_sum)) << 1;
+  assign csa_1_1_1_sum = csa_1_0_1_carry ^ term_6_1 ^ term_7_1;
+  assign csa_1_1_1_carry = ((csa_1_0_1_carry & term_6_1) | (csa_1_0_1_carry & term_7_1) |
+      (term_6_1 & term_7_1)) << 1;
+  assign csa_1_2_0_sum = csa_1_1_0_sum ^ csa_1_1_0_carry ^ csa_1_1_1_sum;
+  assign csa_1_2_0_carry = ((csa_1_1_0_sum & csa_1_1_0_carry) | (csa_1_1_0_sum & csa_1_1_1_sum)
+      | (csa_1_1_0_carry & csa_1_1_1_sum)) << 1;
+  assign csa_1_3_0_sum = csa_1_2_0_sum ^ csa_1_2_0_carry ^ csa_1_1_1_carry;
+  assign csa_1_3_0_carry = ((csa_1_2_0_sum & csa_1_2_0_carry) | (csa_1_2_0_sum &
+      csa_1_1_1_carry) | (csa_1_2_0_carry & csa_1_1_1_carry)) << 1;
+  assign sum_1 = csa_1_3_0_sum + csa_1_3_0_carry;
+  assign csa_0_0_0_sum = term_0_0 ^ term_1_0 ^ term_2_0;
+  assign csa_0_0_0_carry = ((term_0_0 & term_1_0) | (term_0_0 & term_2_0) | (term_1_0 &
+      term_2_0)) << 1;
+  assign csa_0_0_1_sum = term_3_0 ^ term_4_0 ^ term_5_0;
+  assign csa_0_0_1_carry = ((term_3_0 & term_4_0) | (term_3_0 & term_5_0) | (term_4_0 &
+      term_5_0)) << 1;
+  assign csa_0_1_0_sum = csa_0_0_0_sum ^ csa_0_0_0_carry ^ csa_0_0_1_sum;
+  assign csa_0_1_0_carry = ((csa_0_0_0_sum & csa_0_0_0_carry) | (csa_0_0_0_sum & csa_0_0_1_sum)
+      | (csa_0_0_0_carry & csa_0_0_1_sum)) << 1;
+  assign csa_0_1_1_sum = csa_0_0_1_carry ^ term_6_0 ^ term_7_0;
+  assign csa_0_1_1_carry = ((csa_0_0_1_carry & term_6_0) | (csa_0_0_1_carry & term_7_0) |
+      (term_6_0 & term_7_0)) << 1;
+  assign csa_0_2_0_sum = csa_0_1_0_sum ^ csa_0_1_0_carry ^ csa_0_1_1_sum;
+  assign csa_0_2_0_carry = ((csa_0_1_0_sum & csa_0_1_0_carry) | (csa_0_1_0_sum & csa_0_1_1_sum)
+      | (csa_0_1_0_carry & csa_0_1_1_sum)) << 1;
+  assign csa_0_3_0_sum = csa_0_2_0_sum ^ csa_0_2_0_carry ^ csa_0_1_1_carry;
+  assign csa_0_3_0_carry = ((csa_0_2_0_sum & csa_0_2_0_carry) | (csa_0_2_0_sum &
+      csa_0_1_1_carry) | (csa_0_2_0_carry & csa_0_1_1_carry)) << 1;
+  assign sum_0 = csa_0_3_0_sum + csa_0_3_0_carry;
   assign out_data_o = {{{10{out_data_q[351]}}, out_data_q[351:330]}, {{10{out_data_q[329]}},
       out_data_q[329:308]}, {{10{out_data_q[307]}}, out_data_q[307:286]}, {{10{out_data_q[285]}},
       out_data_q[285:264]}, {{10{out_data_q[263]}}, out_data_q[263:242]}, {{10{out_data_q[241]}},

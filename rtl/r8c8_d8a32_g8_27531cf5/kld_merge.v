@@ -2,9 +2,10 @@
 // Module: kld_merge
 // Description: Merge unit: writes each tap's partial P_g[token] into the partial memory of (group,
 // column); the gather forms Out[i] = sum_g P_g[root_g(i)] (mod 2^ACC_W), reusing the partials of
-// root tokens, in three registered steps: the root tables' read, the partials' read, their sum.
-// Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the output
-// sign-extended
+// root tokens, in three registered steps: the root tables' read, the partials' read, their sum (a
+// carry-save tree of 3:2 compressors, csa_*: sum = a ^ b ^ c, carry = majority one place up, then
+// one adder). Partials are stored at PARTIAL_W bits and summed at OUT_SUM_W (exact widths), the
+// output sign-extended
 // Parameters:
 //   ROWS = 8
 //   COLS = 8
@@ -408,62 +409,110 @@ module kld_merge (
   wire [18:0] partial_7_7;
   reg [18:0] partial_7_7_q;
   wire [21:0] term_7_7;
-  wire [21:0] sum_7_0_0;
-  wire [21:0] sum_7_0_1;
-  wire [21:0] sum_7_0_2;
-  wire [21:0] sum_7_0_3;
-  wire [21:0] sum_7_1_0;
-  wire [21:0] sum_7_1_1;
-  wire [21:0] sum_7_2_0;
-  wire [21:0] sum_6_0_0;
-  wire [21:0] sum_6_0_1;
-  wire [21:0] sum_6_0_2;
-  wire [21:0] sum_6_0_3;
-  wire [21:0] sum_6_1_0;
-  wire [21:0] sum_6_1_1;
-  wire [21:0] sum_6_2_0;
-  wire [21:0] sum_5_0_0;
-  wire [21:0] sum_5_0_1;
-  wire [21:0] sum_5_0_2;
-  wire [21:0] sum_5_0_3;
-  wire [21:0] sum_5_1_0;
-  wire [21:0] sum_5_1_1;
-  wire [21:0] sum_5_2_0;
-  wire [21:0] sum_4_0_0;
-  wire [21:0] sum_4_0_1;
-  wire [21:0] sum_4_0_2;
-  wire [21:0] sum_4_0_3;
-  wire [21:0] sum_4_1_0;
-  wire [21:0] sum_4_1_1;
-  wire [21:0] sum_4_2_0;
-  wire [21:0] sum_3_0_0;
-  wire [21:0] sum_3_0_1;
-  wire [21:0] sum_3_0_2;
-  wire [21:0] sum_3_0_3;
-  wire [21:0] sum_3_1_0;
-  wire [21:0] sum_3_1_1;
-  wire [21:0] sum_3_2_0;
-  wire [21:0] sum_2_0_0;
-  wire [21:0] sum_2_0_1;
-  wire [21:0] sum_2_0_2;
-  wire [21:0] sum_2_0_3;
-  wire [21:0] sum_2_1_0;
-  wire [21:0] sum_2_1_1;
-  wire [21:0] sum_2_2_0;
-  wire [21:0] sum_1_0_0;
-  wire [21:0] sum_1_0_1;
-  wire [21:0] sum_1_0_2;
-  wire [21:0] sum_1_0_3;
-  wire [21:0] sum_1_1_0;
-  wire [21:0] sum_1_1_1;
-  wire [21:0] sum_1_2_0;
-  wire [21:0] sum_0_0_0;
-  wire [21:0] sum_0_0_1;
-  wire [21:0] sum_0_0_2;
-  wire [21:0] sum_0_0_3;
-  wire [21:0] sum_0_1_0;
-  wire [21:0] sum_0_1_1;
-  wire [21:0] sum_0_2_0;
+  wire [21:0] csa_7_0_0_sum;
+  wire [21:0] csa_7_0_0_carry;
+  wire [21:0] csa_7_0_1_sum;
+  wire [21:0] csa_7_0_1_carry;
+  wire [21:0] csa_7_1_0_sum;
+  wire [21:0] csa_7_1_0_carry;
+  wire [21:0] csa_7_1_1_sum;
+  wire [21:0] csa_7_1_1_carry;
+  wire [21:0] csa_7_2_0_sum;
+  wire [21:0] csa_7_2_0_carry;
+  wire [21:0] csa_7_3_0_sum;
+  wire [21:0] csa_7_3_0_carry;
+  wire [21:0] sum_7;
+  wire [21:0] csa_6_0_0_sum;
+  wire [21:0] csa_6_0_0_carry;
+  wire [21:0] csa_6_0_1_sum;
+  wire [21:0] csa_6_0_1_carry;
+  wire [21:0] csa_6_1_0_sum;
+  wire [21:0] csa_6_1_0_carry;
+  wire [21:0] csa_6_1_1_sum;
+  wire [21:0] csa_6_1_1_carry;
+  wire [21:0] csa_6_2_0_sum;
+  wire [21:0] csa_6_2_0_carry;
+  wire [21:0] csa_6_3_0_sum;
+  wire [21:0] csa_6_3_0_carry;
+  wire [21:0] sum_6;
+  wire [21:0] csa_5_0_0_sum;
+  wire [21:0] csa_5_0_0_carry;
+  wire [21:0] csa_5_0_1_sum;
+  wire [21:0] csa_5_0_1_carry;
+  wire [21:0] csa_5_1_0_sum;
+  wire [21:0] csa_5_1_0_carry;
+  wire [21:0] csa_5_1_1_sum;
+  wire [21:0] csa_5_1_1_carry;
+  wire [21:0] csa_5_2_0_sum;
+  wire [21:0] csa_5_2_0_carry;
+  wire [21:0] csa_5_3_0_sum;
+  wire [21:0] csa_5_3_0_carry;
+  wire [21:0] sum_5;
+  wire [21:0] csa_4_0_0_sum;
+  wire [21:0] csa_4_0_0_carry;
+  wire [21:0] csa_4_0_1_sum;
+  wire [21:0] csa_4_0_1_carry;
+  wire [21:0] csa_4_1_0_sum;
+  wire [21:0] csa_4_1_0_carry;
+  wire [21:0] csa_4_1_1_sum;
+  wire [21:0] csa_4_1_1_carry;
+  wire [21:0] csa_4_2_0_sum;
+  wire [21:0] csa_4_2_0_carry;
+  wire [21:0] csa_4_3_0_sum;
+  wire [21:0] csa_4_3_0_carry;
+  wire [21:0] sum_4;
+  wire [21:0] csa_3_0_0_sum;
+  wire [21:0] csa_3_0_0_carry;
+  wire [21:0] csa_3_0_1_sum;
+  wire [21:0] csa_3_0_1_carry;
+  wire [21:0] csa_3_1_0_sum;
+  wire [21:0] csa_3_1_0_carry;
+  wire [21:0] csa_3_1_1_sum;
+  wire [21:0] csa_3_1_1_carry;
+  wire [21:0] csa_3_2_0_sum;
+  wire [21:0] csa_3_2_0_carry;
+  wire [21:0] csa_3_3_0_sum;
+  wire [21:0] csa_3_3_0_carry;
+  wire [21:0] sum_3;
+  wire [21:0] csa_2_0_0_sum;
+  wire [21:0] csa_2_0_0_carry;
+  wire [21:0] csa_2_0_1_sum;
+  wire [21:0] csa_2_0_1_carry;
+  wire [21:0] csa_2_1_0_sum;
+  wire [21:0] csa_2_1_0_carry;
+  wire [21:0] csa_2_1_1_sum;
+  wire [21:0] csa_2_1_1_carry;
+  wire [21:0] csa_2_2_0_sum;
+  wire [21:0] csa_2_2_0_carry;
+  wire [21:0] csa_2_3_0_sum;
+  wire [21:0] csa_2_3_0_carry;
+  wire [21:0] sum_2;
+  wire [21:0] csa_1_0_0_sum;
+  wire [21:0] csa_1_0_0_carry;
+  wire [21:0] csa_1_0_1_sum;
+  wire [21:0] csa_1_0_1_carry;
+  wire [21:0] csa_1_1_0_sum;
+  wire [21:0] csa_1_1_0_carry;
+  wire [21:0] csa_1_1_1_sum;
+  wire [21:0] csa_1_1_1_carry;
+  wire [21:0] csa_1_2_0_sum;
+  wire [21:0] csa_1_2_0_carry;
+  wire [21:0] csa_1_3_0_sum;
+  wire [21:0] csa_1_3_0_carry;
+  wire [21:0] sum_1;
+  wire [21:0] csa_0_0_0_sum;
+  wire [21:0] csa_0_0_0_carry;
+  wire [21:0] csa_0_0_1_sum;
+  wire [21:0] csa_0_0_1_carry;
+  wire [21:0] csa_0_1_0_sum;
+  wire [21:0] csa_0_1_0_carry;
+  wire [21:0] csa_0_1_1_sum;
+  wire [21:0] csa_0_1_1_carry;
+  wire [21:0] csa_0_2_0_sum;
+  wire [21:0] csa_0_2_0_carry;
+  wire [21:0] csa_0_3_0_sum;
+  wire [21:0] csa_0_3_0_carry;
+  wire [21:0] sum_0;
 
   // gather pipeline registers, advanced by gather_en_i
   always @(posedge clk_i) begin
@@ -548,8 +597,7 @@ module kld_merge (
       partial_7_5_q <= partial_7_5;
       partial_7_6_q <= partial_7_6;
       partial_7_7_q <= partial_7_7;
-      out_data_q <= {sum_7_2_0, sum_6_2_0, sum_5_2_0, sum_4_2_0, sum_3_2_0, sum_2_2_0,
-          sum_1_2_0, sum_0_2_0};
+      out_data_q <= {sum_7, sum_6, sum_5, sum_4, sum_3, sum_2, sum_1, sum_0};
     end
   end
 
@@ -1467,62 +1515,158 @@ module kld_merge (
     .rdata_o(partial_7_7)
   );
 
-  assign sum_7_0_0 = term_0_7 + term_1_7;
-  assign sum_7_0_1 = term_2_7 + term_3_7;
-  assign sum_7_0_2 = term_4_7 + term_5_7;
-  assign sum_7_0_3 = term_6_7 + term_7_7;
-  assign sum_7_1_0 = sum_7_0_0 + sum_7_0_1;
-  assign sum_7_1_1 = sum_7_0_2 + sum_7_0_3;
-  assign sum_7_2_0 = sum_7_1_0 + sum_7_1_1;
-  assign sum_6_0_0 = term_0_6 + term_1_6;
-  assign sum_6_0_1 = term_2_6 + term_3_6;
-  assign sum_6_0_2 = term_4_6 + term_5_6;
-  assign sum_6_0_3 = term_6_6 + term_7_6;
-  assign sum_6_1_0 = sum_6_0_0 + sum_6_0_1;
-  assign sum_6_1_1 = sum_6_0_2 + sum_6_0_3;
-  assign sum_6_2_0 = sum_6_1_0 + sum_6_1_1;
-  assign sum_5_0_0 = term_0_5 + term_1_5;
-  assign sum_5_0_1 = term_2_5 + term_3_5;
-  assign sum_5_0_2 = term_4_5 + term_5_5;
-  assign sum_5_0_3 = term_6_5 + term_7_5;
-  assign sum_5_1_0 = sum_5_0_0 + sum_5_0_1;
-  assign sum_5_1_1 = sum_5_0_2 + sum_5_0_3;
-  assign sum_5_2_0 = sum_5_1_0 + sum_5_1_1;
-  assign sum_4_0_0 = term_0_4 + term_1_4;
-  assign sum_4_0_1 = term_2_4 + term_3_4;
-  assign sum_4_0_2 = term_4_4 + term_5_4;
-  assign sum_4_0_3 = term_6_4 + term_7_4;
-  assign sum_4_1_0 = sum_4_0_0 + sum_4_0_1;
-  assign sum_4_1_1 = sum_4_0_2 + sum_4_0_3;
-  assign sum_4_2_0 = sum_4_1_0 + sum_4_1_1;
-  assign sum_3_0_0 = term_0_3 + term_1_3;
-  assign sum_3_0_1 = term_2_3 + term_3_3;
-  assign sum_3_0_2 = term_4_3 + term_5_3;
-  assign sum_3_0_3 = term_6_3 + term_7_3;
-  assign sum_3_1_0 = sum_3_0_0 + sum_3_0_1;
-  assign sum_3_1_1 = sum_3_0_2 + sum_3_0_3;
-  assign sum_3_2_0 = sum_3_1_0 + sum_3_1_1;
-  assign sum_2_0_0 = term_0_2 + term_1_2;
-  assign sum_2_0_1 = term_2_2 + term_3_2;
-  assign sum_2_0_2 = term_4_2 + term_5_2;
-  assign sum_2_0_3 = term_6_2 + term_7_2;
-  assign sum_2_1_0 = sum_2_0_0 + sum_2_0_1;
-  assign sum_2_1_1 = sum_2_0_2 + sum_2_0_3;
-  assign sum_2_2_0 = sum_2_1_0 + sum_2_1_1;
-  assign sum_1_0_0 = term_0_1 + term_1_1;
-  assign sum_1_0_1 = term_2_1 + term_3_1;
-  assign sum_1_0_2 = term_4_1 + term_5_1;
-  assign sum_1_0_3 = term_6_1 + term_7_1;
-  assign sum_1_1_0 = sum_1_0_0 + sum_1_0_1;
-  assign sum_1_1_1 = sum_1_0_2 + sum_1_0_3;
-  assign sum_1_2_0 = sum_1_1_0 + sum_1_1_1;
-  assign sum_0_0_0 = term_0_0 + term_1_0;
-  assign sum_0_0_1 = term_2_0 + term_3_0;
-  assign sum_0_0_2 = term_4_0 + term_5_0;
-  assign sum_0_0_3 = term_6_0 + term_7_0;
-  assign sum_0_1_0 = sum_0_0_0 + sum_0_0_1;
-  assign sum_0_1_1 = sum_0_0_2 + sum_0_0_3;
-  assign sum_0_2_0 = sum_0_1_0 + sum_0_1_1;
+  assign csa_7_0_0_sum = term_0_7 ^ term_1_7 ^ term_2_7;
+  assign csa_7_0_0_carry = ((term_0_7 & term_1_7) | (term_0_7 & term_2_7) | (term_1_7 &
+      term_2_7)) << 1;
+  assign csa_7_0_1_sum = term_3_7 ^ term_4_7 ^ term_5_7;
+  assign csa_7_0_1_carry = ((term_3_7 & term_4_7) | (term_3_7 & term_5_7) | (term_4_7 &
+      term_5_7)) << 1;
+  assign csa_7_1_0_sum = csa_7_0_0_sum ^ csa_7_0_0_carry ^ csa_7_0_1_sum;
+  assign csa_7_1_0_carry = ((csa_7_0_0_sum & csa_7_0_0_carry) | (csa_7_0_0_sum & csa_7_0_1_sum)
+      | (csa_7_0_0_carry & csa_7_0_1_sum)) << 1;
+  assign csa_7_1_1_sum = csa_7_0_1_carry ^ term_6_7 ^ term_7_7;
+  assign csa_7_1_1_carry = ((csa_7_0_1_carry & term_6_7) | (csa_7_0_1_carry & term_7_7) |
+      (term_6_7 & term_7_7)) << 1;
+  assign csa_7_2_0_sum = csa_7_1_0_sum ^ csa_7_1_0_carry ^ csa_7_1_1_sum;
+  assign csa_7_2_0_carry = ((csa_7_1_0_sum & csa_7_1_0_carry) | (csa_7_1_0_sum & csa_7_1_1_sum)
+      | (csa_7_1_0_carry & csa_7_1_1_sum)) << 1;
+  assign csa_7_3_0_sum = csa_7_2_0_sum ^ csa_7_2_0_carry ^ csa_7_1_1_carry;
+  assign csa_7_3_0_carry = ((csa_7_2_0_sum & csa_7_2_0_carry) | (csa_7_2_0_sum &
+      csa_7_1_1_carry) | (csa_7_2_0_carry & csa_7_1_1_carry)) << 1;
+  assign sum_7 = csa_7_3_0_sum + csa_7_3_0_carry;
+  assign csa_6_0_0_sum = term_0_6 ^ term_1_6 ^ term_2_6;
+  assign csa_6_0_0_carry = ((term_0_6 & term_1_6) | (term_0_6 & term_2_6) | (term_1_6 &
+      term_2_6)) << 1;
+  assign csa_6_0_1_sum = term_3_6 ^ term_4_6 ^ term_5_6;
+  assign csa_6_0_1_carry = ((term_3_6 & term_4_6) | (term_3_6 & term_5_6) | (term_4_6 &
+      term_5_6)) << 1;
+  assign csa_6_1_0_sum = csa_6_0_0_sum ^ csa_6_0_0_carry ^ csa_6_0_1_sum;
+  assign csa_6_1_0_carry = ((csa_6_0_0_sum & csa_6_0_0_carry) | (csa_6_0_0_sum & csa_6_0_1_sum)
+      | (csa_6_0_0_carry & csa_6_0_1_sum)) << 1;
+  assign csa_6_1_1_sum = csa_6_0_1_carry ^ term_6_6 ^ term_7_6;
+  assign csa_6_1_1_carry = ((csa_6_0_1_carry & term_6_6) | (csa_6_0_1_carry & term_7_6) |
+      (term_6_6 & term_7_6)) << 1;
+  assign csa_6_2_0_sum = csa_6_1_0_sum ^ csa_6_1_0_carry ^ csa_6_1_1_sum;
+  assign csa_6_2_0_carry = ((csa_6_1_0_sum & csa_6_1_0_carry) | (csa_6_1_0_sum & csa_6_1_1_sum)
+      | (csa_6_1_0_carry & csa_6_1_1_sum)) << 1;
+  assign csa_6_3_0_sum = csa_6_2_0_sum ^ csa_6_2_0_carry ^ csa_6_1_1_carry;
+  assign csa_6_3_0_carry = ((csa_6_2_0_sum & csa_6_2_0_carry) | (csa_6_2_0_sum &
+      csa_6_1_1_carry) | (csa_6_2_0_carry & csa_6_1_1_carry)) << 1;
+  assign sum_6 = csa_6_3_0_sum + csa_6_3_0_carry;
+  assign csa_5_0_0_sum = term_0_5 ^ term_1_5 ^ term_2_5;
+  assign csa_5_0_0_carry = ((term_0_5 & term_1_5) | (term_0_5 & term_2_5) | (term_1_5 &
+      term_2_5)) << 1;
+  assign csa_5_0_1_sum = term_3_5 ^ term_4_5 ^ term_5_5;
+  assign csa_5_0_1_carry = ((term_3_5 & term_4_5) | (term_3_5 & term_5_5) | (term_4_5 &
+      term_5_5)) << 1;
+  assign csa_5_1_0_sum = csa_5_0_0_sum ^ csa_5_0_0_carry ^ csa_5_0_1_sum;
+  assign csa_5_1_0_carry = ((csa_5_0_0_sum & csa_5_0_0_carry) | (csa_5_0_0_sum & csa_5_0_1_sum)
+      | (csa_5_0_0_carry & csa_5_0_1_sum)) << 1;
+  assign csa_5_1_1_sum = csa_5_0_1_carry ^ term_6_5 ^ term_7_5;
+  assign csa_5_1_1_carry = ((csa_5_0_1_carry & term_6_5) | (csa_5_0_1_carry & term_7_5) |
+      (term_6_5 & term_7_5)) << 1;
+  assign csa_5_2_0_sum = csa_5_1_0_sum ^ csa_5_1_0_carry ^ csa_5_1_1_sum;
+  assign csa_5_2_0_carry = ((csa_5_1_0_sum & csa_5_1_0_carry) | (csa_5_1_0_sum & csa_5_1_1_sum)
+      | (csa_5_1_0_carry & csa_5_1_1_sum)) << 1;
+  assign csa_5_3_0_sum = csa_5_2_0_sum ^ csa_5_2_0_carry ^ csa_5_1_1_carry;
+  assign csa_5_3_0_carry = ((csa_5_2_0_sum & csa_5_2_0_carry) | (csa_5_2_0_sum &
+      csa_5_1_1_carry) | (csa_5_2_0_carry & csa_5_1_1_carry)) << 1;
+  assign sum_5 = csa_5_3_0_sum + csa_5_3_0_carry;
+  assign csa_4_0_0_sum = term_0_4 ^ term_1_4 ^ term_2_4;
+  assign csa_4_0_0_carry = ((term_0_4 & term_1_4) | (term_0_4 & term_2_4) | (term_1_4 &
+      term_2_4)) << 1;
+  assign csa_4_0_1_sum = term_3_4 ^ term_4_4 ^ term_5_4;
+  assign csa_4_0_1_carry = ((term_3_4 & term_4_4) | (term_3_4 & term_5_4) | (term_4_4 &
+      term_5_4)) << 1;
+  assign csa_4_1_0_sum = csa_4_0_0_sum ^ csa_4_0_0_carry ^ csa_4_0_1_sum;
+  assign csa_4_1_0_carry = ((csa_4_0_0_sum & csa_4_0_0_carry) | (csa_4_0_0_sum & csa_4_0_1_sum)
+      | (csa_4_0_0_carry & csa_4_0_1_sum)) << 1;
+  assign csa_4_1_1_sum = csa_4_0_1_carry ^ term_6_4 ^ term_7_4;
+  assign csa_4_1_1_carry = ((csa_4_0_1_carry & term_6_4) | (csa_4_0_1_carry & term_7_4) |
+      (term_6_4 & term_7_4)) << 1;
+  assign csa_4_2_0_sum = csa_4_1_0_sum ^ csa_4_1_0_carry ^ csa_4_1_1_sum;
+  assign csa_4_2_0_carry = ((csa_4_1_0_sum & csa_4_1_0_carry) | (csa_4_1_0_sum & csa_4_1_1_sum)
+      | (csa_4_1_0_carry & csa_4_1_1_sum)) << 1;
+  assign csa_4_3_0_sum = csa_4_2_0_sum ^ csa_4_2_0_carry ^ csa_4_1_1_carry;
+  assign csa_4_3_0_carry = ((csa_4_2_0_sum & csa_4_2_0_carry) | (csa_4_2_0_sum &
+      csa_4_1_1_carry) | (csa_4_2_0_carry & csa_4_1_1_carry)) << 1;
+  assign sum_4 = csa_4_3_0_sum + csa_4_3_0_carry;
+  assign csa_3_0_0_sum = term_0_3 ^ term_1_3 ^ term_2_3;
+  assign csa_3_0_0_carry = ((term_0_3 & term_1_3) | (term_0_3 & term_2_3) | (term_1_3 &
+      term_2_3)) << 1;
+  assign csa_3_0_1_sum = term_3_3 ^ term_4_3 ^ term_5_3;
+  assign csa_3_0_1_carry = ((term_3_3 & term_4_3) | (term_3_3 & term_5_3) | (term_4_3 &
+      term_5_3)) << 1;
+  assign csa_3_1_0_sum = csa_3_0_0_sum ^ csa_3_0_0_carry ^ csa_3_0_1_sum;
+  assign csa_3_1_0_carry = ((csa_3_0_0_sum & csa_3_0_0_carry) | (csa_3_0_0_sum & csa_3_0_1_sum)
+      | (csa_3_0_0_carry & csa_3_0_1_sum)) << 1;
+  assign csa_3_1_1_sum = csa_3_0_1_carry ^ term_6_3 ^ term_7_3;
+  assign csa_3_1_1_carry = ((csa_3_0_1_carry & term_6_3) | (csa_3_0_1_carry & term_7_3) |
+      (term_6_3 & term_7_3)) << 1;
+  assign csa_3_2_0_sum = csa_3_1_0_sum ^ csa_3_1_0_carry ^ csa_3_1_1_sum;
+  assign csa_3_2_0_carry = ((csa_3_1_0_sum & csa_3_1_0_carry) | (csa_3_1_0_sum & csa_3_1_1_sum)
+      | (csa_3_1_0_carry & csa_3_1_1_sum)) << 1;
+  assign csa_3_3_0_sum = csa_3_2_0_sum ^ csa_3_2_0_carry ^ csa_3_1_1_carry;
+  assign csa_3_3_0_carry = ((csa_3_2_0_sum & csa_3_2_0_carry) | (csa_3_2_0_sum &
+      csa_3_1_1_carry) | (csa_3_2_0_carry & csa_3_1_1_carry)) << 1;
+  assign sum_3 = csa_3_3_0_sum + csa_3_3_0_carry;
+  assign csa_2_0_0_sum = term_0_2 ^ term_1_2 ^ term_2_2;
+  assign csa_2_0_0_carry = ((term_0_2 & term_1_2) | (term_0_2 & term_2_2) | (term_1_2 &
+      term_2_2)) << 1;
+  assign csa_2_0_1_sum = term_3_2 ^ term_4_2 ^ term_5_2;
+  assign csa_2_0_1_carry = ((term_3_2 & term_4_2) | (term_3_2 & term_5_2) | (term_4_2 &
+      term_5_2)) << 1;
+  assign csa_2_1_0_sum = csa_2_0_0_sum ^ csa_2_0_0_carry ^ csa_2_0_1_sum;
+  assign csa_2_1_0_carry = ((csa_2_0_0_sum & csa_2_0_0_carry) | (csa_2_0_0_sum & csa_2_0_1_sum)
+      | (csa_2_0_0_carry & csa_2_0_1_sum)) << 1;
+  assign csa_2_1_1_sum = csa_2_0_1_carry ^ term_6_2 ^ term_7_2;
+  assign csa_2_1_1_carry = ((csa_2_0_1_carry & term_6_2) | (csa_2_0_1_carry & term_7_2) |
+      (term_6_2 & term_7_2)) << 1;
+  assign csa_2_2_0_sum = csa_2_1_0_sum ^ csa_2_1_0_carry ^ csa_2_1_1_sum;
+  assign csa_2_2_0_carry = ((csa_2_1_0_sum & csa_2_1_0_carry) | (csa_2_1_0_sum & csa_2_1_1_sum)
+      | (csa_2_1_0_carry & csa_2_1_1_sum)) << 1;
+  assign csa_2_3_0_sum = csa_2_2_0_sum ^ csa_2_2_0_carry ^ csa_2_1_1_carry;
+  assign csa_2_3_0_carry = ((csa_2_2_0_sum & csa_2_2_0_carry) | (csa_2_2_0_sum &
+      csa_2_1_1_carry) | (csa_2_2_0_carry & csa_2_1_1_carry)) << 1;
+  assign sum_2 = csa_2_3_0_sum + csa_2_3_0_carry;
+  assign csa_1_0_0_sum = term_0_1 ^ term_1_1 ^ term_2_1;
+  assign csa_1_0_0_carry = ((term_0_1 & term_1_1) | (term_0_1 & term_2_1) | (term_1_1 &
+      term_2_1)) << 1;
+  assign csa_1_0_1_sum = term_3_1 ^ term_4_1 ^ term_5_1;
+  assign csa_1_0_1_carry = ((term_3_1 & term_4_1) | (term_3_1 & term_5_1) | (term_4_1 &
+      term_5_1)) << 1;
+  assign csa_1_1_0_sum = csa_1_0_0_sum ^ csa_1_0_0_carry ^ csa_1_0_1_sum;
+  assign csa_1_1_0_carry = ((csa_1_0_0_sum & csa_1_0_0_carry) | (csa_1_0_0_sum & csa_1_0_1_sum)
+      | (csa_1_0_0_carry & csa_1_0_1_sum)) << 1;
+  assign csa_1_1_1_sum = csa_1_0_1_carry ^ term_6_1 ^ term_7_1;
+  assign csa_1_1_1_carry = ((csa_1_0_1_carry & term_6_1) | (csa_1_0_1_carry & term_7_1) |
+      (term_6_1 & term_7_1)) << 1;
+  assign csa_1_2_0_sum = csa_1_1_0_sum ^ csa_1_1_0_carry ^ csa_1_1_1_sum;
+  assign csa_1_2_0_carry = ((csa_1_1_0_sum & csa_1_1_0_carry) | (csa_1_1_0_sum & csa_1_1_1_sum)
+      | (csa_1_1_0_carry & csa_1_1_1_sum)) << 1;
+  assign csa_1_3_0_sum = csa_1_2_0_sum ^ csa_1_2_0_carry ^ csa_1_1_1_carry;
+  assign csa_1_3_0_carry = ((csa_1_2_0_sum & csa_1_2_0_carry) | (csa_1_2_0_sum &
+      csa_1_1_1_carry) | (csa_1_2_0_carry & csa_1_1_1_carry)) << 1;
+  assign sum_1 = csa_1_3_0_sum + csa_1_3_0_carry;
+  assign csa_0_0_0_sum = term_0_0 ^ term_1_0 ^ term_2_0;
+  assign csa_0_0_0_carry = ((term_0_0 & term_1_0) | (term_0_0 & term_2_0) | (term_1_0 &
+      term_2_0)) << 1;
+  assign csa_0_0_1_sum = term_3_0 ^ term_4_0 ^ term_5_0;
+  assign csa_0_0_1_carry = ((term_3_0 & term_4_0) | (term_3_0 & term_5_0) | (term_4_0 &
+      term_5_0)) << 1;
+  assign csa_0_1_0_sum = csa_0_0_0_sum ^ csa_0_0_0_carry ^ csa_0_0_1_sum;
+  assign csa_0_1_0_carry = ((csa_0_0_0_sum & csa_0_0_0_carry) | (csa_0_0_0_sum & csa_0_0_1_sum)
+      | (csa_0_0_0_carry & csa_0_0_1_sum)) << 1;
+  assign csa_0_1_1_sum = csa_0_0_1_carry ^ term_6_0 ^ term_7_0;
+  assign csa_0_1_1_carry = ((csa_0_0_1_carry & term_6_0) | (csa_0_0_1_carry & term_7_0) |
+      (term_6_0 & term_7_0)) << 1;
+  assign csa_0_2_0_sum = csa_0_1_0_sum ^ csa_0_1_0_carry ^ csa_0_1_1_sum;
+  assign csa_0_2_0_carry = ((csa_0_1_0_sum & csa_0_1_0_carry) | (csa_0_1_0_sum & csa_0_1_1_sum)
+      | (csa_0_1_0_carry & csa_0_1_1_sum)) << 1;
+  assign csa_0_3_0_sum = csa_0_2_0_sum ^ csa_0_2_0_carry ^ csa_0_1_1_carry;
+  assign csa_0_3_0_carry = ((csa_0_2_0_sum & csa_0_2_0_carry) | (csa_0_2_0_sum &
+      csa_0_1_1_carry) | (csa_0_2_0_carry & csa_0_1_1_carry)) << 1;
+  assign sum_0 = csa_0_3_0_sum + csa_0_3_0_carry;
   assign out_data_o = {{{10{out_data_q[175]}}, out_data_q[175:154]}, {{10{out_data_q[153]}},
       out_data_q[153:132]}, {{10{out_data_q[131]}}, out_data_q[131:110]}, {{10{out_data_q[109]}},
       out_data_q[109:88]}, {{10{out_data_q[87]}}, out_data_q[87:66]}, {{10{out_data_q[65]}},
