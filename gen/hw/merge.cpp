@@ -126,8 +126,8 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
     }
   }
   // Per lane and column, a carry-save tree (3:2 compressors on whole words) takes the G terms to
-  // two, and one adder sums those: ceil(log1.5(G/2)) full-adder delays and one carry chain from the
-  // registered partials to out_data_q, instead of log2(G) chained adders (G - 1 adders in all).
+  // two, and one adder sums those: about log1.5(G/2) full-adder delays (4 at G = 8, 8 at G = 32) and
+  // one carry chain from the registered partials to out_data_q, instead of log2(G) chained adders.
   // Sums and carries wrap modulo 2^OUT_SUM_W like the words they stand for, so the result is the
   // same sum bit for bit. No memory read shares a path with this logic.
   std::vector<Expr> words;  // most significant first: lane GATHER_W-1, column COLS-1

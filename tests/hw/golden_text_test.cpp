@@ -1,7 +1,7 @@
 // Emitted text of a few small generated modules against reviewed expected
 // files in tests/hw/golden/ (the version string is written there as
 // @VERSION@): kld_pe with DATA_W 4 / ACC_W 8 (without and with the multiplier
-// pipeline), a small kld_sram and the kld_detector_lane (both kinds) of a tiny
+// pipeline), a small kld_sram, the kld_detector_lane (both kinds) and a kld_merge of a tiny
 // configuration. A change in the generator's output shows here as a diff to
 // review, not as a silent change of the checked-in RTL.
 //
@@ -89,6 +89,14 @@ TEST(HwGoldenText, DetectorLaneOfTwoGroups) {
   hw::HwConfig c = tiny(0);
   c.lane_groups = 2;
   check_golden(c, "kld_detector_lane.v", "kld_detector_lane_two_groups.v");
+}
+
+// The merge of four groups (MAX_K 8): the gather's carry-save tree takes three terms to a sum and
+// a carry, passes the fourth, compresses the three words left and adds the last two.
+TEST(HwGoldenText, MergeOfFourGroups) {
+  hw::HwConfig c = tiny(0);
+  c.max_k = 8;
+  check_golden(c, "kld_merge.v", "kld_merge_four_groups.v");
 }
 
 // The expected files differ between the two PE variants only where the
