@@ -18,12 +18,12 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const bool paired = c.lane_groups == 2;
   Module m("kld_detector_lane",
            paired ? "Closed-loop reuse decisions of two channel groups in alternate cycles, each in two stages: "
-                    "the distances d(r) = max |A - Ahat[r]| of the position in the first, the threshold, the "
-                    "policy's choice and the window write in the second. REUSE if d <= tau, the policy picks the "
+                    "the distances d(r) = max |A - Ahat[r]| of the position in the first (but their last max level), "
+                    "the threshold, the policy's choice and the window write in the second. REUSE if d <= tau, the policy picks the "
                     "reference"
                   : "Closed-loop reuse decision of one channel group per position, in two stages: the distances "
-                    "d(r) = max |A - Ahat[r]| of the position in the first, the threshold, the policy's choice and "
-                    "the window write in the second. REUSE if d <= tau, the policy picks the reference");
+                    "d(r) = max |A - Ahat[r]| of the position in the first (but their last max level), the threshold, "
+                    "the policy's choice and the window write in the second. REUSE if d <= tau, the policy picks the reference");
   const int dw = c.data_w, gw = c.group_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
   const int word = gw * dw, ew = word + tw;
   const Expr clk = m.input("clk_i", 1);
@@ -149,8 +149,10 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
       const Expr diff_neg = m.wire("diff_neg_" + sfx, ye - xe);
       level.push_back(m.wire("mag_" + sfx, as_unsigned(mux(diff.msb(), diff_neg, diff))));
     }
-    // A balanced tree of max, ceil(log2 GROUP_W) levels deep.
-    for (int depth = 0; level.size() > 1; ++depth) {
+    // A balanced tree of max, ceil(log2 GROUP_W) levels deep; its last level is in the second
+    // stage (finish_distance), which had a level's time to spare, so the first stage registers
+    // the two values it compares.
+    for (int depth = 0; level.size() > 2; ++depth) {
       std::vector<Expr> next;
       for (size_t k = 0; k + 1 < level.size(); k += 2) {
         const std::string name = "max_" + an + "_l" + std::to_string(depth) + "_" + std::to_string(k / 2);
@@ -159,7 +161,15 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
       if (level.size() % 2 == 1) next.push_back(level.back());
       level = std::move(next);
     }
-    return m.wire("d_" + an, level.front(), "d(r) against the " + an + " value");
+    return m.wire("d_" + an, concat(std::vector<Expr>(level.rbegin(), level.rend())),
+                  "the last level's inputs of d(r) against the " + an + " value");
+  };
+  // The tree's last level, from the registered pair (or the single value when GROUP_W is 1).
+  const int dpw = (gw > 1 ? 2 : 1) * (dw + 1);  // bits of a registered distance pair
+  auto finish_distance = [&](const std::string& an, const Expr& pair_q) {
+    if (gw == 1) return pair_q;
+    const Expr lo = pair_q.slice(dw, 0), hi = pair_q.slice(2 * dw + 1, dw + 1);
+    return m.wire("d_" + an + "_max", mux(hi > lo, hi, lo), "d(r) against the " + an + " value");
   };
   const Expr d_t = distance("t", held[0].slice(word - 1, 0)), d_h = distance("h", held[1].slice(word - 1, 0));
   // LANE_GROUPS 1: the four values Ahat of the position before can take, in ahat_src_q's order.
@@ -173,9 +183,9 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   std::vector<Expr> d_prev, d_prev_q;
   for (size_t k = 0; k < cand.size(); ++k) {
     d_prev.push_back(distance(cand_name[k], cand[k]));
-    d_prev_q.push_back(m.signal("s2_d_" + cand_name[k] + "_q", dw + 1));
+    d_prev_q.push_back(m.signal("s2_d_" + cand_name[k] + "_q", dpw));
   }
-  const Expr d_t_q = m.signal("s2_d_t_q", dw + 1), d_h_q = m.signal("s2_d_h_q", dw + 1);
+  const Expr d_t_q = m.signal("s2_d_t_q", dpw), d_h_q = m.signal("s2_d_h_q", dpw);
 
   // Allowed: the fixed list for the fixed policy, else every axis outside the group's RoPE axes.
   const bool has_fixed = (c.policies & 1u) != 0, has_rope_based = (c.policies & 6u) != 0;
@@ -216,12 +226,15 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   // candidates that its choice names (one group), or the one measured (two groups); a t or h
   // reference at distance 1 is that position as well. Its entry is the last decided (one group),
   // or the one before it (two groups: the other group's position was decided in between).
-  const Expr d_w2 = paired ? d_prev_q[0]
-                           : m.wire("d_w", select(src_q, d_prev_q, zero(dw + 1)),
-                                    "d(r) of the w reference (the position before)");
+  // The w reference's pair is chosen first, then finished: one comparator instead of four, in
+  // the time the second stage has to spare.
+  const Expr d_t2 = finish_distance("t", d_t_q), d_h2 = finish_distance("h", d_h_q);
+  const Expr d_w2 = paired ? finish_distance("w", d_prev_q[0])
+                           : finish_distance("w", m.wire("d_w_pair", select(src_q, d_prev_q, zero(dpw)),
+                                                         "the w reference's (the position before's) pair"));
   const Expr w_entry = paired ? prev_q : last_q;
-  const std::vector<Expr> dist = {m.wire("d_t_ref", mux(near_q[0], d_w2, d_t_q), "d(r) of the t reference"),
-                                  m.wire("d_h_ref", mux(near_q[1], d_w2, d_h_q), "d(r) of the h reference"), d_w2};
+  const std::vector<Expr> dist = {m.wire("d_t_ref", mux(near_q[0], d_w2, d_t2), "d(r) of the t reference"),
+                                  m.wire("d_h_ref", mux(near_q[1], d_w2, d_h2), "d(r) of the h reference"), d_w2};
   const std::vector<Expr> rd = {m.wire("ref_t", mux(near_q[0], w_entry, et_q), "window entry of the t reference"),
                                 m.wire("ref_h", mux(near_q[1], w_entry, eh_q), "window entry of the h reference"),
                                 m.wire("ref_w", w_entry, "the w reference's entry: the position before")};

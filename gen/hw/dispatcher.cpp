@@ -109,8 +109,17 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr wrap_w = m.wire("wrap_w", last_w), wrap_h = m.wire("wrap_h", last_w && last_h);
   const Expr wrap_t = m.wire("wrap_t", last_w && last_h && last_t);
   const Expr wrap_col = m.wire("wrap_tile_col", last_w && last_h && last_t && last_tcol);
-  const Expr next_w0 = mux(wrap_t, mux(last_tcol, zero(cw), q.w0 + tile_w), q.w0);
-  const Expr next_h0 = mux(wrap_col, mux(last_trow, zero(cw), q.h0 + tile_h), q.h0);
+  // The next tile column's and row's origins (w0 + TILE_W, h0 + TILE_H) and what lies beyond them
+  // (W - w0 - TILE_W, H - h0 - TILE_H), registered from the next position: the step only chooses
+  // them, and the next tile's sizes (below) start from registers.
+  const Expr w0_inc_q = m.signal("w0_inc_q", cw, Sign::Unsigned, "w0 + TILE_W: the next tile column's origin");
+  const Expr h0_inc_q = m.signal("h0_inc_q", cw, Sign::Unsigned, "h0 + TILE_H: the next tile row's origin");
+  const Expr w_rest_q = m.signal("w_rest_q", cw, Sign::Unsigned,
+                                 "W - w0 - TILE_W: columns right of the tile (used below the last tile column)");
+  const Expr h_rest_q = m.signal("h_rest_q", cw, Sign::Unsigned,
+                                 "H - h0 - TILE_H: rows below the tile (used above the last tile row)");
+  const Expr next_w0 = mux(wrap_t, mux(last_tcol, zero(cw), w0_inc_q), q.w0);
+  const Expr next_h0 = mux(wrap_col, mux(last_trow, zero(cw), h0_inc_q), q.h0);
   // The next position while scanning (nr), and with a clear (n: position 0). What is registered
   // from the next position is computed from nr and from the origin apart, and chosen by the clear
   // last: scan_clear_i comes from the START checks, a long path.
@@ -128,6 +137,12 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   Always& scan = m.always_ff(clk, rst_n, "the scan position");
   for (const auto& [reg, d] : {std::pair{q.h0, n.h0}, {q.w0, n.w0}, {q.t, n.t}, {q.h, n.h}, {q.w, n.w}, {q.slot, n.slot}})
     scan.flop(reg, d, 0);
+  Always& edges = m.always_ff(clk, rst_n, "the next tile column's and row's origins, and what lies beyond them");
+  // From the next position without the clear, which chooses last (as for the token sums below).
+  edges.flop(w0_inc_q, mux(scan_clear, tile_w, nr.w0 + tile_w), 0);
+  edges.flop(h0_inc_q, mux(scan_clear, tile_h, nr.h0 + tile_h), 0);
+  edges.flop(w_rest_q, mux(scan_clear, dim_w - tile_w, dim_w - tile_w - nr.w0), 0);
+  edges.flop(h_rest_q, mux(scan_clear, dim_h - tile_h, dim_h - tile_h - nr.h0), 0);
 
   // The token index (t*H + h)*W + w follows the position by additions only, so no multiplier sits in
   // front of the A memory that scan_token_next_o addresses: beside the token, the tokens at (t, h, w0)
@@ -174,14 +189,19 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   // The token after the current position, registered a cycle early (from the next cycle's flags and
   // sums): the A memories' read address is then one choice between two registers.
   const Expr token_step = m.signal("scan_token_step_q", tw, Sign::Unsigned, "token of the position after this one");
-  const Expr token_d = m.wire("token_d", mux(scan_clear, zero(tw), mux(step, token_step, token_q)),
+  const Expr token_run = m.wire("token_run", mux(step, token_step, token_q));
+  const Expr token_d = m.wire("token_d", mux(scan_clear, zero(tw), token_run),
                               "token of the next cycle's position");
   const Expr hw_d = m.wire("stride_hw_d", mux(scan_clear, trunc(hw_full, tw), hw_q));
   const Expr thw_d = m.wire("stride_thw_d", mux(scan_clear, trunc(thw_full, tw), thw_q));
-  const Expr row_d = m.wire("scan_row_d", mux(scan_clear, zero(tw), mux(step && wrap_w, row_next, row_q)));
-  const Expr tbase_d = m.wire("scan_tbase_d", mux(scan_clear, zero(tw), mux(step && wrap_h, t_next, tbase_q)));
-  const Expr tile_d = m.wire("scan_tile_d", mux(scan_clear, zero(tw), mux(step && wrap_t, tile_next, tile_q)));
-  const Expr trow_d = m.wire("scan_trow_d", mux(scan_clear, zero(tw), mux(step && wrap_col, tile_next, trow_q)));
+  const Expr row_run = m.wire("scan_row_run", mux(step && wrap_w, row_next, row_q));
+  const Expr tbase_run = m.wire("scan_tbase_run", mux(step && wrap_h, t_next, tbase_q));
+  const Expr tile_run = m.wire("scan_tile_run", mux(step && wrap_t, tile_next, tile_q));
+  const Expr trow_run = m.wire("scan_trow_run", mux(step && wrap_col, tile_next, trow_q));
+  const Expr row_d = m.wire("scan_row_d", mux(scan_clear, zero(tw), row_run));
+  const Expr tbase_d = m.wire("scan_tbase_d", mux(scan_clear, zero(tw), tbase_run));
+  const Expr tile_d = m.wire("scan_tile_d", mux(scan_clear, zero(tw), tile_run));
+  const Expr trow_d = m.wire("scan_trow_d", mux(scan_clear, zero(tw), trow_run));
   Always& strides = m.always_ff(clk, rst_n, "scan strides and row, tile and frame starts, and their steps");
   strides.flop(hw_q, hw_d, 0);
   strides.flop(thw_q, thw_d, 0);
@@ -189,12 +209,14 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   strides.flop(tbase_q, tbase_d, 0);
   strides.flop(tile_q, tile_d, 0);
   strides.flop(trow_q, trow_d, 0);
-  // At a clear every start is 0: its sum is the stride itself, the product off the adder.
+  // At a clear every start is 0: its sum is the stride itself, the product off the adder. The
+  // sums are taken from the scan's next values without the clear, which chooses last: it comes
+  // from the START checks, a long path, and stood in front of the adders.
   const std::array<Expr, 4> inc_d = {
-      m.wire("scan_row_inc_d", row_d + dw_t),
-      m.wire("scan_tbase_inc_d", mux(scan_clear, trunc(hw_full, tw), tbase_d + hw_q)),
-      m.wire("scan_tile_inc_d", tile_d + tile_w_t),
-      m.wire("scan_trow_inc_d", mux(scan_clear, trunc(thw_full, tw), trow_d + thw_q))};
+      m.wire("scan_row_inc_d", mux(scan_clear, dw_t, row_run + dw_t)),
+      m.wire("scan_tbase_inc_d", mux(scan_clear, trunc(hw_full, tw), tbase_run + hw_q)),
+      m.wire("scan_tile_inc_d", mux(scan_clear, tile_w_t, tile_run + tile_w_t)),
+      m.wire("scan_trow_inc_d", mux(scan_clear, trunc(thw_full, tw), trow_run + thw_q))};
   for (const auto& [reg, d] : {std::pair{row_inc_q, inc_d[0]}, {tbase_inc_q, inc_d[1]}, {tile_inc_q, inc_d[2]},
                                {trow_inc_q, inc_d[3]}})
     strides.flop(reg, d, 0);
@@ -202,25 +224,37 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                         "the strides are used only while they are below N");
   const int dist_w = std::max(ww, tw + 1);  // distances and the window depth compared at full width
   const Expr win_x = m.wire("win_x", zext(win, dist_w));
-  // Outputs of a next position, registered: its tile's distances (mod 2^SW), its references'
-  // availability, where it lies in its tile and the grid.
-  struct Derived {
-    Expr tw_s, area_s, avail, last_w, last_h, last_t, last_tcol, last_trow, last;
+  // A tile's sizes as the scan uses them: its width and area mod 2^SW (the h and t references'
+  // distances) and whether they fit the window.
+  struct Geometry {
+    Expr tw_s, area_s, fits;
   };
-  auto derived = [&](const Pos& p, const std::string& sfx) {
-    const auto [th_p, tw_p] = tile_at(p, sfx);
+  auto geometry = [&](const Expr& th_p, const Expr& tw_p, const std::string& sfx) {
     const Expr th_x = m.wire("th_x" + sfx, resize(th_p, tw + 1)), tw_x = m.wire("tw_x" + sfx, resize(tw_p, tw + 1));
     const Expr area = m.wire("area" + sfx, th_x * tw_x, "tile area: scan distance of the t reference");
     const Expr tw_d = dist_w > tw + 1 ? zext(tw_x, dist_w) : tw_x;
     const Expr area_d = dist_w > tw + 1 ? zext(area, dist_w) : area;
+    return Geometry{m.wire("tw_slot" + sfx, resize(tw_x, sw)), m.wire("area_slot" + sfx, resize(area, sw)),
+                    m.wire("fits" + sfx, concat({tw_d <= win_x, area_d <= win_x}),
+                           "the h (bit 1) and t (bit 0) distances are within the window")};
+  };
+  // Outputs of a next position, registered: its tile's distances (mod 2^SW), its references'
+  // availability, where it lies in its tile and the grid.
+  struct Derived {
+    Expr tw_s, area_s, fits, avail, last_w, last_h, last_t, last_tcol, last_trow, last;
+  };
+  auto derived = [&](const Pos& p, const Geometry& g, const std::string& sfx) {
     Derived d;
-    d.tw_s = m.wire("tw_slot" + sfx, resize(tw_x, sw));
-    d.area_s = m.wire("area_slot" + sfx, resize(area, sw));
-    d.avail = m.wire("avail" + sfx, concat({(p.w != p.w0) && (win != zero(ww)), (p.h != p.h0) && (tw_d <= win_x),
-                                             (p.t != zero(cw)) && (area_d <= win_x)}),
+    d.tw_s = g.tw_s;
+    d.area_s = g.area_s;
+    d.fits = g.fits;
+    d.avail = m.wire("avail" + sfx, concat({(p.w != p.w0) && (win != zero(ww)), (p.h != p.h0) && g.fits[1],
+                                             (p.t != zero(cw)) && g.fits[0]}),
                      "references in the tile and the window: bit 0 t, 1 h, 2 w");
-    d.last_w = m.wire("last_w" + sfx, (p.w + constant(cw, 1)) == (p.w0 + tw_p));
-    d.last_h = m.wire("last_h" + sfx, (p.h + constant(cw, 1)) == (p.h0 + th_p));
+    // w + 1 never passes the tile's right edge nor the grid's, so it meets the nearer one (the
+    // clipped width) when it meets either: no clipping on the step's path.
+    d.last_w = m.wire("last_w" + sfx, ((p.w + constant(cw, 1)) == (p.w0 + tile_w)) || ((p.w + constant(cw, 1)) == dim_w));
+    d.last_h = m.wire("last_h" + sfx, ((p.h + constant(cw, 1)) == (p.h0 + tile_h)) || ((p.h + constant(cw, 1)) == dim_h));
     d.last_t = m.wire("last_t" + sfx, (p.t + constant(cw, 1)) == dim_t);
     d.last_tcol = m.wire("last_tile_col" + sfx, (p.w0 + tile_w) >= dim_w);
     d.last_trow = m.wire("last_tile_row" + sfx, (p.h0 + tile_h) >= dim_h);
@@ -228,20 +262,55 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                     "the position is the last of the grid");
     return d;
   };
-  const Derived dr = derived(nr, "_run"), d0 = derived(origin, "_origin");
+  const auto [th0, tw0] = tile_at(origin, "_origin");
+  const Geometry g0 = geometry(th0, tw0, "_origin");
+  const Derived d0 = derived(origin, g0, "_origin");
+  // The sizes of the tile after the current one, registered a cycle after the tile starts: its
+  // product then stays off the step's paths. A step leaves a tile at its last position, at least a
+  // cycle after its first, unless the tile holds one position; then T = 1 and the tile one row
+  // high, so its successor is one row high too (the same tile row, or TILE_H = 1), and neither
+  // size is used: a t reference needs t > 0, an h reference a row above. The grid's first tile,
+  // after the last, takes the origin's sizes.
+  const Expr th_q = m.signal("tile_th_q", cw, Sign::Unsigned, "the tile's height, clipped at the edge");
+  const Expr fits_q = m.signal("tile_fits_q", 2, Sign::Unsigned,
+                               "the tile's h (bit 1) and t (bit 0) distances are within the window");
+  const Expr dist_h_q = m.signal("ref_dist_h_q", sw, Sign::Unsigned, "the current tile's width mod 2^SW");
+  const Expr dist_t_q = m.signal("ref_dist_t_q", sw, Sign::Unsigned, "the current tile's area mod 2^SW");
+  auto clip = [&](const Expr& size, const Expr& left) { return mux(size < left, size, left); };
+  const Expr succ_th = m.wire("succ_th", mux(last_tcol, clip(tile_h, h_rest_q), th_q), "the next tile's height");
+  const Expr succ_tw = m.wire("succ_tw", mux(last_tcol, tw0, clip(tile_w, w_rest_q)), "the next tile's width");
+  const Geometry gs = geometry(succ_th, succ_tw, "_succ");
+  if (cw > tw + 1) m.unused(succ_tw.slice(cw - 1, tw + 1), "a tile is at most N wide");
+  const Expr succ_th_q = m.signal("succ_th_q", cw), succ_tw_s_q = m.signal("succ_tw_slot_q", sw);
+  const Expr succ_area_s_q = m.signal("succ_area_slot_q", sw), succ_fits_q = m.signal("succ_fits_q", 2);
+  Always& succ = m.always_ff(clk, rst_n, "the next tile's sizes");
+  for (const auto& [reg, d] : {std::pair{succ_th_q, succ_th}, {succ_tw_s_q, gs.tw_s}, {succ_area_s_q, gs.area_s},
+                               {succ_fits_q, gs.fits}})
+    succ.flop(reg, d, 0);
+  const Expr tile_step = m.wire("tile_step", step && wrap_t, "the next position starts a tile");
+  const Expr to_origin = m.wire("tile_step_origin", wrap_col && last_trow, "... the grid's first");
+  auto next_tile = [&](const Expr& at_origin, const Expr& after, const Expr& now, const std::string& name) {
+    return m.wire(name, mux(tile_step, mux(to_origin, at_origin, after), now));
+  };
+  const Geometry gr{next_tile(g0.tw_s, succ_tw_s_q, dist_h_q, "tw_slot_run"),
+                    next_tile(g0.area_s, succ_area_s_q, dist_t_q, "area_slot_run"),
+                    next_tile(g0.fits, succ_fits_q, fits_q, "fits_run")};
+  const Expr th_run = next_tile(th0, succ_th_q, th_q, "tile_th_run");
+  const Derived dr = derived(nr, gr, "_run");
   auto at_next = [&](Expr Derived::*f, const std::string& name) {
     return m.wire(name, mux(scan_clear, d0.*f, dr.*f));
   };
   const Expr tw_s = at_next(&Derived::tw_s, "tw_slot"), area_s = at_next(&Derived::area_s, "area_slot");
   const Expr avail_d = at_next(&Derived::avail, "avail_d");
+  Always& tile_regs = m.always_ff(clk, rst_n, "the current tile's height and window fit");
+  tile_regs.flop(th_q, mux(scan_clear, th0, th_run), 0);
+  tile_regs.flop(fits_q, at_next(&Derived::fits, "fits_d"), 0);
   // The w reference is always the previous position: the detector keeps it in a register, so only
   // the t and h slots are given, a cycle ahead, to address the window. They use the distances of the
   // current position's tile, registered: the tile arithmetic (a product) then stays off the path to
   // the window. The next position's tile differs only when it is a tile's first, which has no
   // references. At distance 1 (a tile one token wide, or of one token) t and h are the previous
   // position too: the detector then takes the entry it decides in this cycle.
-  const Expr dist_h_q = m.signal("ref_dist_h_q", sw, Sign::Unsigned, "the current tile's width mod 2^SW");
-  const Expr dist_t_q = m.signal("ref_dist_t_q", sw, Sign::Unsigned, "the current tile's area mod 2^SW");
   // A clear leads to position 0, which has no references either: the read address ignores it, which
   // keeps the run-start logic off the path too. Both candidates (the position held, or the one
   // after it) are registered a cycle early from the next slot and distances, so that the step
@@ -275,7 +344,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr last_d = at_next(&Derived::last, "last_d");
   const StepTokens after = step_tokens({last_w_d, last_h_d, last_t_d, last_tcol_d, last_trow_d}, inc_d, "_d");
   m.always_ff(clk, rst_n, "the token after the next cycle's position")
-      .flop(token_step, mux(last_w_d, after.row, token_d + constant(tw, 1)), 0);
+      .flop(token_step, mux(last_w_d, after.row, mux(scan_clear, constant(tw, 1), token_run + constant(tw, 1))), 0);
   const Expr avail_q = m.signal("scan_avail_q", 3);
   const Expr last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");

@@ -128,6 +128,14 @@ module kld_dispatcher (
   wire wrap_h;
   wire wrap_t;
   wire wrap_tile_col;
+  // w0 + TILE_W: the next tile column's origin
+  reg [5:0] w0_inc_q;
+  // h0 + TILE_H: the next tile row's origin
+  reg [5:0] h0_inc_q;
+  // W - w0 - TILE_W: columns right of the tile (used below the last tile column)
+  reg [5:0] w_rest_q;
+  // H - h0 - TILE_H: rows below the tile (used above the last tile row)
+  reg [5:0] h_rest_q;
   wire [5:0] h0_run;
   wire [5:0] w0_run;
   wire [5:0] t_run;
@@ -173,10 +181,15 @@ module kld_dispatcher (
   wire [9:0] scan_row_next;
   // token of the position after this one
   reg [9:0] scan_token_step_q;
+  wire [9:0] token_run;
   // token of the next cycle's position
   wire [9:0] token_d;
   wire [9:0] stride_hw_d;
   wire [9:0] stride_thw_d;
+  wire [9:0] scan_row_run;
+  wire [9:0] scan_tbase_run;
+  wire [9:0] scan_tile_run;
+  wire [9:0] scan_trow_run;
   wire [9:0] scan_row_d;
   wire [9:0] scan_tbase_d;
   wire [9:0] scan_tile_d;
@@ -186,28 +199,6 @@ module kld_dispatcher (
   wire [9:0] scan_tile_inc_d;
   wire [9:0] scan_trow_inc_d;
   wire [10:0] win_x;
-  // rows from the tile origin to the grid edge
-  wire [5:0] h_left_run;
-  wire [5:0] w_left_run;
-  // tile height, clipped at the edge
-  wire [5:0] th_eff_run;
-  // tile width, clipped at the edge
-  wire [5:0] tw_eff_run;
-  wire [10:0] th_x_run;
-  wire [10:0] tw_x_run;
-  // tile area: scan distance of the t reference
-  wire [10:0] area_run;
-  wire [7:0] tw_slot_run;
-  wire [7:0] area_slot_run;
-  // references in the tile and the window: bit 0 t, 1 h, 2 w
-  wire [2:0] avail_run;
-  wire last_w_run;
-  wire last_h_run;
-  wire last_t_run;
-  wire last_tile_col_run;
-  wire last_tile_row_run;
-  // the position is the last of the grid
-  wire last_run;
   // rows from the tile origin to the grid edge
   wire [5:0] h_left_origin;
   wire [5:0] w_left_origin;
@@ -221,6 +212,8 @@ module kld_dispatcher (
   wire [10:0] area_origin;
   wire [7:0] tw_slot_origin;
   wire [7:0] area_slot_origin;
+  // the h (bit 1) and t (bit 0) distances are within the window
+  wire [1:0] fits_origin;
   // references in the tile and the window: bit 0 t, 1 h, 2 w
   wire [2:0] avail_origin;
   wire last_w_origin;
@@ -230,13 +223,51 @@ module kld_dispatcher (
   wire last_tile_row_origin;
   // the position is the last of the grid
   wire last_origin;
-  wire [7:0] tw_slot;
-  wire [7:0] area_slot;
-  wire [2:0] avail_d;
+  // the tile's height, clipped at the edge
+  reg [5:0] tile_th_q;
+  // the tile's h (bit 1) and t (bit 0) distances are within the window
+  reg [1:0] tile_fits_q;
   // the current tile's width mod 2^SW
   reg [7:0] ref_dist_h_q;
   // the current tile's area mod 2^SW
   reg [7:0] ref_dist_t_q;
+  // the next tile's height
+  wire [5:0] succ_th;
+  // the next tile's width
+  wire [5:0] succ_tw;
+  wire [10:0] th_x_succ;
+  wire [10:0] tw_x_succ;
+  // tile area: scan distance of the t reference
+  wire [10:0] area_succ;
+  wire [7:0] tw_slot_succ;
+  wire [7:0] area_slot_succ;
+  // the h (bit 1) and t (bit 0) distances are within the window
+  wire [1:0] fits_succ;
+  reg [5:0] succ_th_q;
+  reg [7:0] succ_tw_slot_q;
+  reg [7:0] succ_area_slot_q;
+  reg [1:0] succ_fits_q;
+  // the next position starts a tile
+  wire tile_step;
+  // ... the grid's first
+  wire tile_step_origin;
+  wire [7:0] tw_slot_run;
+  wire [7:0] area_slot_run;
+  wire [1:0] fits_run;
+  wire [5:0] tile_th_run;
+  // references in the tile and the window: bit 0 t, 1 h, 2 w
+  wire [2:0] avail_run;
+  wire last_w_run;
+  wire last_h_run;
+  wire last_t_run;
+  wire last_tile_col_run;
+  wire last_tile_row_run;
+  // the position is the last of the grid
+  wire last_run;
+  wire [7:0] tw_slot;
+  wire [7:0] area_slot;
+  wire [2:0] avail_d;
+  wire [1:0] fits_d;
   // h, t reference slots of the position (slot - distance)
   reg [15:0] ref_slot_stay_q;
   // h, t reference slots of the position after it
@@ -323,15 +354,14 @@ module kld_dispatcher (
   assign wrap_h = last_w_q && last_h_q;
   assign wrap_t = last_w_q && last_h_q && last_t_q;
   assign wrap_tile_col = last_w_q && last_h_q && last_t_q && last_tile_col_q;
-  assign h0_run = scan_advance ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 : h0_q + tile_h_i) :
-      h0_q) : h0_q;
-  assign w0_run = scan_advance ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_q + tile_w_i) : w0_q) :
-      w0_q;
+  assign h0_run = scan_advance ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 : h0_inc_q) : h0_q) :
+      h0_q;
+  assign w0_run = scan_advance ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_inc_q) : w0_q) : w0_q;
   assign t_run = scan_advance ? (wrap_t ? 6'd0 : (wrap_h ? t_q + 6'd1 : t_q)) : t_q;
-  assign h_run = scan_advance ? (wrap_tile_col ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 : h0_q
-      + tile_h_i) : h0_q) : (wrap_h ? h0_q : (wrap_w ? h_q + 6'd1 : h_q))) : h_q;
-  assign w_run = scan_advance ? (wrap_t ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_q + tile_w_i) :
-      w0_q) : (wrap_w ? w0_q : w_q + 6'd1)) : w_q;
+  assign h_run = scan_advance ? (wrap_tile_col ? (wrap_tile_col ? (last_tile_row_q ? 6'd0 :
+      h0_inc_q) : h0_q) : (wrap_h ? h0_q : (wrap_w ? h_q + 6'd1 : h_q))) : h_q;
+  assign w_run = scan_advance ? (wrap_t ? (wrap_t ? (last_tile_col_q ? 6'd0 : w0_inc_q) : w0_q)
+      : (wrap_w ? w0_q : w_q + 6'd1)) : w_q;
   assign slot_run = scan_advance ? slot_q + 8'd1 : slot_q;
   assign h0_d = scan_clear_i ? 6'd0 : h0_run;
   assign w0_d = scan_clear_i ? 6'd0 : w0_run;
@@ -359,6 +389,21 @@ module kld_dispatcher (
     end
   end
 
+  // the next tile column's and row's origins, and what lies beyond them
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      w0_inc_q <= 6'd0;
+      h0_inc_q <= 6'd0;
+      w_rest_q <= 6'd0;
+      h_rest_q <= 6'd0;
+    end else begin
+      w0_inc_q <= scan_clear_i ? tile_w_i : w0_run + tile_w_i;
+      h0_inc_q <= scan_clear_i ? tile_h_i : h0_run + tile_h_i;
+      w_rest_q <= scan_clear_i ? dim_w_i - tile_w_i : dim_w_i - tile_w_i - w0_run;
+      h_rest_q <= scan_clear_i ? dim_h_i - tile_h_i : dim_h_i - tile_h_i - h0_run;
+    end
+  end
+
   assign dim_w_t = {4'd0, dim_w_i};
   assign tile_w_t = {4'd0, tile_w_i};
   assign stride_hw = {6'd0, dim_h_i} * {6'd0, dim_w_i};
@@ -367,17 +412,18 @@ module kld_dispatcher (
       (last_tile_row_q ? 10'd0 : scan_trow_inc_q) : scan_tile_inc_q;
   assign scan_t_next = (last_w_q && last_h_q && last_t_q) ? scan_tile_next : scan_tbase_inc_q;
   assign scan_row_next = (last_w_q && last_h_q) ? scan_t_next : scan_row_inc_q;
-  assign token_d = scan_clear_i ? 10'd0 : (scan_advance ? scan_token_step_q : scan_token_q);
+  assign token_run = scan_advance ? scan_token_step_q : scan_token_q;
+  assign token_d = scan_clear_i ? 10'd0 : token_run;
   assign stride_hw_d = scan_clear_i ? stride_hw[9:0] : stride_hw_q;
   assign stride_thw_d = scan_clear_i ? stride_thw[9:0] : stride_thw_q;
-  assign scan_row_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_w) ? scan_row_next :
-      scan_row_q);
-  assign scan_tbase_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_h) ? scan_t_next :
-      scan_tbase_q);
-  assign scan_tile_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_t) ? scan_tile_next :
-      scan_tile_q);
-  assign scan_trow_d = scan_clear_i ? 10'd0 : ((scan_advance && wrap_tile_col) ? scan_tile_next
-      : scan_trow_q);
+  assign scan_row_run = (scan_advance && wrap_w) ? scan_row_next : scan_row_q;
+  assign scan_tbase_run = (scan_advance && wrap_h) ? scan_t_next : scan_tbase_q;
+  assign scan_tile_run = (scan_advance && wrap_t) ? scan_tile_next : scan_tile_q;
+  assign scan_trow_run = (scan_advance && wrap_tile_col) ? scan_tile_next : scan_trow_q;
+  assign scan_row_d = scan_clear_i ? 10'd0 : scan_row_run;
+  assign scan_tbase_d = scan_clear_i ? 10'd0 : scan_tbase_run;
+  assign scan_tile_d = scan_clear_i ? 10'd0 : scan_tile_run;
+  assign scan_trow_d = scan_clear_i ? 10'd0 : scan_trow_run;
 
   // scan strides and row, tile and frame starts, and their steps
   always @(posedge clk_i or negedge rst_ni) begin
@@ -406,34 +452,16 @@ module kld_dispatcher (
     end
   end
 
-  assign scan_row_inc_d = scan_row_d + dim_w_t;
-  assign scan_tbase_inc_d = scan_clear_i ? stride_hw[9:0] : scan_tbase_d + stride_hw_q;
-  assign scan_tile_inc_d = scan_tile_d + tile_w_t;
-  assign scan_trow_inc_d = scan_clear_i ? stride_thw[9:0] : scan_trow_d + stride_thw_q;
+  assign scan_row_inc_d = scan_clear_i ? dim_w_t : scan_row_run + dim_w_t;
+  assign scan_tbase_inc_d = scan_clear_i ? stride_hw[9:0] : scan_tbase_run + stride_hw_q;
+  assign scan_tile_inc_d = scan_clear_i ? tile_w_t : scan_tile_run + tile_w_t;
+  assign scan_trow_inc_d = scan_clear_i ? stride_thw[9:0] : scan_trow_run + stride_thw_q;
 
   // Deliberately unused: the strides are used only while they are below N
   wire unused_stride_hw;
   assign unused_stride_hw = ^{stride_hw[11:10], stride_thw[11:10]};
 
   assign win_x = {2'd0, win_i};
-  assign h_left_run = dim_h_i - h0_run;
-  assign w_left_run = dim_w_i - w0_run;
-  assign th_eff_run = (tile_h_i < h_left_run) ? tile_h_i : h_left_run;
-  assign tw_eff_run = (tile_w_i < w_left_run) ? tile_w_i : w_left_run;
-  assign th_x_run = {5'd0, th_eff_run};
-  assign tw_x_run = {5'd0, tw_eff_run};
-  assign area_run = th_x_run * tw_x_run;
-  assign tw_slot_run = tw_x_run[7:0];
-  assign area_slot_run = area_run[7:0];
-  assign avail_run = {(w_run != w0_run) && (win_i != 9'd0), (h_run != h0_run) && (tw_x_run <=
-      win_x), (t_run != 6'd0) && (area_run <= win_x)};
-  assign last_w_run = (w_run + 6'd1) == (w0_run + tw_eff_run);
-  assign last_h_run = (h_run + 6'd1) == (h0_run + th_eff_run);
-  assign last_t_run = (t_run + 6'd1) == dim_t_i;
-  assign last_tile_col_run = (w0_run + tile_w_i) >= dim_w_i;
-  assign last_tile_row_run = (h0_run + tile_h_i) >= dim_h_i;
-  assign last_run = last_w_run && last_h_run && last_t_run && last_tile_col_run &&
-      last_tile_row_run;
   assign h_left_origin = dim_h_i - 6'd0;
   assign w_left_origin = dim_w_i - 6'd0;
   assign th_eff_origin = (tile_h_i < h_left_origin) ? tile_h_i : h_left_origin;
@@ -443,18 +471,73 @@ module kld_dispatcher (
   assign area_origin = th_x_origin * tw_x_origin;
   assign tw_slot_origin = tw_x_origin[7:0];
   assign area_slot_origin = area_origin[7:0];
-  assign avail_origin = {(6'd0 != 6'd0) && (win_i != 9'd0), (6'd0 != 6'd0) && (tw_x_origin <=
-      win_x), (6'd0 != 6'd0) && (area_origin <= win_x)};
-  assign last_w_origin = (6'd0 + 6'd1) == (6'd0 + tw_eff_origin);
-  assign last_h_origin = (6'd0 + 6'd1) == (6'd0 + th_eff_origin);
+  assign fits_origin = {tw_x_origin <= win_x, area_origin <= win_x};
+  assign avail_origin = {(6'd0 != 6'd0) && (win_i != 9'd0), (6'd0 != 6'd0) && fits_origin[1],
+      (6'd0 != 6'd0) && fits_origin[0]};
+  assign last_w_origin = ((6'd0 + 6'd1) == (6'd0 + tile_w_i)) || ((6'd0 + 6'd1) == dim_w_i);
+  assign last_h_origin = ((6'd0 + 6'd1) == (6'd0 + tile_h_i)) || ((6'd0 + 6'd1) == dim_h_i);
   assign last_t_origin = (6'd0 + 6'd1) == dim_t_i;
   assign last_tile_col_origin = (6'd0 + tile_w_i) >= dim_w_i;
   assign last_tile_row_origin = (6'd0 + tile_h_i) >= dim_h_i;
   assign last_origin = last_w_origin && last_h_origin && last_t_origin && last_tile_col_origin
       && last_tile_row_origin;
+  assign succ_th = last_tile_col_q ? ((tile_h_i < h_rest_q) ? tile_h_i : h_rest_q) : tile_th_q;
+  assign succ_tw = last_tile_col_q ? tw_eff_origin : ((tile_w_i < w_rest_q) ? tile_w_i : w_rest_q);
+  assign th_x_succ = {5'd0, succ_th};
+  assign tw_x_succ = {5'd0, succ_tw};
+  assign area_succ = th_x_succ * tw_x_succ;
+  assign tw_slot_succ = tw_x_succ[7:0];
+  assign area_slot_succ = area_succ[7:0];
+  assign fits_succ = {tw_x_succ <= win_x, area_succ <= win_x};
+
+  // the next tile's sizes
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      succ_th_q <= 6'd0;
+      succ_tw_slot_q <= 8'd0;
+      succ_area_slot_q <= 8'd0;
+      succ_fits_q <= 2'd0;
+    end else begin
+      succ_th_q <= succ_th;
+      succ_tw_slot_q <= tw_slot_succ;
+      succ_area_slot_q <= area_slot_succ;
+      succ_fits_q <= fits_succ;
+    end
+  end
+
+  assign tile_step = scan_advance && wrap_t;
+  assign tile_step_origin = wrap_tile_col && last_tile_row_q;
+  assign tw_slot_run = tile_step ? (tile_step_origin ? tw_slot_origin : succ_tw_slot_q) :
+      ref_dist_h_q;
+  assign area_slot_run = tile_step ? (tile_step_origin ? area_slot_origin : succ_area_slot_q) :
+      ref_dist_t_q;
+  assign fits_run = tile_step ? (tile_step_origin ? fits_origin : succ_fits_q) : tile_fits_q;
+  assign tile_th_run = tile_step ? (tile_step_origin ? th_eff_origin : succ_th_q) : tile_th_q;
+  assign avail_run = {(w_run != w0_run) && (win_i != 9'd0), (h_run != h0_run) && fits_run[1],
+      (t_run != 6'd0) && fits_run[0]};
+  assign last_w_run = ((w_run + 6'd1) == (w0_run + tile_w_i)) || ((w_run + 6'd1) == dim_w_i);
+  assign last_h_run = ((h_run + 6'd1) == (h0_run + tile_h_i)) || ((h_run + 6'd1) == dim_h_i);
+  assign last_t_run = (t_run + 6'd1) == dim_t_i;
+  assign last_tile_col_run = (w0_run + tile_w_i) >= dim_w_i;
+  assign last_tile_row_run = (h0_run + tile_h_i) >= dim_h_i;
+  assign last_run = last_w_run && last_h_run && last_t_run && last_tile_col_run &&
+      last_tile_row_run;
   assign tw_slot = scan_clear_i ? tw_slot_origin : tw_slot_run;
   assign area_slot = scan_clear_i ? area_slot_origin : area_slot_run;
   assign avail_d = scan_clear_i ? avail_origin : avail_run;
+
+  // the current tile's height and window fit
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tile_th_q <= 6'd0;
+      tile_fits_q <= 2'd0;
+    end else begin
+      tile_th_q <= scan_clear_i ? th_eff_origin : tile_th_run;
+      tile_fits_q <= fits_d;
+    end
+  end
+
+  assign fits_d = scan_clear_i ? fits_origin : fits_run;
   assign slot_run_after = slot_run + 8'd1;
 
   // reference slots of the next cycle's position and the one after
@@ -489,7 +572,7 @@ module kld_dispatcher (
     if (!rst_ni) begin
       scan_token_step_q <= 10'd0;
     end else begin
-      scan_token_step_q <= last_w_d ? scan_row_next_d : token_d + 10'd1;
+      scan_token_step_q <= last_w_d ? scan_row_next_d : (scan_clear_i ? 10'd1 : token_run + 10'd1);
     end
   end
 
