@@ -381,6 +381,86 @@ TEST(Testbench, DecisionPatternsUniformClusteredAndWorstImbalance) {
   }
 }
 
+// The scan's corners (issue 10, "How it is proven"): tiles one and two positions long, edge tiles
+// clipped to one column or row, a window exactly as deep as the scan needs and one position
+// shallower, and t and w chains as long as the grid allows. Each run is bit-exact in both modes
+// with CYCLES equal to the schedule; the golden model shows that each case holds what it names.
+TEST(Testbench, ScanCornersTilesOfOneAndTwoPositionsWindowAtItsEdgeLongChains) {
+  const int which = 0;
+  const hw::HwConfig hw = hw_config(which);
+  ASSERT_GE(hw.max_t, 3);
+  ASSERT_GE(hw.max_w, 5);
+  ReuseConfig base;
+  base.grid = {hw.max_t, hw.max_h, hw.max_w};
+  base.group_w = hw.group_w;
+  base.channels = hw.max_k;
+  base.out_cols = hw.max_m;
+  base.data_w = hw.data_w;
+  base.acc_w = hw.acc_w;
+  base.tau.assign(static_cast<size_t>(base.groups()), 40);
+  const IntMatrix b = make_int_uniform(base.channels, base.out_cols, base.data_w, 21);
+  auto run = [&](const ReuseConfig& c, const std::string& tag) {
+    const IntMatrix a = correlated_a(c, 22);
+    expect_pass(run_tb(which, c, a, b, "--mode both --stall 0.2 --seed 23", tag), tag + " " + nlohmann::json(c).dump());
+    return run_reuse(c, a);
+  };
+  {  // T = 1, 1 x 1 tiles: every tile one position, no reference anywhere
+    ReuseConfig c = base;
+    c.grid.t = 1;
+    c.tile_h = 1;
+    c.tile_w = 1;
+    EXPECT_EQ(run(c, "tiles_of_one").counters.reused_pairs, 0);
+  }
+  {  // T = 2, 1 x 1 tiles: two positions per tile, the t reference at distance 1
+    ReuseConfig c = base;
+    c.grid.t = 2;
+    c.tile_h = 1;
+    c.tile_w = 1;
+    c.fixed_axes = {Axis::T};
+    c.policy = Policy::Fixed;
+    EXPECT_GT(run(c, "tiles_of_two").counters.reused_per_axis[static_cast<size_t>(Axis::T)], 0);
+  }
+  for (int t : {1, 3}) {  // tiles 2 wide and 2 high: the last column and row of tiles clipped
+    ReuseConfig c = base;
+    c.grid = {t, 5, 5};
+    c.tile_h = 2;
+    c.tile_w = 2;
+    const IntReuse r = run(c, "clipped_t" + std::to_string(t));
+    EXPECT_GT(r.counters.reused_pairs, 0) << "T = " << t;
+    c.tile_h = 1;  // tiles one row high, two wide, the last one column
+    run(c, "rows_t" + std::to_string(t));
+    c.tile_h = 2;  // tiles one column wide, two high, the last one row
+    c.tile_w = 1;
+    run(c, "columns_t" + std::to_string(t));
+  }
+  {  // a window exactly as deep as the scan needs, then one position shallower
+    ReuseConfig c = base;
+    c.tile_h = 3;
+    c.tile_w = 4;
+    const int64_t need = ScanOrder(c.grid, c.tile_h, c.tile_w).required_window_depth();
+    ASSERT_LE(need, hw.window_cap());
+    c.window_depth = static_cast<int>(need);
+    EXPECT_EQ(run(c, "window_at_edge").counters.refs_beyond_window, 0);
+    c.window_depth = static_cast<int>(need) - 1;
+    EXPECT_GT(run(c, "window_below_edge").counters.refs_beyond_window, 0);
+  }
+  {  // every pair with a t reference reuses it: chains through all T frames; then w chains
+    // through whole rows
+    ReuseConfig c = base;
+    c.policy = Policy::Fixed;
+    c.fixed_axes = {Axis::T};
+    c.tau.assign(static_cast<size_t>(c.groups()), c.tau_max());
+    const IntReuse t = run(c, "t_chains");
+    const int64_t frame = static_cast<int64_t>(c.grid.h) * c.grid.w;
+    EXPECT_EQ(t.counters.reused_per_axis[static_cast<size_t>(Axis::T)], (c.grid.t - 1) * frame * c.groups());
+    EXPECT_EQ(t.at(static_cast<int32_t>((c.grid.t - 1) * frame), 0).root, 0) << "the last frame's root is the first's";
+    c.fixed_axes = {Axis::W};
+    const IntReuse w = run(c, "w_chains");
+    EXPECT_EQ(w.counters.reused_per_axis[static_cast<size_t>(Axis::W)],
+              static_cast<int64_t>(c.grid.t) * c.grid.h * (c.grid.w - 1) * c.groups());
+  }
+}
+
 TEST(Testbench, BackToBackRunsAndResetInTheMiddleOfARun) {
   Rng r(77);
   const ReuseConfig c = random_config(0, r);
