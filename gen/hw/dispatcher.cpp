@@ -92,13 +92,12 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   // Next position: w, then h, then t, then the next tile; wraps after the last.
   // A clear comes only while the scan is idle (no step), and wins where both could meet:
   // the step is not qualified by it, which keeps the START checks off the scan's paths.
-  // The step is registered here, a cycle after kld_top decides it: it picks the next token for
-  // the A memories' read address, and a net from the top would reach it through a driver the
-  // top's synthesis sizes without seeing this module's loads.
+  // The step is registered here, a cycle after kld_top decides it: a net from the top would reach
+  // every scan register through a driver the top's synthesis sizes without seeing this module's
+  // loads. (The A memories' read address is registered from the undelayed step, below.)
   const Expr scan_step = m.signal("scan_step_q", 1, Sign::Unsigned, "the scan advances to the next position");
-  // Its complement in a flip-flop of its own picks the A memories' read address and the window's:
-  // the step drives every scan register's next value, and a chain of buffers stood between it and
-  // the memories.
+  // Its complement in a flip-flop of its own picks the window's read addresses: the step drives
+  // every scan register's next value, and a chain of buffers stood between it and the memories.
   const Expr scan_hold = m.signal("scan_hold_q", 1, Sign::Unsigned, "the scan stays at its position (not the step)");
   Always& step_regs = m.always_ff(clk, rst_n, "the scan step, decided a cycle ahead");
   step_regs.flop(scan_step, scan_step_next, 0);
@@ -343,8 +342,18 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   const Expr last_trow_d = at_next(&Derived::last_trow, "last_tile_row_d");
   const Expr last_d = at_next(&Derived::last, "last_d");
   const StepTokens after = step_tokens({last_w_d, last_h_d, last_t_d, last_tcol_d, last_trow_d}, inc_d, "_d");
-  m.always_ff(clk, rst_n, "the token after the next cycle's position")
-      .flop(token_step, mux(last_w_d, after.row, mux(scan_clear, constant(tw, 1), token_run + constant(tw, 1))), 0);
+  const Expr token_step_d = m.wire("scan_token_step_d", mux(last_w_d, after.row, mux(scan_clear, constant(tw, 1),
+                                                                                    token_run + constant(tw, 1))),
+                                   "the token after the next cycle's position");
+  // The A memories' read address of the next cycle, registered: the step of the next cycle
+  // (scan_step_next_i) chooses between the two tokens the scan registers take, so the address
+  // leaves a flip-flop with no choice behind it; that choice and its select's buffering stood
+  // between the scan and every A bank's read.
+  const Expr token_next_q = m.signal("scan_token_next_q", tw, Sign::Unsigned,
+                                     "token at the scan position of the next cycle (the A banks' read-ahead)");
+  Always& tokens = m.always_ff(clk, rst_n, "the token after the next cycle's position, and the next cycle's");
+  tokens.flop(token_step, token_step_d, 0);
+  tokens.flop(token_next_q, mux(scan_step_next, token_step_d, token_d), 0);
   const Expr avail_q = m.signal("scan_avail_q", 3);
   const Expr last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
@@ -357,10 +366,7 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                {last_tcol, last_tcol_d}, {last_trow, last_trow_d}})
     outs.flop(reg, d, 0);
   m.assign(scan_token, token_q);
-  // Without the clear: scan_clear_i comes from the START checks, a long path, and this output
-  // addresses every A bank. A clear comes only while the scan is idle (no step) and at rest at
-  // position 0 (a detection ends by wrapping to it), so the step alone chooses.
-  m.assign(scan_token_next, mux(scan_hold, token_q, token_step));
+  m.assign(scan_token_next, token_next_q);
   m.assign(scan_slot, q.slot);
   m.assign(scan_avail, avail_q);
   m.assign(scan_ref_slot_next, ref_slot_d);

@@ -291,6 +291,10 @@ module kld_dispatcher (
   wire [9:0] scan_t_next_d;
   // token at the next row start
   wire [9:0] scan_row_next_d;
+  // the token after the next cycle's position
+  wire [9:0] scan_token_step_d;
+  // token at the scan position of the next cycle (the A banks' read-ahead)
+  reg [9:0] scan_token_next_q;
   reg [2:0] scan_avail_q;
   reg scan_last_q;
   reg [10:0] ptr_0_q;
@@ -556,13 +560,17 @@ module kld_dispatcher (
       (last_tile_row_d ? 10'd0 : scan_trow_inc_d) : scan_tile_inc_d;
   assign scan_t_next_d = (last_w_d && last_h_d && last_t_d) ? scan_tile_next_d : scan_tbase_inc_d;
   assign scan_row_next_d = (last_w_d && last_h_d) ? scan_t_next_d : scan_row_inc_d;
+  assign scan_token_step_d = last_w_d ? scan_row_next_d : (scan_clear_i ? 10'd1 : token_run +
+      10'd1);
 
-  // the token after the next cycle's position
+  // the token after the next cycle's position, and the next cycle's
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       scan_token_step_q <= 10'd0;
+      scan_token_next_q <= 10'd0;
     end else begin
-      scan_token_step_q <= last_w_d ? scan_row_next_d : (scan_clear_i ? 10'd1 : token_run + 10'd1);
+      scan_token_step_q <= scan_token_step_d;
+      scan_token_next_q <= scan_step_next_i ? scan_token_step_d : token_d;
     end
   end
 
@@ -594,7 +602,7 @@ module kld_dispatcher (
   end
 
   assign scan_token_o = scan_token_q;
-  assign scan_token_next_o = scan_hold_q ? scan_token_q : scan_token_step_q;
+  assign scan_token_next_o = scan_token_next_q;
   assign scan_slot_o = slot_q;
   assign scan_avail_o = scan_avail_q;
   assign scan_ref_slot_next_o = ref_slot_d;
