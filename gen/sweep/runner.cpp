@@ -39,6 +39,11 @@ class Progress {
     ++n_;
     if (os_) *os_ << "[" << n_ << "/" << total_ << "] " << p.label() << " " << top << " ... " << what << std::endl;
   }
+  // A line about the point as a whole, before its numbered ones (it counts no top).
+  void note(const SweepPoint& p, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (os_) *os_ << "      " << p.label() << " ... " << what << std::endl;
+  }
 
  private:
   std::ostream* os_;
@@ -139,8 +144,7 @@ PointOutcome run_point(const SweepSpec& spec, const SweepPoint& p, const RunOpti
     for (const std::string& top : spec.tops) progress.line(p, top, "skipped (done, same RTL)");
     return o;
   }
-  if (!stale.empty())
-    for (const std::string& top : spec.tops) progress.line(p, top, stale);
+  if (!stale.empty()) progress.note(p, stale);
   size_t top_index = 0;
   fs::path current_log = work;
   try {

@@ -209,6 +209,10 @@ TEST_F(SweepRun, RerunSkipsFinishedPointsAndRedoesMissingAndStaleOnes) {
   EXPECT_NE(stale.err.find("stale: kld_plain_top's RTL changed since (" + old_hash + " -> "), std::string::npos)
       << stale.err;
   EXPECT_EQ(count_of(stale.err, "skipped (done, same RTL)"), 1) << stale.err;
+  // Said once for the point, unnumbered: the numbered lines stay one per point and top.
+  EXPECT_EQ(count_of(stale.err, "stale: "), 1) << stale.err;
+  EXPECT_EQ(count_of(stale.err, "] r"), 2) << stale.err;
+  EXPECT_EQ(stale.err.find("[3/"), std::string::npos) << stale.err;
   EXPECT_NE(json::parse(kaleido::read_file(result))["tops"]["kld_plain_top"]["design"]["rtl_hash"], old_hash);
 }
 
