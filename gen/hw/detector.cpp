@@ -18,12 +18,13 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const bool paired = c.lane_groups == 2;
   Module m("kld_detector_lane",
            paired ? "Closed-loop reuse decisions of two channel groups in alternate cycles, each in two stages: "
-                    "the distances d(r) = max |A - Ahat[r]| of the position in the first (but their last max level), "
-                    "the threshold, the policy's choice and the window write in the second. REUSE if d <= tau, the policy picks the "
-                    "reference"
+                    "the distances d(r) = max |A - Ahat[r]| of the position in the first (but their last max "
+                    "level), the threshold, the policy's choice and the window write in the second. REUSE if d <= "
+                    "tau, the policy picks the reference"
                   : "Closed-loop reuse decision of one channel group per position, in two stages: the distances "
-                    "d(r) = max |A - Ahat[r]| of the position in the first (but their last max level), the threshold, "
-                    "the policy's choice and the window write in the second. REUSE if d <= tau, the policy picks the reference");
+                    "d(r) = max |A - Ahat[r]| of the position in the first (but their last max level), the "
+                    "threshold, the policy's choice and the window write in the second. REUSE if d <= tau, the "
+                    "policy picks the reference");
   const int dw = c.data_w, gw = c.group_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
   const int word = gw * dw, ew = word + tw;
   const Expr clk = m.input("clk_i", 1);

@@ -252,8 +252,9 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                      "references in the tile and the window: bit 0 t, 1 h, 2 w");
     // w + 1 never passes the tile's right edge nor the grid's, so it meets the nearer one (the
     // clipped width) when it meets either: no clipping on the step's path.
-    d.last_w = m.wire("last_w" + sfx, ((p.w + constant(cw, 1)) == (p.w0 + tile_w)) || ((p.w + constant(cw, 1)) == dim_w));
-    d.last_h = m.wire("last_h" + sfx, ((p.h + constant(cw, 1)) == (p.h0 + tile_h)) || ((p.h + constant(cw, 1)) == dim_h));
+    const Expr w_next = p.w + constant(cw, 1), h_next = p.h + constant(cw, 1);
+    d.last_w = m.wire("last_w" + sfx, (w_next == (p.w0 + tile_w)) || (w_next == dim_w));
+    d.last_h = m.wire("last_h" + sfx, (h_next == (p.h0 + tile_h)) || (h_next == dim_h));
     d.last_t = m.wire("last_t" + sfx, (p.t + constant(cw, 1)) == dim_t);
     d.last_tcol = m.wire("last_tile_col" + sfx, (p.w0 + tile_w) >= dim_w);
     d.last_trow = m.wire("last_tile_row" + sfx, (p.h0 + tile_h) >= dim_h);
