@@ -289,8 +289,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
     succ.flop(reg, d, 0);
   const Expr tile_step = m.wire("tile_step", step && wrap_t, "the next position starts a tile");
   const Expr to_origin = m.wire("tile_step_origin", wrap_col && last_trow, "... the grid's first");
-  auto next_tile = [&](const Expr& at_origin, const Expr& after, const Expr& now, const std::string& name) {
-    return m.wire(name, mux(tile_step, mux(to_origin, at_origin, after), now));
+  auto next_tile = [&](const Expr& at_origin, const Expr& after, const Expr& current, const std::string& name) {
+    return m.wire(name, mux(tile_step, mux(to_origin, at_origin, after), current));
   };
   const Geometry gr{next_tile(g0.tw_s, succ_tw_s_q, dist_h_q, "tw_slot_run"),
                     next_tile(g0.area_s, succ_area_s_q, dist_t_q, "area_slot_run"),
