@@ -186,7 +186,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
                                      {row_inc_q, tbase_inc_q, tile_inc_q, trow_inc_q}, "");
   const Expr tile_next = now.tile, t_next = now.t, row_next = now.row;
   // The token after the current position, registered a cycle early (from the next cycle's flags and
-  // sums): the A memories' read address is then one choice between two registers.
+  // sums): the A memories' read address (scan_token_next_q, below) is then one choice between the
+  // next values of two registers.
   const Expr token_step = m.signal("scan_token_step_q", tw, Sign::Unsigned, "token of the position after this one");
   const Expr token_run = m.wire("token_run", mux(step, token_step, token_q));
   const Expr token_d = m.wire("token_d", mux(scan_clear, zero(tw), token_run),
