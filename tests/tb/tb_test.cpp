@@ -390,13 +390,7 @@ TEST(Testbench, ScanCornersTilesOfOneAndTwoPositionsWindowAtItsEdgeLongChains) {
   const hw::HwConfig hw = hw_config(which);
   ASSERT_GE(hw.max_t, 3);
   ASSERT_GE(hw.max_w, 5);
-  ReuseConfig base;
-  base.grid = {hw.max_t, hw.max_h, hw.max_w};
-  base.group_w = hw.group_w;
-  base.channels = hw.max_k;
-  base.out_cols = hw.max_m;
-  base.data_w = hw.data_w;
-  base.acc_w = hw.acc_w;
+  ReuseConfig base = at_limits(hw);
   base.tau.assign(static_cast<size_t>(base.groups()), 40);
   const IntMatrix b = make_int_uniform(base.channels, base.out_cols, base.data_w, 21);
   auto run = [&](const ReuseConfig& c, const std::string& tag) {
