@@ -59,6 +59,8 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr reuse = m.output("reuse_o", 1, Sign::Unsigned, "the second stage's pair is REUSE");
   const Expr axis_out = m.output("axis_o", 2, Sign::Unsigned, "chosen reference axis (0 when COMPUTE)");
   const Expr root_out = m.output("root_o", tw, Sign::Unsigned, "token whose partial this pair carries");
+  const Expr root_last = m.output("root_last_o", tw, Sign::Unsigned,
+                                  "root of the last decided pair (registered when it was decided)");
   // Why step and retire arrive a cycle early and are registered here: each enables a few hundred
   // of the lane's flops. Driven from kld_top, one net would cross into every lane, and the top's
   // synthesis, which cannot see the loads behind the ports, gives it its weakest driver.
@@ -322,6 +324,9 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   m.assign(reuse, sel_valid);
   m.assign(axis_out, sel_axis);
   m.assign(root_out, new_entry.slice(ew - 1, word));
+  // The decided pair's root is already in last_entry_q, the w reference's register: kld_top
+  // writes its root table from there, not from a second register behind the decision logic.
+  m.assign(root_last, last_q.slice(ew - 1, word));
   return m;
 }
 
@@ -356,6 +361,8 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   const Expr reuse = m.output("reuse_o", lanes);
   const Expr axis = m.output("axis_o", 2 * lanes);
   const Expr root = m.output("root_o", tw * lanes);
+  const Expr root_last = m.output("root_last_o", tw * lanes, Sign::Unsigned,
+                                  "lane l's last decided root at l*TW (registered)");
   // One lane instance per group decided in a cycle (a generate loop when there are several).
   auto conns = [&](const Expr& l) -> std::vector<Connection> {
     return {{"clk_i", clk},
@@ -378,7 +385,8 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
             {"a_i", element(a, l, gw * dw)},
             {"reuse_o", element(reuse, l)},
             {"axis_o", element(axis, l, 2)},
-            {"root_o", element(root, l, tw)}};
+            {"root_o", element(root, l, tw)},
+            {"root_last_o", element(root_last, l, tw)}};
   };
   if (lanes == 1) {
     m.instance(lane, "u_lane", conns(Expr()));

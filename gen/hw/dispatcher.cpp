@@ -403,16 +403,20 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   std::vector<Expr> pending, nonempty, finishing;
   for (int s = 0; s < segs; ++s) {
     const std::string sn = std::to_string(s);
-    Expr len = zero(tw + 1), tok = zero(tw), has = bit(false);
+    Expr len = zero(tw + 1), has = bit(false);
+    std::vector<Expr> reads;  // the list reads of the segment's groups, by k-tile
     for (int k = 0; k < c.max_kt(); ++k) {
       const int g = k * segs + s;
       if (g >= G) break;
       const Expr here = kt == constant(ktw, static_cast<uint64_t>(k));
       const Expr exists = constant(gcw, static_cast<uint64_t>(g)) < groups;
       len = mux(here && exists, count[static_cast<size_t>(g)], len);
-      tok = mux(here, list_rd[static_cast<size_t>(g)], tok);
+      reads.push_back(list_rd[static_cast<size_t>(g)]);
       has = has || (here && exists);
     }
+    // A balanced tree on the k-tile's bits: the list reads arrive last (an SRAM access), so each
+    // passes clog2(KT) muxes, not a chain of one per k-tile.
+    const Expr tok = select(kt, reads, zero(tw));
     const Expr list_len = m.wire("list_len_" + sn, len, "list length of segment " + sn + "'s group");
     const Expr list_tok = m.wire("list_token_" + sn, tok);
     const Expr has_group = m.wire("has_group_" + sn, has, "the k-tile has a group for segment " + sn);

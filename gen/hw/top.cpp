@@ -372,7 +372,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr root_we_q =
       m.signal("root_we_q", G, Sign::Unsigned, "last cycle's decided pairs, their roots written now");
   const Expr dec_token_q = m.signal("decided_token_q", tw, Sign::Unsigned, "the token those pairs belong to");
-  const Expr root_q = m.signal("det_root_q", lanes * tw, Sign::Unsigned, "the roots decided last cycle");
+  const Expr root_q = m.signal("det_root_last", lanes * tw, Sign::Unsigned,
+                               "the roots decided last cycle (each lane's registered entry)");
   const Expr group_done_q = m.signal("group_done_q", G, Sign::Unsigned,
                                      "group g's detection round was over last cycle (its list is complete now)");
   std::vector<Expr> done_bits;
@@ -397,9 +398,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   decisions.flop(group_done_q,
                  mux(run_start, mux(dense_start || keep_start, ones(G), ~group_valid), concat(done_bits)), 0);
   Block& decided =
-      m.always_ff_no_reset(clk, "decided token and roots (qualified by push_q, root_we_q)").if_(retire).then_();
+      m.always_ff_no_reset(clk, "decided token (qualified by push_q, root_we_q)").if_(retire).then_();
   decided.assign(dec_token_q, s2_token_q);
-  decided.assign(root_q, root);
   // A segment's list is complete once the detection round of its group is over.
   std::vector<Expr> final_bits;
   for (int sg = segs - 1; sg >= 0; --sg) {
@@ -490,15 +490,24 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // next-round logic in front of the memories (one read per bank and round, where its address
   // returns to 0).
   const int ktiles = c.max_kt();
+  // Whether the scan is in a bank's set, registered per bank from the next cycle's round: the
+  // round register's compare and its fanout to every bank stay off the path into the memories.
+  // No reset: the flags follow the round from the first clock edge (reset holds round_q at 0).
+  Block* scan_sel = sets > 1 ? &m.always_ff_no_reset(clk, "each A bank's detector address follows the scan")
+                             : nullptr;
+  const Expr set_d = paired && set_w > 0 ? round_d.slice(rw - 1, 1) : round_d;
   for (int g = 0; g < G; ++g) {
     const std::string gn = std::to_string(g);
     a_rd.push_back(m.signal("a_rdata_" + gn, gw * dw, Sign::Unsigned, "for the detector, next cycle's position"));
     a_issue.push_back(m.signal("a_issue_" + gn, gw * dw, Sign::Unsigned, "for the array"));
     Expr scan_addr = a_scan_addr, seg_addr = iss_token_q.slice((g % segs + 1) * tw - 1, (g % segs) * tw);
-    if (sets > 1)
-      scan_addr = m.wire("a_scan_addr_" + gn,
-                         mux(set_q == constant(set_w, static_cast<uint64_t>(g / set_groups)), a_scan_addr, zero(tw)),
+    if (sets > 1) {
+      const Expr in_set = m.signal("a_scan_sel_" + gn + "_q", 1, Sign::Unsigned,
+                                   "the scan is in bank " + gn + "'s " + set_name);
+      scan_sel->assign(in_set, set_d == constant(set_w, static_cast<uint64_t>(g / set_groups)));
+      scan_addr = m.wire("a_scan_addr_" + gn, mux(in_set, a_scan_addr, zero(tw)),
                          "bank " + gn + "'s detector address: the scan's in its " + set_name + ", else token 0");
+    }
     if (ktiles > 1) {
       const Expr held =
           m.signal("a_issue_addr_" + gn + "_q", tw, Sign::Unsigned, "bank " + gn + "'s array address");
@@ -570,7 +579,8 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"a_i", lane_a_q},
               {"reuse_o", reuse},
               {"axis_o", axis},
-              {"root_o", root}});
+              {"root_o", root},
+              {"root_last_o", root_q}});
   if (paired) m.unused(scan_ref_two_next, "lanes deciding two groups find distance-2 references in the window");
 
   // ---- the array ----
@@ -726,7 +736,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
     // Each step moves to the lane's other group; a step from group 1 moves the scan on, past the
     // grid's last position to the next pair's first.
     const Expr pair_over = m.wire("det_pair_over", step && phase_q && scan_last, "the pair's last position steps");
-    const Expr phase_d = m.wire("det_phase_d", !run_start && (phase_q != step), "phase of the next cycle");
+    // No run-start term: a run starts only while idle, where the phase is 0 (a detection ends with
+    // the step from group 1) and nothing steps, so the window's read address (phase_d, slot) does
+    // not wait for the register bus's START decode.
+    const Expr phase_d = m.wire("det_phase_d", phase_q != step, "phase of the next cycle");
     if (rw > 1) {
       const Expr pair_d = m.wire("det_pair_d",
                                  mux(run_start, zero(rw - 1),

@@ -771,8 +771,8 @@ module kld_dispatcher (
   assign list_len_0 = ((kt_i == 2'd3) && (4'd6 < groups_i)) ? count_6_q : (((kt_i == 2'd2) &&
       (4'd4 < groups_i)) ? count_4_q : (((kt_i == 2'd1) && (4'd2 < groups_i)) ? count_2_q : (((kt_i
       == 2'd0) && (4'd0 < groups_i)) ? count_0_q : 11'd0)));
-  assign list_token_0 = (kt_i == 2'd3) ? list_6_rdata : ((kt_i == 2'd2) ? list_4_rdata : ((kt_i
-      == 2'd1) ? list_2_rdata : ((kt_i == 2'd0) ? list_0_rdata : 10'd0)));
+  assign list_token_0 = kt_i[1] ? (kt_i[0] ? list_6_rdata : list_4_rdata) : (kt_i[0] ?
+      list_2_rdata : list_0_rdata);
   assign has_group_0 = 1'b0 || ((kt_i == 2'd0) && (4'd0 < groups_i)) || ((kt_i == 2'd1) && (4'd2
       < groups_i)) || ((kt_i == 2'd2) && (4'd4 < groups_i)) || ((kt_i == 2'd3) && (4'd6 <
       groups_i));
@@ -783,8 +783,8 @@ module kld_dispatcher (
   assign list_len_1 = ((kt_i == 2'd3) && (4'd7 < groups_i)) ? count_7_q : (((kt_i == 2'd2) &&
       (4'd5 < groups_i)) ? count_5_q : (((kt_i == 2'd1) && (4'd3 < groups_i)) ? count_3_q : (((kt_i
       == 2'd0) && (4'd1 < groups_i)) ? count_1_q : 11'd0)));
-  assign list_token_1 = (kt_i == 2'd3) ? list_7_rdata : ((kt_i == 2'd2) ? list_5_rdata : ((kt_i
-      == 2'd1) ? list_3_rdata : ((kt_i == 2'd0) ? list_1_rdata : 10'd0)));
+  assign list_token_1 = kt_i[1] ? (kt_i[0] ? list_7_rdata : list_5_rdata) : (kt_i[0] ?
+      list_3_rdata : list_1_rdata);
   assign has_group_1 = 1'b0 || ((kt_i == 2'd0) && (4'd1 < groups_i)) || ((kt_i == 2'd1) && (4'd3
       < groups_i)) || ((kt_i == 2'd2) && (4'd5 < groups_i)) || ((kt_i == 2'd3) && (4'd7 <
       groups_i));

@@ -321,8 +321,8 @@ module kld_top (
   reg [7:0] root_we_q;
   // the token those pairs belong to
   reg [9:0] decided_token_q;
-  // the roots decided last cycle
-  reg [79:0] det_root_q;
+  // the roots decided last cycle (each lane's registered entry)
+  wire [79:0] det_root_last;
   // group g's detection round was over last cycle (its list is complete now)
   reg [7:0] group_done_q;
   // segment s's compute list is complete
@@ -700,11 +700,10 @@ module kld_top (
     end
   end
 
-  // decided token and roots (qualified by push_q, root_we_q)
+  // decided token (qualified by push_q, root_we_q)
   always @(posedge clk_i) begin
     if (det_retire_q) begin
       decided_token_q <= det_s2_token_q;
-      det_root_q <= det_root;
     end
   end
 
@@ -983,7 +982,8 @@ module kld_top (
     .a_i(lane_a_q),
     .reuse_o(det_reuse),
     .axis_o(det_axis),
-    .root_o(det_root)
+    .root_o(det_root),
+    .root_last_o(det_root_last)
   );
 
   assign seg_data = {issue_kt_q[1] ? (issue_kt_q[0] ? a_issue_7 : a_issue_5) : (issue_kt_q[0] ?
@@ -1012,7 +1012,7 @@ module kld_top (
     .tap_psum_i(tap_psum),
     .root_we_i(root_we_q),
     .root_token_i(decided_token_q),
-    .root_data_i(det_root_q),
+    .root_data_i(det_root_last),
     .gather_token_i(gather_q),
     .gather_en_i(gather_en),
     .dense_i(ctrl_dense_q),

@@ -47,7 +47,9 @@ module kld_detector (
   input wire [255:0] a_i,
   output wire [3:0] reuse_o,
   output wire [7:0] axis_o,
-  output wire [39:0] root_o
+  output wire [39:0] root_o,
+  // lane l's last decided root at l*TW (registered)
+  output wire [39:0] root_last_o
 );
 
   genvar l;
@@ -75,7 +77,8 @@ module kld_detector (
         .a_i(a_i[l * 64 +: 64]),
         .reuse_o(reuse_o[l]),
         .axis_o(axis_o[l * 2 +: 2]),
-        .root_o(root_o[l * 10 +: 10])
+        .root_o(root_o[l * 10 +: 10]),
+        .root_last_o(root_last_o[l * 10 +: 10])
       );
     end
   endgenerate

@@ -760,10 +760,9 @@ module kld_dispatcher (
       == 3'd4) && (4'd4 < groups_i)) ? count_4_q : (((kt_i == 3'd3) && (4'd3 < groups_i)) ?
       count_3_q : (((kt_i == 3'd2) && (4'd2 < groups_i)) ? count_2_q : (((kt_i == 3'd1) && (4'd1 <
       groups_i)) ? count_1_q : (((kt_i == 3'd0) && (4'd0 < groups_i)) ? count_0_q : 11'd0)))))));
-  assign list_token_0 = (kt_i == 3'd7) ? list_7_rdata : ((kt_i == 3'd6) ? list_6_rdata : ((kt_i
-      == 3'd5) ? list_5_rdata : ((kt_i == 3'd4) ? list_4_rdata : ((kt_i == 3'd3) ? list_3_rdata :
-      ((kt_i == 3'd2) ? list_2_rdata : ((kt_i == 3'd1) ? list_1_rdata : ((kt_i == 3'd0) ?
-      list_0_rdata : 10'd0)))))));
+  assign list_token_0 = kt_i[2] ? (kt_i[1] ? (kt_i[0] ? list_7_rdata : list_6_rdata) : (kt_i[0]
+      ? list_5_rdata : list_4_rdata)) : (kt_i[1] ? (kt_i[0] ? list_3_rdata : list_2_rdata) :
+      (kt_i[0] ? list_1_rdata : list_0_rdata));
   assign has_group_0 = 1'b0 || ((kt_i == 3'd0) && (4'd0 < groups_i)) || ((kt_i == 3'd1) && (4'd1
       < groups_i)) || ((kt_i == 3'd2) && (4'd2 < groups_i)) || ((kt_i == 3'd3) && (4'd3 < groups_i))
       || ((kt_i == 3'd4) && (4'd4 < groups_i)) || ((kt_i == 3'd5) && (4'd5 < groups_i)) || ((kt_i ==

@@ -321,8 +321,8 @@ module kld_top (
   reg [7:0] root_we_q;
   // the token those pairs belong to
   reg [9:0] decided_token_q;
-  // the roots decided last cycle
-  reg [39:0] det_root_q;
+  // the roots decided last cycle (each lane's registered entry)
+  wire [39:0] det_root_last;
   // group g's detection round was over last cycle (its list is complete now)
   reg [7:0] group_done_q;
   // segment s's compute list is complete
@@ -358,6 +358,8 @@ module kld_top (
   wire [63:0] a_rdata_0;
   // for the array
   wire [63:0] a_issue_0;
+  // the scan is in bank 0's round
+  reg a_scan_sel_0_q;
   // bank 0's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_0;
   // bank 0's array address
@@ -366,6 +368,8 @@ module kld_top (
   wire [63:0] a_rdata_1;
   // for the array
   wire [63:0] a_issue_1;
+  // the scan is in bank 1's round
+  reg a_scan_sel_1_q;
   // bank 1's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_1;
   // bank 1's array address
@@ -374,6 +378,8 @@ module kld_top (
   wire [63:0] a_rdata_2;
   // for the array
   wire [63:0] a_issue_2;
+  // the scan is in bank 2's round
+  reg a_scan_sel_2_q;
   // bank 2's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_2;
   // bank 2's array address
@@ -382,6 +388,8 @@ module kld_top (
   wire [63:0] a_rdata_3;
   // for the array
   wire [63:0] a_issue_3;
+  // the scan is in bank 3's round
+  reg a_scan_sel_3_q;
   // bank 3's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_3;
   // bank 3's array address
@@ -390,6 +398,8 @@ module kld_top (
   wire [63:0] a_rdata_4;
   // for the array
   wire [63:0] a_issue_4;
+  // the scan is in bank 4's round
+  reg a_scan_sel_4_q;
   // bank 4's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_4;
   // bank 4's array address
@@ -398,6 +408,8 @@ module kld_top (
   wire [63:0] a_rdata_5;
   // for the array
   wire [63:0] a_issue_5;
+  // the scan is in bank 5's round
+  reg a_scan_sel_5_q;
   // bank 5's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_5;
   // bank 5's array address
@@ -406,6 +418,8 @@ module kld_top (
   wire [63:0] a_rdata_6;
   // for the array
   wire [63:0] a_issue_6;
+  // the scan is in bank 6's round
+  reg a_scan_sel_6_q;
   // bank 6's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_6;
   // bank 6's array address
@@ -414,6 +428,8 @@ module kld_top (
   wire [63:0] a_rdata_7;
   // for the array
   wire [63:0] a_issue_7;
+  // the scan is in bank 7's round
+  reg a_scan_sel_7_q;
   // bank 7's detector address: the scan's in its round, else token 0
   wire [9:0] a_scan_addr_7;
   // bank 7's array address
@@ -716,11 +732,10 @@ module kld_top (
     end
   end
 
-  // decided token and roots (qualified by push_q, root_we_q)
+  // decided token (qualified by push_q, root_we_q)
   always @(posedge clk_i) begin
     if (det_retire_q) begin
       decided_token_q <= det_s2_token_q;
-      det_root_q <= det_root;
     end
   end
 
@@ -822,7 +837,20 @@ module kld_top (
 
   assign a_fire = a_valid_i && !busy_q;
   assign a_scan_addr = scan_token_next;
-  assign a_scan_addr_0 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
+
+  // each A bank's detector address follows the scan
+  always @(posedge clk_i) begin
+    a_scan_sel_0_q <= round_d == 1'b0;
+    a_scan_sel_1_q <= round_d == 1'b0;
+    a_scan_sel_2_q <= round_d == 1'b0;
+    a_scan_sel_3_q <= round_d == 1'b0;
+    a_scan_sel_4_q <= round_d == 1'b1;
+    a_scan_sel_5_q <= round_d == 1'b1;
+    a_scan_sel_6_q <= round_d == 1'b1;
+    a_scan_sel_7_q <= round_d == 1'b1;
+  end
+
+  assign a_scan_addr_0 = a_scan_sel_0_q ? a_scan_addr : 10'd0;
 
   // A channels of group 0
   kld_sram_1024x64_r2 u_a_0 (
@@ -836,7 +864,7 @@ module kld_top (
     .rdata1_o(a_issue_0)
   );
 
-  assign a_scan_addr_1 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
+  assign a_scan_addr_1 = a_scan_sel_1_q ? a_scan_addr : 10'd0;
 
   // A channels of group 1
   kld_sram_1024x64_r2 u_a_1 (
@@ -850,7 +878,7 @@ module kld_top (
     .rdata1_o(a_issue_1)
   );
 
-  assign a_scan_addr_2 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
+  assign a_scan_addr_2 = a_scan_sel_2_q ? a_scan_addr : 10'd0;
 
   // A channels of group 2
   kld_sram_1024x64_r2 u_a_2 (
@@ -864,7 +892,7 @@ module kld_top (
     .rdata1_o(a_issue_2)
   );
 
-  assign a_scan_addr_3 = (round_q == 1'b0) ? a_scan_addr : 10'd0;
+  assign a_scan_addr_3 = a_scan_sel_3_q ? a_scan_addr : 10'd0;
 
   // A channels of group 3
   kld_sram_1024x64_r2 u_a_3 (
@@ -878,7 +906,7 @@ module kld_top (
     .rdata1_o(a_issue_3)
   );
 
-  assign a_scan_addr_4 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
+  assign a_scan_addr_4 = a_scan_sel_4_q ? a_scan_addr : 10'd0;
 
   // A channels of group 4
   kld_sram_1024x64_r2 u_a_4 (
@@ -892,7 +920,7 @@ module kld_top (
     .rdata1_o(a_issue_4)
   );
 
-  assign a_scan_addr_5 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
+  assign a_scan_addr_5 = a_scan_sel_5_q ? a_scan_addr : 10'd0;
 
   // A channels of group 5
   kld_sram_1024x64_r2 u_a_5 (
@@ -906,7 +934,7 @@ module kld_top (
     .rdata1_o(a_issue_5)
   );
 
-  assign a_scan_addr_6 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
+  assign a_scan_addr_6 = a_scan_sel_6_q ? a_scan_addr : 10'd0;
 
   // A channels of group 6
   kld_sram_1024x64_r2 u_a_6 (
@@ -920,7 +948,7 @@ module kld_top (
     .rdata1_o(a_issue_6)
   );
 
-  assign a_scan_addr_7 = (round_q == 1'b1) ? a_scan_addr : 10'd0;
+  assign a_scan_addr_7 = a_scan_sel_7_q ? a_scan_addr : 10'd0;
 
   // A channels of group 7
   kld_sram_1024x64_r2 u_a_7 (
@@ -1007,7 +1035,8 @@ module kld_top (
     .a_i(lane_a_q),
     .reuse_o(det_reuse),
     .axis_o(det_axis),
-    .root_o(det_root)
+    .root_o(det_root),
+    .root_last_o(det_root_last)
   );
 
   assign seg_data = issue_kt_q[2] ? (issue_kt_q[1] ? (issue_kt_q[0] ? a_issue_7 : a_issue_6) :
@@ -1036,7 +1065,7 @@ module kld_top (
     .tap_psum_i(tap_psum),
     .root_we_i(root_we_q),
     .root_token_i(decided_token_q),
-    .root_data_i(det_root_q),
+    .root_data_i(det_root_last),
     .gather_token_i(gather_q),
     .gather_en_i(gather_en),
     .dense_i(ctrl_dense_q),

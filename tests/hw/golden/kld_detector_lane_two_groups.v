@@ -65,7 +65,9 @@ module kld_detector_lane (
   // chosen reference axis (0 when COMPUTE)
   output wire [1:0] axis_o,
   // token whose partial this pair carries
-  output wire [2:0] root_o
+  output wire [2:0] root_o,
+  // root of the last decided pair (registered when it was decided)
+  output wire [2:0] root_last_o
 );
 
   // the presented position enters the second stage
@@ -373,5 +375,6 @@ module kld_detector_lane (
   assign reuse_o = sel_valid;
   assign axis_o = sel_axis;
   assign root_o = new_entry[10:8];
+  assign root_last_o = last_entry_q[10:8];
 
 endmodule
