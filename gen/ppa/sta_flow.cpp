@@ -1,5 +1,6 @@
 #include "ppa/sta_flow.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <regex>
@@ -106,6 +107,21 @@ StaPower parse_power_report(const std::string& text) {
   return p;
 }
 
+std::vector<EndpointSlack> parse_endpoints(const std::string& text, double ns_per_unit) {
+  // "<pin> (<cell or macro>)  <required> <actual> <slack> (VIOLATED|MET)"; output ports have no cell.
+  std::vector<EndpointSlack> v;
+  std::istringstream in(text);
+  const std::regex row_re(
+      R"(^(\S+)(?:\s+\(\S+\))?\s+(-?[0-9.eE+-]+|-?INF)\s+(-?[0-9.eE+-]+|-?INF)\s+(-?[0-9.eE+-]+|-?INF)\s+\((VIOLATED|MET)\))");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, row_re)) continue;
+    v.push_back({m[1], to_double(m[2]) * ns_per_unit, to_double(m[3]) * ns_per_unit, to_double(m[4]) * ns_per_unit});
+  }
+  std::stable_sort(v.begin(), v.end(), [](const EndpointSlack& a, const EndpointSlack& b) { return a.slack_ns < b.slack_ns; });
+  return v;
+}
+
 StaResult run_sta(const StaJob& job) {
   const std::string sta = find_tool("sta", "opensta");
   if (!(job.activity >= 0)) throw ConfigError("activity", std::to_string(job.activity), "must be >= 0");
@@ -118,9 +134,12 @@ StaResult run_sta(const StaJob& job) {
   act << job.activity;
   const fs::path tmpl = fs::path(source_dir()) / "scripts/sta/sta.tcl.in";
   if (!fs::exists(tmpl)) throw FileError(tmpl.string(), "OpenSTA script template is missing (KALEIDO_SOURCE_DIR wrong?)");
-  const std::string extra = job.instance_power ? "puts \"KALEIDO_SECTION instances\"\n"
-                                                 "report_power -instances [get_cells -hierarchical *] -digits 8\n"
-                                               : "";
+  std::string extra = job.instance_power ? "puts \"KALEIDO_SECTION instances\"\n"
+                                           "report_power -instances [get_cells -hierarchical *] -digits 8\n"
+                                         : "";
+  if (job.endpoints > 0)
+    extra += "puts \"KALEIDO_SECTION endpoints\"\nreport_checks -path_delay max -digits 6 -group_count " +
+             std::to_string(job.endpoints) + " -endpoint_count 1 -format end\n";
   std::string read_libs = "read_liberty " + tcl_path(job.liberty);
   for (const fs::path& l : job.extra_liberty) read_libs += "\nread_liberty " + tcl_path(l);
   const std::string script =
@@ -158,6 +177,7 @@ StaResult run_sta(const StaJob& job) {
   if (std::regex_search(slack, m, tns_re)) r.tns_ns = to_double(m[1]) * ns_per_unit;
   r.constrained = found && std::isfinite(r.worst_slack_ns);
   r.power = parse_power_report(section(out, "power"));
+  if (job.endpoints > 0) r.endpoints = parse_endpoints(section(out, "endpoints"), ns_per_unit);
   return r;
 }
 

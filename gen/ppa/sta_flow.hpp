@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "ppa/liberty.hpp"
 
@@ -19,6 +20,13 @@ struct StaJob {
   LibUnits units;                 // of the library: report times come in its time unit
   std::filesystem::path work_dir;
   bool instance_power = false;    // also report power of every leaf instance (debug)
+  int endpoints = 0;              // also list this many worst setup endpoints (0: none)
+};
+
+// One timing endpoint of `report_checks -format end`: a flop's data pin, a macro's input, an output.
+struct EndpointSlack {
+  std::string pin;  // OpenSTA's hierarchical pin name, "/" separated
+  double required_ns = 0, arrival_ns = 0, slack_ns = 0;
 };
 
 struct CriticalPath {
@@ -43,6 +51,7 @@ struct StaResult {
   CriticalPath path;
   StaPower power;
   std::string version;
+  std::vector<EndpointSlack> endpoints;  // StaJob::endpoints worst ones, worst first
 };
 
 // Runs OpenSTA; throws Error with the reported errors, or naming the Debian
@@ -52,5 +61,6 @@ StaResult run_sta(const StaJob& job);
 // Parsers of OpenSTA report text (exposed for tests).
 CriticalPath parse_worst_path(const std::string& report_checks_text, double ns_per_unit, bool* found);
 StaPower parse_power_report(const std::string& text);
+std::vector<EndpointSlack> parse_endpoints(const std::string& report_checks_end_text, double ns_per_unit);
 
 }  // namespace kaleido::ppa

@@ -18,6 +18,7 @@
 #include "ppa/power_model.hpp"
 #include "ppa/sram_model.hpp"
 #include "ppa/yosys_flow.hpp"
+#include "ppa/endpoints.hpp"
 #include "ppa/sta_flow.hpp"
 #include "ppa/yosys_flow.hpp"
 
@@ -170,6 +171,8 @@ struct SynthResult {
   bool timed = false;
   StaResult sta;
   double fmax_mhz = 0;  // 1000 / (T - worst slack)
+  std::string critical_from, critical_to;  // the critical path's ends, named (describe_timing_point)
+  std::vector<EndpointGroup> worst_registers;  // the worst endpoints by register (group_endpoints)
 
   // Power.
   double vectorless_activity = 0;

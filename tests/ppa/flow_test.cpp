@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "ppa/endpoints.hpp"
 #include "ppa/liberty.hpp"
 #include "ppa/sdc.hpp"
 #include "ppa/sram_model.hpp"
@@ -143,6 +144,55 @@ TEST(Flow, MacOnGenericLibrary) {
   EXPECT_TRUE(std::filesystem::exists(r.netlist_v));
 
   expect_fmax_period_meets_timing(r, read_liberty(std::filesystem::path(r.prepared_liberty)), tmp.path());
+
+  // Endpoints by register: the accumulator (its flip-flops drive acc_o) is the multiply-add's
+  // end, and the worst; every endpoint is in one group: 49 flip-flops and the 32 output bits.
+  ASSERT_FALSE(r.worst_registers.empty());
+  const EndpointGroup& worst = r.worst_registers.front();
+  EXPECT_EQ(worst.name, "acc_o");
+  EXPECT_EQ(worst.kind, "register");
+  EXPECT_EQ(worst.module, "ppa_mac");
+  EXPECT_EQ(worst.endpoints, 32);
+  EXPECT_NEAR(worst.worst_slack_ns, r.sta.worst_slack_ns, 1e-5);
+  EXPECT_EQ(r.critical_to.rfind("acc_o[", 0), 0u) << r.critical_to;
+  int endpoints = 0;
+  std::map<std::pair<std::string, std::string>, int> by_name;
+  for (const EndpointGroup& g : r.worst_registers) {
+    endpoints += g.endpoints;
+    by_name[{g.kind, g.name}] = g.endpoints;
+  }
+  EXPECT_EQ(endpoints, 49 + 32);
+  EXPECT_EQ(by_name[std::make_pair(std::string("output"), std::string("acc_o"))], 32);
+  EXPECT_EQ(by_name[std::make_pair(std::string("register"), std::string("a_q"))], 8);
+  EXPECT_EQ(by_name[std::make_pair(std::string("register"), std::string("en_q"))], 1);
+  EXPECT_NE(read_file(r.md_report).find("### Worst endpoints by register"), std::string::npos);
+  EXPECT_EQ(j["worst_registers"]["groups"][0]["name"], "acc_o");
+}
+
+TEST(Endpoints, ReportRowsParseAndRegisterNumbersFold) {
+  // Rows of `report_checks -format end` (OpenSTA 2019): a flip-flop, an output port (no cell), a
+  // macro input; in the library's time unit (here ps).
+  const std::string text =
+      "max_delay/setup group clk\n\n"
+      "                                     Required  Actual\n"
+      "Endpoint                               Delay   Delay   Slack\n"
+      "------------------------------------------------------------\n"
+      "u_merge/_33403_/D (sky130_fd_sc_hd__dfxtp_1)    3878.754    5613.410   -1734.656 (VIOLATED)\n"
+      "acc_o[3]    4000.0    310.5   3689.5 (MET)\n"
+      "u_weight_loader/u_b/wdata_i[98] (kld_sram_256x128)    3770    30    3740 (MET)\n";
+  const std::vector<EndpointSlack> e = parse_endpoints(text, 1e-3);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].pin, "u_merge/_33403_/D");
+  EXPECT_NEAR(e[0].slack_ns, -1.734656, 1e-9);
+  EXPECT_NEAR(e[0].arrival_ns, 5.61341, 1e-9);
+  EXPECT_EQ(e[1].pin, "acc_o[3]");  // sorted by slack: 3.6895 before 3.74
+  EXPECT_EQ(e[2].pin, "u_weight_loader/u_b/wdata_i[98]");
+
+  EXPECT_EQ(register_family("partial_1_5_q[3]"), "partial_*_*_q");
+  EXPECT_EQ(register_family("u_detector/g_lane[0].u_lane/ahat_src_q[1]"), "u_detector/g_lane[*].u_lane/ahat_src_q");
+  EXPECT_EQ(register_family("u_detector/g_lane[0].u_lane/s2_d_t_q"), "u_detector/g_lane[*].u_lane/s2_d_t_q");
+  EXPECT_EQ(register_family("u_a_3/rdata0_o"), "u_a_*/rdata0_o");
+  EXPECT_EQ(register_family("busy_o"), "busy_o");
 }
 
 TEST(Flow, GridKeepsHierarchyAndCostsMoreThanOneMac) {
