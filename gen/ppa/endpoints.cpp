@@ -14,6 +14,9 @@ struct Point {
   std::string name, kind, module;
 };
 
+// Flip-flops whose output net the mapping left without a name of the RTL's.
+constexpr const char* kUnnamed = "(unnamed flip-flops)";
+
 class PointIndex {
  public:
   explicit PointIndex(const FlatNetlist& net) : net_(net) {
@@ -45,14 +48,57 @@ class PointIndex {
   }
   Point flop_or_cell(const NetlistCell& c, const std::string& point) const {
     const std::string module = net_.nodes[static_cast<size_t>(c.node)].module;
-    if (c.cell->is_sequential())
-      for (size_t p = 0; p < c.cell->pins.size(); ++p)
+    if (c.cell->is_sequential()) {
+      std::string name;
+      for (size_t p = 0; p < c.cell->pins.size() && name.empty(); ++p)
         if (c.cell->pins[p].direction == PinDirection::Output && c.pin_net[p] > kNet1)
-          return {net_.net_names[static_cast<size_t>(c.pin_net[p])], "register", module};
+          name = named_through_inverter(c.pin_net[p]);
+      if (name.empty() || anonymous(name)) {  // ABC took the register's name with its inverter
+        const size_t slash = point.rfind('/');
+        const std::string owner = point.substr(0, cell(point) ? point.size() : (slash == std::string::npos ? 0 : slash));
+        const size_t dir = owner.rfind('/');
+        return {(dir == std::string::npos ? "" : owner.substr(0, dir + 1)) + kUnnamed, "register", module};
+      }
+      return {name, "register", module};
+    }
     return {point, "other", module};
+  }
+  // ABC names its nets `_123_`. A flip-flop with only an inverted output (ASAP7's DFFHQN) drives
+  // the register's named net through an inverter: take that name when the flop's own net has none.
+  std::string named_through_inverter(int n) const {
+    const std::string& own = net_.net_names[static_cast<size_t>(n)];
+    if (!anonymous(own)) return own;
+    if (loads_.empty()) index_loads();
+    auto it = loads_.find(n);
+    if (it != loads_.end())
+      for (size_t ci : it->second) {
+        const NetlistCell& c = net_.cells[ci];
+        int ins = 0, out = -1;
+        for (size_t p = 0; p < c.cell->pins.size(); ++p) {
+          if (c.cell->pins[p].direction == PinDirection::Input) ++ins;
+          if (c.cell->pins[p].direction == PinDirection::Output) out = c.pin_net[p];
+        }
+        if (ins == 1 && !c.cell->is_sequential() && out > kNet1 && !anonymous(net_.net_names[static_cast<size_t>(out)]))
+          return net_.net_names[static_cast<size_t>(out)];
+      }
+    return own;
+  }
+  static bool anonymous(const std::string& name) {
+    const std::string leaf = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+    const std::string word = leaf.substr(0, leaf.find('['));
+    return word.size() >= 3 && word.front() == '_' && word.back() == '_' &&
+           std::all_of(word.begin() + 1, word.end() - 1, [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+  }
+  void index_loads() const {
+    for (size_t i = 0; i < net_.cells.size(); ++i) {
+      const NetlistCell& c = net_.cells[i];
+      for (size_t p = 0; p < c.cell->pins.size(); ++p)
+        if (c.cell->pins[p].direction == PinDirection::Input && c.pin_net[p] > kNet1) loads_[c.pin_net[p]].push_back(i);
+    }
   }
   const FlatNetlist& net_;
   std::unordered_map<std::string, size_t> cells_, boxes_;
+  mutable std::unordered_map<int, std::vector<size_t>> loads_;  // net -> cells it is an input of
 };
 
 }  // namespace
@@ -82,7 +128,11 @@ std::string register_family(const std::string& name) {
 }
 
 std::string describe_timing_point(const FlatNetlist& net, const std::string& point) {
-  return PointIndex(net).resolve(point).name;
+  const std::string name = PointIndex(net).resolve(point).name;
+  return name.size() >= std::string(kUnnamed).size() &&
+                 name.compare(name.size() - std::string(kUnnamed).size(), std::string::npos, kUnnamed) == 0
+             ? "unnamed flip-flop"
+             : name;
 }
 
 std::vector<EndpointGroup> group_endpoints(const FlatNetlist& net, const std::vector<EndpointSlack>& endpoints) {

@@ -818,6 +818,10 @@ std::string result_markdown(const SynthResult& r) {
 }
 
 std::string result_summary(const SynthResult& r) {
+  // A point by its register when the netlist names it, else by its instance.
+  const auto named = [](const std::string& instance, const std::string& name) {
+    return name == "unnamed flip-flop" ? instance : name;
+  };
   std::ostringstream o;
   o << "kaleido synth: " << r.top << " on " << r.library_name << ", clock " << sig(r.clock_period_ns, 4) << " ns\n";
   for (const std::string& w : r.warnings) o << "  warning     " << w << "\n";
@@ -827,8 +831,8 @@ std::string result_summary(const SynthResult& r) {
     o << fmt::format("    {:<24}{:>4} x {} um^2\n", m.module, m.instances, sig(m.area_per_instance, 6));
   if (r.timed)
     o << "  timing      worst slack " << sig(r.sta.worst_slack_ns, 4) << " ns, TNS " << sig(r.sta.tns_ns, 4)
-      << " ns, Fmax " << sig(r.fmax_mhz, 4) << " MHz; critical path " << r.critical_from << " -> "
-      << r.critical_to << " (" << sig(r.sta.path.arrival_ns, 4) << " ns)\n";
+      << " ns, Fmax " << sig(r.fmax_mhz, 4) << " MHz; critical path " << named(r.sta.path.startpoint, r.critical_from)
+      << " -> " << named(r.sta.path.endpoint, r.critical_to) << " (" << sig(r.sta.path.arrival_ns, 4) << " ns)\n";
   if (r.has_opensta_power)
     o << "  power       OpenSTA vectorless (activity " << sig(r.vectorless_activity, 4) << "): "
       << sig(r.opensta_power.total_w * 1e3, 4) << " mW (internal " << sig(r.opensta_power.internal_w * 1e3, 4)
