@@ -241,19 +241,19 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   // ---- derived sizes (stable during a run: configuration is frozen while busy) ----
   const Expr t_c = m.wire("dim_t_c", dim_t_q.slice(cw - 1, 0)), h_c = m.wire("dim_h_c", dim_h_q.slice(cw - 1, 0));
   const Expr w_c = m.wire("dim_w_c", dim_w_q.slice(cw - 1, 0));
-  // The tile sizes (0 = the whole extent) and N, registered from the values the registers take at
-  // the next edge, like the START checks: they are what a run started in the next cycle sees, and
-  // the tile-size choice and the multiplier are off the scan's paths to the A and window memories.
+  // The tile sizes (0 = the whole extent), registered from the values the registers take at the next
+  // edge, like the START checks: they are what a run started in the next cycle sees, and the
+  // tile-size choice is off the scan's paths to the A and window memories. N is registered from the
+  // stored dimensions, a cycle after them (the register bus's write decode and the idle check then
+  // stand in front of no multiplier): nothing reads it before a run's first ISSUE (a dense pass's
+  // length) or its gather, at least two cycles after START.
   const Expr tile_h_c = m.signal("tile_h_eff_q", cw, Sign::Unsigned, "tile height (TILE_H, or H when 0)");
   const Expr tile_w_c = m.signal("tile_w_eff_q", cw, Sign::Unsigned, "tile width (TILE_W, or W when 0)");
   const Expr n_tokens = m.signal("n_tokens_q", tw + 1, Sign::Unsigned, "N = T*H*W");
-  Always& sizes = m.always_ff(clk, rst_n, "derived sizes of the stored dimensions, a cycle early");
+  Always& sizes = m.always_ff(clk, rst_n, "derived sizes: the tiles' a cycle early, N a cycle late");
   sizes.flop(tile_h_c, mux(tile_h_n == zero(tile_h_n.width()), dim_h_n.slice(cw - 1, 0), tile_h_n.slice(cw - 1, 0)), 0);
   sizes.flop(tile_w_c, mux(tile_w_n == zero(tile_w_n.width()), dim_w_n.slice(cw - 1, 0), tile_w_n.slice(cw - 1, 0)), 0);
-  sizes.flop(n_tokens,
-             resize(dim_t_n.slice(cw - 1, 0), tw + 1) * resize(dim_h_n.slice(cw - 1, 0), tw + 1) *
-                 resize(dim_w_n.slice(cw - 1, 0), tw + 1),
-             0);
+  sizes.flop(n_tokens, resize(t_c, tw + 1) * resize(h_c, tw + 1) * resize(w_c, tw + 1), 0);
   const Expr n_groups = m.wire("n_groups", dim_k_q.slice(gshift + gcw - 1, gshift), "G = K / GROUP_W");
 
   // ---- run state ----
@@ -364,6 +364,15 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   const Expr push = m.wire("push", concat(push_bits), "COMPUTE pairs join their group's compute list");
   const Expr root_we = m.wire("root_we", concat(root_we_bits));
   const Expr group_valid = m.wire("group_valid", concat(gvalid_bits), "group g < G");
+  // The merge masks its terms with a registered copy, taken from the next DIM_K like the sizes: no
+  // compare of DIM_K and its fanout stand in front of the gather's adder tree.
+  std::vector<Expr> gvalid_next_bits;
+  const Expr n_groups_next = dim_k_n.slice(gshift + gcw - 1, gshift);
+  for (int g = G - 1; g >= 0; --g)
+    gvalid_next_bits.push_back(constant(gcw, static_cast<uint64_t>(g)) < n_groups_next);
+  const Expr group_valid_q = m.signal("group_valid_q", G, Sign::Unsigned, "group g < G, for the merge");
+  m.always_ff(clk, rst_n, "the groups of the stored K, a cycle early")
+      .flop(group_valid_q, concat(gvalid_next_bits), 0);
   const Expr run_start = m.wire("run_start", start_req && !cfg_error);
   // The detector's decisions are registered before they are written (compute lists, root tables):
   // window read, lane and list or root write were one path. A list is then complete a cycle after
@@ -624,7 +633,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
               {"gather_token_i", gi_q},
               {"gather_en_i", gather_en},
               {"dense_i", dense_q},
-              {"group_valid_i", group_valid},
+              {"group_valid_i", group_valid_q},
               {"out_data_o", merged}};
   if (banked) merge_conns.push_back({"rbank_i", gmt_q[0]});
   m.instance(find(parts, "kld_merge"), "u_merge", merge_conns);

@@ -314,6 +314,8 @@ module kld_top (
   wire [7:0] root_we;
   // group g < G
   wire [7:0] group_valid;
+  // group g < G, for the merge
+  reg [7:0] group_valid_q;
   wire run_start;
   // last cycle's COMPUTE pairs, appended now
   reg [7:0] push_q;
@@ -666,7 +668,7 @@ module kld_top (
   assign dim_h_c = dim_h_q[5:0];
   assign dim_w_c = dim_w_q[5:0];
 
-  // derived sizes of the stored dimensions, a cycle early
+  // derived sizes: the tiles' a cycle early, N a cycle late
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       tile_h_eff_q <= 6'd0;
@@ -675,7 +677,7 @@ module kld_top (
     end else begin
       tile_h_eff_q <= (tile_h_next == 16'd0) ? dim_h_next[5:0] : tile_h_next[5:0];
       tile_w_eff_q <= (tile_w_next == 16'd0) ? dim_w_next[5:0] : tile_w_next[5:0];
-      n_tokens_q <= {5'd0, dim_t_next[5:0]} * {5'd0, dim_h_next[5:0]} * {5'd0, dim_w_next[5:0]};
+      n_tokens_q <= {5'd0, dim_t_c} * {5'd0, dim_h_c} * {5'd0, dim_w_c};
     end
   end
 
@@ -708,6 +710,18 @@ module kld_top (
       && (det_s2_round_q == 1'b0) && (4'd0 < n_groups)};
   assign group_valid = {4'd7 < n_groups, 4'd6 < n_groups, 4'd5 < n_groups, 4'd4 < n_groups, 4'd3
       < n_groups, 4'd2 < n_groups, 4'd1 < n_groups, 4'd0 < n_groups};
+
+  // the groups of the stored K, a cycle early
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      group_valid_q <= 8'd0;
+    end else begin
+      group_valid_q <= {4'd7 < dim_k_next[6:3], 4'd6 < dim_k_next[6:3], 4'd5 < dim_k_next[6:3],
+          4'd4 < dim_k_next[6:3], 4'd3 < dim_k_next[6:3], 4'd2 < dim_k_next[6:3], 4'd1 <
+          dim_k_next[6:3], 4'd0 < dim_k_next[6:3]};
+    end
+  end
+
   assign run_start = ctrl_start && !cfg_error;
 
   // registered decisions (cleared by a run start)
@@ -1069,7 +1083,7 @@ module kld_top (
     .gather_token_i(gather_q),
     .gather_en_i(gather_en),
     .dense_i(ctrl_dense_q),
-    .group_valid_i(group_valid),
+    .group_valid_i(group_valid_q),
     .rbank_i(gather_mt_q[0]),
     .out_data_o(merged)
   );
