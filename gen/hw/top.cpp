@@ -855,7 +855,15 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   auto counter = [&](const Expr& q, const Expr& inc) {
     ctr.flop(q, mux(run_start, zero(q.width()), q + inc), 0);
   };
-  counter(cycles_q, mux(busy_q, constant(64, 1), zero(64)));
+  // CYCLES and STALL have no bound, so 64 bits. Each half increments on its own: the high half by the
+  // low half's carry, (low all ones) && inc, found beside the low half's increment. The same count
+  // as one 64-bit add, without its 64-bit carry chain (kld_top's critical path on ASAP7).
+  auto wide_counter = [&](const Expr& q, const Expr& inc) {
+    const Expr lo = q.slice(31, 0), hi = q.slice(63, 32);
+    const Expr carry = inc && (lo == ones(32));
+    ctr.flop(q, mux(run_start, zero(64), concat({hi + zext(carry, 32), lo + zext(inc, 32)})), 0);
+  };
+  wide_counter(cycles_q, busy_q);
   // BUSY, STARVED and MACS_ISSUED add increments registered a cycle earlier: their conditions come
   // from the dispatcher's issue logic, which then fed a 64-bit carry chain in the same cycle (kld_top's
   // second-longest path on sky130). The lag is hidden: the gather follows the last issue.
@@ -864,7 +872,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   ctr.flop(issue_inc_q, mux(run_start, zero(2), concat({starved, reduce_or(seg_valid)})), 0);
   ctr.flop(issued_inc_q, mux(run_start, zero(incw), issued_add), 0);
   counter(busy_cnt_q, zext(issue_inc_q[0], busy_w));
-  counter(stall_q, mux(stalled, constant(64, 1), zero(64)));
+  wide_counter(stall_q, stalled);
   counter(stall_out_q, mux(stall_out, constant(32, 1), zero(32)));
   counter(stall_trace_q, mux(stall_trace, constant(32, 1), zero(32)));
   counter(wait_gather_q, mux(wait_gather, constant(32, 1), zero(32)));

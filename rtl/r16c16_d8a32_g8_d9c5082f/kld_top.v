@@ -1314,11 +1314,13 @@ module kld_top (
       reused_6_q <= 11'd0;
       reused_7_q <= 11'd0;
     end else begin
-      cycles_q <= run_start ? 64'd0 : cycles_q + (busy_q ? 64'd1 : 64'd0);
+      cycles_q <= run_start ? 64'd0 : {cycles_q[63:32] + {31'd0, busy_q && (cycles_q[31:0] ==
+          {32{1'b1}})}, cycles_q[31:0] + {31'd0, busy_q}};
       issue_inc_q <= run_start ? 2'd0 : {starved, |seg_valid};
       macs_issued_inc_q <= run_start ? 9'd0 : macs_issued_now;
       busy_cycles_q <= run_start ? 15'd0 : busy_cycles_q + {14'd0, issue_inc_q[0]};
-      stall_cycles_q <= run_start ? 64'd0 : stall_cycles_q + (stalled ? 64'd1 : 64'd0);
+      stall_cycles_q <= run_start ? 64'd0 : {stall_cycles_q[63:32] + {31'd0, stalled &&
+          (stall_cycles_q[31:0] == {32{1'b1}})}, stall_cycles_q[31:0] + {31'd0, stalled}};
       stall_out_q <= run_start ? 32'd0 : stall_out_q + (stall_out ? 32'd1 : 32'd0);
       stall_trace_q <= run_start ? 32'd0 : stall_trace_q + (stall_trace ? 32'd1 : 32'd0);
       wait_gather_q <= run_start ? 32'd0 : wait_gather_q + (wait_gather ? 32'd1 : 32'd0);
