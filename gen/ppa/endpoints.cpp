@@ -14,6 +14,9 @@ struct Point {
   std::string name, kind, module;
 };
 
+bool is_digit(char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; }
+bool all_digits(const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_digit); }
+
 // Flip-flops whose output net the mapping left without a name of the RTL's.
 constexpr const char* kUnnamed = "(unnamed flip-flops)";
 
@@ -54,10 +57,8 @@ class PointIndex {
         if (c.cell->pins[p].direction == PinDirection::Output && c.pin_net[p] > kNet1)
           name = named_through_inverter(c.pin_net[p]);
       if (name.empty() || anonymous(name)) {  // ABC took the register's name with its inverter
-        const size_t slash = point.rfind('/');
-        const std::string owner = point.substr(0, cell(point) ? point.size() : (slash == std::string::npos ? 0 : slash));
-        const size_t dir = owner.rfind('/');
-        return {(dir == std::string::npos ? "" : owner.substr(0, dir + 1)) + kUnnamed, "register", module};
+        const size_t dir = c.path.rfind('/');
+        return {(dir == std::string::npos ? "" : c.path.substr(0, dir + 1)) + kUnnamed, "register", module};
       }
       return {name, "register", module};
     }
@@ -78,22 +79,23 @@ class PointIndex {
           if (c.cell->pins[p].direction == PinDirection::Input) ++ins;
           if (c.cell->pins[p].direction == PinDirection::Output) out = c.pin_net[p];
         }
-        if (ins == 1 && !c.cell->is_sequential() && out > kNet1 && !anonymous(net_.net_names[static_cast<size_t>(out)]))
-          return net_.net_names[static_cast<size_t>(out)];
+        if (ins != 1 || c.cell->is_sequential() || out <= kNet1) continue;
+        const std::string& driven = net_.net_names[static_cast<size_t>(out)];
+        if (!anonymous(driven)) return driven;
       }
     return own;
   }
   static bool anonymous(const std::string& name) {
     const std::string leaf = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
     const std::string word = leaf.substr(0, leaf.find('['));
-    return word.size() >= 3 && word.front() == '_' && word.back() == '_' &&
-           std::all_of(word.begin() + 1, word.end() - 1, [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+    return word.size() >= 3 && word.front() == '_' && word.back() == '_' && all_digits(word.substr(1, word.size() - 2));
   }
   void index_loads() const {
     for (size_t i = 0; i < net_.cells.size(); ++i) {
       const NetlistCell& c = net_.cells[i];
       for (size_t p = 0; p < c.cell->pins.size(); ++p)
-        if (c.cell->pins[p].direction == PinDirection::Input && c.pin_net[p] > kNet1) loads_[c.pin_net[p]].push_back(i);
+        if (c.cell->pins[p].direction == PinDirection::Input && c.pin_net[p] > kNet1)
+          loads_[c.pin_net[p]].push_back(i);
     }
   }
   const FlatNetlist& net_;
@@ -107,18 +109,17 @@ std::string register_family(const std::string& name) {
   std::string s = name;
   if (!s.empty() && s.back() == ']') {
     const size_t open = s.rfind('[');
-    if (open != std::string::npos && open + 2 < s.size() &&
-        std::all_of(s.begin() + static_cast<long>(open) + 1, s.end() - 1, [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+    if (open != std::string::npos && open + 2 < s.size() && all_digits(s.substr(open + 1, s.size() - open - 2)))
       s.erase(open);
   }
   std::string out;
   for (size_t i = 0; i < s.size();) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
+    if (!is_digit(s[i])) {
       out += s[i++];
       continue;
     }
     size_t j = i;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    while (j < s.size() && is_digit(s[j])) ++j;
     const bool after_separator = i > 0 && (s[i - 1] == '_' || s[i - 1] == '[');
     const bool before_separator = j == s.size() || s[j] == '_' || s[j] == ']' || s[j] == '/' || s[j] == '.';
     out += after_separator && before_separator ? std::string("*") : s.substr(i, j - i);
