@@ -25,6 +25,16 @@ inline vlog::Expr last_tile(const vlog::Expr& idx, int size, const vlog::Expr& d
   return (vlog::zext(idx, dim.width()) * static_cast<int64_t>(size) + static_cast<int64_t>(size)) >= dim;
 }
 
+// q + inc (inc one bit) for an even-width counter, each half incremented apart: the high half by
+// the low half's carry (inc and the low half all ones), found beside the low half's increment.
+// The same sum as one add, without a carry chain across the whole width.
+inline vlog::Expr split_increment(const vlog::Expr& q, const vlog::Expr& inc) {
+  const int half = q.width() / 2;
+  const vlog::Expr lo = q.slice(half - 1, 0), hi = q.slice(q.width() - 1, half);
+  const vlog::Expr carry = inc && (lo == vlog::ones(half));
+  return vlog::concat({hi + vlog::zext(carry, q.width() - half), lo + vlog::zext(inc, half)});
+}
+
 // Depth of the B memory: addressed by {row of B, m-tile}.
 inline int b_memory_depth(const HwConfig& c) {
   return 1 << (vlog::clog2(c.max_kt() * c.rows) + vlog::clog2(c.max_mt()));

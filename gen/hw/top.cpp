@@ -855,13 +855,10 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
   auto counter = [&](const Expr& q, const Expr& inc) {
     ctr.flop(q, mux(run_start, zero(q.width()), q + inc), 0);
   };
-  // CYCLES and STALL have no bound, so 64 bits. Each half increments on its own: the high half by the
-  // low half's carry, (low all ones) && inc, found beside the low half's increment. The same count
-  // as one 64-bit add, without its 64-bit carry chain (kld_top's critical path on ASAP7).
+  // CYCLES and STALL have no bound, so 64 bits, each half incremented apart (split_increment): a
+  // 64-bit increment's carry chain was kld_top's critical path on ASAP7.
   auto wide_counter = [&](const Expr& q, const Expr& inc) {
-    const Expr lo = q.slice(31, 0), hi = q.slice(63, 32);
-    const Expr carry = inc && (lo == ones(32));
-    ctr.flop(q, mux(run_start, zero(64), concat({hi + zext(carry, 32), lo + zext(inc, 32)})), 0);
+    ctr.flop(q, mux(run_start, zero(64), split_increment(q, inc)), 0);
   };
   wide_counter(cycles_q, busy_q);
   // BUSY, STARVED and MACS_ISSUED add increments registered a cycle earlier: their conditions come
