@@ -15,7 +15,9 @@
 // reset hit and what the counters read before and after it. Each --keep vectors
 // file (the same A and configuration, another B) runs after the first reuse run
 // with CTRL.KEEP: B alone is loaded, the run reuses that run's decisions, and its
-// outputs are compared with the golden model of its B. Prints a report
+// outputs are compared with the golden model of its B. Each --then vectors file
+// (another workload) is then programmed, loaded and run on the same instance
+// without a reset, so nothing the earlier runs left may reach it. Prints a report
 // (and JSON with --json); exit 0 only when everything compared equal and
 // something was compared.
 #include <algorithm>
@@ -85,6 +87,9 @@ struct Options {
   // kld_top: further B tiles of the same A (vectors files), each run with CTRL.KEEP after the first
   // reuse run: no detection, the lists and root tables of that run.
   std::vector<std::string> keep;
+  // Vectors files of other workloads (any shape the hardware takes), each reprogrammed, loaded
+  // and run in every --mode after the runs above, on the same instance and without a reset.
+  std::vector<std::string> then;
   std::string repro;
 };
 
@@ -114,7 +119,7 @@ struct ResetReport {
 class Harness {
  public:
   Harness(const Options& o, const GoldenVectors& v)
-      : opt_(o), v_(v), rng_(o.seed), ctx_(std::make_unique<VerilatedContext>()) {
+      : opt_(o), v_(&v), rng_(o.seed), ctx_(std::make_unique<VerilatedContext>()) {
     top_ = std::make_unique<TopModel>(ctx_.get());
     if (!o.dump_inputs.empty()) {
       dump_in_ = std::make_unique<std::ofstream>(o.dump_inputs);
@@ -138,6 +143,8 @@ class Harness {
 #endif
     top_->final();
   }
+  // Another workload on the same instance (--then): program() and load() write it from now on.
+  void use(const GoldenVectors& v) { v_ = &v; }
 
   bool chance() { return rng_.uniform() >= opt_.stall; }
 
@@ -298,7 +305,7 @@ class Harness {
       start_refused("the reset values", errors);
       return 2;
     }
-    const auto& c = v_.config;
+    const auto& c = v_->config;
     const uint32_t pol = read_reg(kld::POLICY);
     struct Bad {
       uint32_t addr, bad, good;
@@ -310,7 +317,7 @@ class Harness {
         {kld::DIM_K, kld::kMAX_K + 1, static_cast<uint32_t>(c.channels), "DIM_K = MAX_K + 1"},
         {kld::DIM_M, kld::kMAX_M + 1, static_cast<uint32_t>(c.out_cols), "DIM_M = MAX_M + 1"},
         {kld::TILE_W, static_cast<uint32_t>(c.grid.w) + 1, static_cast<uint32_t>(c.tile_w), "TILE_W > DIM_W"},
-        {kld::WIN, kld::kWIN_CAP + 1, static_cast<uint32_t>(v_.window_depth), "WIN = WIN_CAP + 1"},
+        {kld::WIN, kld::kWIN_CAP + 1, static_cast<uint32_t>(v_->window_depth), "WIN = WIN_CAP + 1"},
         {kld::POLICY, 3u << kld::POLICY_POLICY_LSB, pol, "POLICY = 3 (no such policy)"},
         {kld::POLICY, 0, pol, "the fixed policy with no axes"},
     };
@@ -327,7 +334,7 @@ class Harness {
   }
 
   void program() {
-    const auto& c = v_.config;
+    const auto& c = v_->config;
     write_reg(kld::DIM_T, static_cast<uint32_t>(c.grid.t));
     write_reg(kld::DIM_H, static_cast<uint32_t>(c.grid.h));
     write_reg(kld::DIM_W, static_cast<uint32_t>(c.grid.w));
@@ -335,7 +342,7 @@ class Harness {
     write_reg(kld::DIM_M, static_cast<uint32_t>(c.out_cols));
     write_reg(kld::TILE_H, static_cast<uint32_t>(c.tile_h));
     write_reg(kld::TILE_W, static_cast<uint32_t>(c.tile_w));
-    write_reg(kld::WIN, static_cast<uint32_t>(v_.window_depth));
+    write_reg(kld::WIN, static_cast<uint32_t>(v_->window_depth));
     uint32_t pol = static_cast<uint32_t>(c.policy) << kld::POLICY_POLICY_LSB;
     pol |= static_cast<uint32_t>(c.fixed_axes.size()) << kld::POLICY_NAXES_LSB;
     const uint32_t axis_lsb[3] = {kld::POLICY_AXIS0_LSB, kld::POLICY_AXIS1_LSB, kld::POLICY_AXIS2_LSB};
@@ -351,9 +358,9 @@ class Harness {
 
   // Loads A (token, group) words and B (row, m-tile) words with random gaps; `b` alone for a
   // further B tile (writing A would make the kept decisions stale).
-  void load() { load(&v_.a, v_.b); }
+  void load() { load(&v_->a, v_->b); }
   void load(const kaleido::IntMatrix* a, const kaleido::IntMatrix& b) {
-    const auto& c = v_.config;
+    const auto& c = v_->config;
     const int G = c.groups();
     const int MT = (c.out_cols + static_cast<int>(kld::kCOLS) - 1) / static_cast<int>(kld::kCOLS);
     std::vector<std::pair<int, int>> a_words, b_words;
@@ -473,7 +480,7 @@ class Harness {
   // (ready latency 1), and may be presented only when `may_transfer`. The plain top has no trace.
   void watch_trace(bool may_transfer) {
 #if !KLD_TB_PLAIN
-    const int G = v_.config.groups();
+    const int G = v_->config.groups();
     const int lanes = static_cast<int>(kld::kLANES);
     const int lane_bits = 4 + static_cast<int>(kld::kTOKEN_W);
     if (!top_->dec_valid_o) return;
@@ -506,7 +513,7 @@ class Harness {
 
  private:
   const Options& opt_;
-  const GoldenVectors& v_;
+  const GoldenVectors* v_;  // the workload program() and load() write
   kaleido::Rng rng_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<TopModel> top_;
@@ -545,6 +552,7 @@ void check_fits(const GoldenVectors& v) {
 struct RunReport {
   bool dense = false;
   bool keep = false;  // CTRL.KEEP: the decisions of the previous reuse run, a further B tile
+  kaleido::ReuseConfig config;  // the run's workload
   bool done = false;
   std::vector<std::string> errors;
   int64_t compared_outputs = 0, compared_decisions = 0;
@@ -587,6 +595,7 @@ RunReport run_and_compare(Harness& h, const Options& opt, const GoldenVectors& v
   RunReport rep;
   rep.dense = dense;
   rep.keep = keep;
+  rep.config = v.config;
   // Expected values: reuse mode from the golden vectors; dense mode is A . B.
   kaleido::WideMatrix expect_out = dense ? kaleido::gemm_wrap(v.a, v.b, c.acc_w) : v.out;
   if (opt.corrupt_expected) expect_out.data[expect_out.data.size() / 2] ^= 1;
@@ -776,11 +785,22 @@ int run_main(const Options& opt) {
     }
 #endif
   }
+  // Whatever the earlier runs left in the memories (partials, lists and root tables of more groups
+  // or tokens, B of more columns) must not reach the outputs of a smaller workload run next.
+  std::vector<GoldenVectors> then;
+  for (const std::string& f : opt.then) then.push_back(kaleido::read_vectors(f));
+  for (const GoldenVectors& t : then) {
+    h.use(t);
+    h.program();
+    h.load();
+    for (bool dense : modes) reports.push_back(run_and_compare(h, opt, t, dense));
+  }
   for (const RunReport& r : reports) ok = ok && r.done && r.errors.empty() && r.compared_outputs > 0;
   ok = ok && reset_errors.empty() && register_errors.empty() && start_errors.empty();
   const RunReport& first = reports.front();
   nlohmann::json j = first.to_json();
   j["vectors"] = opt.vectors;
+  j["then"] = opt.then;
   j["seed"] = opt.seed;
   j["stall_probability"] = opt.stall;
   j["bit_exact"] = ok;
@@ -821,9 +841,10 @@ int run_main(const Options& opt) {
                   static_cast<unsigned long long>(r.stall));
       continue;
     }
+    const kaleido::ReuseConfig& w = r.config;
     std::printf("FAIL run %zu (%s mode, seed %llu, %dx%dx%d K=%d M=%d Gw=%d DATA_W=%d ACC_W=%d, %s policy, tile %dx%d):\n", k,
-                r.keep ? "keep" : r.dense ? "dense" : "reuse", static_cast<unsigned long long>(opt.seed), c.grid.t, c.grid.h, c.grid.w,
-                c.channels, c.out_cols, c.group_w, c.data_w, c.acc_w, kaleido::policy_name(c.policy), c.tile_h, c.tile_w);
+                r.keep ? "keep" : r.dense ? "dense" : "reuse", static_cast<unsigned long long>(opt.seed), w.grid.t, w.grid.h, w.grid.w,
+                w.channels, w.out_cols, w.group_w, w.data_w, w.acc_w, kaleido::policy_name(w.policy), w.tile_h, w.tile_w);
     if (r.compared_outputs == 0) std::printf("  nothing was compared\n");
     for (const auto& e : r.errors) std::printf("  %s\n", e.c_str());
     std::printf("  reproduce: %s\n", opt.repro.c_str());
@@ -866,6 +887,7 @@ int main(int argc, char** argv) {
     else if (a == "--check-registers") o.check_registers = true;
     else if (a == "--check-start") o.check_start = true;
     else if (a == "--keep") o.keep.push_back(next());
+    else if (a == "--then") o.then.push_back(next());
     else if (a == "--repro") o.repro = next();
     else {
       std::fprintf(stderr, "kld_tb: unknown argument %s\n", a.c_str());
@@ -876,7 +898,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kld_tb --vectors FILE [--mode reuse|dense|both] [--runs N] [--seed S] [--stall P] [--json OUT]\n"
                          "              [--trace FILE.fst --trace-window FROM:TO]"
                          " [--reset-at CYCLE | --reset-at-fraction F]\n"
-                         "              [--check-registers] [--check-start] [--keep FILE]...\n");
+                         "              [--check-registers] [--check-start] [--keep FILE]... [--then FILE]...\n");
     return 2;
   }
   if (o.reset_fraction >= 1) {

@@ -148,9 +148,16 @@ struct TbRun {
   std::string output;
 };
 
-// `keep`: further B tiles of A, each passed as --keep vectors.
+// A workload run after the first one on the same instance (the testbench's --then).
+struct NextWorkload {
+  ReuseConfig c;
+  IntMatrix a, b;
+};
+
+// `keep`: further B tiles of A, each passed as --keep vectors; `then`: other workloads, run after.
 TbRun run_tb(int which, const ReuseConfig& c, const IntMatrix& a, const IntMatrix& b, const std::string& args,
-             const std::string& tag, const std::string& top = "kld_top", const std::vector<IntMatrix>& keep = {}) {
+             const std::string& tag, const std::string& top = "kld_top", const std::vector<IntMatrix>& keep = {},
+             const std::vector<NextWorkload>& then = {}) {
   const fs::path dir = testing::process_dir("tb_test");
   const fs::path vec = dir / (tag + ".kvec"), json = dir / (tag + ".json"), log = dir / (tag + ".log");
   write_vectors(vec.string(), make_vectors(c, a, b));
@@ -161,6 +168,11 @@ TbRun run_tb(int which, const ReuseConfig& c, const IntMatrix& a, const IntMatri
     kept.push_back(dir / (tag + "_keep" + std::to_string(k) + ".kvec"));
     write_vectors(kept.back().string(), make_vectors(c, a, keep[k]));
     argv.insert(argv.end(), {"--keep", kept.back().string()});
+  }
+  for (size_t k = 0; k < then.size(); ++k) {
+    kept.push_back(dir / (tag + "_then" + std::to_string(k) + ".kvec"));
+    write_vectors(kept.back().string(), make_vectors(then[k].c, then[k].a, then[k].b));
+    argv.insert(argv.end(), {"--then", kept.back().string()});
   }
   std::istringstream words(args);  // `args` holds plain space-separated options
   for (std::string w; words >> w;) argv.push_back(w);
@@ -466,6 +478,41 @@ TEST(Testbench, BackToBackRunsAndResetInTheMiddleOfARun) {
   for (int at : {3, 17, 40}) {
     const TbRun rs = run_tb(0, c, a, b, "--reset-at " + std::to_string(at) + " --stall 0.2", "reset");
     expect_pass(rs, "reset at cycle " + std::to_string(at));
+  }
+}
+
+// The memories are never cleared: a run with fewer groups, tokens or output columns than the run
+// before it, on the same instance and without a reset, must read none of that run's partials, list
+// entries, root tables or B words. Each configuration runs at its limits, then with one group fewer
+// (the merge must mask the group past K), then with a smaller grid and fewer columns; both modes,
+// and the same on kld_plain_top.
+TEST(Testbench, ASmallerWorkloadAfterALargerOneReadsNothingItLeft) {
+  for (int which = 0; which < kHwConfigs; ++which) {
+    const hw::HwConfig hw = hw_config(which);
+    ReuseConfig big = at_limits(hw);
+    big.tau.assign(static_cast<size_t>(big.groups()), static_cast<uint32_t>(big.tau_max() / 4));
+    std::vector<NextWorkload> then;
+    ReuseConfig fewer_groups = big;
+    fewer_groups.channels = hw.max_k - hw.group_w;
+    fewer_groups.tau.resize(static_cast<size_t>(fewer_groups.groups()));
+    ReuseConfig smaller = fewer_groups;
+    smaller.grid = {1, std::max(1, hw.max_h - 1), std::max(1, hw.max_w - 2)};
+    smaller.out_cols = std::max(1, hw.max_m - hw.cols);
+    int seed = 31;
+    for (const ReuseConfig& c : {fewer_groups, smaller}) {
+      ASSERT_GE(c.groups(), 1) << hw.name();
+      then.push_back({c, correlated_a(c, seed), make_int_uniform(c.channels, c.out_cols, c.data_w, seed + 1)});
+      seed += 2;
+    }
+    const IntMatrix a = correlated_a(big, 29), b = make_int_uniform(big.channels, big.out_cols, big.data_w, 30);
+    const TbRun t = run_tb(which, big, a, b, "--mode both --stall 0.1", "smaller_after", "kld_top", {}, then);
+    expect_pass(t, hw.name());
+    ASSERT_FALSE(t.report.is_null());
+    EXPECT_EQ(t.report.at("runs").size(), 6u) << hw.name();
+    big.mode = Mode::Dense;  // the dense baseline keeps B and its accumulators the same way
+    for (NextWorkload& w : then) w.c.mode = Mode::Dense;
+    const TbRun p = run_tb(which, big, a, b, "--stall 0.1", "smaller_after_plain", "kld_plain_top", {}, then);
+    expect_pass(p, hw.name() + " kld_plain_top");
   }
 }
 
