@@ -129,12 +129,18 @@ struct MergeBlock {
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;
+// kld_plain_top's issue register: the A row, read at the issuing token, lands in a register with the
+// issue's valid, tag and weight buffer, so no path runs from the run control through an A memory.
+constexpr int kPlainIssueStages = 1;
+// kld_plain_top's accumulators: a tap's read of its token's sum lands in a register and the sum is
+// written back a cycle later, so no path holds a memory read, the add and the write.
+constexpr int kPlainAccStages = 1;
 
 // kld_weight_loader: B and the loader that shifts each pass's weights into the
 // PE buffer of the pass's parity while the previous pass computes. Its module
 // parameter Reach is the number of cycles from an activation's issue until it
 // reaches the last row of its segment, plus one (kld_top: kIssueStages + GROUP_W,
-// the default; the plain array: ROWS): a buffer is reloaded once the last
+// the default; kld_plain_top: kPlainIssueStages + ROWS): a buffer is reloaded once the last
 // activation that used it has left. One module serves both tops.
 struct WeightLoaderBlock {
   static constexpr const char* kReach = "Reach";

@@ -916,7 +916,9 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const int dw = c.data_w, aw = c.acc_w, gw = c.group_w, rows = c.rows, cols = c.cols, segs = c.segs();
   const int G = c.max_groups(), tw = c.token_w(), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt());
   const int ra = reg_addr_width(c), krow_w = clog2(c.max_kt() * rows);
-  const int drain = rows + cols - 1 + c.mul_pipe, cntw = clog2(drain + 1);
+  // From a pass's last issue until its last sum is written: the issue register, the array and the
+  // accumulators' read stage.
+  const int drain = kPlainIssueStages + rows + cols - 1 + c.mul_pipe + kPlainAccStages, cntw = clog2(drain + 1);
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr reg_valid = m.input("reg_valid_i", 1);
@@ -950,12 +952,16 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   const Expr start = regs.pulse("CTRL", "START");
   const Expr dim_t_q = regs.q("DIM_T"), dim_h_q = regs.q("DIM_H"), dim_w_q = regs.q("DIM_W");
   const Expr dim_k_q = regs.q("DIM_K"), dim_m_q = regs.q("DIM_M");
-  const Expr n_full = m.wire("n_full", zext(dim_t_q, 48) * zext(dim_h_q, 48) * zext(dim_w_q, 48), "N = T*H*W");
-  m.unused(n_full.slice(47, tw + 1), "N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W");
-  // Registered, so that the multiplier is off the A read-ahead's path (the token's last-compare). A
-  // run's first issue is three cycles after its last dimension write (START, LOADW, then ISSUE).
-  const Expr n_tokens = m.signal("n_tokens_q", tw + 1, Sign::Unsigned, "N of the configured grid");
-  m.always_ff(clk, rst_n, "N, a cycle after the dimensions").flop(n_tokens, n_full.slice(tw, 0), 0);
+  // N = T*H*W in TW+1 bits (it fits when T, H, W are within MAX_T, MAX_H, MAX_W; the low bits of a
+  // product depend on the operands' low bits only), in two registered steps so that no path holds
+  // two multipliers. A run's first issue is three cycles after its last dimension write (START,
+  // LOADW, then ISSUE): N is ready then.
+  const int nw = tw + 1;
+  const Expr hw_tokens = m.signal("hw_tokens_q", nw, Sign::Unsigned, "H*W");
+  const Expr n_tokens = m.signal("n_tokens_q", nw, Sign::Unsigned, "N of the configured grid");
+  Always& sizes = m.always_ff(clk, rst_n, "N, two cycles after the dimensions: H*W, then T*(H*W)");
+  sizes.flop(hw_tokens, resize(dim_h_q, nw) * resize(dim_w_q, nw), 0);
+  sizes.flop(n_tokens, resize(dim_t_q, nw) * hw_tokens, 0);
 
   // Run control: for each m-tile, LOADW (first pass only when the loader is ahead), ISSUE per k-tile
   // pass, DRAIN, then hand the m-tile to the gather engine and go on with the next m-tile (TAIL
@@ -998,8 +1004,8 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
                               "the drained m-tile goes to the gather engine");
   const Expr advance = m.wire("pass_advance", (pass_end && !kt_is_last) || (handoff && !mt_is_last),
                               "on to the next pass");
-  // The issuing token and k-tile as wires of their next values, for the A read-ahead (a START comes
-  // only while idle: configuration is written only then).
+  // The issuing token and k-tile, next values (a START comes only while idle: configuration is
+  // written only then).
   const Expr tok_after = mux(tok_is_last, zero(tw + 1), tok_q + constant(tw + 1, 1));
   m.assign(tok_d, mux(start, zero(tw + 1), mux(issue, tok_after, tok_q)));
   const Expr kt_after = mux(kt_is_last, zero(ktw), kt_q + constant(ktw, 1));
@@ -1008,9 +1014,9 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
   issue_pos.flop(tok_q, tok_d, 0);
   issue_pos.flop(kt_q, kt_d, 0);
 
-  // A banks as in kld_top; the array reads all groups of the k-tile at once. They are read a cycle
-  // ahead, at the next cycle's token and k-tile, and the selected row is registered: the memory read
-  // is then off the path into the PEs' multiply-accumulate.
+  // A banks as in kld_top; the array reads all groups of the k-tile at once, at the issuing token
+  // (a register), and the selected row lands in the issue register with the issue's valid, tag and
+  // weight buffer: the memory read is off the run control's paths and off the PEs'.
   const Module& a_sram = find(parts, SramBlock::name(token_memory_depth(c), gw * dw, 1));
   std::vector<Expr> a_rd;
   for (int g = 0; g < G; ++g) {
@@ -1020,7 +1026,7 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
                 {"we_i", a_valid && !busy_q && (a_group == constant(clog2(G), static_cast<uint64_t>(g)))},
                 {"waddr_i", a_token},
                 {"wdata_i", a_data},
-                {"raddr_i", tok_d.slice(tw - 1, 0)},
+                {"raddr_i", tok},
                 {"rdata_o", a_rd.back()}});
   }
   std::vector<Expr> row_data;
@@ -1029,19 +1035,26 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
     for (int g = s; g < G; g += segs) a_of_tile.push_back(a_rd[static_cast<size_t>(g)]);
     // Rows past DIM_K read zero (their groups hold another run's data).
     const Expr exists =
-        (zext(kt_d, dim_k_q.width()) * static_cast<int64_t>(rows) + static_cast<int64_t>(s * gw)) < dim_k_q;
-    row_data.push_back(mux(exists, select(kt_d, a_of_tile, zero(gw * dw)), zero(gw * dw)));
+        (zext(kt_q, dim_k_q.width()) * static_cast<int64_t>(rows) + static_cast<int64_t>(s * gw)) < dim_k_q;
+    row_data.push_back(mux(exists, select(kt_q, a_of_tile, zero(gw * dw)), zero(gw * dw)));
   }
-  const Expr row_q = m.signal("row_q", rows * dw, Sign::Unsigned, "the A row of token_q in k-tile kt_q");
-  m.always_ff_no_reset(clk, "the A row, read a cycle ahead").assign(row_q, concat(row_data));
+  const Expr row_q = m.signal("row_q", rows * dw, Sign::Unsigned, "the A row of the issue register's token");
+  m.always_ff_no_reset(clk, "the issue register: the A row").assign(row_q, concat(row_data));
   m.assign(a_ready, !busy_q);
   m.assign(b_ready, !busy_q);
   // kld_top's loader with a reach of ROWS (no issue registers; a Reach override unless equal).
-  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"), rows,
+  const WeightLoader wl = weight_loader(m, c, find(parts, "kld_weight_loader"), kPlainIssueStages + rows,
                                         {clk, rst_n, start, pass_end, advance, buf_q, dim_k_q, dim_m_q,
                                          b_valid && !busy_q, concat({b_row, b_mtile}), b_data});
 
   const int tagw = ArrayBlock::tag_width(c, false);
+  const Expr issue_q = m.signal("issue_q", 1, Sign::Unsigned, "the issue register holds a token");
+  const Expr issue_buf_q = m.signal("issue_buf_q", 1, Sign::Unsigned, "its weight buffer");
+  const Expr issue_tag_q = m.signal("issue_tag_q", tagw, Sign::Unsigned, "its {k-tile, token}");
+  Always& isr = m.always_ff(clk, rst_n, "the issue register: valid, weight buffer and tag");
+  isr.flop(issue_q, issue, 0);
+  isr.flop(issue_buf_q, buf_q, 0);
+  isr.flop(issue_tag_q, m.wire("issue_tag", issue_tags(kt_q, tok, c, 1), "{k-tile, token}"), 0);
   const Expr tap_valid = m.signal("tap_valid", cols), tap_tag = m.signal("tap_tag", cols * tagw);
   // kld_plain_array's taps (its PARTIAL_W: a column of ROWS products, at most MAX_K of them non-zero)
   // and a dot product's width (docs/hardware.md "Widths").
@@ -1053,31 +1066,49 @@ Module PlainTopBlock::generate(const HwConfig& c, const std::vector<const Module
               {"load_i", wl.shift},
               {"load_sel_i", wl.buf},
               {"w_top_i", wl.w_top},
-              {"seg_valid_i", issue},
-              {"sel_i", buf_q},
-              {"seg_tag_i", m.wire("issue_tag", issue_tags(kt_q, tok, c, 1), "{k-tile, token}")},
+              {"seg_valid_i", issue_q},
+              {"sel_i", issue_buf_q},
+              {"seg_tag_i", issue_tag_q},
               {"seg_data_i", row_q},
               {"tap_valid_o", tap_valid},
               {"tap_tag_o", tap_tag},
               {"tap_psum_o", tap_psum}});
 
-  // Output accumulators: one memory per column, read-modify-write at each tap.
+  // Output accumulators: one memory per column, read-modify-write at each tap in two stages. A tap
+  // reads its token's sum into acc_old_q (with its partial, address and first-k-tile flag); the
+  // cycle after, the sum (or the first k-tile's partial alone) is written back. A tap of the token
+  // written in that same cycle (the next k-tile's pass of a one-token grid) takes the sum being
+  // written instead of the memory's stale word.
   const Module& acc_sram = find(parts, SramBlock::name(token_memory_depth(c), sw, 2));
   std::vector<Expr> out_words;
+  Always& accr = m.always_ff(clk, rst_n, "accumulators' read stage: the tap's valid");
+  Block& accd = m.always_ff_no_reset(clk, "accumulators' read stage: address, partial, old sum (data only)");
   for (int cc = cols - 1; cc >= 0; --cc) {
     const std::string cn = std::to_string(cc);
     const Expr tag = tap_tag.slice(cc * tagw + tw - 1, cc * tagw);
     // The first k-tile's partial starts the sum (the tag carries the k-tile: passes overlap).
     const Expr first = tagw == tw ? bit(true) : tap_tag.slice((cc + 1) * tagw - 1, cc * tagw + tw) == zero(ktw);
-    const Expr old = m.signal("acc_old_" + cn, sw), word = m.signal("acc_out_" + cn, sw);
-    const Expr psum = m.wire("acc_in_" + cn, sext(tap_psum.slice((cc + 1) * pw - 1, cc * pw), sw));
+    const Expr we_q = m.signal("acc_we_" + cn + "_q", 1, Sign::Unsigned, "column " + cn + ": a sum to write");
+    const Expr addr_q = m.signal("acc_addr_" + cn + "_q", tw);
+    const Expr first_q = m.signal("acc_first_" + cn + "_q", 1);
+    const Expr psum_q = m.signal("acc_in_" + cn + "_q", pw, Sign::Unsigned, "the tap's partial");
+    const Expr psum = m.wire("acc_in_" + cn, sext(psum_q, sw));
+    const Expr old_q = m.signal("acc_old_" + cn + "_q", sw);
+    const Expr rd = m.signal("acc_old_" + cn, sw), word = m.signal("acc_out_" + cn, sw);
+    const Expr sum = m.wire("acc_sum_" + cn, mux(first_q, psum, old_q + psum), "the word written back");
+    const Expr same = m.wire("acc_fwd_" + cn, we_q && addr_q == tag, "the tap's token is being written now");
+    accr.flop(we_q, tap_valid[cc], 0);
+    accd.assign(addr_q, tag);
+    accd.assign(first_q, first);
+    accd.assign(psum_q, tap_psum.slice((cc + 1) * pw - 1, cc * pw));
+    accd.assign(old_q, mux(same, sum, rd));
     m.instance(acc_sram, "u_acc_" + cn,
                {{"clk_i", clk},
-                {"we_i", tap_valid[cc]},
-                {"waddr_i", tag},
-                {"wdata_i", mux(first, psum, old + psum)},
+                {"we_i", we_q},
+                {"waddr_i", addr_q},
+                {"wdata_i", sum},
                 {"raddr0_i", tag},
-                {"rdata0_o", old},
+                {"rdata0_o", rd},
                 {"raddr1_i", gather_tok_q.slice(tw - 1, 0)},
                 {"rdata1_o", word}},
                "accumulators of column " + cn);

@@ -8,7 +8,9 @@ namespace kaleido::hw {
 using namespace vlog;
 
 namespace {
-int max_reach(const HwConfig& c) { return std::max(c.rows, WeightLoaderBlock::default_reach(c)); }
+int max_reach(const HwConfig& c) {
+  return std::max(kPlainIssueStages + c.rows, WeightLoaderBlock::default_reach(c));
+}
 }  // namespace
 
 int WeightLoaderBlock::busy_width(const HwConfig& c) { return clog2(max_reach(c) + std::max(c.cols - 2, 0) + 1); }
@@ -64,13 +66,14 @@ Module WeightLoaderBlock::generate(const HwConfig& c, const Module& b_sram) {
   const Expr pending_d = m.signal("pending_d", 1);
   m.assign(load_sel, pass_buf ^ lead_q[0], "the loaded pass's buffer: its parity");
 
-  // Two busy counters, one per buffer (kld_top's reach is at least kIssueStages + 1, so the reload
-  // is never zero there; kld_plain_top's 1x1 array loads them with 0).
+  // Two busy counters, one per buffer (either top's reach is at least its issue registers + 1, so
+  // the reload is never zero).
   std::vector<Expr> busy_q, busy_d;
   const int bw = busy_width(c);
   const Expr reach = m.parameter(kReach, bw, static_cast<uint64_t>(default_reach(c)),
                                  "cycles from an activation's issue to its segment's last row, plus one: "
-                                 "the issue registers and GROUP_W in kld_top, ROWS in kld_plain_top");
+                                 "the issue registers and GROUP_W in kld_top, its issue register and ROWS "
+                                 "in kld_plain_top");
   const Expr reload = m.localparam("Reload", cols >= 2 ? reach + static_cast<int64_t>(cols - 2) : reach - 1,
                                    "cycles from a pass's ISSUE end until its buffer is free again, less one");
   for (int b = 0; b < 2; ++b) {

@@ -22,7 +22,6 @@
 // Lint waivers: none
 // Deliberately unused bits:
 //   reg_wdata_i[31:16]: no field of the register map takes these bits
-//   n_full[47:11]: N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W
 
 module kld_plain_top (
   input wire clk_i,
@@ -75,14 +74,14 @@ module kld_plain_top (
   reg [15:0] dim_k_q;
   // DIM_M.VALUE: output columns M, 1..MAX_M
   reg [15:0] dim_m_q;
-  // N = T*H*W
-  wire [47:0] n_full;
+  // H*W
+  reg [10:0] hw_tokens_q;
   // N of the configured grid
   reg [10:0] n_tokens_q;
   reg [2:0] state_q;
   reg [1:0] mt_q;
   reg [1:0] kt_q;
-  reg [4:0] cnt_q;
+  reg [5:0] cnt_q;
   // weight buffer of the issuing pass (pass parity)
   reg buf_q;
   // token the pass issues
@@ -127,7 +126,7 @@ module kld_plain_top (
   wire [63:0] a_rdata_5;
   wire [63:0] a_rdata_6;
   wire [63:0] a_rdata_7;
-  // the A row of token_q in k-tile kt_q
+  // the A row of the issue register's token
   reg [127:0] row_q;
   // the loader shifts a row of weights into the array
   wire wl_load;
@@ -143,59 +142,241 @@ module kld_plain_top (
   reg wl_finish_q;
   // the next pass's weights are in the PEs by the end of this cycle
   wire wl_next_ready;
+  // the issue register holds a token
+  reg issue_q;
+  // its weight buffer
+  reg issue_buf_q;
+  // its {k-tile, token}
+  reg [11:0] issue_tag_q;
+  // {k-tile, token}
+  wire [11:0] issue_tag;
   wire [15:0] tap_valid;
   wire [191:0] tap_tag;
   wire [319:0] tap_psum;
-  // {k-tile, token}
-  wire [11:0] issue_tag;
+  // column 15: a sum to write
+  reg acc_we_15_q;
+  reg [9:0] acc_addr_15_q;
+  reg acc_first_15_q;
+  // the tap's partial
+  reg [19:0] acc_in_15_q;
+  wire [21:0] acc_in_15;
+  reg [21:0] acc_old_15_q;
   wire [21:0] acc_old_15;
   wire [21:0] acc_out_15;
-  wire [21:0] acc_in_15;
+  // the word written back
+  wire [21:0] acc_sum_15;
+  // the tap's token is being written now
+  wire acc_fwd_15;
+  // column 14: a sum to write
+  reg acc_we_14_q;
+  reg [9:0] acc_addr_14_q;
+  reg acc_first_14_q;
+  // the tap's partial
+  reg [19:0] acc_in_14_q;
+  wire [21:0] acc_in_14;
+  reg [21:0] acc_old_14_q;
   wire [21:0] acc_old_14;
   wire [21:0] acc_out_14;
-  wire [21:0] acc_in_14;
+  // the word written back
+  wire [21:0] acc_sum_14;
+  // the tap's token is being written now
+  wire acc_fwd_14;
+  // column 13: a sum to write
+  reg acc_we_13_q;
+  reg [9:0] acc_addr_13_q;
+  reg acc_first_13_q;
+  // the tap's partial
+  reg [19:0] acc_in_13_q;
+  wire [21:0] acc_in_13;
+  reg [21:0] acc_old_13_q;
   wire [21:0] acc_old_13;
   wire [21:0] acc_out_13;
-  wire [21:0] acc_in_13;
+  // the word written back
+  wire [21:0] acc_sum_13;
+  // the tap's token is being written now
+  wire acc_fwd_13;
+  // column 12: a sum to write
+  reg acc_we_12_q;
+  reg [9:0] acc_addr_12_q;
+  reg acc_first_12_q;
+  // the tap's partial
+  reg [19:0] acc_in_12_q;
+  wire [21:0] acc_in_12;
+  reg [21:0] acc_old_12_q;
   wire [21:0] acc_old_12;
   wire [21:0] acc_out_12;
-  wire [21:0] acc_in_12;
+  // the word written back
+  wire [21:0] acc_sum_12;
+  // the tap's token is being written now
+  wire acc_fwd_12;
+  // column 11: a sum to write
+  reg acc_we_11_q;
+  reg [9:0] acc_addr_11_q;
+  reg acc_first_11_q;
+  // the tap's partial
+  reg [19:0] acc_in_11_q;
+  wire [21:0] acc_in_11;
+  reg [21:0] acc_old_11_q;
   wire [21:0] acc_old_11;
   wire [21:0] acc_out_11;
-  wire [21:0] acc_in_11;
+  // the word written back
+  wire [21:0] acc_sum_11;
+  // the tap's token is being written now
+  wire acc_fwd_11;
+  // column 10: a sum to write
+  reg acc_we_10_q;
+  reg [9:0] acc_addr_10_q;
+  reg acc_first_10_q;
+  // the tap's partial
+  reg [19:0] acc_in_10_q;
+  wire [21:0] acc_in_10;
+  reg [21:0] acc_old_10_q;
   wire [21:0] acc_old_10;
   wire [21:0] acc_out_10;
-  wire [21:0] acc_in_10;
+  // the word written back
+  wire [21:0] acc_sum_10;
+  // the tap's token is being written now
+  wire acc_fwd_10;
+  // column 9: a sum to write
+  reg acc_we_9_q;
+  reg [9:0] acc_addr_9_q;
+  reg acc_first_9_q;
+  // the tap's partial
+  reg [19:0] acc_in_9_q;
+  wire [21:0] acc_in_9;
+  reg [21:0] acc_old_9_q;
   wire [21:0] acc_old_9;
   wire [21:0] acc_out_9;
-  wire [21:0] acc_in_9;
+  // the word written back
+  wire [21:0] acc_sum_9;
+  // the tap's token is being written now
+  wire acc_fwd_9;
+  // column 8: a sum to write
+  reg acc_we_8_q;
+  reg [9:0] acc_addr_8_q;
+  reg acc_first_8_q;
+  // the tap's partial
+  reg [19:0] acc_in_8_q;
+  wire [21:0] acc_in_8;
+  reg [21:0] acc_old_8_q;
   wire [21:0] acc_old_8;
   wire [21:0] acc_out_8;
-  wire [21:0] acc_in_8;
+  // the word written back
+  wire [21:0] acc_sum_8;
+  // the tap's token is being written now
+  wire acc_fwd_8;
+  // column 7: a sum to write
+  reg acc_we_7_q;
+  reg [9:0] acc_addr_7_q;
+  reg acc_first_7_q;
+  // the tap's partial
+  reg [19:0] acc_in_7_q;
+  wire [21:0] acc_in_7;
+  reg [21:0] acc_old_7_q;
   wire [21:0] acc_old_7;
   wire [21:0] acc_out_7;
-  wire [21:0] acc_in_7;
+  // the word written back
+  wire [21:0] acc_sum_7;
+  // the tap's token is being written now
+  wire acc_fwd_7;
+  // column 6: a sum to write
+  reg acc_we_6_q;
+  reg [9:0] acc_addr_6_q;
+  reg acc_first_6_q;
+  // the tap's partial
+  reg [19:0] acc_in_6_q;
+  wire [21:0] acc_in_6;
+  reg [21:0] acc_old_6_q;
   wire [21:0] acc_old_6;
   wire [21:0] acc_out_6;
-  wire [21:0] acc_in_6;
+  // the word written back
+  wire [21:0] acc_sum_6;
+  // the tap's token is being written now
+  wire acc_fwd_6;
+  // column 5: a sum to write
+  reg acc_we_5_q;
+  reg [9:0] acc_addr_5_q;
+  reg acc_first_5_q;
+  // the tap's partial
+  reg [19:0] acc_in_5_q;
+  wire [21:0] acc_in_5;
+  reg [21:0] acc_old_5_q;
   wire [21:0] acc_old_5;
   wire [21:0] acc_out_5;
-  wire [21:0] acc_in_5;
+  // the word written back
+  wire [21:0] acc_sum_5;
+  // the tap's token is being written now
+  wire acc_fwd_5;
+  // column 4: a sum to write
+  reg acc_we_4_q;
+  reg [9:0] acc_addr_4_q;
+  reg acc_first_4_q;
+  // the tap's partial
+  reg [19:0] acc_in_4_q;
+  wire [21:0] acc_in_4;
+  reg [21:0] acc_old_4_q;
   wire [21:0] acc_old_4;
   wire [21:0] acc_out_4;
-  wire [21:0] acc_in_4;
+  // the word written back
+  wire [21:0] acc_sum_4;
+  // the tap's token is being written now
+  wire acc_fwd_4;
+  // column 3: a sum to write
+  reg acc_we_3_q;
+  reg [9:0] acc_addr_3_q;
+  reg acc_first_3_q;
+  // the tap's partial
+  reg [19:0] acc_in_3_q;
+  wire [21:0] acc_in_3;
+  reg [21:0] acc_old_3_q;
   wire [21:0] acc_old_3;
   wire [21:0] acc_out_3;
-  wire [21:0] acc_in_3;
+  // the word written back
+  wire [21:0] acc_sum_3;
+  // the tap's token is being written now
+  wire acc_fwd_3;
+  // column 2: a sum to write
+  reg acc_we_2_q;
+  reg [9:0] acc_addr_2_q;
+  reg acc_first_2_q;
+  // the tap's partial
+  reg [19:0] acc_in_2_q;
+  wire [21:0] acc_in_2;
+  reg [21:0] acc_old_2_q;
   wire [21:0] acc_old_2;
   wire [21:0] acc_out_2;
-  wire [21:0] acc_in_2;
+  // the word written back
+  wire [21:0] acc_sum_2;
+  // the tap's token is being written now
+  wire acc_fwd_2;
+  // column 1: a sum to write
+  reg acc_we_1_q;
+  reg [9:0] acc_addr_1_q;
+  reg acc_first_1_q;
+  // the tap's partial
+  reg [19:0] acc_in_1_q;
+  wire [21:0] acc_in_1;
+  reg [21:0] acc_old_1_q;
   wire [21:0] acc_old_1;
   wire [21:0] acc_out_1;
-  wire [21:0] acc_in_1;
+  // the word written back
+  wire [21:0] acc_sum_1;
+  // the tap's token is being written now
+  wire acc_fwd_1;
+  // column 0: a sum to write
+  reg acc_we_0_q;
+  reg [9:0] acc_addr_0_q;
+  reg acc_first_0_q;
+  // the tap's partial
+  reg [19:0] acc_in_0_q;
+  wire [21:0] acc_in_0;
+  reg [21:0] acc_old_0_q;
   wire [21:0] acc_old_0;
   wire [21:0] acc_out_0;
-  wire [21:0] acc_in_0;
+  // the word written back
+  wire [21:0] acc_sum_0;
+  // the tap's token is being written now
+  wire acc_fwd_0;
   // the register at reg_addr_i
   reg [31:0] rdata;
 
@@ -224,18 +405,14 @@ module kld_plain_top (
   wire unused_reg_wdata_i;
   assign unused_reg_wdata_i = ^reg_wdata_i[31:16];
 
-  assign n_full = {32'd0, dim_t_q} * {32'd0, dim_h_q} * {32'd0, dim_w_q};
-
-  // Deliberately unused: N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W
-  wire unused_n_full;
-  assign unused_n_full = ^n_full[47:11];
-
-  // N, a cycle after the dimensions
+  // N, two cycles after the dimensions: H*W, then T*(H*W)
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      hw_tokens_q <= 11'd0;
       n_tokens_q <= 11'd0;
     end else begin
-      n_tokens_q <= n_full[10:0];
+      hw_tokens_q <= dim_h_q[10:0] * dim_w_q[10:0];
+      n_tokens_q <= dim_t_q[10:0] * hw_tokens_q;
     end
   end
 
@@ -250,7 +427,7 @@ module kld_plain_top (
   assign gather_token_is_last = (gather_token_q + 11'd1) == n_tokens_q;
   assign issue = st_issue && (!gather_active_q || (gather_token_q > token_q));
   assign pass_end = issue && token_is_last;
-  assign drain_done = cnt_q == 5'd30;
+  assign drain_done = cnt_q == 6'd32;
   assign handoff = st_drain && drain_done && !gather_active_q;
   assign pass_advance = (pass_end && !kt_is_last) || (handoff && !mt_is_last);
   assign token_d = ctrl_start ? 11'd0 : (issue ? (token_is_last ? 11'd0 : token_q + 11'd1) :
@@ -273,7 +450,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd0)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_0)
   );
 
@@ -282,7 +459,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd1)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_1)
   );
 
@@ -291,7 +468,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd2)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_2)
   );
 
@@ -300,7 +477,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd3)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_3)
   );
 
@@ -309,7 +486,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd4)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_4)
   );
 
@@ -318,7 +495,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd5)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_5)
   );
 
@@ -327,7 +504,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd6)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_6)
   );
 
@@ -336,15 +513,15 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd7)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_7)
   );
 
-  // the A row, read a cycle ahead
+  // the issue register: the A row
   always @(posedge clk_i) begin
-    row_q <= {(({14'd0, kt_d} * 16'd16 + 16'd8) < dim_k_q) ? (kt_d[1] ? (kt_d[0] ? a_rdata_7 :
-        a_rdata_5) : (kt_d[0] ? a_rdata_3 : a_rdata_1)) : 64'd0, (({14'd0, kt_d} * 16'd16 + 16'd0) <
-        dim_k_q) ? (kt_d[1] ? (kt_d[0] ? a_rdata_6 : a_rdata_4) : (kt_d[0] ? a_rdata_2 : a_rdata_0))
+    row_q <= {(({14'd0, kt_q} * 16'd16 + 16'd8) < dim_k_q) ? (kt_q[1] ? (kt_q[0] ? a_rdata_7 :
+        a_rdata_5) : (kt_q[0] ? a_rdata_3 : a_rdata_1)) : 64'd0, (({14'd0, kt_q} * 16'd16 + 16'd0) <
+        dim_k_q) ? (kt_q[1] ? (kt_q[0] ? a_rdata_6 : a_rdata_4) : (kt_q[0] ? a_rdata_2 : a_rdata_0))
         : 64'd0};
   end
 
@@ -353,7 +530,7 @@ module kld_plain_top (
 
   // weights of every pass, loaded while the previous pass computes
   kld_weight_loader #(
-    .Reach(5'd16)
+    .Reach(5'd17)
   ) u_weight_loader (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -383,6 +560,20 @@ module kld_plain_top (
   end
 
   assign wl_next_ready = wl_next_loaded && !wl_finish;
+
+  // the issue register: valid, weight buffer and tag
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      issue_q <= 1'b0;
+      issue_buf_q <= 1'b0;
+      issue_tag_q <= 12'd0;
+    end else begin
+      issue_q <= issue;
+      issue_buf_q <= buf_q;
+      issue_tag_q <= issue_tag;
+    end
+  end
+
   assign issue_tag = {kt_q, token};
 
   kld_plain_array u_array (
@@ -391,233 +582,372 @@ module kld_plain_top (
     .load_i(wl_load),
     .load_sel_i(wl_load_sel),
     .w_top_i(w_top),
-    .seg_valid_i(issue),
-    .sel_i(buf_q),
-    .seg_tag_i(issue_tag),
+    .seg_valid_i(issue_q),
+    .sel_i(issue_buf_q),
+    .seg_tag_i(issue_tag_q),
     .seg_data_i(row_q),
     .tap_valid_o(tap_valid),
     .tap_tag_o(tap_tag),
     .tap_psum_o(tap_psum)
   );
 
-  assign acc_in_15 = {{2{tap_psum[319]}}, tap_psum[319:300]};
+  // accumulators' read stage: the tap's valid
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      acc_we_15_q <= 1'b0;
+      acc_we_14_q <= 1'b0;
+      acc_we_13_q <= 1'b0;
+      acc_we_12_q <= 1'b0;
+      acc_we_11_q <= 1'b0;
+      acc_we_10_q <= 1'b0;
+      acc_we_9_q <= 1'b0;
+      acc_we_8_q <= 1'b0;
+      acc_we_7_q <= 1'b0;
+      acc_we_6_q <= 1'b0;
+      acc_we_5_q <= 1'b0;
+      acc_we_4_q <= 1'b0;
+      acc_we_3_q <= 1'b0;
+      acc_we_2_q <= 1'b0;
+      acc_we_1_q <= 1'b0;
+      acc_we_0_q <= 1'b0;
+    end else begin
+      acc_we_15_q <= tap_valid[15];
+      acc_we_14_q <= tap_valid[14];
+      acc_we_13_q <= tap_valid[13];
+      acc_we_12_q <= tap_valid[12];
+      acc_we_11_q <= tap_valid[11];
+      acc_we_10_q <= tap_valid[10];
+      acc_we_9_q <= tap_valid[9];
+      acc_we_8_q <= tap_valid[8];
+      acc_we_7_q <= tap_valid[7];
+      acc_we_6_q <= tap_valid[6];
+      acc_we_5_q <= tap_valid[5];
+      acc_we_4_q <= tap_valid[4];
+      acc_we_3_q <= tap_valid[3];
+      acc_we_2_q <= tap_valid[2];
+      acc_we_1_q <= tap_valid[1];
+      acc_we_0_q <= tap_valid[0];
+    end
+  end
+
+  // accumulators' read stage: address, partial, old sum (data only)
+  always @(posedge clk_i) begin
+    acc_addr_15_q <= tap_tag[189:180];
+    acc_first_15_q <= tap_tag[191:190] == 2'd0;
+    acc_in_15_q <= tap_psum[319:300];
+    acc_old_15_q <= acc_fwd_15 ? acc_sum_15 : acc_old_15;
+    acc_addr_14_q <= tap_tag[177:168];
+    acc_first_14_q <= tap_tag[179:178] == 2'd0;
+    acc_in_14_q <= tap_psum[299:280];
+    acc_old_14_q <= acc_fwd_14 ? acc_sum_14 : acc_old_14;
+    acc_addr_13_q <= tap_tag[165:156];
+    acc_first_13_q <= tap_tag[167:166] == 2'd0;
+    acc_in_13_q <= tap_psum[279:260];
+    acc_old_13_q <= acc_fwd_13 ? acc_sum_13 : acc_old_13;
+    acc_addr_12_q <= tap_tag[153:144];
+    acc_first_12_q <= tap_tag[155:154] == 2'd0;
+    acc_in_12_q <= tap_psum[259:240];
+    acc_old_12_q <= acc_fwd_12 ? acc_sum_12 : acc_old_12;
+    acc_addr_11_q <= tap_tag[141:132];
+    acc_first_11_q <= tap_tag[143:142] == 2'd0;
+    acc_in_11_q <= tap_psum[239:220];
+    acc_old_11_q <= acc_fwd_11 ? acc_sum_11 : acc_old_11;
+    acc_addr_10_q <= tap_tag[129:120];
+    acc_first_10_q <= tap_tag[131:130] == 2'd0;
+    acc_in_10_q <= tap_psum[219:200];
+    acc_old_10_q <= acc_fwd_10 ? acc_sum_10 : acc_old_10;
+    acc_addr_9_q <= tap_tag[117:108];
+    acc_first_9_q <= tap_tag[119:118] == 2'd0;
+    acc_in_9_q <= tap_psum[199:180];
+    acc_old_9_q <= acc_fwd_9 ? acc_sum_9 : acc_old_9;
+    acc_addr_8_q <= tap_tag[105:96];
+    acc_first_8_q <= tap_tag[107:106] == 2'd0;
+    acc_in_8_q <= tap_psum[179:160];
+    acc_old_8_q <= acc_fwd_8 ? acc_sum_8 : acc_old_8;
+    acc_addr_7_q <= tap_tag[93:84];
+    acc_first_7_q <= tap_tag[95:94] == 2'd0;
+    acc_in_7_q <= tap_psum[159:140];
+    acc_old_7_q <= acc_fwd_7 ? acc_sum_7 : acc_old_7;
+    acc_addr_6_q <= tap_tag[81:72];
+    acc_first_6_q <= tap_tag[83:82] == 2'd0;
+    acc_in_6_q <= tap_psum[139:120];
+    acc_old_6_q <= acc_fwd_6 ? acc_sum_6 : acc_old_6;
+    acc_addr_5_q <= tap_tag[69:60];
+    acc_first_5_q <= tap_tag[71:70] == 2'd0;
+    acc_in_5_q <= tap_psum[119:100];
+    acc_old_5_q <= acc_fwd_5 ? acc_sum_5 : acc_old_5;
+    acc_addr_4_q <= tap_tag[57:48];
+    acc_first_4_q <= tap_tag[59:58] == 2'd0;
+    acc_in_4_q <= tap_psum[99:80];
+    acc_old_4_q <= acc_fwd_4 ? acc_sum_4 : acc_old_4;
+    acc_addr_3_q <= tap_tag[45:36];
+    acc_first_3_q <= tap_tag[47:46] == 2'd0;
+    acc_in_3_q <= tap_psum[79:60];
+    acc_old_3_q <= acc_fwd_3 ? acc_sum_3 : acc_old_3;
+    acc_addr_2_q <= tap_tag[33:24];
+    acc_first_2_q <= tap_tag[35:34] == 2'd0;
+    acc_in_2_q <= tap_psum[59:40];
+    acc_old_2_q <= acc_fwd_2 ? acc_sum_2 : acc_old_2;
+    acc_addr_1_q <= tap_tag[21:12];
+    acc_first_1_q <= tap_tag[23:22] == 2'd0;
+    acc_in_1_q <= tap_psum[39:20];
+    acc_old_1_q <= acc_fwd_1 ? acc_sum_1 : acc_old_1;
+    acc_addr_0_q <= tap_tag[9:0];
+    acc_first_0_q <= tap_tag[11:10] == 2'd0;
+    acc_in_0_q <= tap_psum[19:0];
+    acc_old_0_q <= acc_fwd_0 ? acc_sum_0 : acc_old_0;
+  end
+
+  assign acc_in_15 = {{2{acc_in_15_q[19]}}, acc_in_15_q};
+  assign acc_sum_15 = acc_first_15_q ? acc_in_15 : acc_old_15_q + acc_in_15;
+  assign acc_fwd_15 = acc_we_15_q && (acc_addr_15_q == tap_tag[189:180]);
 
   // accumulators of column 15
   kld_sram_1024x22_r2 u_acc_15 (
     .clk_i(clk_i),
-    .we_i(tap_valid[15]),
-    .waddr_i(tap_tag[189:180]),
-    .wdata_i((tap_tag[191:190] == 2'd0) ? acc_in_15 : acc_old_15 + acc_in_15),
+    .we_i(acc_we_15_q),
+    .waddr_i(acc_addr_15_q),
+    .wdata_i(acc_sum_15),
     .raddr0_i(tap_tag[189:180]),
     .rdata0_o(acc_old_15),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_15)
   );
 
-  assign acc_in_14 = {{2{tap_psum[299]}}, tap_psum[299:280]};
+  assign acc_in_14 = {{2{acc_in_14_q[19]}}, acc_in_14_q};
+  assign acc_sum_14 = acc_first_14_q ? acc_in_14 : acc_old_14_q + acc_in_14;
+  assign acc_fwd_14 = acc_we_14_q && (acc_addr_14_q == tap_tag[177:168]);
 
   // accumulators of column 14
   kld_sram_1024x22_r2 u_acc_14 (
     .clk_i(clk_i),
-    .we_i(tap_valid[14]),
-    .waddr_i(tap_tag[177:168]),
-    .wdata_i((tap_tag[179:178] == 2'd0) ? acc_in_14 : acc_old_14 + acc_in_14),
+    .we_i(acc_we_14_q),
+    .waddr_i(acc_addr_14_q),
+    .wdata_i(acc_sum_14),
     .raddr0_i(tap_tag[177:168]),
     .rdata0_o(acc_old_14),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_14)
   );
 
-  assign acc_in_13 = {{2{tap_psum[279]}}, tap_psum[279:260]};
+  assign acc_in_13 = {{2{acc_in_13_q[19]}}, acc_in_13_q};
+  assign acc_sum_13 = acc_first_13_q ? acc_in_13 : acc_old_13_q + acc_in_13;
+  assign acc_fwd_13 = acc_we_13_q && (acc_addr_13_q == tap_tag[165:156]);
 
   // accumulators of column 13
   kld_sram_1024x22_r2 u_acc_13 (
     .clk_i(clk_i),
-    .we_i(tap_valid[13]),
-    .waddr_i(tap_tag[165:156]),
-    .wdata_i((tap_tag[167:166] == 2'd0) ? acc_in_13 : acc_old_13 + acc_in_13),
+    .we_i(acc_we_13_q),
+    .waddr_i(acc_addr_13_q),
+    .wdata_i(acc_sum_13),
     .raddr0_i(tap_tag[165:156]),
     .rdata0_o(acc_old_13),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_13)
   );
 
-  assign acc_in_12 = {{2{tap_psum[259]}}, tap_psum[259:240]};
+  assign acc_in_12 = {{2{acc_in_12_q[19]}}, acc_in_12_q};
+  assign acc_sum_12 = acc_first_12_q ? acc_in_12 : acc_old_12_q + acc_in_12;
+  assign acc_fwd_12 = acc_we_12_q && (acc_addr_12_q == tap_tag[153:144]);
 
   // accumulators of column 12
   kld_sram_1024x22_r2 u_acc_12 (
     .clk_i(clk_i),
-    .we_i(tap_valid[12]),
-    .waddr_i(tap_tag[153:144]),
-    .wdata_i((tap_tag[155:154] == 2'd0) ? acc_in_12 : acc_old_12 + acc_in_12),
+    .we_i(acc_we_12_q),
+    .waddr_i(acc_addr_12_q),
+    .wdata_i(acc_sum_12),
     .raddr0_i(tap_tag[153:144]),
     .rdata0_o(acc_old_12),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_12)
   );
 
-  assign acc_in_11 = {{2{tap_psum[239]}}, tap_psum[239:220]};
+  assign acc_in_11 = {{2{acc_in_11_q[19]}}, acc_in_11_q};
+  assign acc_sum_11 = acc_first_11_q ? acc_in_11 : acc_old_11_q + acc_in_11;
+  assign acc_fwd_11 = acc_we_11_q && (acc_addr_11_q == tap_tag[141:132]);
 
   // accumulators of column 11
   kld_sram_1024x22_r2 u_acc_11 (
     .clk_i(clk_i),
-    .we_i(tap_valid[11]),
-    .waddr_i(tap_tag[141:132]),
-    .wdata_i((tap_tag[143:142] == 2'd0) ? acc_in_11 : acc_old_11 + acc_in_11),
+    .we_i(acc_we_11_q),
+    .waddr_i(acc_addr_11_q),
+    .wdata_i(acc_sum_11),
     .raddr0_i(tap_tag[141:132]),
     .rdata0_o(acc_old_11),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_11)
   );
 
-  assign acc_in_10 = {{2{tap_psum[219]}}, tap_psum[219:200]};
+  assign acc_in_10 = {{2{acc_in_10_q[19]}}, acc_in_10_q};
+  assign acc_sum_10 = acc_first_10_q ? acc_in_10 : acc_old_10_q + acc_in_10;
+  assign acc_fwd_10 = acc_we_10_q && (acc_addr_10_q == tap_tag[129:120]);
 
   // accumulators of column 10
   kld_sram_1024x22_r2 u_acc_10 (
     .clk_i(clk_i),
-    .we_i(tap_valid[10]),
-    .waddr_i(tap_tag[129:120]),
-    .wdata_i((tap_tag[131:130] == 2'd0) ? acc_in_10 : acc_old_10 + acc_in_10),
+    .we_i(acc_we_10_q),
+    .waddr_i(acc_addr_10_q),
+    .wdata_i(acc_sum_10),
     .raddr0_i(tap_tag[129:120]),
     .rdata0_o(acc_old_10),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_10)
   );
 
-  assign acc_in_9 = {{2{tap_psum[199]}}, tap_psum[199:180]};
+  assign acc_in_9 = {{2{acc_in_9_q[19]}}, acc_in_9_q};
+  assign acc_sum_9 = acc_first_9_q ? acc_in_9 : acc_old_9_q + acc_in_9;
+  assign acc_fwd_9 = acc_we_9_q && (acc_addr_9_q == tap_tag[117:108]);
 
   // accumulators of column 9
   kld_sram_1024x22_r2 u_acc_9 (
     .clk_i(clk_i),
-    .we_i(tap_valid[9]),
-    .waddr_i(tap_tag[117:108]),
-    .wdata_i((tap_tag[119:118] == 2'd0) ? acc_in_9 : acc_old_9 + acc_in_9),
+    .we_i(acc_we_9_q),
+    .waddr_i(acc_addr_9_q),
+    .wdata_i(acc_sum_9),
     .raddr0_i(tap_tag[117:108]),
     .rdata0_o(acc_old_9),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_9)
   );
 
-  assign acc_in_8 = {{2{tap_psum[179]}}, tap_psum[179:160]};
+  assign acc_in_8 = {{2{acc_in_8_q[19]}}, acc_in_8_q};
+  assign acc_sum_8 = acc_first_8_q ? acc_in_8 : acc_old_8_q + acc_in_8;
+  assign acc_fwd_8 = acc_we_8_q && (acc_addr_8_q == tap_tag[105:96]);
 
   // accumulators of column 8
   kld_sram_1024x22_r2 u_acc_8 (
     .clk_i(clk_i),
-    .we_i(tap_valid[8]),
-    .waddr_i(tap_tag[105:96]),
-    .wdata_i((tap_tag[107:106] == 2'd0) ? acc_in_8 : acc_old_8 + acc_in_8),
+    .we_i(acc_we_8_q),
+    .waddr_i(acc_addr_8_q),
+    .wdata_i(acc_sum_8),
     .raddr0_i(tap_tag[105:96]),
     .rdata0_o(acc_old_8),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_8)
   );
 
-  assign acc_in_7 = {{2{tap_psum[159]}}, tap_psum[159:140]};
+  assign acc_in_7 = {{2{acc_in_7_q[19]}}, acc_in_7_q};
+  assign acc_sum_7 = acc_first_7_q ? acc_in_7 : acc_old_7_q + acc_in_7;
+  assign acc_fwd_7 = acc_we_7_q && (acc_addr_7_q == tap_tag[93:84]);
 
   // accumulators of column 7
   kld_sram_1024x22_r2 u_acc_7 (
     .clk_i(clk_i),
-    .we_i(tap_valid[7]),
-    .waddr_i(tap_tag[93:84]),
-    .wdata_i((tap_tag[95:94] == 2'd0) ? acc_in_7 : acc_old_7 + acc_in_7),
+    .we_i(acc_we_7_q),
+    .waddr_i(acc_addr_7_q),
+    .wdata_i(acc_sum_7),
     .raddr0_i(tap_tag[93:84]),
     .rdata0_o(acc_old_7),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_7)
   );
 
-  assign acc_in_6 = {{2{tap_psum[139]}}, tap_psum[139:120]};
+  assign acc_in_6 = {{2{acc_in_6_q[19]}}, acc_in_6_q};
+  assign acc_sum_6 = acc_first_6_q ? acc_in_6 : acc_old_6_q + acc_in_6;
+  assign acc_fwd_6 = acc_we_6_q && (acc_addr_6_q == tap_tag[81:72]);
 
   // accumulators of column 6
   kld_sram_1024x22_r2 u_acc_6 (
     .clk_i(clk_i),
-    .we_i(tap_valid[6]),
-    .waddr_i(tap_tag[81:72]),
-    .wdata_i((tap_tag[83:82] == 2'd0) ? acc_in_6 : acc_old_6 + acc_in_6),
+    .we_i(acc_we_6_q),
+    .waddr_i(acc_addr_6_q),
+    .wdata_i(acc_sum_6),
     .raddr0_i(tap_tag[81:72]),
     .rdata0_o(acc_old_6),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_6)
   );
 
-  assign acc_in_5 = {{2{tap_psum[119]}}, tap_psum[119:100]};
+  assign acc_in_5 = {{2{acc_in_5_q[19]}}, acc_in_5_q};
+  assign acc_sum_5 = acc_first_5_q ? acc_in_5 : acc_old_5_q + acc_in_5;
+  assign acc_fwd_5 = acc_we_5_q && (acc_addr_5_q == tap_tag[69:60]);
 
   // accumulators of column 5
   kld_sram_1024x22_r2 u_acc_5 (
     .clk_i(clk_i),
-    .we_i(tap_valid[5]),
-    .waddr_i(tap_tag[69:60]),
-    .wdata_i((tap_tag[71:70] == 2'd0) ? acc_in_5 : acc_old_5 + acc_in_5),
+    .we_i(acc_we_5_q),
+    .waddr_i(acc_addr_5_q),
+    .wdata_i(acc_sum_5),
     .raddr0_i(tap_tag[69:60]),
     .rdata0_o(acc_old_5),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_5)
   );
 
-  assign acc_in_4 = {{2{tap_psum[99]}}, tap_psum[99:80]};
+  assign acc_in_4 = {{2{acc_in_4_q[19]}}, acc_in_4_q};
+  assign acc_sum_4 = acc_first_4_q ? acc_in_4 : acc_old_4_q + acc_in_4;
+  assign acc_fwd_4 = acc_we_4_q && (acc_addr_4_q == tap_tag[57:48]);
 
   // accumulators of column 4
   kld_sram_1024x22_r2 u_acc_4 (
     .clk_i(clk_i),
-    .we_i(tap_valid[4]),
-    .waddr_i(tap_tag[57:48]),
-    .wdata_i((tap_tag[59:58] == 2'd0) ? acc_in_4 : acc_old_4 + acc_in_4),
+    .we_i(acc_we_4_q),
+    .waddr_i(acc_addr_4_q),
+    .wdata_i(acc_sum_4),
     .raddr0_i(tap_tag[57:48]),
     .rdata0_o(acc_old_4),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_4)
   );
 
-  assign acc_in_3 = {{2{tap_psum[79]}}, tap_psum[79:60]};
+  assign acc_in_3 = {{2{acc_in_3_q[19]}}, acc_in_3_q};
+  assign acc_sum_3 = acc_first_3_q ? acc_in_3 : acc_old_3_q + acc_in_3;
+  assign acc_fwd_3 = acc_we_3_q && (acc_addr_3_q == tap_tag[45:36]);
 
   // accumulators of column 3
   kld_sram_1024x22_r2 u_acc_3 (
     .clk_i(clk_i),
-    .we_i(tap_valid[3]),
-    .waddr_i(tap_tag[45:36]),
-    .wdata_i((tap_tag[47:46] == 2'd0) ? acc_in_3 : acc_old_3 + acc_in_3),
+    .we_i(acc_we_3_q),
+    .waddr_i(acc_addr_3_q),
+    .wdata_i(acc_sum_3),
     .raddr0_i(tap_tag[45:36]),
     .rdata0_o(acc_old_3),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_3)
   );
 
-  assign acc_in_2 = {{2{tap_psum[59]}}, tap_psum[59:40]};
+  assign acc_in_2 = {{2{acc_in_2_q[19]}}, acc_in_2_q};
+  assign acc_sum_2 = acc_first_2_q ? acc_in_2 : acc_old_2_q + acc_in_2;
+  assign acc_fwd_2 = acc_we_2_q && (acc_addr_2_q == tap_tag[33:24]);
 
   // accumulators of column 2
   kld_sram_1024x22_r2 u_acc_2 (
     .clk_i(clk_i),
-    .we_i(tap_valid[2]),
-    .waddr_i(tap_tag[33:24]),
-    .wdata_i((tap_tag[35:34] == 2'd0) ? acc_in_2 : acc_old_2 + acc_in_2),
+    .we_i(acc_we_2_q),
+    .waddr_i(acc_addr_2_q),
+    .wdata_i(acc_sum_2),
     .raddr0_i(tap_tag[33:24]),
     .rdata0_o(acc_old_2),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_2)
   );
 
-  assign acc_in_1 = {{2{tap_psum[39]}}, tap_psum[39:20]};
+  assign acc_in_1 = {{2{acc_in_1_q[19]}}, acc_in_1_q};
+  assign acc_sum_1 = acc_first_1_q ? acc_in_1 : acc_old_1_q + acc_in_1;
+  assign acc_fwd_1 = acc_we_1_q && (acc_addr_1_q == tap_tag[21:12]);
 
   // accumulators of column 1
   kld_sram_1024x22_r2 u_acc_1 (
     .clk_i(clk_i),
-    .we_i(tap_valid[1]),
-    .waddr_i(tap_tag[21:12]),
-    .wdata_i((tap_tag[23:22] == 2'd0) ? acc_in_1 : acc_old_1 + acc_in_1),
+    .we_i(acc_we_1_q),
+    .waddr_i(acc_addr_1_q),
+    .wdata_i(acc_sum_1),
     .raddr0_i(tap_tag[21:12]),
     .rdata0_o(acc_old_1),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_1)
   );
 
-  assign acc_in_0 = {{2{tap_psum[19]}}, tap_psum[19:0]};
+  assign acc_in_0 = {{2{acc_in_0_q[19]}}, acc_in_0_q};
+  assign acc_sum_0 = acc_first_0_q ? acc_in_0 : acc_old_0_q + acc_in_0;
+  assign acc_fwd_0 = acc_we_0_q && (acc_addr_0_q == tap_tag[9:0]);
 
   // accumulators of column 0
   kld_sram_1024x22_r2 u_acc_0 (
     .clk_i(clk_i),
-    .we_i(tap_valid[0]),
-    .waddr_i(tap_tag[9:0]),
-    .wdata_i((tap_tag[11:10] == 2'd0) ? acc_in_0 : acc_old_0 + acc_in_0),
+    .we_i(acc_we_0_q),
+    .waddr_i(acc_addr_0_q),
+    .wdata_i(acc_sum_0),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
     .raddr1_i(gather_token_q[9:0]),
@@ -690,7 +1020,7 @@ module kld_plain_top (
     if (!rst_ni) begin
       state_q <= 3'd0;
       mt_q <= 2'd0;
-      cnt_q <= 5'd0;
+      cnt_q <= 6'd0;
       buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
@@ -713,7 +1043,7 @@ module kld_plain_top (
         StIssue: begin
           if (pass_end) begin
             if (kt_is_last) begin
-              cnt_q <= 5'd0;
+              cnt_q <= 6'd0;
               state_q <= StDrain;
             end else begin
               buf_q <= !buf_q;
@@ -741,7 +1071,7 @@ module kld_plain_top (
               end
             end
           end else begin
-            cnt_q <= cnt_q + 5'd1;
+            cnt_q <= cnt_q + 6'd1;
           end
         end
         StTail: begin

@@ -22,7 +22,6 @@
 // Lint waivers: none
 // Deliberately unused bits:
 //   reg_wdata_i[31:16]: no field of the register map takes these bits
-//   n_full[47:11]: N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W
 
 module kld_plain_top (
   input wire clk_i,
@@ -75,14 +74,14 @@ module kld_plain_top (
   reg [15:0] dim_k_q;
   // DIM_M.VALUE: output columns M, 1..MAX_M
   reg [15:0] dim_m_q;
-  // N = T*H*W
-  wire [47:0] n_full;
+  // H*W
+  reg [10:0] hw_tokens_q;
   // N of the configured grid
   reg [10:0] n_tokens_q;
   reg [2:0] state_q;
   reg [2:0] mt_q;
   reg [2:0] kt_q;
-  reg [3:0] cnt_q;
+  reg [4:0] cnt_q;
   // weight buffer of the issuing pass (pass parity)
   reg buf_q;
   // token the pass issues
@@ -127,7 +126,7 @@ module kld_plain_top (
   wire [63:0] a_rdata_5;
   wire [63:0] a_rdata_6;
   wire [63:0] a_rdata_7;
-  // the A row of token_q in k-tile kt_q
+  // the A row of the issue register's token
   reg [63:0] row_q;
   // the loader shifts a row of weights into the array
   wire wl_load;
@@ -143,35 +142,129 @@ module kld_plain_top (
   reg wl_finish_q;
   // the next pass's weights are in the PEs by the end of this cycle
   wire wl_next_ready;
+  // the issue register holds a token
+  reg issue_q;
+  // its weight buffer
+  reg issue_buf_q;
+  // its {k-tile, token}
+  reg [12:0] issue_tag_q;
+  // {k-tile, token}
+  wire [12:0] issue_tag;
   wire [7:0] tap_valid;
   wire [103:0] tap_tag;
   wire [151:0] tap_psum;
-  // {k-tile, token}
-  wire [12:0] issue_tag;
+  // column 7: a sum to write
+  reg acc_we_7_q;
+  reg [9:0] acc_addr_7_q;
+  reg acc_first_7_q;
+  // the tap's partial
+  reg [18:0] acc_in_7_q;
+  wire [21:0] acc_in_7;
+  reg [21:0] acc_old_7_q;
   wire [21:0] acc_old_7;
   wire [21:0] acc_out_7;
-  wire [21:0] acc_in_7;
+  // the word written back
+  wire [21:0] acc_sum_7;
+  // the tap's token is being written now
+  wire acc_fwd_7;
+  // column 6: a sum to write
+  reg acc_we_6_q;
+  reg [9:0] acc_addr_6_q;
+  reg acc_first_6_q;
+  // the tap's partial
+  reg [18:0] acc_in_6_q;
+  wire [21:0] acc_in_6;
+  reg [21:0] acc_old_6_q;
   wire [21:0] acc_old_6;
   wire [21:0] acc_out_6;
-  wire [21:0] acc_in_6;
+  // the word written back
+  wire [21:0] acc_sum_6;
+  // the tap's token is being written now
+  wire acc_fwd_6;
+  // column 5: a sum to write
+  reg acc_we_5_q;
+  reg [9:0] acc_addr_5_q;
+  reg acc_first_5_q;
+  // the tap's partial
+  reg [18:0] acc_in_5_q;
+  wire [21:0] acc_in_5;
+  reg [21:0] acc_old_5_q;
   wire [21:0] acc_old_5;
   wire [21:0] acc_out_5;
-  wire [21:0] acc_in_5;
+  // the word written back
+  wire [21:0] acc_sum_5;
+  // the tap's token is being written now
+  wire acc_fwd_5;
+  // column 4: a sum to write
+  reg acc_we_4_q;
+  reg [9:0] acc_addr_4_q;
+  reg acc_first_4_q;
+  // the tap's partial
+  reg [18:0] acc_in_4_q;
+  wire [21:0] acc_in_4;
+  reg [21:0] acc_old_4_q;
   wire [21:0] acc_old_4;
   wire [21:0] acc_out_4;
-  wire [21:0] acc_in_4;
+  // the word written back
+  wire [21:0] acc_sum_4;
+  // the tap's token is being written now
+  wire acc_fwd_4;
+  // column 3: a sum to write
+  reg acc_we_3_q;
+  reg [9:0] acc_addr_3_q;
+  reg acc_first_3_q;
+  // the tap's partial
+  reg [18:0] acc_in_3_q;
+  wire [21:0] acc_in_3;
+  reg [21:0] acc_old_3_q;
   wire [21:0] acc_old_3;
   wire [21:0] acc_out_3;
-  wire [21:0] acc_in_3;
+  // the word written back
+  wire [21:0] acc_sum_3;
+  // the tap's token is being written now
+  wire acc_fwd_3;
+  // column 2: a sum to write
+  reg acc_we_2_q;
+  reg [9:0] acc_addr_2_q;
+  reg acc_first_2_q;
+  // the tap's partial
+  reg [18:0] acc_in_2_q;
+  wire [21:0] acc_in_2;
+  reg [21:0] acc_old_2_q;
   wire [21:0] acc_old_2;
   wire [21:0] acc_out_2;
-  wire [21:0] acc_in_2;
+  // the word written back
+  wire [21:0] acc_sum_2;
+  // the tap's token is being written now
+  wire acc_fwd_2;
+  // column 1: a sum to write
+  reg acc_we_1_q;
+  reg [9:0] acc_addr_1_q;
+  reg acc_first_1_q;
+  // the tap's partial
+  reg [18:0] acc_in_1_q;
+  wire [21:0] acc_in_1;
+  reg [21:0] acc_old_1_q;
   wire [21:0] acc_old_1;
   wire [21:0] acc_out_1;
-  wire [21:0] acc_in_1;
+  // the word written back
+  wire [21:0] acc_sum_1;
+  // the tap's token is being written now
+  wire acc_fwd_1;
+  // column 0: a sum to write
+  reg acc_we_0_q;
+  reg [9:0] acc_addr_0_q;
+  reg acc_first_0_q;
+  // the tap's partial
+  reg [18:0] acc_in_0_q;
+  wire [21:0] acc_in_0;
+  reg [21:0] acc_old_0_q;
   wire [21:0] acc_old_0;
   wire [21:0] acc_out_0;
-  wire [21:0] acc_in_0;
+  // the word written back
+  wire [21:0] acc_sum_0;
+  // the tap's token is being written now
+  wire acc_fwd_0;
   // the register at reg_addr_i
   reg [31:0] rdata;
 
@@ -200,18 +293,14 @@ module kld_plain_top (
   wire unused_reg_wdata_i;
   assign unused_reg_wdata_i = ^reg_wdata_i[31:16];
 
-  assign n_full = {32'd0, dim_t_q} * {32'd0, dim_h_q} * {32'd0, dim_w_q};
-
-  // Deliberately unused: N fits TW+1 bits when T, H, W are within MAX_T, MAX_H, MAX_W
-  wire unused_n_full;
-  assign unused_n_full = ^n_full[47:11];
-
-  // N, a cycle after the dimensions
+  // N, two cycles after the dimensions: H*W, then T*(H*W)
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      hw_tokens_q <= 11'd0;
       n_tokens_q <= 11'd0;
     end else begin
-      n_tokens_q <= n_full[10:0];
+      hw_tokens_q <= dim_h_q[10:0] * dim_w_q[10:0];
+      n_tokens_q <= dim_t_q[10:0] * hw_tokens_q;
     end
   end
 
@@ -226,7 +315,7 @@ module kld_plain_top (
   assign gather_token_is_last = (gather_token_q + 11'd1) == n_tokens_q;
   assign issue = st_issue && (!gather_active_q || (gather_token_q > token_q));
   assign pass_end = issue && token_is_last;
-  assign drain_done = cnt_q == 4'd14;
+  assign drain_done = cnt_q == 5'd16;
   assign handoff = st_drain && drain_done && !gather_active_q;
   assign pass_advance = (pass_end && !kt_is_last) || (handoff && !mt_is_last);
   assign token_d = ctrl_start ? 11'd0 : (issue ? (token_is_last ? 11'd0 : token_q + 11'd1) :
@@ -249,7 +338,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd0)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_0)
   );
 
@@ -258,7 +347,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd1)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_1)
   );
 
@@ -267,7 +356,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd2)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_2)
   );
 
@@ -276,7 +365,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd3)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_3)
   );
 
@@ -285,7 +374,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd4)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_4)
   );
 
@@ -294,7 +383,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd5)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_5)
   );
 
@@ -303,7 +392,7 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd6)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_6)
   );
 
@@ -312,15 +401,15 @@ module kld_plain_top (
     .we_i(a_valid_i && !busy_q && (a_group_i == 3'd7)),
     .waddr_i(a_token_i),
     .wdata_i(a_data_i),
-    .raddr_i(token_d[9:0]),
+    .raddr_i(token),
     .rdata_o(a_rdata_7)
   );
 
-  // the A row, read a cycle ahead
+  // the issue register: the A row
   always @(posedge clk_i) begin
-    row_q <= (({13'd0, kt_d} * 16'd8 + 16'd0) < dim_k_q) ? (kt_d[2] ? (kt_d[1] ? (kt_d[0] ?
-        a_rdata_7 : a_rdata_6) : (kt_d[0] ? a_rdata_5 : a_rdata_4)) : (kt_d[1] ? (kt_d[0] ?
-        a_rdata_3 : a_rdata_2) : (kt_d[0] ? a_rdata_1 : a_rdata_0))) : 64'd0;
+    row_q <= (({13'd0, kt_q} * 16'd8 + 16'd0) < dim_k_q) ? (kt_q[2] ? (kt_q[1] ? (kt_q[0] ?
+        a_rdata_7 : a_rdata_6) : (kt_q[0] ? a_rdata_5 : a_rdata_4)) : (kt_q[1] ? (kt_q[0] ?
+        a_rdata_3 : a_rdata_2) : (kt_q[0] ? a_rdata_1 : a_rdata_0))) : 64'd0;
   end
 
   assign a_ready_o = !busy_q;
@@ -328,7 +417,7 @@ module kld_plain_top (
 
   // weights of every pass, loaded while the previous pass computes
   kld_weight_loader #(
-    .Reach(5'd8)
+    .Reach(5'd9)
   ) u_weight_loader (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -358,6 +447,20 @@ module kld_plain_top (
   end
 
   assign wl_next_ready = wl_next_loaded && !wl_finish;
+
+  // the issue register: valid, weight buffer and tag
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      issue_q <= 1'b0;
+      issue_buf_q <= 1'b0;
+      issue_tag_q <= 13'd0;
+    end else begin
+      issue_q <= issue;
+      issue_buf_q <= buf_q;
+      issue_tag_q <= issue_tag;
+    end
+  end
+
   assign issue_tag = {kt_q, token};
 
   kld_plain_array u_array (
@@ -366,121 +469,196 @@ module kld_plain_top (
     .load_i(wl_load),
     .load_sel_i(wl_load_sel),
     .w_top_i(w_top),
-    .seg_valid_i(issue),
-    .sel_i(buf_q),
-    .seg_tag_i(issue_tag),
+    .seg_valid_i(issue_q),
+    .sel_i(issue_buf_q),
+    .seg_tag_i(issue_tag_q),
     .seg_data_i(row_q),
     .tap_valid_o(tap_valid),
     .tap_tag_o(tap_tag),
     .tap_psum_o(tap_psum)
   );
 
-  assign acc_in_7 = {{3{tap_psum[151]}}, tap_psum[151:133]};
+  // accumulators' read stage: the tap's valid
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      acc_we_7_q <= 1'b0;
+      acc_we_6_q <= 1'b0;
+      acc_we_5_q <= 1'b0;
+      acc_we_4_q <= 1'b0;
+      acc_we_3_q <= 1'b0;
+      acc_we_2_q <= 1'b0;
+      acc_we_1_q <= 1'b0;
+      acc_we_0_q <= 1'b0;
+    end else begin
+      acc_we_7_q <= tap_valid[7];
+      acc_we_6_q <= tap_valid[6];
+      acc_we_5_q <= tap_valid[5];
+      acc_we_4_q <= tap_valid[4];
+      acc_we_3_q <= tap_valid[3];
+      acc_we_2_q <= tap_valid[2];
+      acc_we_1_q <= tap_valid[1];
+      acc_we_0_q <= tap_valid[0];
+    end
+  end
+
+  // accumulators' read stage: address, partial, old sum (data only)
+  always @(posedge clk_i) begin
+    acc_addr_7_q <= tap_tag[100:91];
+    acc_first_7_q <= tap_tag[103:101] == 3'd0;
+    acc_in_7_q <= tap_psum[151:133];
+    acc_old_7_q <= acc_fwd_7 ? acc_sum_7 : acc_old_7;
+    acc_addr_6_q <= tap_tag[87:78];
+    acc_first_6_q <= tap_tag[90:88] == 3'd0;
+    acc_in_6_q <= tap_psum[132:114];
+    acc_old_6_q <= acc_fwd_6 ? acc_sum_6 : acc_old_6;
+    acc_addr_5_q <= tap_tag[74:65];
+    acc_first_5_q <= tap_tag[77:75] == 3'd0;
+    acc_in_5_q <= tap_psum[113:95];
+    acc_old_5_q <= acc_fwd_5 ? acc_sum_5 : acc_old_5;
+    acc_addr_4_q <= tap_tag[61:52];
+    acc_first_4_q <= tap_tag[64:62] == 3'd0;
+    acc_in_4_q <= tap_psum[94:76];
+    acc_old_4_q <= acc_fwd_4 ? acc_sum_4 : acc_old_4;
+    acc_addr_3_q <= tap_tag[48:39];
+    acc_first_3_q <= tap_tag[51:49] == 3'd0;
+    acc_in_3_q <= tap_psum[75:57];
+    acc_old_3_q <= acc_fwd_3 ? acc_sum_3 : acc_old_3;
+    acc_addr_2_q <= tap_tag[35:26];
+    acc_first_2_q <= tap_tag[38:36] == 3'd0;
+    acc_in_2_q <= tap_psum[56:38];
+    acc_old_2_q <= acc_fwd_2 ? acc_sum_2 : acc_old_2;
+    acc_addr_1_q <= tap_tag[22:13];
+    acc_first_1_q <= tap_tag[25:23] == 3'd0;
+    acc_in_1_q <= tap_psum[37:19];
+    acc_old_1_q <= acc_fwd_1 ? acc_sum_1 : acc_old_1;
+    acc_addr_0_q <= tap_tag[9:0];
+    acc_first_0_q <= tap_tag[12:10] == 3'd0;
+    acc_in_0_q <= tap_psum[18:0];
+    acc_old_0_q <= acc_fwd_0 ? acc_sum_0 : acc_old_0;
+  end
+
+  assign acc_in_7 = {{3{acc_in_7_q[18]}}, acc_in_7_q};
+  assign acc_sum_7 = acc_first_7_q ? acc_in_7 : acc_old_7_q + acc_in_7;
+  assign acc_fwd_7 = acc_we_7_q && (acc_addr_7_q == tap_tag[100:91]);
 
   // accumulators of column 7
   kld_sram_1024x22_r2 u_acc_7 (
     .clk_i(clk_i),
-    .we_i(tap_valid[7]),
-    .waddr_i(tap_tag[100:91]),
-    .wdata_i((tap_tag[103:101] == 3'd0) ? acc_in_7 : acc_old_7 + acc_in_7),
+    .we_i(acc_we_7_q),
+    .waddr_i(acc_addr_7_q),
+    .wdata_i(acc_sum_7),
     .raddr0_i(tap_tag[100:91]),
     .rdata0_o(acc_old_7),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_7)
   );
 
-  assign acc_in_6 = {{3{tap_psum[132]}}, tap_psum[132:114]};
+  assign acc_in_6 = {{3{acc_in_6_q[18]}}, acc_in_6_q};
+  assign acc_sum_6 = acc_first_6_q ? acc_in_6 : acc_old_6_q + acc_in_6;
+  assign acc_fwd_6 = acc_we_6_q && (acc_addr_6_q == tap_tag[87:78]);
 
   // accumulators of column 6
   kld_sram_1024x22_r2 u_acc_6 (
     .clk_i(clk_i),
-    .we_i(tap_valid[6]),
-    .waddr_i(tap_tag[87:78]),
-    .wdata_i((tap_tag[90:88] == 3'd0) ? acc_in_6 : acc_old_6 + acc_in_6),
+    .we_i(acc_we_6_q),
+    .waddr_i(acc_addr_6_q),
+    .wdata_i(acc_sum_6),
     .raddr0_i(tap_tag[87:78]),
     .rdata0_o(acc_old_6),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_6)
   );
 
-  assign acc_in_5 = {{3{tap_psum[113]}}, tap_psum[113:95]};
+  assign acc_in_5 = {{3{acc_in_5_q[18]}}, acc_in_5_q};
+  assign acc_sum_5 = acc_first_5_q ? acc_in_5 : acc_old_5_q + acc_in_5;
+  assign acc_fwd_5 = acc_we_5_q && (acc_addr_5_q == tap_tag[74:65]);
 
   // accumulators of column 5
   kld_sram_1024x22_r2 u_acc_5 (
     .clk_i(clk_i),
-    .we_i(tap_valid[5]),
-    .waddr_i(tap_tag[74:65]),
-    .wdata_i((tap_tag[77:75] == 3'd0) ? acc_in_5 : acc_old_5 + acc_in_5),
+    .we_i(acc_we_5_q),
+    .waddr_i(acc_addr_5_q),
+    .wdata_i(acc_sum_5),
     .raddr0_i(tap_tag[74:65]),
     .rdata0_o(acc_old_5),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_5)
   );
 
-  assign acc_in_4 = {{3{tap_psum[94]}}, tap_psum[94:76]};
+  assign acc_in_4 = {{3{acc_in_4_q[18]}}, acc_in_4_q};
+  assign acc_sum_4 = acc_first_4_q ? acc_in_4 : acc_old_4_q + acc_in_4;
+  assign acc_fwd_4 = acc_we_4_q && (acc_addr_4_q == tap_tag[61:52]);
 
   // accumulators of column 4
   kld_sram_1024x22_r2 u_acc_4 (
     .clk_i(clk_i),
-    .we_i(tap_valid[4]),
-    .waddr_i(tap_tag[61:52]),
-    .wdata_i((tap_tag[64:62] == 3'd0) ? acc_in_4 : acc_old_4 + acc_in_4),
+    .we_i(acc_we_4_q),
+    .waddr_i(acc_addr_4_q),
+    .wdata_i(acc_sum_4),
     .raddr0_i(tap_tag[61:52]),
     .rdata0_o(acc_old_4),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_4)
   );
 
-  assign acc_in_3 = {{3{tap_psum[75]}}, tap_psum[75:57]};
+  assign acc_in_3 = {{3{acc_in_3_q[18]}}, acc_in_3_q};
+  assign acc_sum_3 = acc_first_3_q ? acc_in_3 : acc_old_3_q + acc_in_3;
+  assign acc_fwd_3 = acc_we_3_q && (acc_addr_3_q == tap_tag[48:39]);
 
   // accumulators of column 3
   kld_sram_1024x22_r2 u_acc_3 (
     .clk_i(clk_i),
-    .we_i(tap_valid[3]),
-    .waddr_i(tap_tag[48:39]),
-    .wdata_i((tap_tag[51:49] == 3'd0) ? acc_in_3 : acc_old_3 + acc_in_3),
+    .we_i(acc_we_3_q),
+    .waddr_i(acc_addr_3_q),
+    .wdata_i(acc_sum_3),
     .raddr0_i(tap_tag[48:39]),
     .rdata0_o(acc_old_3),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_3)
   );
 
-  assign acc_in_2 = {{3{tap_psum[56]}}, tap_psum[56:38]};
+  assign acc_in_2 = {{3{acc_in_2_q[18]}}, acc_in_2_q};
+  assign acc_sum_2 = acc_first_2_q ? acc_in_2 : acc_old_2_q + acc_in_2;
+  assign acc_fwd_2 = acc_we_2_q && (acc_addr_2_q == tap_tag[35:26]);
 
   // accumulators of column 2
   kld_sram_1024x22_r2 u_acc_2 (
     .clk_i(clk_i),
-    .we_i(tap_valid[2]),
-    .waddr_i(tap_tag[35:26]),
-    .wdata_i((tap_tag[38:36] == 3'd0) ? acc_in_2 : acc_old_2 + acc_in_2),
+    .we_i(acc_we_2_q),
+    .waddr_i(acc_addr_2_q),
+    .wdata_i(acc_sum_2),
     .raddr0_i(tap_tag[35:26]),
     .rdata0_o(acc_old_2),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_2)
   );
 
-  assign acc_in_1 = {{3{tap_psum[37]}}, tap_psum[37:19]};
+  assign acc_in_1 = {{3{acc_in_1_q[18]}}, acc_in_1_q};
+  assign acc_sum_1 = acc_first_1_q ? acc_in_1 : acc_old_1_q + acc_in_1;
+  assign acc_fwd_1 = acc_we_1_q && (acc_addr_1_q == tap_tag[22:13]);
 
   // accumulators of column 1
   kld_sram_1024x22_r2 u_acc_1 (
     .clk_i(clk_i),
-    .we_i(tap_valid[1]),
-    .waddr_i(tap_tag[22:13]),
-    .wdata_i((tap_tag[25:23] == 3'd0) ? acc_in_1 : acc_old_1 + acc_in_1),
+    .we_i(acc_we_1_q),
+    .waddr_i(acc_addr_1_q),
+    .wdata_i(acc_sum_1),
     .raddr0_i(tap_tag[22:13]),
     .rdata0_o(acc_old_1),
     .raddr1_i(gather_token_q[9:0]),
     .rdata1_o(acc_out_1)
   );
 
-  assign acc_in_0 = {{3{tap_psum[18]}}, tap_psum[18:0]};
+  assign acc_in_0 = {{3{acc_in_0_q[18]}}, acc_in_0_q};
+  assign acc_sum_0 = acc_first_0_q ? acc_in_0 : acc_old_0_q + acc_in_0;
+  assign acc_fwd_0 = acc_we_0_q && (acc_addr_0_q == tap_tag[9:0]);
 
   // accumulators of column 0
   kld_sram_1024x22_r2 u_acc_0 (
     .clk_i(clk_i),
-    .we_i(tap_valid[0]),
-    .waddr_i(tap_tag[9:0]),
-    .wdata_i((tap_tag[12:10] == 3'd0) ? acc_in_0 : acc_old_0 + acc_in_0),
+    .we_i(acc_we_0_q),
+    .waddr_i(acc_addr_0_q),
+    .wdata_i(acc_sum_0),
     .raddr0_i(tap_tag[9:0]),
     .rdata0_o(acc_old_0),
     .raddr1_i(gather_token_q[9:0]),
@@ -548,7 +726,7 @@ module kld_plain_top (
     if (!rst_ni) begin
       state_q <= 3'd0;
       mt_q <= 3'd0;
-      cnt_q <= 4'd0;
+      cnt_q <= 5'd0;
       buf_q <= 1'b0;
       busy_q <= 1'b0;
       done_q <= 1'b0;
@@ -571,7 +749,7 @@ module kld_plain_top (
         StIssue: begin
           if (pass_end) begin
             if (kt_is_last) begin
-              cnt_q <= 4'd0;
+              cnt_q <= 5'd0;
               state_q <= StDrain;
             end else begin
               buf_q <= !buf_q;
@@ -599,7 +777,7 @@ module kld_plain_top (
               end
             end
           end else begin
-            cnt_q <= cnt_q + 4'd1;
+            cnt_q <= cnt_q + 5'd1;
           end
         end
         StTail: begin

@@ -25,7 +25,7 @@
 
 module kld_weight_loader #(
   // cycles from an activation's issue to its segment's last row, plus one: the issue registers and
-  // GROUP_W in kld_top, ROWS in kld_plain_top
+  // GROUP_W in kld_top, its issue register and ROWS in kld_plain_top
   parameter [4:0] Reach = 5'd10
 ) (
   input wire clk_i,

@@ -57,6 +57,10 @@ hw::HwConfig hw_config(int which) {
       c.rows = 2; c.cols = 5; c.group_w = 1; c.data_w = 16; c.acc_w = 40;
       c.max_t = 2; c.max_h = 3; c.max_w = 4; c.max_k = 4; c.max_m = 5; c.win_cap = 16;
       break;
+    case 4:  // one row (kld_plain_top only): consecutive passes of a one-token grid issue back to back
+      c.rows = 1; c.cols = 3; c.group_w = 1; c.data_w = 8; c.acc_w = 32;
+      c.max_t = 1; c.max_h = 2; c.max_w = 2; c.max_k = 4; c.max_m = 6; c.win_cap = 16;
+      break;
     default:  // every limit a power of two: N*K*M = 2^8 and MT*KT*N = 2^6 at the limits
       c.rows = 2; c.cols = 2; c.group_w = 1; c.data_w = 4; c.acc_w = 16;
       c.max_t = 1; c.max_h = 4; c.max_w = 4; c.max_k = 4; c.max_m = 4; c.win_cap = 16;
@@ -66,6 +70,7 @@ hw::HwConfig hw_config(int which) {
 }
 constexpr int kHwConfigs = 3;  // the configurations every random test runs on
 constexpr int kPowerOfTwoConfig = 3;
+constexpr int kOneRowConfig = 4;
 
 struct Built {
   fs::path exe;
@@ -596,11 +601,11 @@ TEST(Testbench, AWrongExpectedValueMakesTheHarnessFail) {
 }
 
 // kld_plain_top's free-running dense cycles (docs/hardware.md) when every pass hides the next
-// weight load (N >= 2*ROWS + COLS - 1): the first load, KT passes and the drain per m-tile, a cycle
-// per later m-tile for its first token to follow the gather, the last m-tile's N words and the
-// output register.
+// weight load (N >= 2*ROWS + COLS): the first load, KT passes and the drain per m-tile (the issue
+// register, the array, the accumulators' read stage), a cycle per later m-tile for its first token
+// to follow the gather, the last m-tile's N words and the output register.
 int64_t plain_dense_cycles(const hw::HwConfig& hw, int64_t N, int64_t KT, int64_t MT) {
-  const int64_t drain = hw.rows + hw.cols - 1 + hw.mul_pipe;
+  const int64_t drain = 1 + hw.rows + hw.cols - 1 + hw.mul_pipe + 1;
   return hw.rows + 1 + MT * (KT * N + drain) + (MT - 1) + N + 1;
 }
 
@@ -650,13 +655,13 @@ TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
       }
       if (k == 0) {
         // Free-running, with passes long enough to hide every weight load behind the previous
-        // pass (N >= 2*ROWS + COLS - 1: a buffer frees ROWS + COLS - 1 cycles after its pass, then
+        // pass (N >= 2*ROWS + COLS: a buffer frees 1 + ROWS + COLS - 1 cycles after its pass, then
         // loads in ROWS, the PEs one cycle behind the loader): the first load (ROWS + 1), then per
-        // m-tile KT passes of N issues and the drain (ROWS + COLS - 1 + MUL_PIPE); the gather of an
+        // m-tile KT passes of N issues and the drain (1 + ROWS + COLS - 1 + MUL_PIPE + 1); the gather of an
         // m-tile runs beside the next m-tile's passes, whose first token waits a cycle for the
         // gather's first read; the last m-tile's gather reads N words, the last of which leaves
         // the output register a cycle later.
-        ASSERT_GE(N, 2 * hw.rows + hw.cols - 1) << what;
+        ASSERT_GE(N, 2 * hw.rows + hw.cols) << what;
         const TbRun f = run_tb(which, c, a, b, "--stall 0", "plain_free", plain);
         expect_pass(f, what + " free-running");
         EXPECT_EQ(f.report.at("cycles").get<int64_t>(), plain_dense_cycles(hw, N, KT, MT)) << what;
@@ -670,6 +675,22 @@ TEST(TestbenchPlainTop, DenseGemmIsBitExactOnOddShapes) {
                            "--corrupt-expected", "plain_neg", plain);
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.output.find("expected"), std::string::npos) << bad.output;
+}
+
+// A one-row array runs the passes of a one-token grid back to back: the next k-tile's tap of the
+// token reaches its accumulator in the very cycle the previous k-tile's sum is written back, so the
+// read stage must take that sum, not the memory's stale word. Bit-exact, with and without stalls.
+TEST(TestbenchPlainTop, BackToBackTapsOfOneTokenTakeTheSumBeingWritten) {
+  const hw::HwConfig hw = hw_config(kOneRowConfig);
+  ReuseConfig c = at_limits(hw);
+  c.grid = {1, 1, 1};
+  c.mode = Mode::Dense;
+  const IntMatrix a = make_int_uniform(1, c.channels, c.data_w, 41);
+  const IntMatrix b = make_int_uniform(c.channels, c.out_cols, c.data_w, 42);
+  for (const std::string stall : {"0", "0.3"}) {
+    const TbRun t = run_tb(kOneRowConfig, c, a, b, "--runs 2 --stall " + stall, "one_row", "kld_plain_top");
+    expect_pass(t, "one row, stall " + stall);
+  }
 }
 
 // Both tops read back the register map they are built from: reset values and
