@@ -16,5 +16,6 @@ void register_equiv(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_flow(CLI::App& app);
 void register_soak(CLI::App& app);
+void register_ring_plan(CLI::App& app);
 
 }  // namespace kaleido::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   kaleido::cli::register_sweep(app);
   kaleido::cli::register_flow(app);
   kaleido::cli::register_soak(app);
+  kaleido::cli::register_ring_plan(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,209 @@
+// `kaleido ring-plan`: the window-bounded ring architecture (hw/ring_plan.hpp), not built in RTL
+// yet, sized and timed on the golden model's decisions for a workload, beside what today's kld_top
+// would need for the same workload.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/hw_options.hpp"
+#include "cli/workload_options.hpp"
+#include "common/error.hpp"
+#include "common/format.hpp"
+#include "golden/gemm.hpp"
+#include "golden/reuse.hpp"
+#include "hw/ring_plan.hpp"
+#include "hw/sram_budget.hpp"
+
+namespace kaleido::cli {
+
+namespace {
+
+// Above this many MACs --check would take minutes: it is refused, not silently skipped.
+constexpr double kCheckMacLimit = 2e9;
+
+std::vector<int> parse_chunks(const std::string& s, int rows) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0)
+      throw ConfigError("chunks", s, "scan positions per chunk, comma-separated (0: 8 x ROWS)");
+    out.push_back(v == 0 ? 8 * rows : static_cast<int>(v));
+  }
+  if (out.empty()) throw ConfigError("chunks", s, "give at least one chunk size");
+  return out;
+}
+
+std::string bits_text(int64_t bits) { return fixed(static_cast<double>(bits) / (1024.0 * 1024.0), 3) + " Mib"; }
+
+struct RingPlanCommand {
+  CLI::App* sub = nullptr;
+  HwOptions hw;
+  WorkloadOptions w;
+  std::string chunks = "0";
+  bool check = false;
+  bool json = false;
+
+  void progress(const std::string& s) const {
+    if (!json) std::fprintf(stderr, "kaleido ring-plan: %s\n", s.c_str());
+  }
+
+  void run() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const hw::HwConfig hwc = hw.config_to_fit();
+    WorkloadOptions wo = w;
+    derive_algorithm_widths(*sub, hwc, wo.data_w, wo.acc_w, wo.group_w);
+    if (wo.group_w != hwc.group_w)
+      throw ConfigError("group-w", std::to_string(wo.group_w),
+                        "must equal the array's GROUP_W (" + std::to_string(hwc.group_w) + ")");
+    if (wo.target_reuse < 0.0 && wo.tau.empty())
+      throw ConfigError("thresholds", "none",
+                        "kaleido ring-plan needs --target-reuse R or --tau T (an SNR calibration would form the "
+                        "whole product, which the plan does not need)");
+    const std::vector<int> chunk_list = parse_chunks(chunks, hwc.rows);
+
+    progress("preparing the synthetic workload and its thresholds");
+    PreparedWorkload pw = prepare_workload(wo, "", 0);
+    ReuseConfig& cfg = pw.cfg;
+    const std::string tau_source = wo.apply_thresholds(cfg, pw.a, pw.b);
+    progress("deciding " + std::to_string(cfg.grid.tokens()) + " positions x " + std::to_string(cfg.groups()) +
+             " groups");
+    const IntReuse reuse = run_reuse(cfg, pw.a);
+    const double skipped = reuse.counters.reuse_ratio();
+
+    // Today's kld_top sized for this workload, as `kaleido sim` sizes it.
+    hw::HwConfig today = hwc;
+    today.max_t = cfg.grid.t, today.max_h = cfg.grid.h, today.max_w = cfg.grid.w;
+    today.max_k = cfg.channels, today.max_m = cfg.out_cols;
+    const int64_t today_bits = hw::sram_bits_total(hw::sram_roles(today, "kld_top"));
+
+    nlohmann::json rows = nlohmann::json::array();
+    if (check && static_cast<double>(cfg.grid.tokens()) * cfg.channels * cfg.out_cols > kCheckMacLimit)
+      throw ConfigError("check", "on", "--check forms the product; this workload has more than 2e9 MACs");
+    const WideMatrix golden = check ? reuse_output(cfg, pw.a, pw.b, reuse) : WideMatrix{};
+    for (const int chunk : chunk_list) {
+      progress("chunk " + std::to_string(chunk) + ": cycles" + (check ? ", output through the ring" : ""));
+      const auto roles = hw::ring_storage(hwc, cfg, chunk);
+      const hw::RingCycles dense = hw::ring_cycles(hwc, cfg, nullptr, chunk);
+      const hw::RingCycles re = hw::ring_cycles(hwc, cfg, &reuse.decisions, chunk);
+      const hw::RingCycles paired = hw::ring_cycles(hwc, cfg, &reuse.decisions, chunk, hw::GroupPairing::ByCount);
+      nlohmann::json row = {{"chunk", chunk},
+                            {"ring_depth", hw::ring_depth(cfg, chunk)},
+                            {"sram_bits_total", hw::sram_bits_total(roles)},
+                            {"dense_cycles", dense.total},
+                            {"reuse_cycles", re.total},
+                            {"speedup", static_cast<double>(dense.total) / static_cast<double>(re.total)},
+                            {"ideal_speedup", 1.0 / (1.0 - skipped)},
+                            {"achieved_over_ideal",
+                             static_cast<double>(dense.total) * (1.0 - skipped) / static_cast<double>(re.total)},
+                            {"reuse_cycles_paired_by_count", paired.total},
+                            {"achieved_over_ideal_paired_by_count",
+                             static_cast<double>(dense.total) * (1.0 - skipped) / static_cast<double>(paired.total)},
+                            {"stalls",
+                             {{"weight_load", re.weight_wait},
+                              {"detector_starved", re.detect_wait},
+                              {"ring_full", re.ring_wait},
+                              {"tail", re.tail}}},
+                            {"dense_stalls", {{"weight_load", dense.weight_wait}, {"ring_full", dense.ring_wait}}}};
+      nlohmann::json rj = nlohmann::json::array();
+      for (const auto& r : roles)
+        rj.push_back({{"role", r.role}, {"formula", r.formula}, {"banks", r.banks}, {"depth", r.depth},
+                      {"width", r.width}, {"bits", r.bits()}});
+      row["roles"] = rj;
+      if (check) {
+        const WideMatrix out = hw::ring_output(hwc, cfg, pw.a, pw.b, reuse, chunk, hw::ring_depth(cfg, chunk));
+        row["bit_exact"] = out.data == golden.data;
+        if (out.data != golden.data)
+          throw InternalError("the ring's output differs from the golden model's (chunk " + std::to_string(chunk) +
+                              ")");
+      }
+      rows.push_back(row);
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    nlohmann::json j = {{"hw", hwc.name()},
+                        {"rows", hwc.rows},
+                        {"cols", hwc.cols},
+                        {"group_w", hwc.group_w},
+                        {"gather_w", hwc.gather_w},
+                        {"lanes", hwc.det_lanes()},
+                        {"config", cfg},
+                        {"workload", pw.description},
+                        {"thresholds", tau_source},
+                        {"skipped_fraction", skipped},
+                        {"window", hw::ring_window(cfg)},
+                        {"today_kld_top_sram_bits_total", today_bits},
+                        {"chunks", rows},
+                        {"seconds", secs}};
+    if (json) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    print(j, cfg);
+  }
+
+  static void print(const nlohmann::json& j, const ReuseConfig& cfg) {
+    std::printf("kaleido ring-plan: %dx%d array, GROUP_W %d, GATHER_W %d, %d detector lanes; grid %dx%dx%d "
+                "(%lld positions), K=%d, M=%d, tile %dx%d, window %lld positions\n",
+                j["rows"].get<int>(), j["cols"].get<int>(), j["group_w"].get<int>(), j["gather_w"].get<int>(),
+                j["lanes"].get<int>(), cfg.grid.t, cfg.grid.h, cfg.grid.w,
+                static_cast<long long>(cfg.grid.tokens()), cfg.channels, cfg.out_cols, cfg.tile_h, cfg.tile_w,
+                static_cast<long long>(j["window"].get<int64_t>()));
+    std::printf("  thresholds %s; skipped %.4f of the pairs, so at most %.2fx\n",
+                j["thresholds"].get<std::string>().c_str(), j["skipped_fraction"].get<double>(),
+                1.0 / (1.0 - j["skipped_fraction"].get<double>()));
+    std::printf("  today's kld_top sized for this workload: %s of SRAM\n",
+                bits_text(j["today_kld_top_sram_bits_total"].get<int64_t>()).c_str());
+    std::printf("\n| chunk C | ring depth | SRAM | dense cycles | reuse cycles | speedup / ideal | achieved/ideal | "
+                "reuse stalls: weights, detector, ring full | groups paired by count: cycles (achieved/ideal) | bit-exact |\n"
+                "|---:|---:|---:|---:|---:|---|---:|---|---|---|\n");
+    for (const auto& r : j["chunks"]) {
+      const auto& s = r["stalls"];
+      std::printf("| %d | %lld | %s | %lld | %lld | %.2fx / %.2fx | %.3f | %lld, %lld, %lld | %lld (%.3f) | %s |\n",
+                  r["chunk"].get<int>(), static_cast<long long>(r["ring_depth"].get<int64_t>()),
+                  bits_text(r["sram_bits_total"].get<int64_t>()).c_str(),
+                  static_cast<long long>(r["dense_cycles"].get<int64_t>()),
+                  static_cast<long long>(r["reuse_cycles"].get<int64_t>()), r["speedup"].get<double>(),
+                  r["ideal_speedup"].get<double>(), r["achieved_over_ideal"].get<double>(),
+                  static_cast<long long>(s["weight_load"].get<int64_t>()),
+                  static_cast<long long>(s["detector_starved"].get<int64_t>()),
+                  static_cast<long long>(s["ring_full"].get<int64_t>()),
+                  static_cast<long long>(r["reuse_cycles_paired_by_count"].get<int64_t>()),
+                  r["achieved_over_ideal_paired_by_count"].get<double>(),
+                  r.contains("bit_exact") ? (r["bit_exact"].get<bool>() ? "yes" : "NO") : "not checked");
+    }
+    const auto& first = j["chunks"].front();
+    std::printf("\nMemories at chunk %d:\n\n| role | formula | banks x depth x width | bits |\n|---|---|---|---:|\n",
+                first["chunk"].get<int>());
+    for (const auto& r : first["roles"])
+      std::printf("| %s | %s | %lld x %lld x %lld | %s |\n", r["role"].get<std::string>().c_str(),
+                  r["formula"].get<std::string>().c_str(), static_cast<long long>(r["banks"].get<int64_t>()),
+                  static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
+                  bits_text(r["bits"].get<int64_t>()).c_str());
+    std::printf("\nA model of an architecture not built in RTL (docs/hardware.md, \"A ring of partials\"); %.1f s\n",
+                j["seconds"].get<double>());
+  }
+};
+
+}  // namespace
+
+void register_ring_plan(CLI::App& app) {
+  auto cmd = std::make_shared<RingPlanCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "ring-plan", "Size and time the window-bounded ring architecture (a model, not RTL) on a synthetic workload");
+  cmd->sub = sub;
+  cmd->hw.add_to(*sub);
+  cmd->w.add_to(*sub);
+  sub->add_option("--chunks", cmd->chunks, "Scan positions per chunk, comma-separated (0: 8 x ROWS)")
+      ->capture_default_str();
+  sub->add_flag("--check", cmd->check, "Also form the output through the ring and compare it with the golden model");
+  sub->add_flag("--json", cmd->json, "Print the plan as JSON");
+  sub->callback([cmd] { cmd->run(); });
+}
+
+}  // namespace kaleido::cli

@@ -1,0 +1,71 @@
+// The window-bounded architecture of issue 10 (items 1 and 2), modelled before it is built:
+// partial sums in a ring of slots per (group, column) instead of N-deep memories, the scan
+// positions taken in chunks, decisions kept as 2-bit codes. Written from docs/hardware.md ("A ring
+// of partials: the model before the RTL"), not from any RTL: it states what the RTL must do, sizes
+// its memories and predicts its cycles on real decisions, so the RTL can later be held to it.
+//
+// Schedule, per m-tile mt and chunk c of C consecutive scan positions (flattened q = mt * NC + c):
+//   passes(q):  k-tiles kt = 0..KT-1; segment s issues the chunk's COMPUTE positions of group
+//               kt * SEGS + s (or of the groups paired by count); weights double-buffered (a pass's ROWS-cycle load runs during the
+//               pass before it), an all-REUSE k-tile is skipped with its load
+//   gather(q):  once passes(q)'s partials have landed (LAT cycles after its last issue), GATHER_W
+//               positions per cycle in scan order: a REUSE pair copies its reference's slot into its
+//               own, then each position sums its G slots (ACC_W wrap-around) into an output word
+//   detect(q):  first m-tile only, ceil(G / LANES) cycles per position; passes(q) wait for it
+// The ring holds positions [start(q) - W, end(q + 1)) while gather(q) overlaps passes(q + 1), so
+// passes(q + 2) wait for gather(q) to end and a ring of W + 2C slots is never read after it was
+// overwritten (W the reference window in scan positions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "golden/config.hpp"
+#include "golden/gemm.hpp"
+#include "golden/reuse.hpp"
+#include "hw/hw_config.hpp"
+#include "hw/sram_budget.hpp"
+
+namespace kaleido::hw {
+
+// The reference window in scan positions that `cfg` applies (its window depth, or what its scan
+// order needs).
+int64_t ring_window(const ReuseConfig& cfg);
+// The fewest slots per (group, column) for chunk C: window + 2C.
+int64_t ring_depth(const ReuseConfig& cfg, int chunk);
+
+// The memories of the ring architecture for workload `cfg` on array `hw` (ROWS, COLS, GROUP_W,
+// DATA_W; the MAX_* fields are not used: the memories are sized for cfg), as SramRole rows whose
+// formulas name N, K, G, W and C.
+std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, int chunk);
+
+struct RingCycles {
+  int64_t total = 0;          // first cycle to the last output word
+  int64_t issue = 0;          // cycles of pass issue (the longest segment of each pass)
+  int64_t weight_wait = 0;    // pass-engine cycles waiting for a pass's weights (passes shorter than ROWS)
+  int64_t detect_wait = 0;    // pass-engine cycles waiting for the detector (first m-tile)
+  int64_t ring_wait = 0;      // pass-engine cycles waiting for the gather to free ring slots
+  int64_t gather_beats = 0;   // gather cycles (output beats)
+  int64_t tail = 0;           // after the last pass: its landing and the last chunk's gather
+  int64_t chunks = 0;         // NC per m-tile
+};
+
+// Which groups share a pass (SEGS of them, one per array segment; the pass lasts as long as its
+// longest list): the k-tile's own (channels kt*ROWS .. kt*ROWS + ROWS - 1), or per chunk the groups
+// sorted by their COMPUTE count, so that long lists share passes with long ones (the least sum of
+// the passes' maxima; the weights loaded are those groups' rows of B).
+enum class GroupPairing { KTile, ByCount };
+
+// Dense mode (`decisions` == nullptr: every pair computes, no detection) or reuse mode with the
+// golden model's decisions (token-major, as run_reuse gives them).
+RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>* decisions,
+                       int chunk, GroupPairing pairing = GroupPairing::KTile);
+
+// The output as the ring forms it: every slot PARTIAL_W bits, a REUSE pair resolved by copying its
+// reference's slot (never its root's: the root may have left the ring). Throws InternalError when a
+// slot is read after another position overwrote it (a ring shallower than ring_depth() can).
+WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b,
+                       const IntReuse& reuse, int chunk, int64_t depth);
+
+}  // namespace kaleido::hw

@@ -1,0 +1,209 @@
+// The ring architecture's model (hw/ring_plan.hpp): its output against the golden model's reuse
+// product (written independently: partials of each pair's root, gen/golden/gemm.cpp), the least
+// ring depth, the memories' formulas and the schedule's cycles, each worked out by hand below.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "common/process.hpp"
+#include "golden/gemm.hpp"
+#include "golden/quant.hpp"
+#include "golden/reuse.hpp"
+#include "golden/threshold.hpp"
+#include "golden/workload.hpp"
+#include "hw/ring_plan.hpp"
+
+namespace kaleido::hw {
+namespace {
+
+ReuseConfig workload_config(Grid grid, int k, int m, int tile_h = 0, int tile_w = 0) {
+  ReuseConfig cfg;
+  cfg.grid = grid;
+  cfg.channels = k;
+  cfg.out_cols = m;
+  cfg.group_w = 8;
+  cfg.tile_h = tile_h;
+  cfg.tile_w = tile_w;
+  cfg.tau.assign(static_cast<size_t>(k / 8), 0);
+  return cfg;
+}
+
+// Every pair computes (its own root); the test then marks the pairs it wants reused.
+IntReuse all_compute(const ReuseConfig& cfg) {
+  IntReuse r;
+  r.groups = cfg.groups();
+  r.decisions.resize(static_cast<size_t>(cfg.grid.tokens() * cfg.groups()));
+  for (int32_t tok = 0; tok < cfg.grid.tokens(); ++tok)
+    for (int g = 0; g < cfg.groups(); ++g) r.decisions[static_cast<size_t>(tok * cfg.groups() + g)].root = tok;
+  return r;
+}
+
+TEST(RingPlan, OutputThroughTheRingIsTheGoldenModels) {
+  const HwConfig hw = default_config_8x8();
+  struct Case {
+    Grid grid;
+    int tile_h, tile_w;
+    double target;
+  };
+  // Odd grids, scan tiles (edge tiles clipped), M = 20 (a partial last m-tile), reuse from none to
+  // most: long t-chains whose roots leave the ring are resolved through it.
+  const Case cases[] = {{{3, 6, 5}, 0, 0, 0.0}, {{3, 6, 5}, 0, 0, 0.5}, {{4, 6, 5}, 0, 0, 0.95},
+                        {{4, 7, 6}, 3, 4, 0.8}};
+  for (const Case& c : cases) {
+    ReuseConfig cfg = workload_config(c.grid, 32, 20, c.tile_h, c.tile_w);
+    SyntheticSpec spec;
+    spec.grid = c.grid;
+    spec.channels = 32;
+    spec.static_w = c.grid.w / 2;
+    const IntMatrix a = quantize(make_latent(spec), 8).q;
+    const IntMatrix b = make_int_weights(32, 20, 8, 7);
+    cfg.tau = calibrate_reuse_ratio(cfg, a, c.target).tau;
+    const IntReuse reuse = run_reuse(cfg, a);
+    const WideMatrix golden = reuse_output(cfg, a, b, reuse);
+    for (const int chunk : {1, 7, 16, static_cast<int>(c.grid.tokens())}) {
+      SCOPED_TRACE("grid " + std::to_string(c.grid.t) + "x" + std::to_string(c.grid.h) + "x" +
+                   std::to_string(c.grid.w) + ", reuse " + std::to_string(reuse.counters.reuse_ratio()) +
+                   ", chunk " + std::to_string(chunk));
+      const WideMatrix out = ring_output(hw, cfg, a, b, reuse, chunk, ring_depth(cfg, chunk));
+      EXPECT_EQ(out.data, golden.data);
+    }
+    if (c.target > 0.4) {
+      EXPECT_GT(reuse.counters.reuse_ratio(), 0.3);
+    }
+  }
+}
+
+// Grid 3x2x2: the t reference is 4 positions back (W = 4). Chunks of C = 2: chunk 4 (positions 8,
+// 9) is gathered while chunk 5 (10, 11) is written, so the ring holds positions 4..11: W + 2C = 8
+// slots. Position 8 reuses position 4 along t; with 7 slots position 11's write lands on slot 4
+// first.
+TEST(RingPlan, AShallowerRingReadsAnOverwrittenSlot) {
+  const HwConfig hw = default_config_8x8();
+  const ReuseConfig cfg = workload_config({3, 2, 2}, 16, 8);
+  EXPECT_EQ(ring_window(cfg), 4);
+  EXPECT_EQ(ring_depth(cfg, 2), 8);
+  IntReuse r = all_compute(cfg);
+  PairDecision& d = r.decisions[static_cast<size_t>(8 * 2 + 0)];  // token 8, group 0
+  d.kind = PairKind::Reuse;
+  d.axis = Axis::T;
+  d.ref = 4;
+  d.root = 4;
+  const IntMatrix a = quantize(make_latent(SyntheticSpec{{3, 2, 2}, 16}), 8).q;
+  const IntMatrix b = make_int_weights(16, 8, 8, 3);
+  EXPECT_EQ(ring_output(hw, cfg, a, b, r, 2, 8).data, reuse_output(cfg, a, b, r).data);
+  EXPECT_THROW(ring_output(hw, cfg, a, b, r, 2, 7), InternalError);
+  // Without the reuse no slot is read twice, so 2C slots suffice.
+  EXPECT_NO_THROW(ring_output(hw, cfg, a, b, all_compute(cfg), 2, 4));
+}
+
+// 8x8 array (COLS 8, GROUP_W 8, DATA_W 8: PARTIAL_W = 16 + clog2(8) = 19), grid 2x4x4 (N = 32,
+// W = 16), K = 32 (G = 4), chunk 4.
+TEST(RingPlan, MemoriesFollowTheirFormulas) {
+  const HwConfig hw = default_config_8x8();
+  const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
+  const std::vector<SramRole> roles = ring_storage(hw, cfg, 4);
+  ASSERT_EQ(roles.size(), 6u);
+  EXPECT_EQ(roles[0].bits(), 4 * 8 * (16 + 8) * 19);  // ring: G*COLS x (W + 2C) x PARTIAL_W
+  EXPECT_EQ(roles[1].bits(), 32 * 2 * 4);             // codes: N x 2G
+  EXPECT_EQ(roles[2].bits(), 16 * 32 * 8);            // Ahat window: W x K*DATA_W
+  EXPECT_EQ(roles[3].bits(), 2 * 4 * 32 * 8);         // A chunks: 2 x C x K*DATA_W
+  EXPECT_EQ(roles[4].bits(), 2 * 4 * 4 * 2);          // lists: 2G x C x clog2(C)
+  EXPECT_EQ(roles[5].bits(), 2 * 32 * 8 * 8);         // B slices: 2 x K x COLS*DATA_W
+  EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 4096);
+  EXPECT_THROW(ring_storage(hw, cfg, 0), ConfigError);
+}
+
+// Dense, 8x8 array, N = 32, K = 32 (KT = 4 passes, SEGS 1), M = 16 (MT = 2), so 8 chunks of 8:
+// the first weights arrive at ROWS = 8, then every pass issues 8 positions while the next one's
+// weights load, and the last chunk lands LAT = GROUP_W + COLS + MUL_PIPE = 16 cycles after its last
+// issue and is gathered in C = 8 beats: 8 + 2*4*4*8 + 16 + 8 = 288. With chunks of 4 every pass
+// waits for its weights: pass i issues in cycles [8 + 8i, 12 + 8i), the 64th ends at 516, then 16
+// + 4: 536; the waits are 8 + 63 * 4.
+TEST(RingPlan, DenseCyclesFollowTheSchedule) {
+  const HwConfig hw = default_config_8x8();
+  const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
+  const RingCycles c8 = ring_cycles(hw, cfg, nullptr, 8);
+  EXPECT_EQ(c8.total, 288);
+  EXPECT_EQ(c8.issue, 256);
+  EXPECT_EQ(c8.weight_wait, 8);
+  EXPECT_EQ(c8.ring_wait, 0);
+  EXPECT_EQ(c8.tail, 16 + 8);
+  const RingCycles c4 = ring_cycles(hw, cfg, nullptr, 4);
+  EXPECT_EQ(c4.total, 536);
+  EXPECT_EQ(c4.weight_wait, 8 + 63 * 4);
+  EXPECT_EQ(c4.gather_beats, 2 * 32);
+}
+
+// 16x16 array (SEGS 2, 8 lanes), one chunk of 32 positions, K = 32 (G = 4, KT = 2), M = 16. Groups
+// 0 and 2 compute everywhere, 1 and 3 reuse everywhere. The detector decides the 4 groups in one
+// round: 32 + 2 cycles. K-tile pairing: passes {0, 1} and {2, 3} of 32 each, then LAT = 8 + 16 and
+// 32 beats: 34 + 64 + 24 + 32 = 154. Paired by count, {0, 2} share a pass and {1, 3} has none: 122.
+TEST(RingPlan, PairingGroupsByCountSavesThePassesOfSparseGroups) {
+  const HwConfig hw = default_config_16x16();
+  ASSERT_EQ(hw.segs(), 2);
+  ASSERT_EQ(hw.det_lanes(), 8);
+  const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
+  IntReuse r = all_compute(cfg);
+  for (int32_t tok = 0; tok < 32; ++tok)
+    for (int g : {1, 3}) {
+      PairDecision& d = r.decisions[static_cast<size_t>(tok * 4 + g)];
+      d.kind = PairKind::Reuse;
+    }
+  const RingCycles ktile = ring_cycles(hw, cfg, &r.decisions, 32);
+  EXPECT_EQ(ktile.detect_wait, 34);
+  EXPECT_EQ(ktile.issue, 64);
+  EXPECT_EQ(ktile.total, 154);
+  const RingCycles paired = ring_cycles(hw, cfg, &r.decisions, 32, GroupPairing::ByCount);
+  EXPECT_EQ(paired.issue, 32);
+  EXPECT_EQ(paired.total, 122);
+}
+
+// 8x8 array (4 lanes), N = 32 in 4 chunks of 8, K = 8 (one group), M = 8: one position per chunk
+// computes. The detector ends chunk c at 8(c + 1) + 2; each pass issues 1 cycle, each gather takes
+// 8 beats 16 cycles after its pass, so the passes of chunk q wait for the gather of q - 2:
+//   q0: detector until 10, issue -> 11; gather 27..35
+//   q1: detector until 18 (+7), issue -> 19; gather 35..43
+//   q2: detector until 26 (+7), ring until 35 (+9), issue -> 36; gather 52..60
+//   q3: ring until 43 (+7), issue -> 44; gather 60..68
+TEST(RingPlan, PassesWaitForTheDetectorAndForTheGatherToFreeTheRing) {
+  const HwConfig hw = default_config_8x8();
+  ASSERT_EQ(hw.det_lanes(), 4);
+  const ReuseConfig cfg = workload_config({2, 4, 4}, 8, 8);
+  IntReuse r = all_compute(cfg);
+  for (int32_t tok = 0; tok < 32; ++tok)
+    if (tok % 8 != 0) r.decisions[static_cast<size_t>(tok)].kind = PairKind::Reuse;
+  const RingCycles c = ring_cycles(hw, cfg, &r.decisions, 8);
+  EXPECT_EQ(c.detect_wait, 10 + 7 + 7);
+  EXPECT_EQ(c.ring_wait, 9 + 7);
+  EXPECT_EQ(c.weight_wait, 0);
+  EXPECT_EQ(c.issue, 4);
+  EXPECT_EQ(c.total, 68);
+  EXPECT_EQ(c.tail, 68 - 44);
+}
+
+TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelAndRefusesMissingThresholds) {
+  const ProcessResult ok = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
+                                        "--out-cols", "16", "--target-reuse", "0.6", "--chunks", "8,0", "--check",
+                                        "--json"});
+  ASSERT_TRUE(ok.ok()) << ok.output;
+  const nlohmann::json j = nlohmann::json::parse(ok.output);
+  ASSERT_EQ(j["chunks"].size(), 2u);
+  EXPECT_EQ(j["chunks"][1]["chunk"], 64);  // 0: 8 x ROWS
+  for (const auto& row : j["chunks"]) {
+    EXPECT_TRUE(row["bit_exact"].get<bool>());
+    EXPECT_LE(row["achieved_over_ideal"].get<double>(), 1.0);
+    EXPECT_LE(row["speedup"].get<double>(), row["ideal_speedup"].get<double>());
+  }
+  const ProcessResult none =
+      run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32"});
+  EXPECT_FALSE(none.ok());
+  EXPECT_NE(none.output.find("--target-reuse"), std::string::npos) << none.output;
+  const ProcessResult bad = run_process(
+      {KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32", "--tau", "4", "--chunks", "8,x"});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.output.find("chunks"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace kaleido::hw
