@@ -47,6 +47,7 @@ struct RingPlanCommand {
   HwOptions hw;
   WorkloadOptions w;
   std::string chunks = "0";
+  int lead = 1;
   bool check = false;
   bool json = false;
 
@@ -89,12 +90,16 @@ struct RingPlanCommand {
     const WideMatrix golden = check ? reuse_output(cfg, pw.a, pw.b, reuse) : WideMatrix{};
     for (const int chunk : chunk_list) {
       progress("chunk " + std::to_string(chunk) + ": cycles" + (check ? ", output through the ring" : ""));
-      const auto roles = hw::ring_storage(hwc, cfg, chunk);
-      const hw::RingCycles dense = hw::ring_cycles(hwc, cfg, nullptr, chunk);
-      const hw::RingCycles re = hw::ring_cycles(hwc, cfg, &reuse.decisions, chunk);
-      const hw::RingCycles paired = hw::ring_cycles(hwc, cfg, &reuse.decisions, chunk, hw::GroupPairing::ByCount);
+      const hw::RingShape shape{chunk, lead};
+      const auto roles = hw::ring_storage(hwc, cfg, shape);
+      const hw::RingCycles dense = hw::ring_cycles(hwc, cfg, nullptr, shape);
+      const hw::RingCycles re = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape);
+      const hw::RingCycles paired = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape, hw::GroupPairing::ByCount);
+      const hw::RingCycles indep = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape, hw::GroupPairing::Independent);
+      const hw::RingCycles dense_indep = hw::ring_cycles(hwc, cfg, nullptr, shape, hw::GroupPairing::Independent);
       nlohmann::json row = {{"chunk", chunk},
-                            {"ring_depth", hw::ring_depth(cfg, chunk)},
+                            {"lead", lead},
+                            {"ring_depth", hw::ring_depth(cfg, shape)},
                             {"sram_bits_total", hw::sram_bits_total(roles)},
                             {"dense_cycles", dense.total},
                             {"reuse_cycles", re.total},
@@ -105,9 +110,14 @@ struct RingPlanCommand {
                             {"reuse_cycles_paired_by_count", paired.total},
                             {"achieved_over_ideal_paired_by_count",
                              static_cast<double>(dense.total) * (1.0 - skipped) / static_cast<double>(paired.total)},
+                            {"dense_cycles_independent_segments", dense_indep.total},
+                            {"reuse_cycles_independent_segments", indep.total},
+                            {"achieved_over_ideal_independent_segments",
+                             static_cast<double>(dense_indep.total) * (1.0 - skipped) / static_cast<double>(indep.total)},
                             {"stalls",
                              {{"weight_load", re.weight_wait},
                               {"detector_starved", re.detect_wait},
+                              {"list_builder", re.list_wait},
                               {"ring_full", re.ring_wait},
                               {"tail", re.tail}}},
                             {"dense_stalls", {{"weight_load", dense.weight_wait}, {"ring_full", dense.ring_wait}}}};
@@ -117,7 +127,7 @@ struct RingPlanCommand {
                       {"width", r.width}, {"bits", r.bits()}});
       row["roles"] = rj;
       if (check) {
-        const WideMatrix out = hw::ring_output(hwc, cfg, pw.a, pw.b, reuse, chunk, hw::ring_depth(cfg, chunk));
+        const WideMatrix out = hw::ring_output(hwc, cfg, pw.a, pw.b, reuse, shape, hw::ring_depth(cfg, shape));
         row["bit_exact"] = out.data == golden.data;
         if (out.data != golden.data)
           throw InternalError("the ring's output differs from the golden model's (chunk " + std::to_string(chunk) +
@@ -149,22 +159,22 @@ struct RingPlanCommand {
 
   static void print(const nlohmann::json& j, const ReuseConfig& cfg) {
     std::printf("kaleido ring-plan: %dx%d array, GROUP_W %d, GATHER_W %d, %d detector lanes; grid %dx%dx%d "
-                "(%lld positions), K=%d, M=%d, tile %dx%d, window %lld positions\n",
+                "(%lld positions), K=%d, M=%d, tile %dx%d, window %lld positions, lead %d chunk(s)\n",
                 j["rows"].get<int>(), j["cols"].get<int>(), j["group_w"].get<int>(), j["gather_w"].get<int>(),
                 j["lanes"].get<int>(), cfg.grid.t, cfg.grid.h, cfg.grid.w,
                 static_cast<long long>(cfg.grid.tokens()), cfg.channels, cfg.out_cols, cfg.tile_h, cfg.tile_w,
-                static_cast<long long>(j["window"].get<int64_t>()));
+                static_cast<long long>(j["window"].get<int64_t>()), j["chunks"].front()["lead"].get<int>());
     std::printf("  thresholds %s; skipped %.4f of the pairs, so at most %.2fx\n",
                 j["thresholds"].get<std::string>().c_str(), j["skipped_fraction"].get<double>(),
                 1.0 / (1.0 - j["skipped_fraction"].get<double>()));
     std::printf("  today's kld_top sized for this workload: %s of SRAM\n",
                 bits_text(j["today_kld_top_sram_bits_total"].get<int64_t>()).c_str());
     std::printf("\n| chunk C | ring depth | SRAM | dense cycles | reuse cycles | speedup / ideal | achieved/ideal | "
-                "reuse stalls: weights, detector, ring full | groups paired by count: cycles (achieved/ideal) | bit-exact |\n"
-                "|---:|---:|---:|---:|---:|---|---:|---|---|---|\n");
+                "reuse stalls: weights, detector, list builder, ring full | groups paired by count: cycles (achieved/ideal) | independent segments: dense / reuse cycles "
+                "(achieved/ideal) | bit-exact |\n|---:|---:|---:|---:|---:|---|---:|---|---|---|---|\n");
     for (const auto& r : j["chunks"]) {
       const auto& s = r["stalls"];
-      std::printf("| %d | %lld | %s | %lld | %lld | %.2fx / %.2fx | %.3f | %lld, %lld, %lld | %lld (%.3f) | %s |\n",
+      std::printf("| %d | %lld | %s | %lld | %lld | %.2fx / %.2fx | %.3f | %lld, %lld, %lld, %lld | %lld (%.3f) | %lld / %lld (%.3f) | %s |\n",
                   r["chunk"].get<int>(), static_cast<long long>(r["ring_depth"].get<int64_t>()),
                   bits_text(r["sram_bits_total"].get<int64_t>()).c_str(),
                   static_cast<long long>(r["dense_cycles"].get<int64_t>()),
@@ -172,9 +182,13 @@ struct RingPlanCommand {
                   r["ideal_speedup"].get<double>(), r["achieved_over_ideal"].get<double>(),
                   static_cast<long long>(s["weight_load"].get<int64_t>()),
                   static_cast<long long>(s["detector_starved"].get<int64_t>()),
+                  static_cast<long long>(s["list_builder"].get<int64_t>()),
                   static_cast<long long>(s["ring_full"].get<int64_t>()),
                   static_cast<long long>(r["reuse_cycles_paired_by_count"].get<int64_t>()),
                   r["achieved_over_ideal_paired_by_count"].get<double>(),
+                  static_cast<long long>(r["dense_cycles_independent_segments"].get<int64_t>()),
+                  static_cast<long long>(r["reuse_cycles_independent_segments"].get<int64_t>()),
+                  r["achieved_over_ideal_independent_segments"].get<double>(),
                   r.contains("bit_exact") ? (r["bit_exact"].get<bool>() ? "yes" : "NO") : "not checked");
     }
     const auto& first = j["chunks"].front();
@@ -200,6 +214,8 @@ void register_ring_plan(CLI::App& app) {
   cmd->hw.add_to(*sub);
   cmd->w.add_to(*sub);
   sub->add_option("--chunks", cmd->chunks, "Scan positions per chunk, comma-separated (0: 8 x ROWS)")
+      ->capture_default_str();
+  sub->add_option("--lead", cmd->lead, "Chunks the passes may run ahead of the gather (the ring holds W + (lead + 1) C)")
       ->capture_default_str();
   sub->add_flag("--check", cmd->check, "Also form the output through the ring and compare it with the golden model");
   sub->add_flag("--json", cmd->json, "Print the plan as JSON");

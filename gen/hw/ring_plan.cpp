@@ -11,8 +11,11 @@ namespace kaleido::hw {
 
 namespace {
 
-void check_chunk(const ReuseConfig& cfg, int chunk) {
-  if (chunk < 1) throw ConfigError("chunk", std::to_string(chunk), "a chunk holds at least one scan position");
+void check_shape(const ReuseConfig& cfg, const RingShape& shape) {
+  if (shape.chunk < 1)
+    throw ConfigError("chunk", std::to_string(shape.chunk), "a chunk holds at least one scan position");
+  if (shape.lead < 1)
+    throw ConfigError("lead", std::to_string(shape.lead), "the passes run at least one chunk ahead of the gather");
   if (cfg.channels % cfg.group_w != 0)
     throw ConfigError("group-w", std::to_string(cfg.group_w), "must divide K = " + std::to_string(cfg.channels));
 }
@@ -49,18 +52,18 @@ int64_t ring_window(const ReuseConfig& cfg) {
   return ScanOrder(cfg.grid, cfg.tile_h, cfg.tile_w).required_window_depth();
 }
 
-int64_t ring_depth(const ReuseConfig& cfg, int chunk) {
-  check_chunk(cfg, chunk);
-  return ring_window(cfg) + 2 * static_cast<int64_t>(chunk);
+int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape) {
+  check_shape(cfg, shape);
+  return ring_window(cfg) + (shape.lead + 1) * static_cast<int64_t>(shape.chunk);
 }
 
-std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, int chunk) {
-  check_chunk(cfg, chunk);
-  const int64_t N = cfg.grid.tokens(), K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = chunk;
+std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, const RingShape& shape) {
+  check_shape(cfg, shape);
+  const int64_t N = cfg.grid.tokens(), K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = shape.chunk;
   return {
-      {"ring of partial sums (one per group and column)", "G*COLS x (W + 2C) x PARTIAL_W", G * hw.cols,
-       ring_depth(cfg, chunk), hw.sum_w(hw.group_w)},
-      {"decision codes (COMPUTE, REUSE along t, h, w)", "N x 2G", 1, N, 2 * G},
+      {"ring of partial sums (one per group and column)", "G*COLS x (W + (L + 1) C) x PARTIAL_W", G * hw.cols,
+       ring_depth(cfg, shape), hw.sum_w(hw.group_w)},
+      {"decision codes (COMPUTE, REUSE along t, h, w)", "N x 2G (GATHER_W positions a word)", 1, N, 2 * G},
       {"detector window (Ahat of the last W positions)", "W x K*DATA_W", 1, W, K * hw.data_w},
       {"A chunk buffers (the chunk issued and the next)", "2 x C x K*DATA_W", 2, C, K * hw.data_w},
       {"compute lists (two chunks, one per group)", "2G x C x clog2(C)", 2 * G, C, clog2(C)},
@@ -69,8 +72,9 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, i
 }
 
 RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>* decisions,
-                       int chunk, GroupPairing pairing) {
-  check_chunk(cfg, chunk);
+                       const RingShape& shape, GroupPairing pairing) {
+  check_shape(cfg, shape);
+  const int chunk = shape.chunk;
   const int G = cfg.groups(), segs = hw.segs();
   if (segs < 1) throw ConfigError("group-w", std::to_string(hw.group_w), "must not exceed ROWS");
   const int64_t N = cfg.grid.tokens(), NC = (N + chunk - 1) / chunk;
@@ -87,20 +91,52 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
     det_end[static_cast<size_t>(c)] = t + kDetectLatency;
   }
   std::vector<int64_t> gather_end(static_cast<size_t>(MT * NC), 0);
+  // When chunk q's compute lists are complete: the detector's in the first m-tile; later, the list
+  // builder's, which reads the chunk's codes GATHER_W positions a cycle into a free list buffer
+  // (two: the one issued and the next).
+  std::vector<int64_t> lists_ready(static_cast<size_t>(MT * NC), 0);
+  int64_t prev_pass_start = 0;
   int64_t engine_free = 0;          // the pass engine's next free cycle
   int64_t weights_ready = hw.rows;  // the next pass's weights: the first load starts at cycle 0
+  std::vector<int64_t> seg_weights_ready(static_cast<size_t>(segs), hw.group_w);  // GroupPairing::Independent
   for (int64_t q = 0; q < MT * NC; ++q) {
     const int64_t c = q % NC, n = std::min<int64_t>(chunk, N - c * chunk);
     int64_t ready = engine_free;
     auto wait_for = [&](int64_t until, int64_t& counter) {
       if (until > ready) counter += until - ready, ready = until;
     };
-    if (decisions && q < NC) wait_for(det_end[static_cast<size_t>(c)], r.detect_wait);
-    if (q >= 2) wait_for(gather_end[static_cast<size_t>(q - 2)], r.ring_wait);
+    const int64_t beats = (n + hw.gather_w - 1) / hw.gather_w;
+    if (decisions && q < NC) {
+      lists_ready[static_cast<size_t>(q)] = det_end[static_cast<size_t>(c)];
+      wait_for(det_end[static_cast<size_t>(c)], r.detect_wait);
+    } else if (decisions) {
+      lists_ready[static_cast<size_t>(q)] = std::max(lists_ready[static_cast<size_t>(q - 1)], prev_pass_start) + beats;
+      wait_for(lists_ready[static_cast<size_t>(q)], r.list_wait);
+    }
+    if (q > shape.lead) wait_for(gather_end[static_cast<size_t>(q - shape.lead - 1)], r.ring_wait);
+    prev_pass_start = ready;
     // The chunk's groups in the order the passes take them, SEGS at a time.
     std::vector<int64_t> order(counts.begin() + c * G, counts.begin() + (c + 1) * G);
-    if (pairing == GroupPairing::ByCount) std::sort(order.begin(), order.end(), std::greater<int64_t>());
-    for (int64_t kt = 0; kt < KT; ++kt) {
+    if (pairing != GroupPairing::KTile) std::sort(order.begin(), order.end(), std::greater<int64_t>());
+    if (pairing == GroupPairing::Independent) {
+      // Longest list first, each to the segment free first; a segment's next group loads its
+      // GROUP_W rows of weights while its current one issues.
+      std::vector<int64_t> seg_ready(static_cast<size_t>(segs), ready), seg_issue(static_cast<size_t>(segs), 0);
+      for (const int64_t len : order) {
+        if (len == 0) break;
+        const auto s = static_cast<size_t>(std::min_element(seg_ready.begin(), seg_ready.end()) - seg_ready.begin());
+        seg_ready[s] = std::max(seg_ready[s], seg_weights_ready[s]);
+        seg_weights_ready[s] = seg_ready[s] + hw.group_w;
+        seg_ready[s] += len;
+        seg_issue[s] += len;
+      }
+      const int64_t end = *std::max_element(seg_ready.begin(), seg_ready.end());
+      const int64_t busiest = *std::max_element(seg_issue.begin(), seg_issue.end());
+      r.issue += busiest;
+      r.weight_wait += end - ready - busiest;
+      ready = end;
+    }
+    for (int64_t kt = 0; kt < KT && pairing != GroupPairing::Independent; ++kt) {
       int64_t len = 0;
       for (int s = 0; s < segs; ++s) {
         const int64_t g = kt * segs + s;
@@ -113,7 +149,6 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
       ready += len;
     }
     engine_free = ready;
-    const int64_t beats = (n + hw.gather_w - 1) / hw.gather_w;
     const int64_t start = std::max(ready + lat, q > 0 ? gather_end[static_cast<size_t>(q - 1)] : 0);
     gather_end[static_cast<size_t>(q)] = start + beats;
     r.gather_beats += beats;
@@ -124,8 +159,9 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
 }
 
 WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b,
-                       const IntReuse& reuse, int chunk, int64_t depth) {
-  check_chunk(cfg, chunk);
+                       const IntReuse& reuse, const RingShape& shape, int64_t depth) {
+  check_shape(cfg, shape);
+  const int chunk = shape.chunk;
   const int G = cfg.groups(), Gw = cfg.group_w, cols = hw.cols, pw = hw.sum_w(Gw);
   const int64_t N = cfg.grid.tokens(), M = cfg.out_cols, NC = (N + chunk - 1) / chunk;
   const int64_t MT = (M + cols - 1) / cols;
@@ -180,7 +216,7 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
           throw InternalError("ring slot read after it was overwritten: group " + std::to_string(g) +
                               ", position " + std::to_string(p) + " reads position " + std::to_string(src) +
                               " in a ring of " + std::to_string(depth) + " slots (chunk " + std::to_string(chunk) +
-                              ")");
+                              ", lead " + std::to_string(shape.lead) + ")");
         if (d.kind != PairKind::Compute) {
           for (int64_t j = 0; j < cols; ++j) at(g, j, s) = at(g, j, from);
           owner[static_cast<size_t>(g * depth + s)] = mt * N + p;
@@ -193,14 +229,13 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
       }
     }
   };
-  // Chunk q's passes write while chunk q - 1 is gathered: every write of q lands before q - 1's
-  // reads (the order that lets the least ring be checked).
+  // Chunks q - L + 1 .. q are written while chunk q - L is gathered: every write of them lands
+  // before its reads (the order that lets the least ring be checked).
   for (int64_t q = 0; q < MT * NC; ++q) {
     passes(q);
-    if (q > 0) gather(q - 1);
+    if (q >= shape.lead) gather(q - shape.lead);
   }
-  gather(MT * NC - 1);
-  (void)MT;
+  for (int64_t q = std::max<int64_t>(0, MT * NC - shape.lead); q < MT * NC; ++q) gather(q);
   return out;
 }
 

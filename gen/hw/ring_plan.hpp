@@ -12,9 +12,12 @@
 //               positions per cycle in scan order: a REUSE pair copies its reference's slot into its
 //               own, then each position sums its G slots (ACC_W wrap-around) into an output word
 //   detect(q):  first m-tile only, ceil(G / LANES) cycles per position; passes(q) wait for it
-// The ring holds positions [start(q) - W, end(q + 1)) while gather(q) overlaps passes(q + 1), so
-// passes(q + 2) wait for gather(q) to end and a ring of W + 2C slots is never read after it was
-// overwritten (W the reference window in scan positions).
+//   lists(q):   later m-tiles: the compute lists rebuilt from the codes, GATHER_W positions a cycle
+//               (the codes memory's word), into one of two list buffers; passes(q) wait for it
+// The ring holds positions [start(q) - W, end(q + L)) while gather(q) overlaps passes(q + 1) ..
+// passes(q + L) (L the lead, at least 1), so passes(q + L + 1) wait for gather(q) to end and a ring
+// of W + (L + 1) C slots is never read after it was overwritten (W the reference window in scan
+// positions). A longer lead lets compute-heavy chunks borrow from reuse-heavy ones.
 #pragma once
 
 #include <cstdint>
@@ -32,40 +35,51 @@ namespace kaleido::hw {
 // The reference window in scan positions that `cfg` applies (its window depth, or what its scan
 // order needs).
 int64_t ring_window(const ReuseConfig& cfg);
-// The fewest slots per (group, column) for chunk C: window + 2C.
-int64_t ring_depth(const ReuseConfig& cfg, int chunk);
+// How the scan positions are cut: C positions per chunk, passes at most L chunks ahead of the gather.
+struct RingShape {
+  int chunk = 0;
+  int lead = 1;
+};
+
+// The fewest slots per (group, column): W + (L + 1) C.
+int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape);
 
 // The memories of the ring architecture for workload `cfg` on array `hw` (ROWS, COLS, GROUP_W,
 // DATA_W; the MAX_* fields are not used: the memories are sized for cfg), as SramRole rows whose
 // formulas name N, K, G, W and C.
-std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, int chunk);
+std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, const RingShape& shape);
 
 struct RingCycles {
   int64_t total = 0;          // first cycle to the last output word
   int64_t issue = 0;          // cycles of pass issue (the longest segment of each pass)
   int64_t weight_wait = 0;    // pass-engine cycles waiting for a pass's weights (passes shorter than ROWS)
   int64_t detect_wait = 0;    // pass-engine cycles waiting for the detector (first m-tile)
+  int64_t list_wait = 0;      // ... for the list builder (later m-tiles: lists rebuilt from the codes)
   int64_t ring_wait = 0;      // pass-engine cycles waiting for the gather to free ring slots
   int64_t gather_beats = 0;   // gather cycles (output beats)
   int64_t tail = 0;           // after the last pass: its landing and the last chunk's gather
   int64_t chunks = 0;         // NC per m-tile
 };
 
-// Which groups share a pass (SEGS of them, one per array segment; the pass lasts as long as its
-// longest list): the k-tile's own (channels kt*ROWS .. kt*ROWS + ROWS - 1), or per chunk the groups
-// sorted by their COMPUTE count, so that long lists share passes with long ones (the least sum of
-// the passes' maxima; the weights loaded are those groups' rows of B).
-enum class GroupPairing { KTile, ByCount };
+// How the chunk's groups meet the array's SEGS segments. KTile and ByCount run the segments in
+// lock-step passes of SEGS groups (a pass lasts as long as its longest list, the next pass's ROWS
+// rows of weights load meanwhile): the k-tile's own groups (channels kt*ROWS .. kt*ROWS + ROWS - 1),
+// or the groups sorted by their COMPUTE count, so that long lists share passes with long ones (the
+// least sum of the passes' maxima). Independent: each segment loads its own GROUP_W rows of weights
+// and runs the groups it is given back to back, longest list first to the segment free first, so a
+// segment does not idle while another's group computes (RingCycles::weight_wait then counts the
+// chunk's cycles beyond its busiest segment's issue: weight loads and what the assignment leaves).
+enum class GroupPairing { KTile, ByCount, Independent };
 
 // Dense mode (`decisions` == nullptr: every pair computes, no detection) or reuse mode with the
 // golden model's decisions (token-major, as run_reuse gives them).
 RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>* decisions,
-                       int chunk, GroupPairing pairing = GroupPairing::KTile);
+                       const RingShape& shape, GroupPairing pairing = GroupPairing::KTile);
 
 // The output as the ring forms it: every slot PARTIAL_W bits, a REUSE pair resolved by copying its
 // reference's slot (never its root's: the root may have left the ring). Throws InternalError when a
 // slot is read after another position overwrote it (a ring shallower than ring_depth() can).
 WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b,
-                       const IntReuse& reuse, int chunk, int64_t depth);
+                       const IntReuse& reuse, const RingShape& shape, int64_t depth);
 
 }  // namespace kaleido::hw

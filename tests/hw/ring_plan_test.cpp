@@ -62,11 +62,13 @@ TEST(RingPlan, OutputThroughTheRingIsTheGoldenModels) {
     const IntReuse reuse = run_reuse(cfg, a);
     const WideMatrix golden = reuse_output(cfg, a, b, reuse);
     for (const int chunk : {1, 7, 16, static_cast<int>(c.grid.tokens())}) {
-      SCOPED_TRACE("grid " + std::to_string(c.grid.t) + "x" + std::to_string(c.grid.h) + "x" +
-                   std::to_string(c.grid.w) + ", reuse " + std::to_string(reuse.counters.reuse_ratio()) +
-                   ", chunk " + std::to_string(chunk));
-      const WideMatrix out = ring_output(hw, cfg, a, b, reuse, chunk, ring_depth(cfg, chunk));
-      EXPECT_EQ(out.data, golden.data);
+      for (const int lead : {1, 3}) {
+        SCOPED_TRACE("grid " + std::to_string(c.grid.t) + "x" + std::to_string(c.grid.h) + "x" +
+                     std::to_string(c.grid.w) + ", reuse " + std::to_string(reuse.counters.reuse_ratio()) +
+                     ", chunk " + std::to_string(chunk) + ", lead " + std::to_string(lead));
+        const WideMatrix out = ring_output(hw, cfg, a, b, reuse, {chunk, lead}, ring_depth(cfg, {chunk, lead}));
+        EXPECT_EQ(out.data, golden.data);
+      }
     }
     if (c.target > 0.4) {
       EXPECT_GT(reuse.counters.reuse_ratio(), 0.3);
@@ -82,7 +84,7 @@ TEST(RingPlan, AShallowerRingReadsAnOverwrittenSlot) {
   const HwConfig hw = default_config_8x8();
   const ReuseConfig cfg = workload_config({3, 2, 2}, 16, 8);
   EXPECT_EQ(ring_window(cfg), 4);
-  EXPECT_EQ(ring_depth(cfg, 2), 8);
+  EXPECT_EQ(ring_depth(cfg, {2, 1}), 8);
   IntReuse r = all_compute(cfg);
   PairDecision& d = r.decisions[static_cast<size_t>(8 * 2 + 0)];  // token 8, group 0
   d.kind = PairKind::Reuse;
@@ -91,10 +93,17 @@ TEST(RingPlan, AShallowerRingReadsAnOverwrittenSlot) {
   d.root = 4;
   const IntMatrix a = quantize(make_latent(SyntheticSpec{{3, 2, 2}, 16}), 8).q;
   const IntMatrix b = make_int_weights(16, 8, 8, 3);
-  EXPECT_EQ(ring_output(hw, cfg, a, b, r, 2, 8).data, reuse_output(cfg, a, b, r).data);
-  EXPECT_THROW(ring_output(hw, cfg, a, b, r, 2, 7), InternalError);
+  EXPECT_EQ(ring_output(hw, cfg, a, b, r, {2, 1}, 8).data, reuse_output(cfg, a, b, r).data);
+  EXPECT_THROW(ring_output(hw, cfg, a, b, r, {2, 1}, 7), InternalError);
+  // Lead 2 with two m-tiles (M = 16): chunk 4 is gathered after chunks 5 and 6 (m-tile 1's
+  // positions 0 and 1, flattened 12 and 13) are written: W + 3C = 10 slots; with 9, 13 lands on 4.
+  const ReuseConfig two = workload_config({3, 2, 2}, 16, 16);
+  const IntMatrix b2 = make_int_weights(16, 16, 8, 3);
+  EXPECT_EQ(ring_depth(two, {2, 2}), 10);
+  EXPECT_EQ(ring_output(hw, two, a, b2, r, {2, 2}, 10).data, reuse_output(two, a, b2, r).data);
+  EXPECT_THROW(ring_output(hw, two, a, b2, r, {2, 2}, 9), InternalError);
   // Without the reuse no slot is read twice, so 2C slots suffice.
-  EXPECT_NO_THROW(ring_output(hw, cfg, a, b, all_compute(cfg), 2, 4));
+  EXPECT_NO_THROW(ring_output(hw, cfg, a, b, all_compute(cfg), {2, 1}, 4));
 }
 
 // 8x8 array (COLS 8, GROUP_W 8, DATA_W 8: PARTIAL_W = 16 + clog2(8) = 19), grid 2x4x4 (N = 32,
@@ -102,7 +111,7 @@ TEST(RingPlan, AShallowerRingReadsAnOverwrittenSlot) {
 TEST(RingPlan, MemoriesFollowTheirFormulas) {
   const HwConfig hw = default_config_8x8();
   const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
-  const std::vector<SramRole> roles = ring_storage(hw, cfg, 4);
+  const std::vector<SramRole> roles = ring_storage(hw, cfg, {4, 1});
   ASSERT_EQ(roles.size(), 6u);
   EXPECT_EQ(roles[0].bits(), 4 * 8 * (16 + 8) * 19);  // ring: G*COLS x (W + 2C) x PARTIAL_W
   EXPECT_EQ(roles[1].bits(), 32 * 2 * 4);             // codes: N x 2G
@@ -111,7 +120,9 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   EXPECT_EQ(roles[4].bits(), 2 * 4 * 4 * 2);          // lists: 2G x C x clog2(C)
   EXPECT_EQ(roles[5].bits(), 2 * 32 * 8 * 8);         // B slices: 2 x K x COLS*DATA_W
   EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 4096);
-  EXPECT_THROW(ring_storage(hw, cfg, 0), ConfigError);
+  EXPECT_THROW(ring_storage(hw, cfg, {0, 1}), ConfigError);
+  EXPECT_THROW(ring_storage(hw, cfg, {4, 0}), ConfigError);
+  EXPECT_EQ(ring_storage(hw, cfg, {4, 3})[0].depth, 16 + 4 * 4);  // W + (L + 1) C
 }
 
 // Dense, 8x8 array, N = 32, K = 32 (KT = 4 passes, SEGS 1), M = 16 (MT = 2), so 8 chunks of 8:
@@ -123,13 +134,13 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
 TEST(RingPlan, DenseCyclesFollowTheSchedule) {
   const HwConfig hw = default_config_8x8();
   const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
-  const RingCycles c8 = ring_cycles(hw, cfg, nullptr, 8);
+  const RingCycles c8 = ring_cycles(hw, cfg, nullptr, {8, 1});
   EXPECT_EQ(c8.total, 288);
   EXPECT_EQ(c8.issue, 256);
   EXPECT_EQ(c8.weight_wait, 8);
   EXPECT_EQ(c8.ring_wait, 0);
   EXPECT_EQ(c8.tail, 16 + 8);
-  const RingCycles c4 = ring_cycles(hw, cfg, nullptr, 4);
+  const RingCycles c4 = ring_cycles(hw, cfg, nullptr, {4, 1});
   EXPECT_EQ(c4.total, 536);
   EXPECT_EQ(c4.weight_wait, 8 + 63 * 4);
   EXPECT_EQ(c4.gather_beats, 2 * 32);
@@ -150,13 +161,35 @@ TEST(RingPlan, PairingGroupsByCountSavesThePassesOfSparseGroups) {
       PairDecision& d = r.decisions[static_cast<size_t>(tok * 4 + g)];
       d.kind = PairKind::Reuse;
     }
-  const RingCycles ktile = ring_cycles(hw, cfg, &r.decisions, 32);
+  const RingCycles ktile = ring_cycles(hw, cfg, &r.decisions, {32, 1});
   EXPECT_EQ(ktile.detect_wait, 34);
   EXPECT_EQ(ktile.issue, 64);
   EXPECT_EQ(ktile.total, 154);
-  const RingCycles paired = ring_cycles(hw, cfg, &r.decisions, 32, GroupPairing::ByCount);
+  const RingCycles paired = ring_cycles(hw, cfg, &r.decisions, {32, 1}, GroupPairing::ByCount);
   EXPECT_EQ(paired.issue, 32);
   EXPECT_EQ(paired.total, 122);
+}
+
+// 16x16 array (SEGS 2, 8 lanes), one chunk of 32, K = 32: groups 0..3 compute 32, 8, 16 and 0 of
+// their pairs; the detector ends at 34, the last pass lands 24 cycles after it and 32 beats follow.
+//   k-tile passes {0, 1} 34..66 and {2, 3} 66..82 (ROWS = 16 rows of weights were ready at 50): 138
+//   by count {0, 2} 34..66 and {1, 3} 66..74: 130
+//   independent: segment 0 takes group 0 (34..66), segment 1 group 2 (34..50) then group 1, whose
+//   GROUP_W rows loaded in 42..50 (50..58): the chunk ends at 66, 122
+TEST(RingPlan, IndependentSegmentsDoNotWaitForEachOther) {
+  const HwConfig hw = default_config_16x16();
+  const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
+  IntReuse r = all_compute(cfg);
+  const int computes[4] = {32, 8, 16, 0};
+  for (int32_t tok = 0; tok < 32; ++tok)
+    for (int g = 0; g < 4; ++g)
+      if (tok >= computes[g]) r.decisions[static_cast<size_t>(tok * 4 + g)].kind = PairKind::Reuse;
+  EXPECT_EQ(ring_cycles(hw, cfg, &r.decisions, {32, 1}).total, 138);
+  EXPECT_EQ(ring_cycles(hw, cfg, &r.decisions, {32, 1}, GroupPairing::ByCount).total, 130);
+  const RingCycles indep = ring_cycles(hw, cfg, &r.decisions, {32, 1}, GroupPairing::Independent);
+  EXPECT_EQ(indep.issue, 32);
+  EXPECT_EQ(indep.weight_wait, 0);
+  EXPECT_EQ(indep.total, 122);
 }
 
 // 8x8 array (4 lanes), N = 32 in 4 chunks of 8, K = 8 (one group), M = 8: one position per chunk
@@ -173,13 +206,31 @@ TEST(RingPlan, PassesWaitForTheDetectorAndForTheGatherToFreeTheRing) {
   IntReuse r = all_compute(cfg);
   for (int32_t tok = 0; tok < 32; ++tok)
     if (tok % 8 != 0) r.decisions[static_cast<size_t>(tok)].kind = PairKind::Reuse;
-  const RingCycles c = ring_cycles(hw, cfg, &r.decisions, 8);
+  const RingCycles c = ring_cycles(hw, cfg, &r.decisions, {8, 1});
   EXPECT_EQ(c.detect_wait, 10 + 7 + 7);
   EXPECT_EQ(c.ring_wait, 9 + 7);
   EXPECT_EQ(c.weight_wait, 0);
   EXPECT_EQ(c.issue, 4);
   EXPECT_EQ(c.total, 68);
   EXPECT_EQ(c.tail, 68 - 44);
+}
+
+// The same with two m-tiles (M = 16). M-tile 1 rebuilds each chunk's lists from the codes, 8
+// beats, into a buffer freed when the passes of the chunk before the last one end:
+//   q4: lists max(34, q3's start 43) + 8 = 51 (+7), ring until 60 (+9), issue -> 61; gather 77..85
+//   q5: lists max(51, 60) + 8 = 68 (+7), issue -> 69; gather 85..93
+//   q6: lists max(68, 68) + 8 = 76 (+7), ring until 85 (+9), issue -> 86; gather 102..110
+//   q7: lists max(76, 85) + 8 = 93 (+7), issue -> 94; gather 110..118
+TEST(RingPlan, LaterMTilesWaitForTheListBuilder) {
+  const HwConfig hw = default_config_8x8();
+  const ReuseConfig cfg = workload_config({2, 4, 4}, 8, 16);
+  IntReuse r = all_compute(cfg);
+  for (int32_t tok = 0; tok < 32; ++tok)
+    if (tok % 8 != 0) r.decisions[static_cast<size_t>(tok)].kind = PairKind::Reuse;
+  const RingCycles c = ring_cycles(hw, cfg, &r.decisions, {8, 1});
+  EXPECT_EQ(c.list_wait, 4 * 7);
+  EXPECT_EQ(c.ring_wait, 9 + 7 + 9 + 9);
+  EXPECT_EQ(c.total, 118);
 }
 
 TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelAndRefusesMissingThresholds) {
