@@ -48,6 +48,7 @@ struct RingPlanCommand {
   WorkloadOptions w;
   std::string chunks = "0";
   int lead = 1;
+  int list_w = 8;
   bool check = false;
   bool json = false;
 
@@ -90,7 +91,7 @@ struct RingPlanCommand {
     const WideMatrix golden = check ? reuse_output(cfg, pw.a, pw.b, reuse) : WideMatrix{};
     for (const int chunk : chunk_list) {
       progress("chunk " + std::to_string(chunk) + ": cycles" + (check ? ", output through the ring" : ""));
-      const hw::RingShape shape{chunk, lead};
+      const hw::RingShape shape{chunk, lead, list_w};
       const auto roles = hw::ring_storage(hwc, cfg, shape);
       const hw::RingCycles dense = hw::ring_cycles(hwc, cfg, nullptr, shape);
       const hw::RingCycles re = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape);
@@ -99,6 +100,7 @@ struct RingPlanCommand {
       const hw::RingCycles dense_indep = hw::ring_cycles(hwc, cfg, nullptr, shape, hw::GroupPairing::Independent);
       nlohmann::json row = {{"chunk", chunk},
                             {"lead", lead},
+                            {"list_w", list_w},
                             {"ring_depth", hw::ring_depth(cfg, shape)},
                             {"sram_bits_total", hw::sram_bits_total(roles)},
                             {"dense_cycles", dense.total},
@@ -159,11 +161,12 @@ struct RingPlanCommand {
 
   static void print(const nlohmann::json& j, const ReuseConfig& cfg) {
     std::printf("kaleido ring-plan: %dx%d array, GROUP_W %d, GATHER_W %d, %d detector lanes; grid %dx%dx%d "
-                "(%lld positions), K=%d, M=%d, tile %dx%d, window %lld positions, lead %d chunk(s)\n",
+                "(%lld positions), K=%d, M=%d, tile %dx%d, window %lld positions, lead %d chunk(s), LIST_W %d\n",
                 j["rows"].get<int>(), j["cols"].get<int>(), j["group_w"].get<int>(), j["gather_w"].get<int>(),
                 j["lanes"].get<int>(), cfg.grid.t, cfg.grid.h, cfg.grid.w,
                 static_cast<long long>(cfg.grid.tokens()), cfg.channels, cfg.out_cols, cfg.tile_h, cfg.tile_w,
-                static_cast<long long>(j["window"].get<int64_t>()), j["chunks"].front()["lead"].get<int>());
+                static_cast<long long>(j["window"].get<int64_t>()), j["chunks"].front()["lead"].get<int>(),
+                j["chunks"].front()["list_w"].get<int>());
     std::printf("  thresholds %s; skipped %.4f of the pairs, so at most %.2fx\n",
                 j["thresholds"].get<std::string>().c_str(), j["skipped_fraction"].get<double>(),
                 1.0 / (1.0 - j["skipped_fraction"].get<double>()));
@@ -216,6 +219,8 @@ void register_ring_plan(CLI::App& app) {
   sub->add_option("--chunks", cmd->chunks, "Scan positions per chunk, comma-separated (0: 8 x ROWS)")
       ->capture_default_str();
   sub->add_option("--lead", cmd->lead, "Chunks the passes may run ahead of the gather (the ring holds W + (lead + 1) C)")
+      ->capture_default_str();
+  sub->add_option("--list-w", cmd->list_w, "Positions the list builder reads a cycle (later m-tiles)")
       ->capture_default_str();
   sub->add_flag("--check", cmd->check, "Also form the output through the ring and compare it with the golden model");
   sub->add_flag("--json", cmd->json, "Print the plan as JSON");

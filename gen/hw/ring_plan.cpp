@@ -16,6 +16,8 @@ void check_shape(const ReuseConfig& cfg, const RingShape& shape) {
     throw ConfigError("chunk", std::to_string(shape.chunk), "a chunk holds at least one scan position");
   if (shape.lead < 1)
     throw ConfigError("lead", std::to_string(shape.lead), "the passes run at least one chunk ahead of the gather");
+  if (shape.list_w < 1)
+    throw ConfigError("list-w", std::to_string(shape.list_w), "the list builder reads at least one position a cycle");
   if (cfg.channels % cfg.group_w != 0)
     throw ConfigError("group-w", std::to_string(cfg.group_w), "must divide K = " + std::to_string(cfg.channels));
 }
@@ -63,10 +65,11 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
   return {
       {"ring of partial sums (one per group and column)", "G*COLS x (W + (L + 1) C) x PARTIAL_W", G * hw.cols,
        ring_depth(cfg, shape), hw.sum_w(hw.group_w)},
-      {"decision codes (COMPUTE, REUSE along t, h, w)", "N x 2G (GATHER_W positions a word)", 1, N, 2 * G},
+      {"decision codes (COMPUTE, REUSE along t, h, w)", "N x 2G (LIST_W positions a word)", 1, N, 2 * G},
       {"detector window (Ahat of the last W positions)", "W x K*DATA_W", 1, W, K * hw.data_w},
       {"A chunk buffers (the chunk issued and the next)", "2 x C x K*DATA_W", 2, C, K * hw.data_w},
       {"compute lists (two chunks, one per group)", "2G x C x clog2(C)", 2 * G, C, clog2(C)},
+      {"chunk summaries (no COMPUTE pair in the chunk)", "ceil(N / C) x 1", 1, (N + C - 1) / C, 1},
       {"B slices (this m-tile's and the next)", "2 x K x COLS*DATA_W", 2, K, static_cast<int64_t>(hw.cols) * hw.data_w},
   };
 }
@@ -92,8 +95,8 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
   }
   std::vector<int64_t> gather_end(static_cast<size_t>(MT * NC), 0);
   // When chunk q's compute lists are complete: the detector's in the first m-tile; later, the list
-  // builder's, which reads the chunk's codes GATHER_W positions a cycle into a free list buffer
-  // (two: the one issued and the next).
+  // builder's, which reads the chunk's codes LIST_W positions a cycle into a free list buffer (two:
+  // the one issued and the next).
   std::vector<int64_t> lists_ready(static_cast<size_t>(MT * NC), 0);
   int64_t prev_pass_start = 0;
   int64_t engine_free = 0;          // the pass engine's next free cycle
@@ -110,7 +113,10 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
       lists_ready[static_cast<size_t>(q)] = det_end[static_cast<size_t>(c)];
       wait_for(det_end[static_cast<size_t>(c)], r.detect_wait);
     } else if (decisions) {
-      lists_ready[static_cast<size_t>(q)] = std::max(lists_ready[static_cast<size_t>(q - 1)], prev_pass_start) + beats;
+      // A chunk with no COMPUTE pair (its summary bit) has no list to build.
+      const bool any = std::any_of(counts.begin() + c * G, counts.begin() + (c + 1) * G, [](int64_t k) { return k > 0; });
+      lists_ready[static_cast<size_t>(q)] = std::max(lists_ready[static_cast<size_t>(q - 1)], prev_pass_start) +
+                                           (any ? (n + shape.list_w - 1) / shape.list_w : 0);
       wait_for(lists_ready[static_cast<size_t>(q)], r.list_wait);
     }
     if (q > shape.lead) wait_for(gather_end[static_cast<size_t>(q - shape.lead - 1)], r.ring_wait);

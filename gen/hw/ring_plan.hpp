@@ -12,8 +12,9 @@
 //               positions per cycle in scan order: a REUSE pair copies its reference's slot into its
 //               own, then each position sums its G slots (ACC_W wrap-around) into an output word
 //   detect(q):  first m-tile only, ceil(G / LANES) cycles per position; passes(q) wait for it
-//   lists(q):   later m-tiles: the compute lists rebuilt from the codes, GATHER_W positions a cycle
-//               (the codes memory's word), into one of two list buffers; passes(q) wait for it
+//   lists(q):   later m-tiles: the compute lists rebuilt from the codes, LIST_W positions a cycle,
+//               into one of two list buffers (none for a chunk whose summary bit says it has no
+//               COMPUTE pair); passes(q) wait for it
 // The ring holds positions [start(q) - W, end(q + L)) while gather(q) overlaps passes(q + 1) ..
 // passes(q + L) (L the lead, at least 1), so passes(q + L + 1) wait for gather(q) to end and a ring
 // of W + (L + 1) C slots is never read after it was overwritten (W the reference window in scan
@@ -35,10 +36,13 @@ namespace kaleido::hw {
 // The reference window in scan positions that `cfg` applies (its window depth, or what its scan
 // order needs).
 int64_t ring_window(const ReuseConfig& cfg);
-// How the scan positions are cut: C positions per chunk, passes at most L chunks ahead of the gather.
+// How the scan positions are cut: C positions per chunk, passes at most L chunks ahead of the gather;
+// the list builder of later m-tiles reads LIST_W positions' codes a cycle (one word of the codes
+// memory; a compaction of LIST_W bits per group, far cheaper than a gather beat).
 struct RingShape {
   int chunk = 0;
   int lead = 1;
+  int list_w = 8;
 };
 
 // The fewest slots per (group, column): W + (L + 1) C.

@@ -112,16 +112,18 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   const HwConfig hw = default_config_8x8();
   const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
   const std::vector<SramRole> roles = ring_storage(hw, cfg, {4, 1});
-  ASSERT_EQ(roles.size(), 6u);
+  ASSERT_EQ(roles.size(), 7u);
   EXPECT_EQ(roles[0].bits(), 4 * 8 * (16 + 8) * 19);  // ring: G*COLS x (W + 2C) x PARTIAL_W
   EXPECT_EQ(roles[1].bits(), 32 * 2 * 4);             // codes: N x 2G
   EXPECT_EQ(roles[2].bits(), 16 * 32 * 8);            // Ahat window: W x K*DATA_W
   EXPECT_EQ(roles[3].bits(), 2 * 4 * 32 * 8);         // A chunks: 2 x C x K*DATA_W
   EXPECT_EQ(roles[4].bits(), 2 * 4 * 4 * 2);          // lists: 2G x C x clog2(C)
-  EXPECT_EQ(roles[5].bits(), 2 * 32 * 8 * 8);         // B slices: 2 x K x COLS*DATA_W
-  EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 4096);
+  EXPECT_EQ(roles[5].bits(), 32 / 4);                 // chunk summaries: ceil(N / C) x 1
+  EXPECT_EQ(roles[6].bits(), 2 * 32 * 8 * 8);         // B slices: 2 x K x COLS*DATA_W
+  EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 8 + 4096);
   EXPECT_THROW(ring_storage(hw, cfg, {0, 1}), ConfigError);
   EXPECT_THROW(ring_storage(hw, cfg, {4, 0}), ConfigError);
+  EXPECT_THROW(ring_storage(hw, cfg, {4, 1, 0}), ConfigError);
   EXPECT_EQ(ring_storage(hw, cfg, {4, 3})[0].depth, 16 + 4 * 4);  // W + (L + 1) C
 }
 
@@ -215,8 +217,8 @@ TEST(RingPlan, PassesWaitForTheDetectorAndForTheGatherToFreeTheRing) {
   EXPECT_EQ(c.tail, 68 - 44);
 }
 
-// The same with two m-tiles (M = 16). M-tile 1 rebuilds each chunk's lists from the codes, 8
-// beats, into a buffer freed when the passes of the chunk before the last one end:
+// The same with two m-tiles (M = 16). M-tile 1 rebuilds each chunk's lists from the codes, one
+// position a cycle (LIST_W 1), into a buffer freed when the passes of the chunk before the last end:
 //   q4: lists max(34, q3's start 43) + 8 = 51 (+7), ring until 60 (+9), issue -> 61; gather 77..85
 //   q5: lists max(51, 60) + 8 = 68 (+7), issue -> 69; gather 85..93
 //   q6: lists max(68, 68) + 8 = 76 (+7), ring until 85 (+9), issue -> 86; gather 102..110
@@ -227,10 +229,20 @@ TEST(RingPlan, LaterMTilesWaitForTheListBuilder) {
   IntReuse r = all_compute(cfg);
   for (int32_t tok = 0; tok < 32; ++tok)
     if (tok % 8 != 0) r.decisions[static_cast<size_t>(tok)].kind = PairKind::Reuse;
-  const RingCycles c = ring_cycles(hw, cfg, &r.decisions, {8, 1});
+  const RingCycles c = ring_cycles(hw, cfg, &r.decisions, {8, 1, 1});
   EXPECT_EQ(c.list_wait, 4 * 7);
   EXPECT_EQ(c.ring_wait, 9 + 7 + 9 + 9);
   EXPECT_EQ(c.total, 118);
+  // Chunk 1 all reused (token 8 too): its summary bit spares m-tile 1 its list (q5 waits for none);
+  // q2 now waits 8 for the detector and q6 8 for its list, since q5 started at 60.
+  IntReuse none = r;
+  none.decisions[8].kind = PairKind::Reuse;
+  const RingCycles skip = ring_cycles(hw, cfg, &none.decisions, {8, 1, 1});
+  EXPECT_EQ(skip.list_wait, 7 + 0 + 8 + 7);
+  EXPECT_EQ(skip.total, 118);
+  // Eight positions a cycle: each list is ready a cycle after its buffer frees, before the ring.
+  const RingCycles fast = ring_cycles(hw, cfg, &r.decisions, {8, 1, 8});
+  EXPECT_EQ(fast.list_wait, 0);
 }
 
 TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelAndRefusesMissingThresholds) {
