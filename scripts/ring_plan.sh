@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Reference runs of `kaleido ring-plan` (the window-bounded ring architecture, a model: not RTL)
+# into reports/ring_plan/: each file holds its command and the plan it printed. About a minute.
+#   scripts/ring_plan.sh [OUT_DIR]     (default reports/ring_plan)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${KALEIDO_BUILD_DIR:-build}
+kaleido="$build/gen/kaleido"
+out=${1:-reports/ring_plan}
+mkdir -p "$out"
+[[ -x $kaleido ]] || { echo "ring_plan: build kaleido first ($kaleido not found)" >&2; exit 1; }
+
+run() {  # run NAME ARGS...: one plan into $out/NAME.md
+  local name=$1
+  shift
+  echo "ring_plan: $name" >&2
+  {
+    echo "# $name"
+    echo
+    echo "\`kaleido ring-plan $*\` (kaleido $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d))"
+    echo
+    "$kaleido" ring-plan "$@" 2>/dev/null
+  } > "$out/$name.md"
+}
+
+synthetic=(--grid 4x16x16 --channels 128 --out-cols 256)
+p480=(--grid 21x30x52 --channels 128 --out-cols 32768)
+for preset in 8x8 16x16; do
+  for r in 0 0.5 0.85 0.95; do
+    # One chunk of N, GATHER_W 1: the schedule of today's kld_top, to hold the model to its cycles.
+    run "validate_${preset}_r${r}" --preset "$preset" "${synthetic[@]}" --target-reuse "$r" --chunks 1024
+    for gw in 2 4; do
+      run "synthetic_${preset}_gw${gw}_r${r}" --preset "$preset" --gather-w "$gw" "${synthetic[@]}" \
+        --target-reuse "$r" --chunks 128,256,512 --check
+    done
+  done
+done
+for r in 0.5 0.85 0.95; do
+  for gw in 2 4; do
+    run "480p_frame_gw${gw}_r${r}" --preset 16x16 --gather-w "$gw" "${p480[@]}" --target-reuse "$r" --chunks 256,512
+    run "480p_tile16_gw${gw}_r${r}" --preset 16x16 --gather-w "$gw" "${p480[@]}" --target-reuse "$r" --tile 16x16 \
+      --chunks 256,512
+  done
+done
+echo "ring_plan: wrote $(ls "$out"/*.md | wc -l) plans into $out" >&2
