@@ -42,4 +42,10 @@ for r in 0.5 0.85 0.95; do
       --chunks 256,512
   done
 done
+# Block-sparse attention on the ring: a random quarter (480p) or half (synthetic, checked against the
+# golden model's masked product) of the (scan tile, key block) pairs kept, reuse inside them.
+run "masked_8x8_gw2_r0.85" --preset 8x8 --gather-w 2 "${synthetic[@]}" --target-reuse 0.85 --tile 8x8 \
+  --chunks 128,256 --key-block 32 --keep 0.5 --check
+run "480p_tile16_masked_gw4_r0.85" --preset 16x16 --gather-w 4 "${p480[@]}" --target-reuse 0.85 --tile 16x16 \
+  --chunks 256 --key-block 256 --keep 0.25
 echo "ring_plan: wrote $(ls "$out"/*.md | wc -l) plans into $out" >&2

@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/format.hpp"
 #include "golden/gemm.hpp"
+#include "golden/random.hpp"
 #include "golden/reuse.hpp"
 #include "hw/ring_plan.hpp"
 #include "hw/sram_budget.hpp"
@@ -40,6 +41,38 @@ std::vector<int> parse_chunks(const std::string& s, int rows) {
   return out;
 }
 
+// A block mask keeping round(keep x blocks) (query block, key block) pairs, at least one, chosen by
+// a seeded shuffle: a stand-in for the study's SPADE / SpargeAttn / sliding-tile masks.
+hw::RingMask random_mask(const ReuseConfig& cfg, int key_block, double keep, uint64_t seed) {
+  if (!(keep > 0.0 && keep <= 1.0)) throw ConfigError("keep", std::to_string(keep), "a fraction in (0, 1]");
+  hw::RingMask m;
+  m.key_block = key_block;
+  const size_t n = static_cast<size_t>(hw::ring_query_blocks(cfg)) * static_cast<size_t>(hw::ring_key_blocks(cfg, m));
+  const auto kept = std::max<size_t>(1, static_cast<size_t>(std::llround(keep * static_cast<double>(n))));
+  m.keep.assign(n, 0);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  Rng rng(seed);
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(rng.next() % i)]);
+  for (size_t i = 0; i < kept; ++i) m.keep[order[i]] = 1;
+  return m;
+}
+
+// The golden model's masked product: the reuse product with every dropped (query block, key block)
+// entry 0. Query blocks from the tokens' coordinates (tiles in raster order), independently of the
+// ring model's scan-order numbering.
+void zero_dropped_blocks(const ReuseConfig& cfg, const hw::RingMask& mask, WideMatrix& out) {
+  const int th = cfg.tile_h > 0 ? cfg.tile_h : cfg.grid.h, tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
+  const int tiles_w = (cfg.grid.w + tw - 1) / tw, kbs = hw::ring_key_blocks(cfg, mask);
+  for (int t = 0; t < cfg.grid.t; ++t)
+    for (int h = 0; h < cfg.grid.h; ++h)
+      for (int w = 0; w < cfg.grid.w; ++w) {
+        const int qb = (h / th) * tiles_w + w / tw;
+        for (int64_t m = 0; m < out.cols; ++m)
+          if (!mask.keep[static_cast<size_t>(qb * kbs + m / mask.key_block)]) out.at(cfg.grid.index(t, h, w), m) = 0;
+      }
+}
+
 std::string bits_text(int64_t bits) { return fixed(static_cast<double>(bits) / (1024.0 * 1024.0), 3) + " Mib"; }
 
 struct RingPlanCommand {
@@ -49,6 +82,8 @@ struct RingPlanCommand {
   std::string chunks = "0";
   int lead = 1;
   int list_w = 8;
+  int key_block = 0;
+  double keep = 1.0;
   bool check = false;
   bool json = false;
 
@@ -85,25 +120,34 @@ struct RingPlanCommand {
     today.max_k = cfg.channels, today.max_m = cfg.out_cols;
     const int64_t today_bits = hw::sram_bits_total(hw::sram_roles(today, "kld_top"));
 
+    const bool masked = key_block > 0;
+    if (!masked && keep != 1.0) throw ConfigError("keep", std::to_string(keep), "a block mask needs --key-block");
+    const hw::RingMask mask = masked ? random_mask(cfg, key_block, keep, wo.seed) : hw::RingMask{};
+    const hw::RingMask* mp = masked ? &mask : nullptr;
     nlohmann::json rows = nlohmann::json::array();
     if (check && static_cast<double>(cfg.grid.tokens()) * cfg.channels * cfg.out_cols > kCheckMacLimit)
       throw ConfigError("check", "on", "--check forms the product; this workload has more than 2e9 MACs");
-    const WideMatrix golden = check ? reuse_output(cfg, pw.a, pw.b, reuse) : WideMatrix{};
+    WideMatrix golden = check ? reuse_output(cfg, pw.a, pw.b, reuse) : WideMatrix{};
+    if (check && masked) zero_dropped_blocks(cfg, mask, golden);
     for (const int chunk : chunk_list) {
       progress("chunk " + std::to_string(chunk) + ": cycles" + (check ? ", output through the ring" : ""));
       const hw::RingShape shape{chunk, lead, list_w};
       const auto roles = hw::ring_storage(hwc, cfg, shape);
-      const hw::RingCycles dense = hw::ring_cycles(hwc, cfg, nullptr, shape);
-      const hw::RingCycles re = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape);
-      const hw::RingCycles paired = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape, hw::GroupPairing::ByCount);
-      const hw::RingCycles indep = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape, hw::GroupPairing::Independent);
-      const hw::RingCycles dense_indep = hw::ring_cycles(hwc, cfg, nullptr, shape, hw::GroupPairing::Independent);
+      using hw::GroupPairing;
+      const hw::RingCycles dense = hw::ring_cycles(hwc, cfg, nullptr, shape, GroupPairing::KTile, mp);
+      const hw::RingCycles re = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape, GroupPairing::KTile, mp);
+      const hw::RingCycles paired = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape, GroupPairing::ByCount, mp);
+      const hw::RingCycles indep = hw::ring_cycles(hwc, cfg, &reuse.decisions, shape, GroupPairing::Independent, mp);
+      const hw::RingCycles dense_indep = hw::ring_cycles(hwc, cfg, nullptr, shape, GroupPairing::Independent, mp);
       nlohmann::json row = {{"chunk", chunk},
                             {"lead", lead},
                             {"list_w", list_w},
                             {"ring_depth", hw::ring_depth(cfg, shape)},
                             {"sram_bits_total", hw::sram_bits_total(roles)},
                             {"dense_cycles", dense.total},
+                            {"steps", re.steps},
+                            {"dense_cycles_without_mask",
+                             masked ? hw::ring_cycles(hwc, cfg, nullptr, shape).total : dense.total},
                             {"reuse_cycles", re.total},
                             {"speedup", static_cast<double>(dense.total) / static_cast<double>(re.total)},
                             {"ideal_speedup", 1.0 / (1.0 - skipped)},
@@ -129,7 +173,7 @@ struct RingPlanCommand {
                       {"width", r.width}, {"bits", r.bits()}});
       row["roles"] = rj;
       if (check) {
-        const WideMatrix out = hw::ring_output(hwc, cfg, pw.a, pw.b, reuse, shape, hw::ring_depth(cfg, shape));
+        const WideMatrix out = hw::ring_output(hwc, cfg, pw.a, pw.b, reuse, shape, hw::ring_depth(cfg, shape), mp);
         row["bit_exact"] = out.data == golden.data;
         if (out.data != golden.data)
           throw InternalError("the ring's output differs from the golden model's (chunk " + std::to_string(chunk) +
@@ -150,6 +194,12 @@ struct RingPlanCommand {
                         {"skipped_fraction", skipped},
                         {"window", hw::ring_window(cfg)},
                         {"today_kld_top_sram_bits_total", today_bits},
+                        {"mask", masked ? nlohmann::json{{"key_block", key_block},
+                                                         {"query_blocks", hw::ring_query_blocks(cfg)},
+                                                         {"key_blocks", hw::ring_key_blocks(cfg, mask)},
+                                                         {"kept", std::count(mask.keep.begin(), mask.keep.end(), 1)},
+                                                         {"seed", wo.seed}}
+                                        : nlohmann::json(nullptr)},
                         {"chunks", rows},
                         {"seconds", secs}};
     if (json) {
@@ -170,6 +220,17 @@ struct RingPlanCommand {
     std::printf("  thresholds %s; skipped %.4f of the pairs, so at most %.2fx\n",
                 j["thresholds"].get<std::string>().c_str(), j["skipped_fraction"].get<double>(),
                 1.0 / (1.0 - j["skipped_fraction"].get<double>()));
+    if (!j["mask"].is_null()) {
+      const auto& m = j["mask"];
+      const auto& r0 = j["chunks"].front();
+      std::printf("  block mask (random, seed %llu): %lld of %d x %d (query block = scan tile, key block = %d "
+                  "columns) kept; dense cycles %lld with it, %lld without (chunk %d)\n",
+                  static_cast<unsigned long long>(m["seed"].get<uint64_t>()),
+                  static_cast<long long>(m["kept"].get<int64_t>()), m["query_blocks"].get<int>(),
+                  m["key_blocks"].get<int>(), m["key_block"].get<int>(),
+                  static_cast<long long>(r0["dense_cycles"].get<int64_t>()),
+                  static_cast<long long>(r0["dense_cycles_without_mask"].get<int64_t>()), r0["chunk"].get<int>());
+    }
     std::printf("  today's kld_top sized for this workload: %s of SRAM\n",
                 bits_text(j["today_kld_top_sram_bits_total"].get<int64_t>()).c_str());
     std::printf("\n| chunk C | ring depth | SRAM | dense cycles | reuse cycles | speedup / ideal | achieved/ideal | "
@@ -221,6 +282,12 @@ void register_ring_plan(CLI::App& app) {
   sub->add_option("--lead", cmd->lead, "Chunks the passes may run ahead of the gather (the ring holds W + (lead + 1) C)")
       ->capture_default_str();
   sub->add_option("--list-w", cmd->list_w, "Positions the list builder reads a cycle (later m-tiles)")
+      ->capture_default_str();
+  sub->add_option("--key-block", cmd->key_block,
+                  "Block-sparse run: key block in output columns (a multiple of COLS); query blocks are the scan "
+                  "tiles (--tile). 0: no mask")
+      ->capture_default_str();
+  sub->add_option("--keep", cmd->keep, "Block-sparse run: fraction of (query, key) blocks kept, chosen by --seed")
       ->capture_default_str();
   sub->add_flag("--check", cmd->check, "Also form the output through the ring and compare it with the golden model");
   sub->add_flag("--json", cmd->json, "Print the plan as JSON");

@@ -22,6 +22,16 @@ void check_shape(const ReuseConfig& cfg, const RingShape& shape) {
     throw ConfigError("group-w", std::to_string(cfg.group_w), "must divide K = " + std::to_string(cfg.channels));
 }
 
+void check_mask(const HwConfig& hw, const ReuseConfig& cfg, const RingMask& mask) {
+  if (mask.key_block < hw.cols || mask.key_block % hw.cols != 0)
+    throw ConfigError("key-block", std::to_string(mask.key_block),
+                      "a key block is a whole number of m-tiles (a multiple of COLS = " + std::to_string(hw.cols) + ")");
+  const size_t want = static_cast<size_t>(ring_query_blocks(cfg)) * static_cast<size_t>(ring_key_blocks(cfg, mask));
+  if (mask.keep.size() != want)
+    throw ConfigError("block mask", std::to_string(mask.keep.size()) + " entries",
+                      "one per (query block, key block): " + std::to_string(want));
+}
+
 // Cycles from a pass's last issue until its last partial is in the ring: the drain of the array
 // (docs/hardware.md, "Cycle count": GROUP_W rows to the segment's tap, COLS columns, MUL_PIPE).
 int64_t landing_latency(const HwConfig& hw) { return hw.group_w + hw.cols + hw.mul_pipe; }
@@ -29,22 +39,75 @@ int64_t landing_latency(const HwConfig& hw) { return hw.group_w + hw.cols + hw.m
 // A detector lane's two stages: a position's decision is readable this many cycles after it enters.
 constexpr int64_t kDetectLatency = 2;
 
-// COMPUTE pairs per (chunk, group) in scan order: counts[c * G + g]; all of them when `dec` is null.
-std::vector<int64_t> compute_counts(const ReuseConfig& cfg, const std::vector<PairDecision>* dec, int chunk) {
-  const int G = cfg.groups();
-  const int64_t N = cfg.grid.tokens(), NC = (N + chunk - 1) / chunk;
-  std::vector<int64_t> counts(static_cast<size_t>(NC * G), 0);
+// The chunks in scan order: at most C positions, never across a scan tile (a query block of the
+// mask); `block` numbers the tiles in scan order.
+struct Chunk {
+  int64_t p0 = 0, p1 = 0;
+  int block = 0;
+};
+
+std::vector<Chunk> cut_chunks(const ReuseConfig& cfg, int chunk) {
   const ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
-  for (int64_t p = 0; p < N; ++p) {
-    const int32_t tok = scan.token_at(p);
-    for (int g = 0; g < G; ++g) {
-      const bool computes =
-          !dec || (*dec)[static_cast<size_t>(tok) * static_cast<size_t>(G) + static_cast<size_t>(g)].kind ==
-                      PairKind::Compute;
-      if (computes) ++counts[static_cast<size_t>((p / chunk) * G + g)];
+  const int th = cfg.tile_h > 0 ? cfg.tile_h : cfg.grid.h, tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
+  auto tile_of = [&](int64_t p) {
+    const TokenCoord c = scan.coord(scan.token_at(p));
+    return std::pair<int, int>{c.h / th, c.w / tw};
+  };
+  std::vector<Chunk> out;
+  int block = -1;
+  std::pair<int, int> tile{-1, -1};
+  for (int64_t p = 0; p < scan.size(); ++p) {
+    const auto t = tile_of(p);
+    if (t != tile) {
+      tile = t;
+      out.push_back({p, p, ++block});
+    } else if (out.back().p1 - out.back().p0 == chunk) {
+      out.push_back({p, p, block});
     }
+    out.back().p1 = p + 1;
   }
+  return out;
+}
+
+// COMPUTE pairs per (chunk, group): counts[c * G + g]; all of them when `dec` is null.
+std::vector<int64_t> compute_counts(const ReuseConfig& cfg, const std::vector<PairDecision>* dec,
+                                    const std::vector<Chunk>& chunks) {
+  const int G = cfg.groups();
+  std::vector<int64_t> counts(chunks.size() * static_cast<size_t>(G), 0);
+  const ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
+  for (size_t c = 0; c < chunks.size(); ++c)
+    for (int64_t p = chunks[c].p0; p < chunks[c].p1; ++p) {
+      const int32_t tok = scan.token_at(p);
+      for (int g = 0; g < G; ++g) {
+        const bool computes =
+            !dec || (*dec)[static_cast<size_t>(tok) * static_cast<size_t>(G) + static_cast<size_t>(g)].kind ==
+                        PairKind::Compute;
+        if (computes) ++counts[c * static_cast<size_t>(G) + static_cast<size_t>(g)];
+      }
+    }
   return counts;
+}
+
+// The (m-tile, chunk) pairs the run executes, in order: every chunk of every m-tile but those
+// whose (query block, key block) the mask drops.
+struct Step {
+  int64_t mt = 0;
+  size_t chunk = 0;
+};
+
+std::vector<Step> executed_steps(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<Chunk>& chunks,
+                                 const RingMask* mask) {
+  const int64_t MT = (cfg.out_cols + hw.cols - 1) / hw.cols;
+  if (mask) check_mask(hw, cfg, *mask);
+  const int kb_count = mask ? ring_key_blocks(cfg, *mask) : 1;
+  std::vector<Step> steps;
+  for (int64_t mt = 0; mt < MT; ++mt)
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      const int64_t kb = mask ? mt * hw.cols / mask->key_block : 0;
+      if (mask && !mask->keep[static_cast<size_t>(chunks[c].block * kb_count + kb)]) continue;
+      steps.push_back({mt, c});
+    }
+  return steps;
 }
 
 }  // namespace
@@ -69,60 +132,78 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
       {"detector window (Ahat of the last W positions)", "W x K*DATA_W", 1, W, K * hw.data_w},
       {"A chunk buffers (the chunk issued and the next)", "2 x C x K*DATA_W", 2, C, K * hw.data_w},
       {"compute lists (two chunks, one per group)", "2G x C x clog2(C)", 2 * G, C, clog2(C)},
-      {"chunk summaries (no COMPUTE pair in the chunk)", "ceil(N / C) x 1", 1, (N + C - 1) / C, 1},
+      {"chunk summaries (no COMPUTE pair in the chunk)", "chunks (ceil(N / C), more with scan tiles) x 1", 1,
+       static_cast<int64_t>(cut_chunks(cfg, shape.chunk).size()), 1},
       {"B slices (this m-tile's and the next)", "2 x K x COLS*DATA_W", 2, K, static_cast<int64_t>(hw.cols) * hw.data_w},
   };
 }
 
+int ring_query_blocks(const ReuseConfig& cfg) {
+  const int th = cfg.tile_h > 0 ? cfg.tile_h : cfg.grid.h, tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
+  return ((cfg.grid.h + th - 1) / th) * ((cfg.grid.w + tw - 1) / tw);
+}
+
+int ring_key_blocks(const ReuseConfig& cfg, const RingMask& mask) {
+  if (mask.key_block < 1) throw ConfigError("key-block", std::to_string(mask.key_block), "at least one column");
+  return (cfg.out_cols + mask.key_block - 1) / mask.key_block;
+}
+
 RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>* decisions,
-                       const RingShape& shape, GroupPairing pairing) {
+                       const RingShape& shape, GroupPairing pairing, const RingMask* mask) {
   check_shape(cfg, shape);
-  const int chunk = shape.chunk;
   const int G = cfg.groups(), segs = hw.segs();
   if (segs < 1) throw ConfigError("group-w", std::to_string(hw.group_w), "must not exceed ROWS");
-  const int64_t N = cfg.grid.tokens(), NC = (N + chunk - 1) / chunk;
-  const int64_t MT = (cfg.out_cols + hw.cols - 1) / hw.cols, KT = (G + segs - 1) / segs;
-  const std::vector<int64_t> counts = compute_counts(cfg, decisions, chunk);
+  const int64_t KT = (G + segs - 1) / segs;
+  const std::vector<Chunk> chunks = cut_chunks(cfg, shape.chunk);
+  const std::vector<Step> steps = executed_steps(hw, cfg, chunks, mask);
+  const std::vector<int64_t> counts = compute_counts(cfg, decisions, chunks);
   const int64_t rounds = (G + hw.det_lanes() - 1) / hw.det_lanes();
   const int64_t lat = landing_latency(hw);
 
   RingCycles r;
-  r.chunks = NC;
-  std::vector<int64_t> det_end(static_cast<size_t>(NC), 0);
-  for (int64_t c = 0, t = 0; c < NC && decisions; ++c) {
-    t += rounds * std::min<int64_t>(chunk, N - c * chunk);
-    det_end[static_cast<size_t>(c)] = t + kDetectLatency;
+  r.chunks = static_cast<int64_t>(chunks.size());
+  r.steps = static_cast<int64_t>(steps.size());
+  if (steps.empty()) return r;
+  // The detector decides every chunk in scan order from cycle 0, whatever the mask (its decisions
+  // serve every key block).
+  std::vector<int64_t> det_end(chunks.size(), 0);
+  for (size_t c = 0, t = 0; c < chunks.size() && decisions; ++c) {
+    t += static_cast<size_t>(rounds * (chunks[c].p1 - chunks[c].p0));
+    det_end[c] = static_cast<int64_t>(t) + kDetectLatency;
   }
-  std::vector<int64_t> gather_end(static_cast<size_t>(MT * NC), 0);
-  // When chunk q's compute lists are complete: the detector's in the first m-tile; later, the list
+  std::vector<int64_t> gather_end(steps.size(), 0);
+  // When step e's compute lists are complete: the detector's in m-tile 0; later, the list
   // builder's, which reads the chunk's codes LIST_W positions a cycle into a free list buffer (two:
   // the one issued and the next).
-  std::vector<int64_t> lists_ready(static_cast<size_t>(MT * NC), 0);
+  std::vector<int64_t> lists_ready(steps.size(), 0);
   int64_t prev_pass_start = 0;
   int64_t engine_free = 0;          // the pass engine's next free cycle
   int64_t weights_ready = hw.rows;  // the next pass's weights: the first load starts at cycle 0
   std::vector<int64_t> seg_weights_ready(static_cast<size_t>(segs), hw.group_w);  // GroupPairing::Independent
-  for (int64_t q = 0; q < MT * NC; ++q) {
-    const int64_t c = q % NC, n = std::min<int64_t>(chunk, N - c * chunk);
+  for (size_t e = 0; e < steps.size(); ++e) {
+    const size_t c = steps[e].chunk;
+    const int64_t n = chunks[c].p1 - chunks[c].p0;
+    const auto cG = static_cast<std::ptrdiff_t>(c) * G;
     int64_t ready = engine_free;
     auto wait_for = [&](int64_t until, int64_t& counter) {
       if (until > ready) counter += until - ready, ready = until;
     };
     const int64_t beats = (n + hw.gather_w - 1) / hw.gather_w;
-    if (decisions && q < NC) {
-      lists_ready[static_cast<size_t>(q)] = det_end[static_cast<size_t>(c)];
-      wait_for(det_end[static_cast<size_t>(c)], r.detect_wait);
+    if (decisions && steps[e].mt == 0) {
+      lists_ready[e] = det_end[c];
+      wait_for(det_end[c], r.detect_wait);
     } else if (decisions) {
       // A chunk with no COMPUTE pair (its summary bit) has no list to build.
-      const bool any = std::any_of(counts.begin() + c * G, counts.begin() + (c + 1) * G, [](int64_t k) { return k > 0; });
-      lists_ready[static_cast<size_t>(q)] = std::max(lists_ready[static_cast<size_t>(q - 1)], prev_pass_start) +
-                                           (any ? (n + shape.list_w - 1) / shape.list_w : 0);
-      wait_for(lists_ready[static_cast<size_t>(q)], r.list_wait);
+      const bool any = std::any_of(counts.begin() + cG, counts.begin() + cG + G, [](int64_t k) { return k > 0; });
+      lists_ready[e] = std::max({e > 0 ? lists_ready[e - 1] : 0, prev_pass_start, det_end[c]}) +
+                       (any ? (n + shape.list_w - 1) / shape.list_w : 0);
+      wait_for(lists_ready[e], r.list_wait);
     }
-    if (q > shape.lead) wait_for(gather_end[static_cast<size_t>(q - shape.lead - 1)], r.ring_wait);
+    if (e > static_cast<size_t>(shape.lead))
+      wait_for(gather_end[e - static_cast<size_t>(shape.lead) - 1], r.ring_wait);
     prev_pass_start = ready;
     // The chunk's groups in the order the passes take them, SEGS at a time.
-    std::vector<int64_t> order(counts.begin() + c * G, counts.begin() + (c + 1) * G);
+    std::vector<int64_t> order(counts.begin() + cG, counts.begin() + cG + G);
     if (pairing != GroupPairing::KTile) std::sort(order.begin(), order.end(), std::greater<int64_t>());
     if (pairing == GroupPairing::Independent) {
       // Longest list first, each to the segment free first; a segment's next group loads its
@@ -130,11 +211,11 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
       std::vector<int64_t> seg_ready(static_cast<size_t>(segs), ready), seg_issue(static_cast<size_t>(segs), 0);
       for (const int64_t len : order) {
         if (len == 0) break;
-        const auto s = static_cast<size_t>(std::min_element(seg_ready.begin(), seg_ready.end()) - seg_ready.begin());
-        seg_ready[s] = std::max(seg_ready[s], seg_weights_ready[s]);
-        seg_weights_ready[s] = seg_ready[s] + hw.group_w;
-        seg_ready[s] += len;
-        seg_issue[s] += len;
+        const auto sg = static_cast<size_t>(std::min_element(seg_ready.begin(), seg_ready.end()) - seg_ready.begin());
+        seg_ready[sg] = std::max(seg_ready[sg], seg_weights_ready[sg]);
+        seg_weights_ready[sg] = seg_ready[sg] + hw.group_w;
+        seg_ready[sg] += len;
+        seg_issue[sg] += len;
       }
       const int64_t end = *std::max_element(seg_ready.begin(), seg_ready.end());
       const int64_t busiest = *std::max_element(seg_issue.begin(), seg_issue.end());
@@ -144,8 +225,8 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
     }
     for (int64_t kt = 0; kt < KT && pairing != GroupPairing::Independent; ++kt) {
       int64_t len = 0;
-      for (int s = 0; s < segs; ++s) {
-        const int64_t g = kt * segs + s;
+      for (int sg = 0; sg < segs; ++sg) {
+        const int64_t g = kt * segs + sg;
         if (g < G) len = std::max(len, order[static_cast<size_t>(g)]);
       }
       if (len == 0) continue;  // every pair of the k-tile reuses: no pass, no weight load
@@ -155,8 +236,7 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
       ready += len;
     }
     engine_free = ready;
-    const int64_t start = std::max(ready + lat, q > 0 ? gather_end[static_cast<size_t>(q - 1)] : 0);
-    gather_end[static_cast<size_t>(q)] = start + beats;
+    gather_end[e] = std::max(ready + lat, e > 0 ? gather_end[e - 1] : 0) + beats;
     r.gather_beats += beats;
   }
   r.total = gather_end.back();
@@ -165,36 +245,38 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
 }
 
 WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b,
-                       const IntReuse& reuse, const RingShape& shape, int64_t depth) {
+                       const IntReuse& reuse, const RingShape& shape, int64_t depth, const RingMask* mask) {
   check_shape(cfg, shape);
-  const int chunk = shape.chunk;
   const int G = cfg.groups(), Gw = cfg.group_w, cols = hw.cols, pw = hw.sum_w(Gw);
-  const int64_t N = cfg.grid.tokens(), M = cfg.out_cols, NC = (N + chunk - 1) / chunk;
-  const int64_t MT = (M + cols - 1) / cols;
+  const int64_t N = cfg.grid.tokens(), M = cfg.out_cols;
   if (a.rows != N || a.cols != cfg.channels || b.rows != cfg.channels || b.cols != M ||
       static_cast<int64_t>(reuse.decisions.size()) != N * G)
     throw InternalError("ring_output: operands or decisions do not match the workload");
   if (depth < 1) throw ConfigError("ring depth", std::to_string(depth), "at least one slot");
   const ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
-  // Slot (g, column j of the m-tile, s) at [(g * cols + j) * depth + s]; owner[g * depth + s] is the
-  // flattened position (mt * N + p) whose partials the slot holds, -1 before any write.
+  const std::vector<Chunk> chunks = cut_chunks(cfg, shape.chunk);
+  const std::vector<Step> steps = executed_steps(hw, cfg, chunks, mask);
+  // Positions get ring indices in the order the run executes them: x = base[e] + (p - p0). The
+  // chunks of one query block in one m-tile run back to back, so a reference (same tile, earlier)
+  // sits p - src indices back. Slot (g, column j, x mod depth) at [(g * cols + j) * depth + x mod
+  // depth]; owner[g * depth + x mod depth] is the index x whose partials it holds, -1 before any write.
+  std::vector<int64_t> base(steps.size(), 0);
+  for (size_t e = 1; e < steps.size(); ++e)
+    base[e] = base[e - 1] + chunks[steps[e - 1].chunk].p1 - chunks[steps[e - 1].chunk].p0;
   std::vector<int64_t> slot(static_cast<size_t>(G) * static_cast<size_t>(cols) * static_cast<size_t>(depth), 0);
   std::vector<int64_t> owner(static_cast<size_t>(G) * static_cast<size_t>(depth), -1);
-  auto at = [&](int g, int64_t j, int64_t s) -> int64_t& {
-    return slot[static_cast<size_t>((g * cols + j) * depth + s)];
+  auto at = [&](int g, int64_t j, int64_t x) -> int64_t& {
+    return slot[static_cast<size_t>((g * cols + j) * depth + x % depth)];
   };
-  WideMatrix out(N, M, 0);
+  auto owner_of = [&](int g, int64_t x) -> int64_t& { return owner[static_cast<size_t>(g * depth + x % depth)]; };
+  WideMatrix out(N, M, 0);  // a dropped block's outputs stay 0
 
-  auto positions = [&](int64_t q) {
-    const int64_t c = q % NC;
-    return std::pair<int64_t, int64_t>{c * chunk, std::min<int64_t>(N, (c + 1) * chunk)};
-  };
-  auto passes = [&](int64_t q) {  // the array writes every COMPUTE partial of chunk q
-    const int64_t mt = q / NC;
-    const auto [p0, p1] = positions(q);
-    for (int64_t p = p0; p < p1; ++p) {
+  auto passes = [&](size_t e) {  // the array writes every COMPUTE partial of step e
+    const Chunk& ch = chunks[steps[e].chunk];
+    const int64_t mt = steps[e].mt;
+    for (int64_t p = ch.p0; p < ch.p1; ++p) {
       const int32_t tok = scan.token_at(p);
-      const int64_t s = (mt * N + p) % depth;
+      const int64_t x = base[e] + (p - ch.p0);
       for (int g = 0; g < G; ++g) {
         if (reuse.at(tok, g).kind != PairKind::Compute) continue;
         for (int64_t j = 0; j < cols && mt * cols + j < M; ++j) {
@@ -202,46 +284,47 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
           for (int k = g * Gw; k < (g + 1) * Gw; ++k)
             sum += static_cast<int64_t>(a.at(tok, k)) * static_cast<int64_t>(b.at(k, mt * cols + j));
           if (!fits_signed(sum, pw)) throw InternalError("ring_output: a partial exceeds PARTIAL_W");
-          at(g, j, s) = sum;
+          at(g, j, x) = sum;
         }
-        owner[static_cast<size_t>(g * depth + s)] = mt * N + p;
+        owner_of(g, x) = x;
       }
     }
   };
-  auto gather = [&](int64_t q) {  // REUSE pairs copy their reference's slot; each position sums its G slots
-    const int64_t mt = q / NC;
-    const auto [p0, p1] = positions(q);
-    for (int64_t p = p0; p < p1; ++p) {
+  auto gather = [&](size_t e) {  // REUSE pairs copy their reference's slot; each position sums its G slots
+    const Chunk& ch = chunks[steps[e].chunk];
+    const int64_t mt = steps[e].mt;
+    for (int64_t p = ch.p0; p < ch.p1; ++p) {
       const int32_t tok = scan.token_at(p);
-      const int64_t s = (mt * N + p) % depth;
+      const int64_t x = base[e] + (p - ch.p0);
       for (int g = 0; g < G; ++g) {
         const PairDecision& d = reuse.at(tok, g);
         const int64_t src = d.kind == PairKind::Compute ? p : scan.pos_of(d.ref);
-        const int64_t from = (mt * N + src) % depth;
-        if (owner[static_cast<size_t>(g * depth + from)] != mt * N + src)
+        const int64_t from = x - (p - src);
+        if (owner_of(g, from) != from)
           throw InternalError("ring slot read after it was overwritten: group " + std::to_string(g) +
                               ", position " + std::to_string(p) + " reads position " + std::to_string(src) +
-                              " in a ring of " + std::to_string(depth) + " slots (chunk " + std::to_string(chunk) +
-                              ", lead " + std::to_string(shape.lead) + ")");
+                              " in a ring of " + std::to_string(depth) + " slots (chunk " +
+                              std::to_string(shape.chunk) + ", lead " + std::to_string(shape.lead) + ")");
         if (d.kind != PairKind::Compute) {
-          for (int64_t j = 0; j < cols; ++j) at(g, j, s) = at(g, j, from);
-          owner[static_cast<size_t>(g * depth + s)] = mt * N + p;
+          for (int64_t j = 0; j < cols; ++j) at(g, j, x) = at(g, j, from);
+          owner_of(g, x) = x;
         }
       }
       for (int64_t j = 0; j < cols && mt * cols + j < M; ++j) {
         int64_t sum = 0;
-        for (int g = 0; g < G; ++g) sum += at(g, j, s);
+        for (int g = 0; g < G; ++g) sum += at(g, j, x);
         out.at(tok, mt * cols + j) = wrap_signed(sum, cfg.acc_w);
       }
     }
   };
-  // Chunks q - L + 1 .. q are written while chunk q - L is gathered: every write of them lands
+  // Steps e - L + 1 .. e are written while step e - L is gathered: every write of them lands
   // before its reads (the order that lets the least ring be checked).
-  for (int64_t q = 0; q < MT * NC; ++q) {
-    passes(q);
-    if (q >= shape.lead) gather(q - shape.lead);
+  const auto L = static_cast<size_t>(shape.lead);
+  for (size_t e = 0; e < steps.size(); ++e) {
+    passes(e);
+    if (e >= L) gather(e - L);
   }
-  for (int64_t q = std::max<int64_t>(0, MT * NC - shape.lead); q < MT * NC; ++q) gather(q);
+  for (size_t e = steps.size() > L ? steps.size() - L : 0; e < steps.size(); ++e) gather(e);
   return out;
 }
 

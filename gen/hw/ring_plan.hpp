@@ -4,7 +4,8 @@
 // of partials: the model before the RTL"), not from any RTL: it states what the RTL must do, sizes
 // its memories and predicts its cycles on real decisions, so the RTL can later be held to it.
 //
-// Schedule, per m-tile mt and chunk c of C consecutive scan positions (flattened q = mt * NC + c):
+// Schedule, per m-tile mt and chunk c of at most C consecutive scan positions (a chunk never
+// crosses a scan tile), in order (steps q; a block mask drops some):
 //   passes(q):  k-tiles kt = 0..KT-1; segment s issues the chunk's COMPUTE positions of group
 //               kt * SEGS + s (or of the groups paired by count); weights double-buffered (a pass's ROWS-cycle load runs during the
 //               pass before it), an all-REUSE k-tile is skipped with its load
@@ -53,6 +54,18 @@ int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape);
 // formulas name N, K, G, W and C.
 std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, const RingShape& shape);
 
+// Block-sparse attention on the ring (issue 10 item 6): query blocks are the scan tiles (every
+// frame of one spatial tile: contiguous in scan order, and no reference leaves its tile, so reuse
+// stays inside a kept block; the whole frame is one block without tiles), key blocks `key_block`
+// output columns (a whole number of m-tiles). A dropped (query block, key block) is neither issued
+// nor gathered, and its outputs are 0.
+struct RingMask {
+  int key_block = 0;
+  std::vector<uint8_t> keep;  // [query block * ring_key_blocks + key block]: 1 computed, 0 dropped
+};
+int ring_query_blocks(const ReuseConfig& cfg);
+int ring_key_blocks(const ReuseConfig& cfg, const RingMask& mask);
+
 struct RingCycles {
   int64_t total = 0;          // first cycle to the last output word
   int64_t issue = 0;          // cycles of pass issue (the longest segment of each pass)
@@ -62,7 +75,8 @@ struct RingCycles {
   int64_t ring_wait = 0;      // pass-engine cycles waiting for the gather to free ring slots
   int64_t gather_beats = 0;   // gather cycles (output beats)
   int64_t tail = 0;           // after the last pass: its landing and the last chunk's gather
-  int64_t chunks = 0;         // NC per m-tile
+  int64_t chunks = 0;         // chunks per m-tile (C positions at most, never across a scan tile)
+  int64_t steps = 0;          // (m-tile, chunk) pairs executed: all of them but those a mask drops
 };
 
 // How the chunk's groups meet the array's SEGS segments. KTile and ByCount run the segments in
@@ -78,12 +92,14 @@ enum class GroupPairing { KTile, ByCount, Independent };
 // Dense mode (`decisions` == nullptr: every pair computes, no detection) or reuse mode with the
 // golden model's decisions (token-major, as run_reuse gives them).
 RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<PairDecision>* decisions,
-                       const RingShape& shape, GroupPairing pairing = GroupPairing::KTile);
+                       const RingShape& shape, GroupPairing pairing = GroupPairing::KTile,
+                       const RingMask* mask = nullptr);
 
 // The output as the ring forms it: every slot PARTIAL_W bits, a REUSE pair resolved by copying its
 // reference's slot (never its root's: the root may have left the ring). Throws InternalError when a
 // slot is read after another position overwrote it (a ring shallower than ring_depth() can).
 WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatrix& a, const IntMatrix& b,
-                       const IntReuse& reuse, const RingShape& shape, int64_t depth);
+                       const IntReuse& reuse, const RingShape& shape, int64_t depth,
+                       const RingMask* mask = nullptr);
 
 }  // namespace kaleido::hw

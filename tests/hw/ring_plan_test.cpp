@@ -245,6 +245,67 @@ TEST(RingPlan, LaterMTilesWaitForTheListBuilder) {
   EXPECT_EQ(fast.list_wait, 0);
 }
 
+// Scan tiles of 3 x 4 on a 4 x 7 x 6 grid: 3 x 2 query blocks (raster order of the tiles, the
+// last row of tiles one row high); M = 24 in key blocks of 8 columns (one m-tile each). Every other
+// (query block, key block) dropped: the ring's output is the golden model's reuse product with
+// those entries 0, for chunks that fit a tile or not and leads 1 and 2.
+TEST(RingPlan, ABlockMaskDropsItsBlocksAndKeepsTheRestBitExact) {
+  const HwConfig hw = default_config_8x8();
+  const Grid grid{4, 7, 6};
+  ReuseConfig cfg = workload_config(grid, 32, 24, 3, 4);
+  ASSERT_EQ(ring_query_blocks(cfg), 6);
+  SyntheticSpec spec;
+  spec.grid = grid;
+  spec.channels = 32;
+  spec.static_w = 3;
+  const IntMatrix a = quantize(make_latent(spec), 8).q;
+  const IntMatrix b = make_int_weights(32, 24, 8, 11);
+  cfg.tau = calibrate_reuse_ratio(cfg, a, 0.8).tau;
+  const IntReuse reuse = run_reuse(cfg, a);
+  RingMask mask;
+  mask.key_block = 8;
+  ASSERT_EQ(ring_key_blocks(cfg, mask), 3);
+  for (int qb = 0; qb < 6; ++qb)
+    for (int kb = 0; kb < 3; ++kb) mask.keep.push_back(static_cast<uint8_t>((qb + kb) % 2));
+  WideMatrix golden = reuse_output(cfg, a, b, reuse);
+  for (int h = 0; h < grid.h; ++h)
+    for (int w = 0; w < grid.w; ++w) {
+      const int qb = (h / 3) * 2 + w / 4;
+      for (int t = 0; t < grid.t; ++t)
+        for (int m = 0; m < 24; ++m)
+          if ((qb + m / 8) % 2 == 0) golden.at(grid.index(t, h, w), m) = 0;
+    }
+  for (const int chunk : {5, 12, 48})
+    for (const int lead : {1, 2}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + ", lead " + std::to_string(lead));
+      const RingShape shape{chunk, lead};
+      EXPECT_EQ(ring_output(hw, cfg, a, b, reuse, shape, ring_depth(cfg, shape), &mask).data, golden.data);
+    }
+  mask.key_block = 12;  // not a whole number of m-tiles
+  EXPECT_THROW(ring_cycles(hw, cfg, nullptr, {8, 1}, GroupPairing::KTile, &mask), ConfigError);
+  mask.key_block = 8;
+  mask.keep.pop_back();
+  EXPECT_THROW(ring_cycles(hw, cfg, nullptr, {8, 1}, GroupPairing::KTile, &mask), ConfigError);
+}
+
+// Dense, 8x8 array, grid 2x4x4 in scan tiles of 4 x 2: two query blocks of 16 positions; K = 8
+// (one pass), M = 16 in two key blocks of 8. Unmasked, four steps of 16: the first issues 8..24
+// and is gathered 40..56, the second 24..40 (56..72), the third waits for the first's gather
+// (ring) and issues 56..72 (88..104), the fourth 72..88 (104..120): 120. Keeping only (0, 0) and
+// (1, 1): the first two, 72.
+TEST(RingPlan, ABlockMaskSkipsTheCyclesOfItsDroppedBlocks) {
+  const HwConfig hw = default_config_8x8();
+  const ReuseConfig cfg = workload_config({2, 4, 4}, 8, 16, 4, 2);
+  const RingCycles all = ring_cycles(hw, cfg, nullptr, {16, 1});
+  EXPECT_EQ(all.steps, 4);
+  EXPECT_EQ(all.ring_wait, 16);
+  EXPECT_EQ(all.total, 120);
+  const RingMask mask{8, {1, 0, 0, 1}};
+  const RingCycles kept = ring_cycles(hw, cfg, nullptr, {16, 1}, GroupPairing::KTile, &mask);
+  EXPECT_EQ(kept.steps, 2);
+  EXPECT_EQ(kept.total, 72);
+}
+
 TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelAndRefusesMissingThresholds) {
   const ProcessResult ok = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                         "--out-cols", "16", "--target-reuse", "0.6", "--chunks", "8,0", "--check",
@@ -258,6 +319,22 @@ TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelAndRefusesMissingThresho
     EXPECT_LE(row["achieved_over_ideal"].get<double>(), 1.0);
     EXPECT_LE(row["speedup"].get<double>(), row["ideal_speedup"].get<double>());
   }
+  // A random block mask over scan tiles of 3 x 3 (4 query blocks) and key blocks of 8 columns (2):
+  // 4 of the 8 kept, the output checked against the golden model's masked product.
+  const ProcessResult sparse = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels",
+                                            "32", "--out-cols", "16", "--tile", "3x3", "--target-reuse", "0.6",
+                                            "--chunks", "8", "--key-block", "8", "--keep", "0.5", "--check", "--json"});
+  ASSERT_TRUE(sparse.ok()) << sparse.output;
+  const nlohmann::json m = nlohmann::json::parse(sparse.output);
+  EXPECT_EQ(m["mask"]["query_blocks"], 4);
+  EXPECT_EQ(m["mask"]["key_blocks"], 2);
+  EXPECT_EQ(m["mask"]["kept"], 4);
+  EXPECT_TRUE(m["chunks"][0]["bit_exact"].get<bool>());
+  EXPECT_LT(m["chunks"][0]["dense_cycles"].get<int64_t>(), m["chunks"][0]["dense_cycles_without_mask"].get<int64_t>());
+  const ProcessResult no_key_block = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6",
+                                                  "--channels", "32", "--tau", "4", "--keep", "0.5"});
+  EXPECT_FALSE(no_key_block.ok());
+  EXPECT_NE(no_key_block.output.find("--key-block"), std::string::npos) << no_key_block.output;
   const ProcessResult none =
       run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32"});
   EXPECT_FALSE(none.ok());
