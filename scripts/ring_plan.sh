@@ -10,8 +10,10 @@ out=${1:-reports/ring_plan}
 mkdir -p "$out"
 [[ -x $kaleido ]] || { echo "ring_plan: build kaleido first ($kaleido not found)" >&2; exit 1; }
 
+runs=0
 run() {  # run NAME ARGS...: one plan into $out/NAME.md
   local name=$1
+  runs=$((runs + 1))
   shift
   echo "ring_plan: $name" >&2
   {
@@ -48,4 +50,4 @@ run "masked_8x8_gw2_r0.85" --preset 8x8 --gather-w 2 "${synthetic[@]}" --target-
   --chunks 128,256 --key-block 32 --keep 0.5 --check
 run "480p_tile16_masked_gw4_r0.85" --preset 16x16 --gather-w 4 "${p480[@]}" --target-reuse 0.85 --tile 16x16 \
   --chunks 256 --key-block 256 --keep 0.25
-echo "ring_plan: wrote $(ls "$out"/*.md | wc -l) plans into $out" >&2
+echo "ring_plan: wrote $runs plans into $out" >&2
