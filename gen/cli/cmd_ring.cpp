@@ -79,6 +79,7 @@ struct RingPlanCommand {
   CLI::App* sub = nullptr;
   HwOptions hw;
   WorkloadOptions w;
+  WorkloadSource source{"synthetic"};
   std::string chunks = "0";
   int lead = 1;
   int list_w = 8;
@@ -93,22 +94,33 @@ struct RingPlanCommand {
 
   void run() {
     const auto t0 = std::chrono::steady_clock::now();
+    const std::string kind = source.resolve(*sub, hw);
     const hw::HwConfig hwc = hw.config_to_fit();
     WorkloadOptions wo = w;
     derive_algorithm_widths(*sub, hwc, wo.data_w, wo.acc_w, wo.group_w);
     if (wo.group_w != hwc.group_w)
       throw ConfigError("group-w", std::to_string(wo.group_w),
                         "must equal the array's GROUP_W (" + std::to_string(hwc.group_w) + ")");
-    if (wo.target_reuse < 0.0 && wo.tau.empty())
+    // Without a threshold option the thresholds are calibrated for the default output SNR, which
+    // forms the product: refused where that is large (the qk kind calibrates on one key tile).
+    const bool thresholds_given = option_given(*sub, "--tau") || option_given(*sub, "--tau-schedule") ||
+                                  option_given(*sub, "--block-schedule") || option_given(*sub, "--target-reuse") ||
+                                  option_given(*sub, "--target-psnr") || option_given(*sub, "--target-snr");
+    const Grid grid = parse_grid(wo.grid);
+    if (kind != "qk" && !thresholds_given &&
+        static_cast<double>(grid.tokens()) * wo.channels * wo.out_cols > kCheckMacLimit)
       throw ConfigError("thresholds", "none",
-                        "kaleido ring-plan needs --target-reuse R or --tau T (an SNR calibration would form the "
-                        "whole product, which the plan does not need)");
+                        "give --target-reuse R or --tau T: calibrating for an output SNR forms the product, more "
+                        "than 2e9 MACs here");
     const std::vector<int> chunk_list = parse_chunks(chunks, hwc.rows);
 
-    progress("preparing the synthetic workload and its thresholds");
-    PreparedWorkload pw = prepare_workload(wo, "", 0);
-    ReuseConfig& cfg = pw.cfg;
-    const std::string tau_source = wo.apply_thresholds(cfg, pw.a, pw.b);
+    progress("preparing the " + kind + " workload and its thresholds");
+    const PreparedWorkload pw = source.prepare(*sub, wo, hwc, kind);
+    const std::string tau_source = pw.description.value("thresholds", std::string());
+    // The plan's product: qk plans the whole head (M = every key, N of them; the thresholds come
+    // from its first key tile, as in `kaleido sim`), the other kinds the workload as given.
+    ReuseConfig cfg = pw.cfg;
+    if (kind == "qk") cfg.out_cols = static_cast<int>(cfg.grid.tokens());
     progress("deciding " + std::to_string(cfg.grid.tokens()) + " positions x " + std::to_string(cfg.groups()) +
              " groups");
     const IntReuse reuse = run_reuse(cfg, pw.a);
@@ -125,10 +137,14 @@ struct RingPlanCommand {
     const hw::RingMask mask = masked ? random_mask(cfg, key_block, keep, wo.seed) : hw::RingMask{};
     const hw::RingMask* mp = masked ? &mask : nullptr;
     nlohmann::json rows = nlohmann::json::array();
-    if (check && static_cast<double>(cfg.grid.tokens()) * cfg.channels * cfg.out_cols > kCheckMacLimit)
+    // --check forms the product through the ring for the operands at hand: with qk, its first key tile.
+    const ReuseConfig& check_cfg = pw.cfg;
+    if (check && kind == "qk" && masked)
+      throw ConfigError("check", "on", "with --workload qk the check covers the first key tile, not a whole-head mask");
+    if (check && static_cast<double>(check_cfg.grid.tokens()) * check_cfg.channels * check_cfg.out_cols > kCheckMacLimit)
       throw ConfigError("check", "on", "--check forms the product; this workload has more than 2e9 MACs");
-    WideMatrix golden = check ? reuse_output(cfg, pw.a, pw.b, reuse) : WideMatrix{};
-    if (check && masked) zero_dropped_blocks(cfg, mask, golden);
+    WideMatrix golden = check ? reuse_output(check_cfg, pw.a, pw.b, reuse) : WideMatrix{};
+    if (check && masked) zero_dropped_blocks(check_cfg, mask, golden);
     for (const int chunk : chunk_list) {
       progress("chunk " + std::to_string(chunk) + ": cycles" + (check ? ", output through the ring" : ""));
       const hw::RingShape shape{chunk, lead, list_w};
@@ -173,7 +189,8 @@ struct RingPlanCommand {
                       {"width", r.width}, {"bits", r.bits()}});
       row["roles"] = rj;
       if (check) {
-        const WideMatrix out = hw::ring_output(hwc, cfg, pw.a, pw.b, reuse, shape, hw::ring_depth(cfg, shape), mp);
+        const WideMatrix out =
+            hw::ring_output(hwc, check_cfg, pw.a, pw.b, reuse, shape, hw::ring_depth(check_cfg, shape), mp);
         row["bit_exact"] = out.data == golden.data;
         if (out.data != golden.data)
           throw InternalError("the ring's output differs from the golden model's (chunk " + std::to_string(chunk) +
@@ -190,6 +207,7 @@ struct RingPlanCommand {
                         {"lanes", hwc.det_lanes()},
                         {"config", cfg},
                         {"workload", pw.description},
+                        {"workload_kind", kind},
                         {"thresholds", tau_source},
                         {"skipped_fraction", skipped},
                         {"window", hw::ring_window(cfg)},
@@ -263,7 +281,7 @@ struct RingPlanCommand {
                   r["formula"].get<std::string>().c_str(), static_cast<long long>(r["banks"].get<int64_t>()),
                   static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
                   bits_text(r["bits"].get<int64_t>()).c_str());
-    std::printf("\nA model of an architecture not built in RTL (docs/hardware.md, \"A ring of partials\"); %.1f s\n",
+    std::printf("\nA model of an architecture not built in RTL (docs/hardware.md, \"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }
 };
@@ -273,10 +291,12 @@ struct RingPlanCommand {
 void register_ring_plan(CLI::App& app) {
   auto cmd = std::make_shared<RingPlanCommand>();
   CLI::App* sub = app.add_subcommand(
-      "ring-plan", "Size and time the window-bounded ring architecture (a model, not RTL) on a synthetic workload");
+      "ring-plan", "Size and time the window-bounded ring architecture (a model, not RTL) on a workload (synthetic by "
+      "default; --workload qk: one attention head of a clip, every key)");
   cmd->sub = sub;
   cmd->hw.add_to(*sub);
   cmd->w.add_to(*sub);
+  cmd->source.add_to(*sub);
   sub->add_option("--chunks", cmd->chunks, "Scan positions per chunk, comma-separated (0: 8 x ROWS)")
       ->capture_default_str();
   sub->add_option("--lead", cmd->lead, "Chunks the passes may run ahead of the gather (the ring holds W + (lead + 1) C)")

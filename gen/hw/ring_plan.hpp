@@ -1,8 +1,8 @@
 // The window-bounded architecture of issue 10 (items 1 and 2), modelled before it is built:
 // partial sums in a ring of slots per (group, column) instead of N-deep memories, the scan
-// positions taken in chunks, decisions kept as 2-bit codes. Written from docs/hardware.md ("A ring
-// of partials: the model before the RTL"), not from any RTL: it states what the RTL must do, sizes
-// its memories and predicts its cycles on real decisions, so the RTL can later be held to it.
+// positions taken in chunks, decisions kept as 2-bit codes. Written from docs/hardware.md ("The
+// window-bounded ring: a model before the RTL"), not from any RTL: it states what the RTL must do,
+// sizes its memories and predicts its cycles on real decisions, so the RTL can later be held to it.
 //
 // Schedule, per m-tile mt and chunk c of at most C consecutive scan positions (a chunk never
 // crosses a scan tile), in order (steps q; a block mask drops some):

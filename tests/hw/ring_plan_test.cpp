@@ -306,7 +306,7 @@ TEST(RingPlan, ABlockMaskSkipsTheCyclesOfItsDroppedBlocks) {
   EXPECT_EQ(kept.total, 72);
 }
 
-TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelAndRefusesMissingThresholds) {
+TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelOnEachWorkloadKind) {
   const ProcessResult ok = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                         "--out-cols", "16", "--target-reuse", "0.6", "--chunks", "8,0", "--check",
                                         "--json"});
@@ -335,9 +335,28 @@ TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelAndRefusesMissingThresho
                                                   "--channels", "32", "--tau", "4", "--keep", "0.5"});
   EXPECT_FALSE(no_key_block.ok());
   EXPECT_NE(no_key_block.output.find("--key-block"), std::string::npos) << no_key_block.output;
-  const ProcessResult none =
-      run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32"});
+  // One attention head of the clip: the plan covers every key (M = N = 32), the thresholds and the
+  // check the first key tile, calibrated for the default SNR; a whole-head mask is not checked.
+  const ProcessResult qk = run_process(
+      {KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--workload", "qk", "--grid", "2x4x4", "--chunks", "8", "--check", "--json"});
+  ASSERT_TRUE(qk.ok()) << qk.output;
+  const nlohmann::json q = nlohmann::json::parse(qk.output);
+  EXPECT_EQ(q["config"]["M"], 32);
+  EXPECT_EQ(q["config"]["K"], 128);
+  EXPECT_NE(q["thresholds"].get<std::string>().find("SNR"), std::string::npos);
+  EXPECT_TRUE(q["chunks"][0]["bit_exact"].get<bool>());
+  const ProcessResult qk_mask = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--workload", "qk", "--grid", "2x4x4",
+                                            "--key-block", "8", "--check"});
+  EXPECT_FALSE(qk_mask.ok());
+  // No threshold option: calibrating for the default SNR forms the product, refused past 2e9 MACs
+  // (here 32,760 x 128 x 32,768) before any work; a small workload is calibrated.
+  const ProcessResult none = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "21x30x52", "--channels",
+                                          "128", "--out-cols", "32768"});
   EXPECT_FALSE(none.ok());
+  const ProcessResult small = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels",
+                                           "32", "--out-cols", "16", "--chunks", "8", "--json"});
+  ASSERT_TRUE(small.ok()) << small.output;
+  EXPECT_NE(nlohmann::json::parse(small.output)["thresholds"].get<std::string>().find("SNR 30"), std::string::npos);
   EXPECT_NE(none.output.find("--target-reuse"), std::string::npos) << none.output;
   const ProcessResult bad = run_process(
       {KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32", "--tau", "4", "--chunks", "8,x"});
