@@ -44,6 +44,15 @@ for r in 0.5 0.85 0.95; do
       --chunks 256,512
   done
 done
+# The main job's attention head (cockatoo, Wan2.1-1.3B head 0, step 47, grid 4x16x16): every one of
+# the 1,024 keys, thresholds calibrated on the first key tile (the flow's default SNR of 30 dB, or R).
+for preset in 8x8 16x16; do
+  run "qk_${preset}_default" --workload qk --preset "$preset" --gather-w 2 --grid 4x16x16 --chunks 128,256 --check
+  for r in 0.85 0.95; do
+    run "qk_${preset}_r${r}" --workload qk --preset "$preset" --gather-w 4 --grid 4x16x16 --target-reuse "$r" \
+      --chunks 128,256 --check
+  done
+done
 # Block-sparse attention on the ring: a random quarter (480p) or half (synthetic, checked against the
 # golden model's masked product) of the (scan tile, key block) pairs kept, reuse inside them.
 run "masked_8x8_gw2_r0.85" --preset 8x8 --gather-w 2 "${synthetic[@]}" --target-reuse 0.85 --tile 8x8 \
