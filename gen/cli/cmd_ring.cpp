@@ -103,11 +103,8 @@ struct RingPlanCommand {
                         "must equal the array's GROUP_W (" + std::to_string(hwc.group_w) + ")");
     // Without a threshold option the thresholds are calibrated for the default output SNR, which
     // forms the product: refused where that is large (the qk kind calibrates on one key tile).
-    const bool thresholds_given = option_given(*sub, "--tau") || option_given(*sub, "--tau-schedule") ||
-                                  option_given(*sub, "--block-schedule") || option_given(*sub, "--target-reuse") ||
-                                  option_given(*sub, "--target-psnr") || option_given(*sub, "--target-snr");
     const Grid grid = parse_grid(wo.grid);
-    if (kind != "qk" && !thresholds_given &&
+    if (kind != "qk" && !threshold_option_given(*sub) &&
         static_cast<double>(grid.tokens()) * wo.channels * wo.out_cols > kCheckMacLimit)
       throw ConfigError("thresholds", "none",
                         "give --target-reuse R or --tau T: calibrating for an output SNR forms the product, more "

@@ -285,13 +285,17 @@ std::string WorkloadSource::resolve(const CLI::App& cmd, HwOptions& hw) const {
   return k;
 }
 
+bool threshold_option_given(const CLI::App& cmd) {
+  for (const char* o : {"--tau", "--tau-schedule", "--block-schedule", "--target-reuse", "--target-psnr", "--target-snr"})
+    if (option_given(cmd, o)) return true;
+  return false;
+}
+
 PreparedWorkload WorkloadSource::prepare(const CLI::App& cmd, WorkloadOptions& w, const hw::HwConfig& hw,
                                          const std::string& k) const {
   auto given = [&](const char* o) { return option_given(cmd, o); };
   if (k != "qk") {
-    const bool thresholds_given = given("--tau") || given("--tau-schedule") || given("--block-schedule") ||
-                                  given("--target-reuse") || given("--target-psnr") || given("--target-snr");
-    if (!thresholds_given && untuned_target_reuse >= 0) w.target_reuse = untuned_target_reuse;
+    if (!threshold_option_given(cmd) && untuned_target_reuse >= 0) w.target_reuse = untuned_target_reuse;
     return prepare_workload(w, k == "synthetic" ? std::string() : clip, diffusion_step);
   }
   // Q K^T of one head: K is the head dimension, M one key tile (MAX_M keys, at most the N tokens,

@@ -104,6 +104,10 @@ struct WorkloadSource {
                            const std::string& kind) const;
 };
 
+// The command received a threshold option (--tau, --tau-schedule, --block-schedule or a --target-*);
+// without one, WorkloadOptions::apply_thresholds calibrates for kDefaultTargetSnrDb.
+bool threshold_option_given(const CLI::App& cmd);
+
 // "TxHxW" -> Grid; "HxW" -> pair. Throws ConfigError.
 Grid parse_grid(const std::string& s);
 std::pair<int, int> parse_pair(const std::string& s, const char* what);

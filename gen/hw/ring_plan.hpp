@@ -7,8 +7,9 @@
 // Schedule, per m-tile mt and chunk c of at most C consecutive scan positions (a chunk never
 // crosses a scan tile), in order (steps q; a block mask drops some):
 //   passes(q):  k-tiles kt = 0..KT-1; segment s issues the chunk's COMPUTE positions of group
-//               kt * SEGS + s (or of the groups paired by count); weights double-buffered (a pass's ROWS-cycle load runs during the
-//               pass before it), an all-REUSE k-tile is skipped with its load
+//               kt * SEGS + s (or as GroupPairing says); weights double-buffered (a pass's
+//               ROWS-cycle load runs during the pass before it); an all-REUSE k-tile is skipped
+//               with its load
 //   gather(q):  once passes(q)'s partials have landed (LAT cycles after its last issue), GATHER_W
 //               positions per cycle in scan order: a REUSE pair copies its reference's slot into its
 //               own, then each position sums its G slots (ACC_W wrap-around) into an output word
