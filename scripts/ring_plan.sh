@@ -53,6 +53,11 @@ for preset in 8x8 16x16; do
       --chunks 128,256 --check
   done
 done
+# What scan tiles (the window the 8 Mib budget needs) cost in reuse at the same 30 dB on that head.
+for tile in 8x8 4x4; do
+  run "qk_16x16_default_tile${tile}" --workload qk --preset 16x16 --gather-w 2 --grid 4x16x16 --tile "$tile" \
+    --chunks 128,256 --check
+done
 # Block-sparse attention on the ring: a random quarter (480p) or half (synthetic, checked against the
 # golden model's masked product) of the (scan tile, key block) pairs kept, reuse inside them.
 run "masked_8x8_gw2_r0.85" --preset 8x8 --gather-w 2 "${synthetic[@]}" --target-reuse 0.85 --tile 8x8 \

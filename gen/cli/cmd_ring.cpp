@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/format.hpp"
 #include "golden/gemm.hpp"
+#include "golden/metrics.hpp"
 #include "golden/random.hpp"
 #include "golden/reuse.hpp"
 #include "hw/ring_plan.hpp"
@@ -141,6 +142,8 @@ struct RingPlanCommand {
     if (check && static_cast<double>(check_cfg.grid.tokens()) * check_cfg.channels * check_cfg.out_cols > kCheckMacLimit)
       throw ConfigError("check", "on", "--check forms the product; this workload has more than 2e9 MACs");
     WideMatrix golden = check ? reuse_output(check_cfg, pw.a, pw.b, reuse) : WideMatrix{};
+    // The decisions' quality on the checked operands: the reuse product against the exact one.
+    const nlohmann::json quality = check ? quality_json(compare(golden, gemm_exact(pw.a, pw.b))) : nlohmann::json();
     if (check && masked) zero_dropped_blocks(check_cfg, mask, golden);
     for (const int chunk : chunk_list) {
       progress("chunk " + std::to_string(chunk) + ": cycles" + (check ? ", output through the ring" : ""));
@@ -207,6 +210,7 @@ struct RingPlanCommand {
                         {"workload_kind", kind},
                         {"thresholds", tau_source},
                         {"skipped_fraction", skipped},
+                        {"quality", quality},
                         {"window", hw::ring_window(cfg)},
                         {"today_kld_top_sram_bits_total", today_bits},
                         {"mask", masked ? nlohmann::json{{"key_block", key_block},
@@ -245,6 +249,13 @@ struct RingPlanCommand {
                   m["key_blocks"].get<int>(), m["key_block"].get<int>(),
                   static_cast<long long>(r0["dense_cycles"].get<int64_t>()),
                   static_cast<long long>(r0["dense_cycles_without_mask"].get<int64_t>()), r0["chunk"].get<int>());
+    }
+    if (!j["quality"].is_null()) {
+      const auto& q = j["quality"];
+      // An exact product has no finite SNR (JSON null).
+      auto num = [](const nlohmann::json& v, int d) { return v.is_number() ? fixed(v.get<double>(), d) : "inf"; };
+      std::printf("  reuse product against the exact one on the checked operands: SNR %s dB, cosine %s\n",
+                  num(q["snr_db"], 2).c_str(), num(q["cosine"], 6).c_str());
     }
     std::printf("  today's kld_top sized for this workload: %s of SRAM\n",
                 bits_text(j["today_kld_top_sram_bits_total"].get<int64_t>()).c_str());

@@ -345,6 +345,9 @@ TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelOnEachWorkloadKind) {
   EXPECT_EQ(q["config"]["K"], 128);
   EXPECT_NE(q["thresholds"].get<std::string>().find("SNR"), std::string::npos);
   EXPECT_TRUE(q["chunks"][0]["bit_exact"].get<bool>());
+  // The decisions' quality on the checked tile: calibrated for 30 dB, measured against A . B.
+  EXPECT_GE(q["quality"]["snr_db"].get<double>(), 30.0);
+  EXPECT_GT(q["skipped_fraction"].get<double>(), 0.0);
   const ProcessResult qk_mask = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--workload", "qk", "--grid", "2x4x4",
                                             "--key-block", "8", "--check"});
   EXPECT_FALSE(qk_mask.ok());
