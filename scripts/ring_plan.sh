@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reference runs of `kaleido ring-plan` (the window-bounded ring architecture, a model: not RTL)
-# into reports/ring_plan/: each file holds its command and the plan it printed. About a minute.
+# into reports/ring_plan/: each file holds its command and the plan it printed. About 40 seconds.
 #   scripts/ring_plan.sh [OUT_DIR]     (default reports/ring_plan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
