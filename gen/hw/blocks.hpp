@@ -3,11 +3,13 @@
 // bit-exact behaviour of the simple blocks lives next to their generators.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "hw/hw_config.hpp"
+#include "vlog/design.hpp"
 #include "vlog/module.hpp"
 
 namespace kaleido::hw {
@@ -90,11 +92,11 @@ struct ArrayBlock {
   static int latency(const HwConfig& c, int col) { return c.group_w + col + c.mul_pipe; }
 };
 
-// kld_sram_<depth>x<width>: behavioural memory, one synchronous write port and
+// kld_sram_<depth>x<width>: behavioural memory, `writes` synchronous write ports and
 // `reads` asynchronous read ports. Replaceable by a macro (see docs/hardware.md).
 struct SramBlock {
-  static std::string name(int depth, int width, int reads);
-  static vlog::Module generate(const HwConfig& c, int depth, int width, int reads);
+  static std::string name(int depth, int width, int reads, int writes = 1);
+  static vlog::Module generate(const HwConfig& c, int depth, int width, int reads, int writes = 1);
 };
 
 }  // namespace kaleido::hw
@@ -124,6 +126,28 @@ struct DispatcherBlock {
 // each tap writes the bank its tag carries while the gather reads bank rbank_i.
 struct MergeBlock {
   static vlog::Module generate(const HwConfig& c, const vlog::Module& partial_sram, const vlog::Module& root_sram);
+};
+
+// The sum of `terms` (equal widths, wrapping) as a carry-save tree of 3:2 compressors on whole
+// words (csa_<suffix>_<level>_<i>_sum/_carry: sum = a ^ b ^ c, carry = majority one place up)
+// and one adder (sum_<suffix>): about log1.5(n/2) full-adder delays and one carry chain.
+vlog::Expr carry_save_sum(vlog::Module& m, std::vector<vlog::Expr> terms, const std::string& suffix);
+
+// kld_ring_merge: the merge of the window-bounded ring (hw/ring_plan.hpp): per (group, column) a
+// ring of `depth` partials written by the array taps at their slot; the gather resolves a REUSE
+// pair by copying its reference's slot (a w, h or t neighbour, from its 2-bit decision code) into
+// its own, and sums each position's G slots. Not yet instantiated by kld_top.
+struct RingMergeBlock {
+  // Decision codes: what a (position, group) pair does.
+  enum Code : uint64_t { kCompute = 0, kRefW = 1, kRefH = 2, kRefT = 3 };
+  static int slot_w(int depth) { return vlog::clog2(std::max(2, depth)); }
+  // Bits of a tap tag: the k-tile (when there can be more than one) above the slot.
+  static int tag_width(const HwConfig& c, int depth) {
+    return slot_w(depth) + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0);
+  }
+  static vlog::Module generate(const HwConfig& c, int depth, const vlog::Module& ring_sram);
+  // The block with its ring memory (kld_ring_merge the only top), for its block test.
+  static vlog::Design design(const HwConfig& c, int depth);
 };
 
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A

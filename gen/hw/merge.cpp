@@ -6,6 +6,22 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
+Expr carry_save_sum(Module& m, std::vector<Expr> level, const std::string& suffix) {
+  for (int depth_k = 0; level.size() > 2; ++depth_k) {
+    std::vector<Expr> next;
+    size_t t = 0;
+    for (; t + 2 < level.size(); t += 3) {
+      const std::string name = "csa_" + suffix + "_" + std::to_string(depth_k) + "_" + std::to_string(t / 3);
+      const Expr &a = level[t], &b = level[t + 1], &d = level[t + 2];
+      next.push_back(m.wire(name + "_sum", a ^ b ^ d));
+      next.push_back(m.wire(name + "_carry", ((a & b) | (a & d) | (b & d)) << 1));
+    }
+    for (; t < level.size(); ++t) next.push_back(level[t]);
+    level = std::move(next);
+  }
+  return level.size() == 2 ? m.wire("sum_" + suffix, level[0] + level[1]) : level.front();
+}
+
 Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const Module& root_sram) {
   Module m("kld_merge",
            "Merge unit: writes each tap's partial P_g[token] into the partial memory of (group, column); the "
@@ -132,23 +148,9 @@ Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const
   // same sum bit for bit. No memory read shares a path with this logic.
   std::vector<Expr> words;  // most significant first: lane GATHER_W-1, column COLS-1
   for (int j = gws - 1; j >= 0; --j)
-    for (int cc = cols - 1; cc >= 0; --cc) {
-      std::vector<Expr> level = terms[static_cast<size_t>(j)][static_cast<size_t>(cc)];
-      const std::string col = std::to_string(cc) + lane_sfx(j);
-      for (int depth_k = 0; level.size() > 2; ++depth_k) {
-        std::vector<Expr> next;
-        size_t t = 0;
-        for (; t + 2 < level.size(); t += 3) {
-          const std::string name = "csa_" + col + "_" + std::to_string(depth_k) + "_" + std::to_string(t / 3);
-          const Expr &a = level[t], &b = level[t + 1], &d = level[t + 2];
-          next.push_back(m.wire(name + "_sum", a ^ b ^ d));
-          next.push_back(m.wire(name + "_carry", ((a & b) | (a & d) | (b & d)) << 1));
-        }
-        for (; t < level.size(); ++t) next.push_back(level[t]);
-        level = std::move(next);
-      }
-      words.push_back(level.size() == 2 ? m.wire("sum_" + col, level[0] + level[1]) : level.front());
-    }
+    for (int cc = cols - 1; cc >= 0; --cc)
+      words.push_back(carry_save_sum(m, terms[static_cast<size_t>(j)][static_cast<size_t>(cc)],
+                                     std::to_string(cc) + lane_sfx(j)));
   for (int s = G; s < segs; ++s)  // segments that never hold a group (MAX_K/GROUP_W < SEGS)
     m.unused(concat({tap_valid.slice((s + 1) * cols - 1, s * cols),
                      tap_tag.slice((s + 1) * cols * tagw - 1, s * cols * tagw),

@@ -18,6 +18,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/version.hpp"
+#include "hw/blocks.hpp"
 #include "hw/generator.hpp"
 #include "hw/hw_config.hpp"
 #include "sim/verilator_build.hpp"
@@ -85,11 +86,8 @@ inline std::string verilog_files(const fs::path& dir) {
   return s;
 }
 
-// Writes the files `top` needs (itself and every module below it) and the
-// manifest into `dir`, so a block's Verilator build depends only on the
-// text of its own hierarchy.
-inline void write_block_rtl(const hw::HwConfig& c, const std::string& top, const fs::path& dir) {
-  const vlog::Design d = hw::build_design(c);
+// Modules `top` instantiates, itself included.
+inline std::set<std::string> hierarchy_of(const vlog::Design& d, const std::string& top) {
   std::set<std::string> need;
   std::vector<std::string> todo{top};
   while (!todo.empty()) {
@@ -98,6 +96,14 @@ inline void write_block_rtl(const hw::HwConfig& c, const std::string& top, const
     if (!need.insert(name).second) continue;
     for (const vlog::InstanceItem* i : d.module(name).instances()) todo.push_back(i->module());
   }
+  return need;
+}
+
+// Writes the files `top` needs (itself and every module below it) and the
+// manifest into `dir`, so a block's Verilator build depends only on the
+// text of its own hierarchy.
+inline void write_block_rtl(const hw::HwConfig& c, const std::string& top, const fs::path& dir) {
+  const std::set<std::string> need = hierarchy_of(hw::build_design(c), top);
   fs::create_directories(dir);
   for (const hw::GeneratedFile& f : hw::generate_files(c)) {
     const bool verilog = f.name.size() > 2 && f.name.compare(f.name.size() - 2, 2, ".v") == 0;
@@ -107,11 +113,19 @@ inline void write_block_rtl(const hw::HwConfig& c, const std::string& top, const
 }
 
 // Builds (or finds in the cache) the harness tb/unit/<harness>.cpp around
-// block `top` of configuration `c`. The RTL is written to a temporary folder
-// (the cache key is its text, not its path).
-inline sim::BuildResult build_block(const hw::HwConfig& c, const std::string& top, const std::string& harness) {
+// block `top` of configuration `c`, from kaleido gen's design, or from the ring
+// merge's own (hw::RingMergeBlock::design) when `ring_depth` > 0. The RTL is
+// written to a temporary folder (the cache key is its text, not its path).
+inline sim::BuildResult build_block(const hw::HwConfig& c, const std::string& top, const std::string& harness,
+                                    int ring_depth = 0) {
   TempDir rtl("rtl_" + harness + "_" + c.name());
-  write_block_rtl(c, top, rtl.path());
+  if (ring_depth > 0) {
+    fs::create_directories(rtl.path());
+    for (const vlog::EmittedFile& f : hw::RingMergeBlock::design(c, ring_depth).emit())
+      write_file_atomic(rtl.path() / f.name, f.text);
+  } else {
+    write_block_rtl(c, top, rtl.path());
+  }
   const fs::path src = source_dir(), bld = sim::build_dir();
   sim::BuildSpec spec;
   spec.name = "unit_" + harness;

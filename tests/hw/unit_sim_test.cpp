@@ -21,6 +21,8 @@ struct UnitCase {
   hw::HwConfig hw;
   int64_t iterations;
   bool slow = false;
+  int ring_depth = 0;            // kld_ring_merge: the ring's slots (its generator argument)
+  nlohmann::json options = {};  // block-specific job options
 };
 
 hw::HwConfig cfg(int rows, int cols, int gw, int dw, int aw, int mul_pipe) {
@@ -49,6 +51,20 @@ hw::HwConfig detector_cfg(int gw, int dw, int max_k, int lanes, int win_cap, uin
   c.win_cap = win_cap;
   c.policies = policies;
   return c;
+}
+
+// kld_ring_merge on a grid of t x h x w with GATHER_W `gather`; `tile`, `chunk` and the ring of
+// the tile's area + 2 chunk slots go to the harness (tb/unit/ring_merge_tb.cpp).
+UnitCase ring_case(const std::string& name, hw::HwConfig c, std::array<int, 3> grid, int gather,
+                   std::array<int, 2> tile, int chunk, bool slow) {
+  c.max_t = grid[0];
+  c.max_h = grid[1];
+  c.max_w = grid[2];
+  c.gather_w = gather;
+  UnitCase u{name, "kld_ring_merge", "ring_merge_tb", c, 3, slow};
+  u.ring_depth = tile[0] * tile[1] + 2 * chunk;
+  u.options = {{"tile_h", tile[0]}, {"tile_w", tile[1]}, {"chunk", chunk}};
+  return u;
 }
 
 // The same detector with lanes that decide two groups in alternate cycles.
@@ -109,6 +125,12 @@ std::vector<UnitCase> cases() {
        30, true},
       {"detector_pairs_win1", "kld_detector", "detector_tb", paired(detector_cfg(2, 8, 16, 3, 1, 7)), 40, true},
       {"detector_pairs_line_win64", "kld_detector", "detector_tb", paired(det_line), 40, true},
+      // kld_ring_merge: eight groups over two segments (four k-tiles), sums wrapping at 16 bits;
+      // edge tiles narrower than the rest, tiles one and two wide, a ring that is not a power of two.
+      ring_case("ring_merge_gw1_tiles2x3", cfg(4, 3, 2, 8, 16, 0), {3, 4, 5}, 1, {2, 3}, 4, false),
+      ring_case("ring_merge_gw4_tile_w1", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {4, 1}, 5, false),
+      ring_case("ring_merge_gw3_tiles2x2", cfg(2, 3, 1, 6, 24, 0), {4, 3, 5}, 3, {2, 2}, 6, true),
+      ring_case("ring_merge_gw2_whole_frame", cfg(4, 2, 4, 8, 32, 0), {3, 4, 5}, 2, {4, 5}, 7, true),
   };
 }
 
@@ -117,14 +139,17 @@ class HwUnit : public ::testing::TestWithParam<UnitCase> {};
 void PrintTo(const UnitCase& u, std::ostream* os) { *os << u.name; }
 
 nlohmann::json job_for(const UnitCase& u, uint64_t seed, bool corrupt) {
-  return {{"hw", u.hw}, {"seed", seed}, {"iterations", u.iterations}, {"corrupt", corrupt}};
+  nlohmann::json j = u.options;
+  j.update({{"hw", u.hw}, {"seed", seed}, {"iterations", u.iterations}, {"corrupt", corrupt}});
+  if (u.ring_depth > 0) j["ring_depth"] = u.ring_depth;
+  return j;
 }
 
 TEST_P(HwUnit, MatchesReference) {
   const UnitCase& u = GetParam();
   if (u.slow && !env_flag("KALEIDO_SLOW_TESTS")) GTEST_SKIP() << "slow configuration: set KALEIDO_SLOW_TESTS=1";
   if (!have_tool("verilator")) GTEST_SKIP() << "verilator not found on PATH";
-  const sim::BuildResult b = build_block(u.hw, u.top, u.harness);
+  const sim::BuildResult b = build_block(u.hw, u.top, u.harness, u.ring_depth);
   std::printf("%s: model %s (%.1f s)\n", u.name.c_str(), b.cached ? "from the cache" : "built", b.seconds);
   for (uint64_t seed : {1u, 2u}) {
     const ToolRun r = run_block(b.exe, job_for(u, seed, false), u.name);
@@ -143,7 +168,7 @@ class HwUnitNegative : public ::testing::TestWithParam<UnitCase> {};
 TEST_P(HwUnitNegative, AlteredExpectationFails) {
   const UnitCase& u = GetParam();
   if (!have_tool("verilator")) GTEST_SKIP() << "verilator not found on PATH";
-  const sim::BuildResult b = build_block(u.hw, u.top, u.harness);
+  const sim::BuildResult b = build_block(u.hw, u.top, u.harness, u.ring_depth);
   const ToolRun r = run_block(b.exe, job_for(u, 1, true), u.name + "_neg");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("FAIL"), std::string::npos) << r.output;
