@@ -1,10 +1,9 @@
-// `kaleido ring-plan`: the window-bounded ring architecture (hw/ring_plan.hpp), not built in RTL
-// yet, sized and timed on the golden model's decisions for a workload, beside what today's kld_top
-// would need for the same workload.
+// `kaleido ring-plan`: the window-bounded ring architecture (hw/ring_plan.hpp; of its RTL only the
+// merge is built, kld_ring_merge, which --rtl writes), sized and timed on the golden model's
+// decisions for a workload, beside what today's kld_top would need for the same workload.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +16,7 @@
 #include "golden/metrics.hpp"
 #include "golden/random.hpp"
 #include "golden/reuse.hpp"
+#include "hw/blocks.hpp"
 #include "hw/ring_plan.hpp"
 #include "hw/sram_budget.hpp"
 
@@ -29,13 +29,8 @@ constexpr double kCheckMacLimit = 2e9;
 
 std::vector<int> parse_chunks(const std::string& s, int rows) {
   std::vector<int> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 0)
-      throw ConfigError("chunks", s, "scan positions per chunk, comma-separated (0: 8 x ROWS)");
+  for (const long v : parse_list(s, ',', "chunks")) {
+    if (v < 0) throw ConfigError("chunks", s, "scan positions per chunk, comma-separated (0: 8 x ROWS)");
     out.push_back(v == 0 ? 8 * rows : static_cast<int>(v));
   }
   if (out.empty()) throw ConfigError("chunks", s, "give at least one chunk size");
@@ -88,6 +83,7 @@ struct RingPlanCommand {
   double keep = 1.0;
   bool check = false;
   bool json = false;
+  std::string rtl;
 
   void progress(const std::string& s) const {
     if (!json) std::fprintf(stderr, "kaleido ring-plan: %s\n", s.c_str());
@@ -111,6 +107,8 @@ struct RingPlanCommand {
                         "give --target-reuse R or --tau T: calibrating for an output SNR forms the product, more "
                         "than 2e9 MACs here");
     const std::vector<int> chunk_list = parse_chunks(chunks, hwc.rows);
+    if (!rtl.empty() && chunk_list.size() != 1)
+      throw ConfigError("rtl", rtl, "writes the merge of one ring: give a single --chunks value");
 
     progress("preparing the " + kind + " workload and its thresholds");
     const PreparedWorkload pw = source.prepare(*sub, wo, hwc, kind);
@@ -124,7 +122,7 @@ struct RingPlanCommand {
     const IntReuse reuse = run_reuse(cfg, pw.a);
     const double skipped = reuse.counters.reuse_ratio();
 
-    // Today's kld_top sized for this workload, as `kaleido sim` sizes it.
+    // Today's kld_top sized for this workload, as `kaleido sim` sizes it (and --rtl the ring's merge).
     hw::HwConfig today = hwc;
     today.max_t = cfg.grid.t, today.max_h = cfg.grid.h, today.max_w = cfg.grid.w;
     today.max_k = cfg.channels, today.max_m = cfg.out_cols;
@@ -198,6 +196,16 @@ struct RingPlanCommand {
       }
       rows.push_back(row);
     }
+    std::string rtl_note;
+    if (!rtl.empty()) {
+      // The ring's merge for this plan: kld_top's sizing for the workload, the plan's ring depth.
+      const int depth = static_cast<int>(hw::ring_depth(cfg, hw::RingShape{chunk_list.front(), lead, list_w}));
+      hw::RingMergeBlock::design(today, depth).write(rtl);
+      rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
+                 std::to_string(today.max_groups()) + " groups x " + std::to_string(today.cols) +
+                 " columns, GATHER_W " + std::to_string(today.gather_w) + ") into " + rtl;
+      progress(rtl_note);
+    }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     nlohmann::json j = {{"hw", hwc.name()},
                         {"rows", hwc.rows},
@@ -220,6 +228,7 @@ struct RingPlanCommand {
                                                          {"seed", wo.seed}}
                                         : nlohmann::json(nullptr)},
                         {"chunks", rows},
+                        {"rtl", rtl.empty() ? nlohmann::json(nullptr) : nlohmann::json(rtl)},
                         {"seconds", secs}};
     if (json) {
       std::cout << j.dump(2) << "\n";
@@ -289,7 +298,8 @@ struct RingPlanCommand {
                   r["formula"].get<std::string>().c_str(), static_cast<long long>(r["banks"].get<int64_t>()),
                   static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
                   bits_text(r["bits"].get<int64_t>()).c_str());
-    std::printf("\nA model of an architecture not built in RTL (docs/hardware.md, \"The window-bounded ring\"); %.1f s\n",
+    std::printf("\nA model of an architecture whose RTL has only its merge so far (kld_ring_merge, --rtl; "
+                "docs/hardware.md, \"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }
 };
@@ -299,7 +309,7 @@ struct RingPlanCommand {
 void register_ring_plan(CLI::App& app) {
   auto cmd = std::make_shared<RingPlanCommand>();
   CLI::App* sub = app.add_subcommand(
-      "ring-plan", "Size and time the window-bounded ring architecture (a model, not RTL) on a workload (synthetic by "
+      "ring-plan", "Size and time the window-bounded ring architecture (a model; of its RTL only the merge, --rtl) on a workload (synthetic by "
       "default; --workload qk: one attention head of a clip, every key)");
   cmd->sub = sub;
   cmd->hw.add_to(*sub);
@@ -319,6 +329,9 @@ void register_ring_plan(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--check", cmd->check, "Also form the output through the ring and compare it with the golden model");
   sub->add_flag("--json", cmd->json, "Print the plan as JSON");
+  sub->add_option("--rtl", cmd->rtl,
+                  "Also write kld_ring_merge (the ring's merge, block-tested; not yet in kld_top) for this plan's "
+                  "ring depth into this folder (one --chunks value)");
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -13,8 +13,6 @@
 
 namespace kaleido::cli {
 
-namespace {
-
 std::vector<long> parse_list(const std::string& s, char sep, const char* what) {
   std::vector<long> out;
   std::stringstream ss(s);
@@ -27,8 +25,6 @@ std::vector<long> parse_list(const std::string& s, char sep, const char* what) {
   }
   return out;
 }
-
-}  // namespace
 
 Grid parse_grid(const std::string& s) {
   const auto v = parse_list(s, 'x', "grid");

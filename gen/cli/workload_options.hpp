@@ -109,6 +109,8 @@ struct WorkloadSource {
 bool threshold_option_given(const CLI::App& cmd);
 
 // "TxHxW" -> Grid; "HxW" -> pair. Throws ConfigError.
+// Integers separated by `sep` ("4x8x8", "256,512"); ConfigError naming option `what` otherwise.
+std::vector<long> parse_list(const std::string& s, char sep, const char* what);
 Grid parse_grid(const std::string& s);
 std::pair<int, int> parse_pair(const std::string& s, const char* what);
 

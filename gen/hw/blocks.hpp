@@ -138,8 +138,9 @@ vlog::Expr carry_save_sum(vlog::Module& m, std::vector<vlog::Expr> terms, const 
 // pair by copying its reference's slot (a w, h or t neighbour, from its 2-bit decision code) into
 // its own, and sums each position's G slots. Not yet instantiated by kld_top.
 struct RingMergeBlock {
-  // Decision codes: what a (position, group) pair does.
-  enum Code : uint64_t { kCompute = 0, kRefW = 1, kRefH = 2, kRefT = 3 };
+  // Decision codes: what a (position, group) pair does; a REUSE code is the detector's chosen axis
+  // (kld_detector_lane axis_o: 0 t, 1 h, 2 w) plus one.
+  enum Code : uint64_t { kCompute = 0, kRefT = 1, kRefH = 2, kRefW = 3 };
   static int slot_w(int depth) { return vlog::clog2(std::max(2, depth)); }
   // Bits of a tap tag: the k-tile (when there can be more than one) above the slot.
   static int tag_width(const HwConfig& c, int depth) {

@@ -35,7 +35,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
                                    "RING_DEPTH");
   const Expr gather_code = m.input("gather_code_i", gws * G * 2, Sign::Unsigned,
                                    "code of lane j, group g at (j*G + g)*2: 0 COMPUTE, 1/2/3 REUSE of the "
-                                   "w/h/t neighbour");
+                                   "t/h/w neighbour");
   const Expr off_h = m.input("ref_off_h_i", xw, Sign::Unsigned,
                              "slots back to the h neighbour (the scan tile's width; 1 to RING_DEPTH-1)");
   const Expr off_t = m.input("ref_off_t_i", xw, Sign::Unsigned,

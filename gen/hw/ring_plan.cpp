@@ -271,12 +271,13 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
   auto owner_of = [&](int g, int64_t x) -> int64_t& { return owner[static_cast<size_t>(g * depth + x % depth)]; };
   WideMatrix out(N, M, 0);  // a dropped block's outputs stay 0
 
-  auto passes = [&](size_t e) {  // the array writes every COMPUTE partial of step e
+  // Calls fn(p, token, x, m-tile) for every position p of step e, x its ring index.
+  auto each_position = [&](size_t e, auto&& fn) {
     const Chunk& ch = chunks[steps[e].chunk];
-    const int64_t mt = steps[e].mt;
-    for (int64_t p = ch.p0; p < ch.p1; ++p) {
-      const int32_t tok = scan.token_at(p);
-      const int64_t x = base[e] + (p - ch.p0);
+    for (int64_t p = ch.p0; p < ch.p1; ++p) fn(p, scan.token_at(p), base[e] + (p - ch.p0), steps[e].mt);
+  };
+  auto passes = [&](size_t e) {  // the array writes every COMPUTE partial of step e
+    each_position(e, [&](int64_t, int32_t tok, int64_t x, int64_t mt) {
       for (int g = 0; g < G; ++g) {
         if (reuse.at(tok, g).kind != PairKind::Compute) continue;
         for (int64_t j = 0; j < cols && mt * cols + j < M; ++j) {
@@ -288,14 +289,10 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
         }
         owner_of(g, x) = x;
       }
-    }
+    });
   };
   auto gather = [&](size_t e) {  // REUSE pairs copy their reference's slot; each position sums its G slots
-    const Chunk& ch = chunks[steps[e].chunk];
-    const int64_t mt = steps[e].mt;
-    for (int64_t p = ch.p0; p < ch.p1; ++p) {
-      const int32_t tok = scan.token_at(p);
-      const int64_t x = base[e] + (p - ch.p0);
+    each_position(e, [&](int64_t p, int32_t tok, int64_t x, int64_t mt) {
       for (int g = 0; g < G; ++g) {
         const PairDecision& d = reuse.at(tok, g);
         const int64_t src = d.kind == PairKind::Compute ? p : scan.pos_of(d.ref);
@@ -315,7 +312,7 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
         for (int g = 0; g < G; ++g) sum += at(g, j, x);
         out.at(tok, mt * cols + j) = wrap_signed(sum, cfg.acc_w);
       }
-    }
+    });
   };
   // Steps e - L + 1 .. e are written while step e - L is gathered: every write of them lands
   // before its reads (the order that lets the least ring be checked).
