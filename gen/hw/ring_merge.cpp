@@ -20,9 +20,9 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
            "takes GATHER_W positions a beat and, per group, reads the position's own slot (COMPUTE) or "
            "its w, h or t neighbour's (REUSE, from the 2-bit code) and copies that partial into its own "
            "slot, so a chain of references resolves one link at a time inside the ring. Four "
-           "registered steps: the read addresses, the slots' read, the resolved partials (each "
-           "forwarded from the copies of the beat ahead, chained inside a beat), the resolved terms' "
-           "sum (a carry-save tree)");
+           "registered steps: the read addresses, the slots' read, the resolved partials (a lane "
+           "takes the read of its root lane in the beat, or the copy the beat ahead is writing), the "
+           "resolved terms' sum (a carry-save tree)");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr tap_valid = m.input("tap_valid_i", segs * cols);
@@ -71,18 +71,13 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
   const Expr c_reuse = m.signal("c_reuse_q", gws * G);
   en.then_().assign(b_reuse, a_reuse);
   en.then_().assign(c_reuse, b_reuse);
-  // Lanes 1..GATHER_W-1 may find their neighbour in the beat (bit (j-1)*G + g).
-  Expr a_inbeat, b_inbeat;
-  if (gws > 1) {
-    a_inbeat = m.signal("a_inbeat_q", (gws - 1) * G, Sign::Unsigned,
-                        "bit (j-1)*G + g: the neighbour is an earlier lane of the same beat");
-    b_inbeat = m.signal("b_inbeat_q", (gws - 1) * G);
-    en.then_().assign(b_inbeat, a_inbeat);
-  }
-  std::vector<Expr> reuse_bits, inbeat_bits;  // least significant first
-  std::vector<Expr> c_slot;                     // own slot of lane j in stage c
+  std::vector<Expr> reuse_bits;  // least significant first
+  std::vector<Expr> c_slot;        // own slot of lane j in stage c
+  // A lane whose neighbour is an earlier lane of its beat takes that lane's partial, which may
+  // itself come from an earlier lane: the lane the chain ends at (its root in the beat) is found
+  // from the codes in stage a, so stage b selects once instead of chaining through the lanes.
   std::vector<std::vector<Expr>> a_raddr(static_cast<size_t>(gws)), b_raddr(static_cast<size_t>(gws)),
-      b_src(static_cast<size_t>(gws));
+      roots(static_cast<size_t>(G)), b_root(static_cast<size_t>(gws));
   for (int j = 0; j < gws; ++j) {
     const std::string js = std::to_string(j);
     Expr own = gather_slot;
@@ -117,21 +112,27 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
       en.then_().assign(a_raddr[static_cast<size_t>(j)].back(), mux(reuse, ref, own));
       b_raddr[static_cast<size_t>(j)].push_back(m.signal("b_raddr_" + at(j, g) + "_q", xw));
       en.then_().assign(b_raddr[static_cast<size_t>(j)].back(), a_raddr[static_cast<size_t>(j)].back());
-      if (j == 0) continue;
-      inbeat_bits.push_back(reuse && dist <= constant(xw, j));
-      const Expr a_src = m.signal("a_src_" + at(j, g) + "_q", srcw, Sign::Unsigned,
-                                  "the lane of the neighbour when it is in the beat");
-      b_src[static_cast<size_t>(j)].push_back(m.signal("b_src_" + at(j, g) + "_q", srcw));
+      if (gws == 1) continue;
+      auto& lane_roots = roots[static_cast<size_t>(g)];
+      if (j == 0) {
+        lane_roots.push_back(constant(srcw, 0));
+        continue;
+      }
       const Expr src = m.wire("src_" + at(j, g), constant(xw, j) - dist, "lane j - dist when the neighbour is in the beat");
-      en.then_().assign(a_src, trunc(src, srcw));
       if (xw > srcw) m.unused(src.slice(xw - 1, srcw), "used only when the neighbour is in the beat: below GATHER_W");
-      en.then_().assign(b_src[static_cast<size_t>(j)].back(), a_src);
+      const Expr root = m.wire("root_" + at(j, g),
+                               mux(reuse && dist <= constant(xw, j), select(trunc(src, srcw), lane_roots, zero(srcw)),
+                                   constant(srcw, static_cast<uint64_t>(j))),
+                               "the lane whose partial lane " + js + " takes: its own, or its in-beat neighbour's root");
+      lane_roots.push_back(root);
+      const Expr a_root = m.signal("a_root_" + at(j, g) + "_q", srcw, Sign::Unsigned, "root lane in the beat");
+      b_root[static_cast<size_t>(j)].push_back(m.signal("b_root_" + at(j, g) + "_q", srcw));
+      en.then_().assign(a_root, root);
+      en.then_().assign(b_root[static_cast<size_t>(j)].back(), a_root);
     }
   }
   std::reverse(reuse_bits.begin(), reuse_bits.end());
-  std::reverse(inbeat_bits.begin(), inbeat_bits.end());
   en.then_().assign(a_reuse, concat(reuse_bits));
-  if (gws > 1) en.then_().assign(a_inbeat, concat(inbeat_bits));
 
   // Stage c's copies are written at the edge that moves the beat behind from stage a into stage
   // b, so that beat's read takes a copy from stage c (fwd_a_*), not from the memory; the beat in
@@ -174,9 +175,9 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
                            "a partial of group " + std::to_string(g) + " arrives at column " + std::to_string(cc))},
           {"waddr0_i", tap_tag.slice(tap * tagw + xw - 1, tap * tagw)},
           {"wdata0_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)}};
-      // Stage b's partials and their resolution: a lane whose neighbour is in the beat takes that
-      // lane's resolved partial (a chain through the beat), any other its read or stage c's copy.
-      std::vector<Expr> held, reads, in_c, resolved;
+      // Stage b's partials and their resolution: each lane takes its root lane's read (its own, or
+      // that of the lane its chain through the beat ends at), or stage c's copy of that slot.
+      std::vector<Expr> held, reads, in_c, own;
       auto forwarded = [&](const std::vector<Expr>& hits, Expr value) {
         for (int k = gws - 1; k >= 0; --k) value = mux(hits[static_cast<size_t>(k)], in_c[static_cast<size_t>(k)], value);
         return value;
@@ -194,13 +195,11 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
         const std::string jn = name + lane_sfx(j);
         en.then_().assign(held[static_cast<size_t>(j)],
                           forwarded(fwd_a[static_cast<size_t>(j)][static_cast<size_t>(g)], reads[static_cast<size_t>(j)]));
-        const Expr own = forwarded(fwd_b[static_cast<size_t>(j)][static_cast<size_t>(g)], held[static_cast<size_t>(j)]);
-        resolved.push_back(
-            j == 0 ? m.wire("resolved_" + jn, own)
-                   : m.wire("resolved_" + jn,
-                            mux(b_inbeat[(j - 1) * G + g],
-                                select(b_src[static_cast<size_t>(j)][static_cast<size_t>(g)], resolved, zero(pw)), own)));
-        en.then_().assign(in_c[static_cast<size_t>(j)], resolved.back());
+        own.push_back(m.wire("own_" + jn,
+                             forwarded(fwd_b[static_cast<size_t>(j)][static_cast<size_t>(g)], held[static_cast<size_t>(j)]),
+                             "lane " + std::to_string(j) + "'s read, or stage c's copy of its slot"));
+        en.then_().assign(in_c[static_cast<size_t>(j)],
+                          j == 0 ? own.back() : select(b_root[static_cast<size_t>(j)][static_cast<size_t>(g)], own, zero(pw)));
         terms[static_cast<size_t>(j)][static_cast<size_t>(cc)].push_back(
             m.wire("term_" + jn, mux(group_valid[g], sext(in_c[static_cast<size_t>(j)], sw), zero(sw))));
         const std::string ws = std::to_string(j + 1);
