@@ -19,10 +19,9 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
            "partial into slot (position mod RING_DEPTH) of the ring of its (group, column); the gather "
            "takes GATHER_W positions a beat and, per group, reads the position's own slot (COMPUTE) or "
            "its w, h or t neighbour's (REUSE, from the 2-bit code) and copies that partial into its own "
-           "slot, so a chain of references resolves one link at a time inside the ring. Four "
-           "registered steps: the read addresses, the slots' read, the resolved partials (a lane "
-           "takes the read of its root lane in the beat, or the copy the beat ahead is writing), the "
-           "resolved terms' sum (a carry-save tree)");
+           "slot, so a chain of references resolves one link at a time inside the ring. Three "
+           "registered steps: the read addresses, the slots' read (forwarded from the copies being "
+           "written), the resolved terms' sum (a carry-save tree)");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr tap_valid = m.input("tap_valid_i", segs * cols);
@@ -44,40 +43,35 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
   const Expr group_valid = m.input("group_valid_i", G, Sign::Unsigned, "group g exists (g < K/GROUP_W)");
   const Expr out_valid = m.output("out_valid_o", gws, Sign::Unsigned, "lane j of out_data_o holds a position");
   const Expr out = m.output("out_data_o", gws * cols * aw, Sign::Unsigned,
-                            "sum of lane j's position, column c at (j*COLS + c)*ACC_W, four beats after it "
+                            "sum of lane j's position, column c at (j*COLS + c)*ACC_W, three beats after it "
                             "entered");
   const uint64_t D = static_cast<uint64_t>(depth);
   auto lane_sfx = [&](int j) { return gws > 1 ? "_l" + std::to_string(j) : std::string(); };
   auto at = [&](int j, int g) { return std::to_string(g) + lane_sfx(j); };
 
   // Stage a: the read address of every (lane, group), registered. Stage b: the slots' read,
-  // registered. Stage c: the resolved partials, registered; their copies are written from here.
-  // Stage out: the resolved terms' sum. Valid bits reset; data registers do not.
+  // registered. Stage out: the resolved terms' sum. Valid bits reset; data registers do not.
   const Expr a_valid = m.signal("a_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage a");
   const Expr b_valid = m.signal("b_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage b");
-  const Expr c_valid = m.signal("c_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage c");
   const Expr o_valid = m.signal("out_valid_q", gws, Sign::Unsigned, "lanes of the beat in out_data_q");
   Always& valids = m.always_ff(clk, rst_n, "the stages' valid bits, advanced by gather_en_i");
   valids.flop(a_valid, mux(gather_en, gather_valid, a_valid), 0);
   valids.flop(b_valid, mux(gather_en, a_valid, b_valid), 0);
-  valids.flop(c_valid, mux(gather_en, b_valid, c_valid), 0);
-  valids.flop(o_valid, mux(gather_en, c_valid, o_valid), 0);
+  valids.flop(o_valid, mux(gather_en, b_valid, o_valid), 0);
   m.assign(out_valid, o_valid);
   Block& regs = m.always_ff_no_reset(clk, "the stages' data, advanced by gather_en_i");
   IfStmt& en = regs.if_(gather_en);
 
   const Expr a_reuse = m.signal("a_reuse_q", gws * G, Sign::Unsigned, "bit j*G + g: the pair copies a neighbour");
   const Expr b_reuse = m.signal("b_reuse_q", gws * G);
-  const Expr c_reuse = m.signal("c_reuse_q", gws * G);
   en.then_().assign(b_reuse, a_reuse);
-  en.then_().assign(c_reuse, b_reuse);
   std::vector<Expr> reuse_bits;  // least significant first
-  std::vector<Expr> c_slot;        // own slot of lane j in stage c
+  std::vector<Expr> b_slot;        // own slot of lane j in stage b
   // A lane whose neighbour is an earlier lane of its beat takes that lane's partial, which may
   // itself come from an earlier lane: the lane the chain ends at (its root in the beat) is found
   // from the codes in stage a, so stage b selects once instead of chaining through the lanes.
-  std::vector<std::vector<Expr>> a_raddr(static_cast<size_t>(gws)), b_raddr(static_cast<size_t>(gws)),
-      roots(static_cast<size_t>(G)), b_root(static_cast<size_t>(gws));
+  std::vector<std::vector<Expr>> a_raddr(static_cast<size_t>(gws)), roots(static_cast<size_t>(G)),
+      b_root(static_cast<size_t>(gws));
   for (int j = 0; j < gws; ++j) {
     const std::string js = std::to_string(j);
     Expr own = gather_slot;
@@ -89,11 +83,9 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
       m.unused(wrapped.msb(), "below RING_DEPTH after the wrap");
     }
     const Expr a_slot = m.signal("a_slot" + lane_sfx(j) + "_q", xw, Sign::Unsigned, "own slot of lane " + js);
-    const Expr b_slot = m.signal("b_slot" + lane_sfx(j) + "_q", xw);
-    c_slot.push_back(m.signal("c_slot" + lane_sfx(j) + "_q", xw));
+    b_slot.push_back(m.signal("b_slot" + lane_sfx(j) + "_q", xw));
     en.then_().assign(a_slot, own);
-    en.then_().assign(b_slot, a_slot);
-    en.then_().assign(c_slot.back(), b_slot);
+    en.then_().assign(b_slot.back(), a_slot);
     for (int g = 0; g < G; ++g) {
       const Expr code = gather_code.slice((j * G + g) * 2 + 1, (j * G + g) * 2);
       const Expr dist = m.wire("dist_" + at(j, g),
@@ -110,8 +102,6 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
       a_raddr[static_cast<size_t>(j)].push_back(
           m.signal("a_raddr_" + at(j, g) + "_q", xw, Sign::Unsigned, "slot group " + std::to_string(g) + " reads"));
       en.then_().assign(a_raddr[static_cast<size_t>(j)].back(), mux(reuse, ref, own));
-      b_raddr[static_cast<size_t>(j)].push_back(m.signal("b_raddr_" + at(j, g) + "_q", xw));
-      en.then_().assign(b_raddr[static_cast<size_t>(j)].back(), a_raddr[static_cast<size_t>(j)].back());
       if (gws == 1) continue;
       auto& lane_roots = roots[static_cast<size_t>(g)];
       if (j == 0) {
@@ -134,28 +124,21 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
   std::reverse(reuse_bits.begin(), reuse_bits.end());
   en.then_().assign(a_reuse, concat(reuse_bits));
 
-  // Stage c's copies are written at the edge that moves the beat behind from stage a into stage
-  // b, so that beat's read takes a copy from stage c (fwd_a_*), not from the memory; the beat in
-  // stage c when that beat reaches stage b is forwarded there (fwd_b_*). Both come from registers.
+  // A copy of stage b lands at the edge that moves a later beat from stage a into stage b, so
+  // that beat's read takes it from the copy (fwd_*), not from the memory.
   std::vector<std::vector<Expr>> copies(static_cast<size_t>(gws), std::vector<Expr>(static_cast<size_t>(G)));
-  using Forwards = std::vector<std::vector<std::vector<Expr>>>;  // [lane][group][lane in stage c]
-  Forwards fwd_a(static_cast<size_t>(gws), std::vector<std::vector<Expr>>(static_cast<size_t>(G)));
-  Forwards fwd_b = fwd_a;
+  std::vector<std::vector<std::vector<Expr>>> fwd(static_cast<size_t>(gws),
+                                                  std::vector<std::vector<Expr>>(static_cast<size_t>(G)));
   for (int j = 0; j < gws; ++j)
     for (int g = 0; g < G; ++g) {
       copies[static_cast<size_t>(j)][static_cast<size_t>(g)] =
-          m.wire("copy_" + at(j, g), gather_en && c_valid[j] && c_reuse[j * G + g],
+          m.wire("copy_" + at(j, g), gather_en && b_valid[j] && b_reuse[j * G + g],
                  "lane " + std::to_string(j) + " writes its resolved partial of group " + std::to_string(g));
-      for (int k = 0; k < gws; ++k) {
-        const Expr copying = c_valid[k] && c_reuse[k * G + g];
-        const std::string from = "_from" + std::to_string(k);
-        fwd_a[static_cast<size_t>(j)][static_cast<size_t>(g)].push_back(m.wire(
-            "fwd_a_" + at(j, g) + from,
-            copying && a_raddr[static_cast<size_t>(j)][static_cast<size_t>(g)] == c_slot[static_cast<size_t>(k)]));
-        fwd_b[static_cast<size_t>(j)][static_cast<size_t>(g)].push_back(m.wire(
-            "fwd_b_" + at(j, g) + from,
-            copying && b_raddr[static_cast<size_t>(j)][static_cast<size_t>(g)] == c_slot[static_cast<size_t>(k)]));
-      }
+      for (int k = 0; k < gws; ++k)
+        fwd[static_cast<size_t>(j)][static_cast<size_t>(g)].push_back(
+            m.wire("fwd_" + at(j, g) + "_from" + std::to_string(k),
+                   b_valid[k] && b_reuse[k * G + g] &&
+                       a_raddr[static_cast<size_t>(j)][static_cast<size_t>(g)] == b_slot[static_cast<size_t>(k)]));
     }
 
   std::vector<std::vector<std::vector<Expr>>> terms(static_cast<size_t>(gws),
@@ -176,12 +159,8 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
           {"waddr0_i", tap_tag.slice(tap * tagw + xw - 1, tap * tagw)},
           {"wdata0_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)}};
       // Stage b's partials and their resolution: each lane takes its root lane's read (its own, or
-      // that of the lane its chain through the beat ends at), or stage c's copy of that slot.
-      std::vector<Expr> held, reads, in_c, own;
-      auto forwarded = [&](const std::vector<Expr>& hits, Expr value) {
-        for (int k = gws - 1; k >= 0; --k) value = mux(hits[static_cast<size_t>(k)], in_c[static_cast<size_t>(k)], value);
-        return value;
-      };
+      // that of the lane its chain through the beat ends at).
+      std::vector<Expr> held, reads, resolved;
       for (int j = 0; j < gws; ++j) {
         const std::string jn = name + lane_sfx(j);
         const std::string rs = gws > 1 ? std::to_string(j) : "";
@@ -189,23 +168,26 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& ring
         conns.push_back({"raddr" + rs + "_i", a_raddr[static_cast<size_t>(j)][static_cast<size_t>(g)]});
         conns.push_back({"rdata" + rs + "_o", reads.back()});
         held.push_back(m.signal("b_partial_" + jn + "_q", pw));
-        in_c.push_back(m.signal("c_partial_" + jn + "_q", pw));
+        if (j == 0) {
+          resolved.push_back(held.back());
+          continue;
+        }
+        resolved.push_back(m.wire("resolved_" + jn, select(b_root[static_cast<size_t>(j)][static_cast<size_t>(g)], held, zero(pw)),
+                                  "the read of lane " + std::to_string(j) + "'s root lane"));
       }
       for (int j = 0; j < gws; ++j) {
-        const std::string jn = name + lane_sfx(j);
-        en.then_().assign(held[static_cast<size_t>(j)],
-                          forwarded(fwd_a[static_cast<size_t>(j)][static_cast<size_t>(g)], reads[static_cast<size_t>(j)]));
-        own.push_back(m.wire("own_" + jn,
-                             forwarded(fwd_b[static_cast<size_t>(j)][static_cast<size_t>(g)], held[static_cast<size_t>(j)]),
-                             "lane " + std::to_string(j) + "'s read, or stage c's copy of its slot"));
-        en.then_().assign(in_c[static_cast<size_t>(j)],
-                          j == 0 ? own.back() : select(b_root[static_cast<size_t>(j)][static_cast<size_t>(g)], own, zero(pw)));
+        Expr next = reads[static_cast<size_t>(j)];
+        for (int k = gws - 1; k >= 0; --k)
+          next = mux(fwd[static_cast<size_t>(j)][static_cast<size_t>(g)][static_cast<size_t>(k)],
+                     resolved[static_cast<size_t>(k)], next);
+        en.then_().assign(held[static_cast<size_t>(j)], next);
         terms[static_cast<size_t>(j)][static_cast<size_t>(cc)].push_back(
-            m.wire("term_" + jn, mux(group_valid[g], sext(in_c[static_cast<size_t>(j)], sw), zero(sw))));
+            m.wire("term_" + name + lane_sfx(j),
+                   mux(group_valid[g], sext(resolved[static_cast<size_t>(j)], sw), zero(sw))));
         const std::string ws = std::to_string(j + 1);
         conns.push_back({"we" + ws + "_i", copies[static_cast<size_t>(j)][static_cast<size_t>(g)]});
-        conns.push_back({"waddr" + ws + "_i", c_slot[static_cast<size_t>(j)]});
-        conns.push_back({"wdata" + ws + "_i", in_c[static_cast<size_t>(j)]});
+        conns.push_back({"waddr" + ws + "_i", b_slot[static_cast<size_t>(j)]});
+        conns.push_back({"wdata" + ws + "_i", resolved[static_cast<size_t>(j)]});
       }
       m.instance(ring_sram, "u_ring_" + name, conns,
                  "ring of group " + std::to_string(g) + ", column " + std::to_string(cc));
