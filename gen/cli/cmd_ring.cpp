@@ -123,10 +123,11 @@ struct RingPlanCommand {
     const double skipped = reuse.counters.reuse_ratio();
 
     // Today's kld_top sized for this workload, as `kaleido sim` sizes it (and --rtl the ring's merge).
-    hw::HwConfig today = hwc;
-    today.max_t = cfg.grid.t, today.max_h = cfg.grid.h, today.max_w = cfg.grid.w;
-    today.max_k = cfg.channels, today.max_m = cfg.out_cols;
-    const int64_t today_bits = hw::sram_bits_total(hw::sram_roles(today, "kld_top"));
+    // The preset sized for the workload, as kld_top would be generated for it.
+    hw::HwConfig sized = hwc;
+    sized.max_t = cfg.grid.t, sized.max_h = cfg.grid.h, sized.max_w = cfg.grid.w;
+    sized.max_k = cfg.channels, sized.max_m = cfg.out_cols;
+    const int64_t today_bits = hw::sram_bits_total(hw::sram_roles(sized, "kld_top"));
 
     const bool masked = key_block > 0;
     if (!masked && keep != 1.0) throw ConfigError("keep", std::to_string(keep), "a block mask needs --key-block");
@@ -200,10 +201,10 @@ struct RingPlanCommand {
     if (!rtl.empty()) {
       // The ring's merge for this plan: kld_top's sizing for the workload, the plan's ring depth.
       const int depth = static_cast<int>(hw::ring_depth(cfg, hw::RingShape{chunk_list.front(), lead, list_w}));
-      hw::RingMergeBlock::design(today, depth).write(rtl);
+      hw::RingMergeBlock::design(sized, depth).write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
-                 std::to_string(today.max_groups()) + " groups x " + std::to_string(today.cols) +
-                 " columns, GATHER_W " + std::to_string(today.gather_w) + ") into " + rtl;
+                 std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
+                 " columns, GATHER_W " + std::to_string(sized.gather_w) + ") into " + rtl;
       progress(rtl_note);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
