@@ -141,10 +141,12 @@ struct RingMergeBlock {
   // Decision codes: what a (position, group) pair does; a REUSE code is the detector's chosen axis
   // (kld_detector_lane axis_o: 0 t, 1 h, 2 w) plus one.
   enum Code : uint64_t { kCompute = 0, kRefT = 1, kRefH = 2, kRefW = 3 };
-  static int slot_w(int depth) { return vlog::clog2(std::max(2, depth)); }
-  // Bits of a tap tag: the k-tile (when there can be more than one) above the slot.
+  // The ring is GATHER_W banks of RING_DEPTH / GATHER_W rows: slot = row * GATHER_W + bank.
+  static int row_w(const HwConfig& c, int depth) { return vlog::clog2(std::max(2, depth / std::max(1, c.gather_w))); }
+  static int bank_w(const HwConfig& c) { return c.gather_w > 1 ? vlog::clog2(c.gather_w) : 0; }
+  // Bits of a tap tag: the k-tile (when there can be more than one) above the row, above the bank.
   static int tag_width(const HwConfig& c, int depth) {
-    return slot_w(depth) + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0);
+    return row_w(c, depth) + bank_w(c) + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0);
   }
   static vlog::Module generate(const HwConfig& c, int depth, const vlog::Module& ring_sram);
   // The block with its ring memory (kld_ring_merge the only top), for its block test.

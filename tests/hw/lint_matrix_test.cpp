@@ -188,7 +188,7 @@ TEST(HwLintRingMerge, LintSilentElaboratedAndDeterministic) {
   cases.push_back({hw::default_config_8x8(), 2 * 256 + 256});
   hw::HwConfig wide = make(4, 3, 2, 8, 16, 1, {3, 4, 5}, 16, 3, 0, 0, 7);
   wide.gather_w = 4;
-  cases.push_back({wide, 14});
+  cases.push_back({wide, 12});  // banks of three rows
   hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);  // one group, one k-tile
   one.gather_w = 2;
   cases.push_back({one, 16});

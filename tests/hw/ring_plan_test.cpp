@@ -368,22 +368,29 @@ TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelOnEachWorkloadKind) {
   EXPECT_NE(bad.output.find("chunks"), std::string::npos) << bad.output;
 }
 
-// --rtl writes the ring's merge for the plan: tiles of 3 x 3 (W = 9) and chunks of 8 give a ring of
-// 9 + 2 x 8 = 25 slots; K = 32 in groups of 8 is 4 groups, so 4 x 2 bits of code per lane; GATHER_W
-// 2 reads two slots of each ring and writes three (the taps, a copy per lane).
+// --rtl writes the ring's merge for the plan: tiles of 3 x 4 (W = 12; edge tiles 2 wide) and chunks
+// of 8 give a ring of 12 + 2 x 8 = 28 slots; K = 32 in groups of 8 is 4 groups, so 4 x 2 bits of
+// code per lane; GATHER_W 2 banks each ring into two banks of 14 rows, each read by its lane and
+// written by the taps and its lane's copy. Tiles 3 wide cannot be banked by two: refused.
 TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   hwtest::TempDir dir("ring_plan_rtl");
   const std::string rtl = (dir.path() / "rtl").string();
   const ProcessResult r = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
-                                       "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
+                                       "--out-cols", "16", "--tau", "4", "--tile", "3x4", "--chunks", "8",
                                        "--gather-w", "2", "--rtl", rtl, "--json"});
   ASSERT_TRUE(r.ok()) << r.output;
-  EXPECT_EQ(nlohmann::json::parse(r.output)["chunks"][0]["ring_depth"], 25);
+  EXPECT_EQ(nlohmann::json::parse(r.output)["chunks"][0]["ring_depth"], 28);
   const std::string merge = read_file(dir.path() / "rtl" / "kld_ring_merge.v");
-  EXPECT_NE(merge.find("//   RING_DEPTH = 25\n"), std::string::npos);
+  EXPECT_NE(merge.find("//   RING_DEPTH = 28\n"), std::string::npos);
   EXPECT_NE(merge.find("input wire [15:0] gather_code_i"), std::string::npos);
-  EXPECT_NE(merge.find("kld_sram_25x19_r2_w3 u_ring_3_7"), std::string::npos);  // last group, last column
-  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_sram_25x19_r2_w3.v"));
+  EXPECT_NE(merge.find("kld_sram_14x19_w2 u_ring_3_7_l1"), std::string::npos);  // last group, column, lane
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_sram_14x19_w2.v"));
+  const ProcessResult odd = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
+                                         "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
+                                         "--gather-w", "2", "--rtl", rtl + "odd"});
+  EXPECT_FALSE(odd.ok());
+  EXPECT_NE(odd.output.find("multiples of GATHER_W (2)"), std::string::npos) << odd.output;
+  EXPECT_FALSE(std::filesystem::exists(rtl + "odd"));
   const ProcessResult two = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                          "--tau", "4", "--chunks", "8,16", "--rtl", rtl + "2"});
   EXPECT_FALSE(two.ok());

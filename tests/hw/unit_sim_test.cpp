@@ -53,8 +53,9 @@ hw::HwConfig detector_cfg(int gw, int dw, int max_k, int lanes, int win_cap, uin
   return c;
 }
 
-// kld_ring_merge on a grid of t x h x w with GATHER_W `gather`; `tile`, `chunk` and the ring of
-// the tile's area + 2 chunk slots go to the harness (tb/unit/ring_merge_tb.cpp).
+// kld_ring_merge on a grid of t x h x w with GATHER_W `gather`; `tile`, `chunk` (a multiple of
+// GATHER_W) and the ring of the tile's area, its rows padded to a multiple of GATHER_W, + 2 chunk
+// slots go to the harness (tb/unit/ring_merge_tb.cpp).
 UnitCase ring_case(const std::string& name, hw::HwConfig c, std::array<int, 3> grid, int gather,
                    std::array<int, 2> tile, int chunk, bool slow) {
   c.max_t = grid[0];
@@ -62,7 +63,7 @@ UnitCase ring_case(const std::string& name, hw::HwConfig c, std::array<int, 3> g
   c.max_w = grid[2];
   c.gather_w = gather;
   UnitCase u{name, "kld_ring_merge", "ring_merge_tb", c, 3, slow};
-  u.ring_depth = tile[0] * tile[1] + 2 * chunk;
+  u.ring_depth = tile[0] * ((tile[1] + gather - 1) / gather * gather) + 2 * chunk;
   u.options = {{"tile_h", tile[0]}, {"tile_w", tile[1]}, {"chunk", chunk}};
   return u;
 }
@@ -126,11 +127,14 @@ std::vector<UnitCase> cases() {
       {"detector_pairs_win1", "kld_detector", "detector_tb", paired(detector_cfg(2, 8, 16, 3, 1, 7)), 40, true},
       {"detector_pairs_line_win64", "kld_detector", "detector_tb", paired(det_line), 40, true},
       // kld_ring_merge: eight groups over two segments (four k-tiles), sums wrapping at 16 bits;
-      // edge tiles narrower than the rest, tiles one and two wide, a ring that is not a power of two.
+      // edge tiles narrower than the rest, tiles one and two wide (rows mostly padding), rows of the
+      // tile over two beats (GATHER_W 4, 2: lane 0's w neighbour in the beat before), banks of rows
+      // that are not a power of two.
       ring_case("ring_merge_gw1_tiles2x3", cfg(4, 3, 2, 8, 16, 0), {3, 4, 5}, 1, {2, 3}, 4, false),
-      ring_case("ring_merge_gw4_tile_w1", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {4, 1}, 5, false),
+      ring_case("ring_merge_gw4_tiles2x5", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {2, 5}, 8, false),
+      ring_case("ring_merge_gw4_tile_w1", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {4, 1}, 8, false),
       ring_case("ring_merge_gw3_tiles2x2", cfg(2, 3, 1, 6, 24, 0), {4, 3, 5}, 3, {2, 2}, 6, true),
-      ring_case("ring_merge_gw2_whole_frame", cfg(4, 2, 4, 8, 32, 0), {3, 4, 5}, 2, {4, 5}, 7, true),
+      ring_case("ring_merge_gw2_whole_frame", cfg(4, 2, 4, 8, 32, 0), {3, 4, 5}, 2, {4, 5}, 8, true),
   };
 }
 
