@@ -133,8 +133,8 @@ struct RingPlanCommand {
     const IntReuse reuse = run_reuse(cfg, pw.a);
     const double skipped = reuse.counters.reuse_ratio();
 
-    // Today's kld_top sized for this workload, as `kaleido sim` sizes it (and --rtl the ring's merge).
-    // The preset sized for the workload, as kld_top would be generated for it.
+    // The preset sized for the workload, as `kaleido sim` generates kld_top for it (and --rtl the
+    // ring's merge).
     hw::HwConfig sized = hwc;
     sized.max_t = cfg.grid.t, sized.max_h = cfg.grid.h, sized.max_w = cfg.grid.w;
     sized.max_k = cfg.channels, sized.max_m = cfg.out_cols;
