@@ -132,6 +132,9 @@ struct MergeBlock {
 // words (csa_<suffix>_<level>_<i>_sum/_carry: sum = a ^ b ^ c, carry = majority one place up)
 // and one adder (sum_<suffix>): about log1.5(n/2) full-adder delays and one carry chain.
 vlog::Expr carry_save_sum(vlog::Module& m, std::vector<vlog::Expr> terms, const std::string& suffix);
+// The same tree without the adder: the one or two words whose sum it is (a pipeline may register
+// them and add in the next step).
+std::vector<vlog::Expr> carry_save_pair(vlog::Module& m, std::vector<vlog::Expr> terms, const std::string& suffix);
 
 // kld_ring_merge: the merge of the window-bounded ring (hw/ring_plan.hpp): per (group, column) a
 // ring of `depth` partials written by the array taps at their slot; the gather resolves a REUSE

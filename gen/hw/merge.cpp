@@ -6,7 +6,7 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
-Expr carry_save_sum(Module& m, std::vector<Expr> level, const std::string& suffix) {
+std::vector<Expr> carry_save_pair(Module& m, std::vector<Expr> level, const std::string& suffix) {
   for (int depth_k = 0; level.size() > 2; ++depth_k) {
     std::vector<Expr> next;
     size_t t = 0;
@@ -19,7 +19,12 @@ Expr carry_save_sum(Module& m, std::vector<Expr> level, const std::string& suffi
     for (; t < level.size(); ++t) next.push_back(level[t]);
     level = std::move(next);
   }
-  return level.size() == 2 ? m.wire("sum_" + suffix, level[0] + level[1]) : level.front();
+  return level;
+}
+
+Expr carry_save_sum(Module& m, std::vector<Expr> terms, const std::string& suffix) {
+  const std::vector<Expr> pair = carry_save_pair(m, std::move(terms), suffix);
+  return pair.size() == 2 ? m.wire("sum_" + suffix, pair[0] + pair[1]) : pair.front();
 }
 
 Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const Module& root_sram) {

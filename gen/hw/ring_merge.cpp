@@ -24,8 +24,8 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
            "padded to whole rows of the ring, so both lie in the lane's own bank), takes a w "
            "neighbour from the lane before it (lane 0: the last lane of the beat before) and copies "
            "the partial into its own slot, so a chain of references resolves one link at a time "
-           "inside the ring. Three registered steps: the read rows, the banks' read (forwarded from "
-           "the copies being written), the resolved terms' sum (a carry-save tree)");
+           "inside the ring. Four registered steps: the read rows, the banks' read (forwarded from "
+           "the copies being written), the resolved terms' carry-save tree, its adder");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr tap_valid = m.input("tap_valid_i", segs * cols);
@@ -48,20 +48,23 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   const Expr group_valid = m.input("group_valid_i", G, Sign::Unsigned, "group g exists (g < K/GROUP_W)");
   const Expr out_valid = m.output("out_valid_o", gws, Sign::Unsigned, "lane j of out_data_o holds a position");
   const Expr out = m.output("out_data_o", gws * cols * aw, Sign::Unsigned,
-                            "sum of lane j's position, column c at (j*COLS + c)*ACC_W, three beats after it "
+                            "sum of lane j's position, column c at (j*COLS + c)*ACC_W, four beats after it "
                             "entered");
   auto lane_sfx = [&](int j) { return gws > 1 ? "_l" + std::to_string(j) : std::string(); };
   auto at = [&](int j, int g) { return std::to_string(g) + lane_sfx(j); };
 
   // Stage a: the read row of every (lane, group), registered. Stage b: the banks' read,
-  // registered. Stage out: the resolved terms' sum. Valid bits reset; data registers do not.
+  // registered. Stage s: the resolved terms' carry-save tree, its one or two words registered.
+  // Stage out: their sum. Valid bits reset; data registers do not.
   const Expr a_valid = m.signal("a_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage a");
   const Expr b_valid = m.signal("b_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage b");
+  const Expr s_valid = m.signal("s_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage s");
   const Expr o_valid = m.signal("out_valid_q", gws, Sign::Unsigned, "lanes of the beat in out_data_q");
   Always& valids = m.always_ff(clk, rst_n, "the stages' valid bits, advanced by gather_en_i");
   valids.flop(a_valid, mux(gather_en, gather_valid, a_valid), 0);
   valids.flop(b_valid, mux(gather_en, a_valid, b_valid), 0);
-  valids.flop(o_valid, mux(gather_en, b_valid, o_valid), 0);
+  valids.flop(s_valid, mux(gather_en, b_valid, s_valid), 0);
+  valids.flop(o_valid, mux(gather_en, s_valid, o_valid), 0);
   m.assign(out_valid, o_valid);
   Block& regs = m.always_ff_no_reset(clk, "the stages' data, advanced by gather_en_i");
   IfStmt& en = regs.if_(gather_en);
@@ -202,9 +205,18 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
              "segment " + std::to_string(s) + " has no channel group in any configuration");
   std::vector<Expr> words;  // most significant first: lane GATHER_W-1, column COLS-1
   for (int j = gws - 1; j >= 0; --j)
-    for (int cc = cols - 1; cc >= 0; --cc)
-      words.push_back(carry_save_sum(m, lane_terms[static_cast<size_t>(j)][static_cast<size_t>(cc)],
-                                     std::to_string(cc) + lane_sfx(j)));
+    for (int cc = cols - 1; cc >= 0; --cc) {
+      // The tree and the adder in separate steps: the resolution and the tree share stage b's path.
+      const std::string sfx = std::to_string(cc) + lane_sfx(j);
+      std::vector<Expr> held_words;
+      const std::vector<Expr> pair = carry_save_pair(m, lane_terms[static_cast<size_t>(j)][static_cast<size_t>(cc)], sfx);
+      for (size_t k = 0; k < pair.size(); ++k) {
+        held_words.push_back(m.signal("s_csa_" + sfx + "_" + std::to_string(k) + "_q", sw, Sign::Unsigned,
+                                      k == 0 ? "the carry-save words of the sum" : ""));
+        en.then_().assign(held_words.back(), pair[k]);
+      }
+      words.push_back(held_words.size() == 2 ? m.wire("sum_" + sfx, held_words[0] + held_words[1]) : held_words.front());
+    }
   const Expr out_q = m.signal("out_data_q", gws * cols * sw, Sign::Unsigned, "the sums, OUT_SUM_W bits each");
   en.then_().assign(out_q, concat(words));
   std::vector<Expr> out_words;  // most significant first, as words

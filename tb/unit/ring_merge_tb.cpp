@@ -138,8 +138,8 @@ int run(const Job& job) {
   clock.edge();
   dut.rst_ni = 1;
 
-  // The gather stages as the harness sees them: a, b, out (advanced by gather_en_i).
-  std::optional<Beat> entering, stage_a, stage_b, stage_out;
+  // The gather stages as the harness sees them: a, b, s, out (advanced by gather_en_i).
+  std::optional<Beat> entering, stage_a, stage_b, stage_s, stage_out;
   int64_t compared_positions = 0, beats = 0, stall_cycles = 0;
   auto check_out = [&] {
     clock.settle();
@@ -190,7 +190,8 @@ int run(const Job& job) {
     clock.edge();
     if (en) {
       if (stage_out) compared_positions += __builtin_popcountll(stage_out->mask);  // compared in every cycle shown
-      stage_out = stage_b;
+      stage_out = stage_s;
+      stage_s = stage_b;
       stage_b = stage_a;
       stage_a = entering;
     } else {
@@ -268,7 +269,7 @@ int run(const Job& job) {
     set_bits(dut.gather_valid_i, 0, gws, 0);
     while (stage_a || stage_b) cycle(rng.range(0, 3) != 0);
   }
-  while (stage_out) cycle(true);
+  while (stage_s || stage_out) cycle(true);
   check_out();
   if (compared_positions != real_positions * mtiles)
     chk.fail("positions compared " + std::to_string(compared_positions) + " != positions x m-tiles " +
