@@ -133,8 +133,10 @@ struct MergeBlock {
 // and one adder (sum_<suffix>): about log1.5(n/2) full-adder delays and one carry chain.
 vlog::Expr carry_save_sum(vlog::Module& m, std::vector<vlog::Expr> terms, const std::string& suffix);
 // The same tree without the adder: the one or two words whose sum it is (a pipeline may register
-// them and add in the next step).
+// them and add in the next step, with carry_save_add).
 std::vector<vlog::Expr> carry_save_pair(vlog::Module& m, std::vector<vlog::Expr> terms, const std::string& suffix);
+// The tree's adder (sum_<suffix>): the sum of carry_save_pair's one or two words.
+vlog::Expr carry_save_add(vlog::Module& m, const std::vector<vlog::Expr>& words, const std::string& suffix);
 
 // kld_ring_merge: the merge of the window-bounded ring (hw/ring_plan.hpp): per (group, column) a
 // ring of `depth` partials written by the array taps at their slot; the gather resolves a REUSE
@@ -145,7 +147,8 @@ struct RingMergeBlock {
   // (kld_detector_lane axis_o: 0 t, 1 h, 2 w) plus one.
   enum Code : uint64_t { kCompute = 0, kRefT = 1, kRefH = 2, kRefW = 3 };
   // The ring is GATHER_W banks of RING_DEPTH / GATHER_W rows: slot = row * GATHER_W + bank.
-  static int row_w(const HwConfig& c, int depth) { return vlog::clog2(std::max(2, depth / std::max(1, c.gather_w))); }
+  static int bank_rows(const HwConfig& c, int depth) { return std::max(2, depth / std::max(1, c.gather_w)); }
+  static int row_w(const HwConfig& c, int depth) { return vlog::clog2(bank_rows(c, depth)); }
   static int bank_w(const HwConfig& c) { return c.gather_w > 1 ? vlog::clog2(c.gather_w) : 0; }
   // Bits of a tap tag: the k-tile (when there can be more than one) above the row, above the bank.
   static int tag_width(const HwConfig& c, int depth) {

@@ -22,9 +22,12 @@ std::vector<Expr> carry_save_pair(Module& m, std::vector<Expr> level, const std:
   return level;
 }
 
+Expr carry_save_add(Module& m, const std::vector<Expr>& words, const std::string& suffix) {
+  return words.size() == 2 ? m.wire("sum_" + suffix, words[0] + words[1]) : words.front();
+}
+
 Expr carry_save_sum(Module& m, std::vector<Expr> terms, const std::string& suffix) {
-  const std::vector<Expr> pair = carry_save_pair(m, std::move(terms), suffix);
-  return pair.size() == 2 ? m.wire("sum_" + suffix, pair[0] + pair[1]) : pair.front();
+  return carry_save_add(m, carry_save_pair(m, std::move(terms), suffix), suffix);
 }
 
 Module MergeBlock::generate(const HwConfig& c, const Module& partial_sram, const Module& root_sram) {

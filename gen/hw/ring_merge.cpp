@@ -14,7 +14,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   if (depth <= gws || depth % gws != 0)
     throw InternalError("kld_ring_merge: a ring of " + std::to_string(depth) + " slots for a gather of " +
                         std::to_string(gws) + " positions a beat (it needs whole rows of GATHER_W slots, two or more)");
-  const uint64_t R = static_cast<uint64_t>(depth / gws);
+  const auto R = static_cast<uint64_t>(bank_rows(c, depth));
   Module m("kld_ring_merge",
            "Merge of the window-bounded ring (docs/hardware.md): the array taps write each COMPUTE "
            "partial into slot (position mod RING_DEPTH) of the ring of its (group, column), held as "
@@ -215,7 +215,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
                                       k == 0 ? "the carry-save words of the sum" : ""));
         en.then_().assign(held_words.back(), pair[k]);
       }
-      words.push_back(held_words.size() == 2 ? m.wire("sum_" + sfx, held_words[0] + held_words[1]) : held_words.front());
+      words.push_back(carry_save_add(m, held_words, sfx));
     }
   const Expr out_q = m.signal("out_data_q", gws * cols * sw, Sign::Unsigned, "the sums, OUT_SUM_W bits each");
   en.then_().assign(out_q, concat(words));
@@ -231,7 +231,7 @@ vlog::Design RingMergeBlock::design(const HwConfig& c, int depth) {
   params.emplace_back("RING_DEPTH", std::to_string(depth));
   vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), params});
   // A bank: one read (its lane's), two writes (the taps, its lane's copy).
-  const int rows = std::max(2, depth / std::max(1, c.gather_w));
+  const int rows = bank_rows(c, depth);
   d.add(SramBlock::generate(c, rows, c.partial_w(), 1, 2));
   d.add(generate(c, depth, d.module(SramBlock::name(rows, c.partial_w(), 1, 2))));
   d.check();

@@ -44,7 +44,7 @@ int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
   const int segs = c.segs(), cols = c.cols, G = c.max_groups(), gws = c.gather_w, pw = c.partial_w();
   const int sw = c.out_sum_w(), aw = c.acc_w;
-  const int depth = job.raw.at("ring_depth").get<int>(), rows = depth / gws;
+  const int depth = job.raw.at("ring_depth").get<int>(), rows = RingMergeBlock::bank_rows(c, depth);
   const int rw = RingMergeBlock::row_w(c, depth), bw = RingMergeBlock::bank_w(c);
   const int tagw = RingMergeBlock::tag_width(c, depth), ktw = kaleido::vlog::clog2(c.max_kt());
   const int tile_h = job.raw.at("tile_h").get<int>(), tile_w = job.raw.at("tile_w").get<int>();
