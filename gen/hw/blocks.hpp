@@ -93,10 +93,12 @@ struct ArrayBlock {
 };
 
 // kld_sram_<depth>x<width>: behavioural memory, `writes` synchronous write ports and
-// `reads` asynchronous read ports. Replaceable by a macro (see docs/hardware.md).
+// `reads` read ports, asynchronous or registered (_sync, a macro's read). Replaceable by a macro
+// (see docs/hardware.md).
 struct SramBlock {
-  static std::string name(int depth, int width, int reads, int writes = 1);
-  static vlog::Module generate(const HwConfig& c, int depth, int width, int reads, int writes = 1);
+  static std::string name(int depth, int width, int reads, int writes = 1, bool registered_read = false);
+  static vlog::Module generate(const HwConfig& c, int depth, int width, int reads, int writes = 1,
+                               bool registered_read = false);
 };
 
 }  // namespace kaleido::hw
@@ -141,7 +143,8 @@ vlog::Expr carry_save_add(vlog::Module& m, const std::vector<vlog::Expr>& words,
 // kld_ring_merge: the merge of the window-bounded ring (hw/ring_plan.hpp): per (group, column) a
 // ring of `depth` partials written by the array taps at their slot; the gather resolves a REUSE
 // pair by copying its reference's slot (a w, h or t neighbour, from its 2-bit decision code) into
-// its own, and sums each position's G slots. Not yet instantiated by kld_top.
+// its own, and sums each position's G slots. Its banks read like macros (registered). Not yet
+// instantiated by kld_top.
 struct RingMergeBlock {
   // Decision codes: what a (position, group) pair does; a REUSE code is the detector's chosen axis
   // (kld_detector_lane axis_o: 0 t, 1 h, 2 w) plus one.
@@ -154,7 +157,14 @@ struct RingMergeBlock {
   static int tag_width(const HwConfig& c, int depth) {
     return row_w(c, depth) + bank_w(c) + (c.max_kt() > 1 ? vlog::clog2(c.max_kt()) : 0);
   }
-  static vlog::Module generate(const HwConfig& c, int depth, const vlog::Module& ring_sram);
+  // kld_ring_take_<words>x<width>: a lane's partial, the OR of the bank words it takes and of a
+  // word from registers. A module of its own so that synthesis, which sees no arrival times,
+  // keeps the late bank words to one AND-OR level.
+  static std::string take_name(int words, int width);
+  static vlog::Module generate_take(int words, int width);
+  // `takes[j]`: the take module of lane j (j + 1 words).
+  static vlog::Module generate(const HwConfig& c, int depth, const vlog::Module& ring_sram,
+                               const std::vector<const vlog::Module*>& takes);
   // The block with its ring memory (kld_ring_merge the only top), for its block test.
   static vlog::Design design(const HwConfig& c, int depth);
 };

@@ -6,7 +6,27 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
-Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank_sram) {
+std::string RingMergeBlock::take_name(int words, int width) {
+  return "kld_ring_take_" + std::to_string(words) + "x" + std::to_string(width);
+}
+
+Module RingMergeBlock::generate_take(int words, int width) {
+  Module m(take_name(words, width),
+           "A lane's partial in kld_ring_merge: the OR of the bank words it takes (at most one) and "
+           "of a word from registers (zero when it takes a bank word). Its own module so that the "
+           "late bank words pass one AND-OR level");
+  const Expr take = m.input("take_i", words, Sign::Unsigned, "bit k: take word k");
+  const Expr word = m.input("word_i", words * width, Sign::Unsigned, "the bank words, word k at k*WIDTH");
+  const Expr other = m.input("other_i", width, Sign::Unsigned, "the word from registers");
+  const Expr out = m.output("word_o", width);
+  Expr acc = other;
+  for (int k = 0; k < words; ++k) acc = acc | (repl(width, take[k]) & word.slice((k + 1) * width - 1, k * width));
+  m.assign(out, acc);
+  return m;
+}
+
+Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank_sram,
+                                const std::vector<const Module*>& takes) {
   const int segs = c.segs(), cols = c.cols, aw = c.acc_w, G = c.max_groups(), gws = c.gather_w;
   const int pw = c.partial_w(), sw = c.out_sum_w(), rw = row_w(c, depth), bw = bank_w(c);
   const int tagw = tag_width(c, depth), ktw = clog2(c.max_kt()), srcw = clog2(gws);
@@ -14,6 +34,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   if (depth <= gws || depth % gws != 0)
     throw InternalError("kld_ring_merge: a ring of " + std::to_string(depth) + " slots for a gather of " +
                         std::to_string(gws) + " positions a beat (it needs whole rows of GATHER_W slots, two or more)");
+  if (static_cast<int>(takes.size()) != gws) throw InternalError("kld_ring_merge: one take module per lane");
   const auto R = static_cast<uint64_t>(bank_rows(c, depth));
   Module m("kld_ring_merge",
            "Merge of the window-bounded ring (docs/hardware.md): the array taps write each COMPUTE "
@@ -24,8 +45,9 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
            "padded to whole rows of the ring, so both lie in the lane's own bank), takes a w "
            "neighbour from the lane before it (lane 0: the last lane of the beat before) and copies "
            "the partial into its own slot, so a chain of references resolves one link at a time "
-           "inside the ring. Four registered steps: the read rows, the banks' read (forwarded from "
-           "the copies being written), the resolved terms' carry-save tree, its adder");
+           "inside the ring. Four registered steps: the banks' registered read at the edge a beat "
+           "enters (the copies of the two beats ahead, which that read misses, forwarded), the "
+           "resolved partials, the carry-save tree, its adder");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr tap_valid = m.input("tap_valid_i", segs * cols);
@@ -52,10 +74,11 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
                             "entered");
   auto lane_sfx = [&](int j) { return gws > 1 ? "_l" + std::to_string(j) : std::string(); };
   auto at = [&](int j, int g) { return std::to_string(g) + lane_sfx(j); };
+  auto idx = [](int i) { return static_cast<size_t>(i); };
 
-  // Stage a: the read row of every (lane, group), registered. Stage b: the banks' read,
-  // registered. Stage s: the resolved terms' carry-save tree, its one or two words registered.
-  // Stage out: their sum. Valid bits reset; data registers do not.
+  // Stage a: the banks' read (in the banks' output registers) and the beat's decode. Stage b: the
+  // resolved partials. Stage s: their carry-save tree, its one or two words registered. Stage
+  // out: their sum. Valid bits reset; data registers do not.
   const Expr a_valid = m.signal("a_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage a");
   const Expr b_valid = m.signal("b_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage b");
   const Expr s_valid = m.signal("s_valid_q", gws, Sign::Unsigned, "lanes of the beat in stage s");
@@ -68,6 +91,8 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   m.assign(out_valid, o_valid);
   Block& regs = m.always_ff_no_reset(clk, "the stages' data, advanced by gather_en_i");
   IfStmt& en = regs.if_(gather_en);
+  Block& every = m.always_ff_no_reset(clk, "loaded at every edge: the read rows, the forward of the copies made "
+                                            "as a beat enters, the words of those copies, the resolved partials");
 
   const Expr a_row = m.signal("a_row_q", rw, Sign::Unsigned, "the beat's row in stage a");
   const Expr b_row = m.signal("b_row_q", rw, Sign::Unsigned, "the beat's row in stage b: its copies' row");
@@ -83,11 +108,16 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   const Expr a_prev = banked ? m.signal("a_prev_q", G, Sign::Unsigned,
                                         "bit g: lane 0 takes the w neighbour, the beat before's last lane")
                              : Expr();
+  // A bank's read lands at the edge its beat enters stage a, so it misses two copies into the row
+  // it reads: the one stage b's beat makes at that edge, and the one the beat then in stage a
+  // makes when it leaves stage b. Both are found from the entering beat's rows and forwarded.
+  // The first needs the copied word held a cycle (copied_*_q) and is void after a stalled edge,
+  // whose read repeats the row and holds the copy.
   // A lane whose w neighbour is an earlier lane of its beat takes that lane's partial, which may
   // itself come from an earlier lane: the lane the chain ends at (its root in the beat) is found
-  // from the codes in stage a, so stage b selects once instead of chaining through the lanes.
-  std::vector<std::vector<Expr>> a_rrow(static_cast<size_t>(gws)), b_root(static_cast<size_t>(gws));
-  std::vector<Expr> roots(static_cast<size_t>(G));  // lane j-1's root lane of each group
+  // from the codes as the beat enters, so each lane selects once instead of chaining.
+  std::vector<std::vector<Expr>> raddr(idx(gws)), a_root(idx(gws)), fwd_b(idx(gws)), fwd_c(idx(gws));
+  std::vector<Expr> roots(idx(G));  // lane j-1's root lane of each group
   for (int j = 0; j < gws; ++j) {
     const std::string js = std::to_string(j);
     for (int g = 0; g < G; ++g) {
@@ -102,26 +132,36 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
       const Expr far = m.wire("far_" + at(j, g),
                               banked ? code == constant(2, kRefH) || code == constant(2, kRefT) : code != constant(2, kCompute),
                               "the pair reads its neighbour's slot");
+      const Expr rrow = m.wire("rrow_" + at(j, g), mux(far, trunc(ref_wrap, rw), gather_row),
+                               "the row bank " + js + " reads for the entering beat's group " + std::to_string(g));
+      const Expr a_rrow = m.signal("a_rrow_" + at(j, g) + "_q", rw, Sign::Unsigned, "the row read for stage a");
+      raddr[idx(j)].push_back(m.wire("raddr_" + at(j, g), mux(gather_en, rrow, a_rrow),
+                                     "the entering beat's row, or stage a's again while stalled"));
+      every.assign(a_rrow, raddr[idx(j)].back());
+      const Expr misses_b = m.wire("misses_b_" + at(j, g), a_valid[j] && a_reuse[j * G + g] && rrow == a_row,
+                                   "the read misses the copy of the beat now in stage a");
+      const Expr misses_c = m.wire("misses_c_" + at(j, g), b_valid[j] && b_reuse[j * G + g] && rrow == b_row,
+                                   "the read misses the copy stage b makes at this edge");
+      fwd_b[idx(j)].push_back(m.signal("fwd_b_" + at(j, g) + "_q", 1, Sign::Unsigned,
+                                       "stage a's read lacks stage b's copy: take it"));
+      en.then_().assign(fwd_b[idx(j)].back(), misses_b);
+      fwd_c[idx(j)].push_back(m.signal("fwd_c_" + at(j, g) + "_q", 1, Sign::Unsigned,
+                                       "stage a's read lacks the copy held in copied_*_q: take it"));
+      every.assign(fwd_c[idx(j)].back(), gather_en && misses_c);
       reuse_bits.push_back(code != constant(2, kCompute));
-      a_rrow[static_cast<size_t>(j)].push_back(
-          m.signal("a_rrow_" + at(j, g) + "_q", rw, Sign::Unsigned, "row group " + std::to_string(g) + " reads"));
-      en.then_().assign(a_rrow[static_cast<size_t>(j)].back(), mux(far, trunc(ref_wrap, rw), gather_row));
       const Expr near = code == constant(2, kRefW);
       if (!banked) continue;
       if (j == 0) {
         prev_bits.push_back(near);
-        roots[static_cast<size_t>(g)] = constant(srcw, 0);
+        roots[idx(g)] = constant(srcw, 0);
         continue;
       }
-      const Expr root = m.wire("root_" + at(j, g),
-                               mux(near, roots[static_cast<size_t>(g)], constant(srcw, static_cast<uint64_t>(j))),
+      const Expr root = m.wire("root_" + at(j, g), mux(near, roots[idx(g)], constant(srcw, static_cast<uint64_t>(j))),
                                "the lane whose partial lane " + js + " takes: its own, or lane " +
                                    std::to_string(j - 1) + "'s root");
-      roots[static_cast<size_t>(g)] = root;
-      const Expr a_root = m.signal("a_root_" + at(j, g) + "_q", srcw, Sign::Unsigned, "root lane in the beat");
-      b_root[static_cast<size_t>(j)].push_back(m.signal("b_root_" + at(j, g) + "_q", srcw));
-      en.then_().assign(a_root, root);
-      en.then_().assign(b_root[static_cast<size_t>(j)].back(), a_root);
+      roots[idx(g)] = root;
+      a_root[idx(j)].push_back(m.signal("a_root_" + at(j, g) + "_q", srcw, Sign::Unsigned, "root lane in the beat"));
+      en.then_().assign(a_root[idx(j)].back(), root);
     }
   }
   std::reverse(reuse_bits.begin(), reuse_bits.end());
@@ -129,20 +169,29 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   std::reverse(prev_bits.begin(), prev_bits.end());
   if (banked) en.then_().assign(a_prev, concat(prev_bits));
 
-  std::vector<std::vector<std::vector<Expr>>> lane_terms(static_cast<size_t>(gws),
-                                                         std::vector<std::vector<Expr>>(static_cast<size_t>(cols)));
+  std::vector<std::vector<std::vector<Expr>>> lane_terms(idx(gws), std::vector<std::vector<Expr>>(idx(cols)));
   const Expr last_valid = b_valid[gws - 1];  // the beat in stage b fills its row's last lane
   for (int g = 0; g < G; ++g) {
     const int s = g % segs, kt = g / segs;
-    // A copy of stage b lands at the edge that moves a later beat from stage a into stage b, so
-    // that beat's read of the same lane's bank takes it from the copy (fwd_*), not the memory.
-    std::vector<Expr> copies, fwd;
+    // Which bank words a lane takes: its root lane's, unless that word is replaced (a forwarded
+    // copy, or lane 0's w neighbour); none in a group that does not exist, whose partials are zero,
+    // and none while stalled (the partial then holds through other_*).
+    std::vector<Expr> copies, stale, take;
+    for (int k = 0; k < gws; ++k) {
+      copies.push_back(m.wire("copy_" + at(k, g), gather_en && b_valid[k] && b_reuse[k * G + g],
+                              "lane " + std::to_string(k) + " writes its resolved partial of group " + std::to_string(g)));
+      Expr st = fwd_b[idx(k)][idx(g)] || fwd_c[idx(k)][idx(g)];
+      if (banked && k == 0) st = st || a_prev[g];
+      stale.push_back(m.wire("stale_" + at(k, g), st, "lane " + std::to_string(k) + "'s bank word is replaced"));
+    }
     for (int j = 0; j < gws; ++j) {
-      copies.push_back(m.wire("copy_" + at(j, g), gather_en && b_valid[j] && b_reuse[j * G + g],
-                              "lane " + std::to_string(j) + " writes its resolved partial of group " + std::to_string(g)));
-      fwd.push_back(m.wire("fwd_" + at(j, g),
-                           b_valid[j] && b_reuse[j * G + g] && a_rrow[static_cast<size_t>(j)][static_cast<size_t>(g)] == b_row,
-                           "stage a reads the slot lane " + std::to_string(j) + " of stage b copies into"));
+      const int n = banked ? j + 1 : 1;
+      std::vector<Expr> bits;  // most significant first
+      for (int k = n - 1; k >= 0; --k) {
+        const Expr mine = j == 0 ? bit(true) : a_root[idx(j)][idx(g)] == constant(srcw, static_cast<uint64_t>(k));
+        bits.push_back(gather_en && group_valid[g] && mine && !stale[idx(k)]);
+      }
+      take.push_back(m.wire("take_" + at(j, g), concat(bits), "bit k: lane " + std::to_string(j) + " takes bank k's word"));
     }
     for (int cc = 0; cc < cols; ++cc) {
       const int tap = s * cols + cc;
@@ -154,33 +203,43 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
       const Expr tap_here = m.wire("tap_here_" + name, mine && tap_valid[tap],
                                    "a partial of group " + std::to_string(g) + " arrives at column " + std::to_string(cc));
       const Expr tap_row = tap_tag.slice(tap * tagw + bw + rw - 1, tap * tagw + bw);
-      // Stage b's partials and their resolution: each lane takes its root lane's read (its own, or
-      // that of the lane its chain of w references through the beat ends at).
-      std::vector<Expr> held, reads, resolved;
+      std::vector<Expr> reads, held, copied;
       for (int j = 0; j < gws; ++j) {
         const std::string jn = name + lane_sfx(j);
         reads.push_back(m.signal("slot_" + jn, pw));
-        held.push_back(m.signal("b_partial_" + jn + "_q", pw));
-        resolved.push_back(j == 0 ? held.back()
-                                  : m.wire("resolved_" + jn,
-                                           select(b_root[static_cast<size_t>(j)][static_cast<size_t>(g)], held, zero(pw)),
-                                           "the read of lane " + std::to_string(j) + "'s root lane"));
+        held.push_back(m.signal("b_partial_" + jn + "_q", pw, Sign::Unsigned, "lane's resolved partial in stage b"));
+        copied.push_back(m.signal("copied_" + jn + "_q", pw, Sign::Unsigned, "the partial stage b held a cycle ago"));
+        every.assign(copied.back(), held.back());
       }
       // Lane 0's w neighbour is the last lane of the beat before: in stage b, or gone and held.
       Expr prev;
       if (banked) {
         const Expr last = m.signal("last_partial_" + name + "_q", pw, Sign::Unsigned,
                                    "resolved partial of the last lane of the latest beat to leave stage b");
-        en.then_().if_(last_valid).then_().assign(last, resolved.back());
-        prev = m.wire("prev_" + name, mux(last_valid, resolved.back(), last),
+        en.then_().if_(last_valid).then_().assign(last, held.back());
+        prev = m.wire("prev_" + name, mux(last_valid, held.back(), last),
                       "lane 0's w neighbour: the beat before's last lane");
+      }
+      std::vector<Expr> alt;  // each lane's replacement of its bank word, zero when none
+      for (int k = 0; k < gws; ++k) {
+        Expr a = mux(fwd_b[idx(k)][idx(g)], held[idx(k)], mux(fwd_c[idx(k)][idx(g)], copied[idx(k)], zero(pw)));
+        if (banked && k == 0) a = mux(a_prev[g], prev, a);
+        alt.push_back(m.wire("alt_" + name + lane_sfx(k), a, "lane " + std::to_string(k) + "'s replaced word"));
       }
       for (int j = 0; j < gws; ++j) {
         const std::string jn = name + lane_sfx(j);
-        const Expr fetched = mux(fwd[static_cast<size_t>(j)], resolved[static_cast<size_t>(j)], reads[static_cast<size_t>(j)]);
-        en.then_().assign(held[static_cast<size_t>(j)], j == 0 && banked ? mux(a_prev[g], prev, fetched) : fetched);
-        lane_terms[static_cast<size_t>(j)][static_cast<size_t>(cc)].push_back(
-            m.wire("term_" + jn, mux(group_valid[g], sext(resolved[static_cast<size_t>(j)], sw), zero(sw))));
+        const int n = banked ? j + 1 : 1;
+        const Expr from_root = j == 0 ? alt[0] : select(a_root[idx(j)][idx(g)], std::vector<Expr>(alt.begin(), alt.begin() + n), zero(pw));
+        const Expr other = m.wire("other_" + jn, mux(gather_en, mux(group_valid[g], from_root, zero(pw)), held[idx(j)]),
+                                  "the root lane's replaced word, if any; the held partial while stalled");
+        std::vector<Expr> words(reads.begin(), reads.begin() + n);
+        std::reverse(words.begin(), words.end());
+        const Expr taken = m.signal("taken_" + jn, pw);
+        m.instance(*takes[idx(j)], "u_take_" + jn,
+                   {{"take_i", take[idx(j)]}, {"word_i", concat(words)}, {"other_i", other}, {"word_o", taken}},
+                   "lane " + std::to_string(j) + "'s resolved partial");
+        every.assign(held[idx(j)], taken);  // the stall folded into the take: no enable after the bank word
+        lane_terms[idx(j)][idx(cc)].push_back(sext(held[idx(j)], sw));
         const Expr tap_bank = bw == 0 ? bit(true)
                                       : tap_tag.slice(tap * tagw + bw - 1, tap * tagw) == constant(bw, static_cast<uint64_t>(j));
         m.instance(bank_sram, "u_ring_" + jn,
@@ -188,11 +247,11 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
                     {"we0_i", tap_here && tap_bank},
                     {"waddr0_i", tap_row},
                     {"wdata0_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)},
-                    {"we1_i", copies[static_cast<size_t>(j)]},
+                    {"we1_i", copies[idx(j)]},
                     {"waddr1_i", b_row},
-                    {"wdata1_i", resolved[static_cast<size_t>(j)]},
-                    {"raddr_i", a_rrow[static_cast<size_t>(j)][static_cast<size_t>(g)]},
-                    {"rdata_o", reads[static_cast<size_t>(j)]}},
+                    {"wdata1_i", held[idx(j)]},
+                    {"raddr_i", raddr[idx(j)][idx(g)]},
+                    {"rdata_o", reads[idx(j)]}},
                    "bank " + std::to_string(j) + " of the ring of group " + std::to_string(g) + ", column " +
                        std::to_string(cc));
       }
@@ -206,10 +265,10 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   std::vector<Expr> words;  // most significant first: lane GATHER_W-1, column COLS-1
   for (int j = gws - 1; j >= 0; --j)
     for (int cc = cols - 1; cc >= 0; --cc) {
-      // The tree and the adder in separate steps: the resolution and the tree share stage b's path.
+      // The tree and the adder in separate steps.
       const std::string sfx = std::to_string(cc) + lane_sfx(j);
       std::vector<Expr> held_words;
-      const std::vector<Expr> pair = carry_save_pair(m, lane_terms[static_cast<size_t>(j)][static_cast<size_t>(cc)], sfx);
+      const std::vector<Expr> pair = carry_save_pair(m, lane_terms[idx(j)][idx(cc)], sfx);
       for (size_t k = 0; k < pair.size(); ++k) {
         held_words.push_back(m.signal("s_csa_" + sfx + "_" + std::to_string(k) + "_q", sw, Sign::Unsigned,
                                       k == 0 ? "the carry-save words of the sum" : ""));
@@ -230,10 +289,16 @@ vlog::Design RingMergeBlock::design(const HwConfig& c, int depth) {
   std::vector<std::pair<std::string, std::string>> params = c.parameter_list();
   params.emplace_back("RING_DEPTH", std::to_string(depth));
   vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), params});
-  // A bank: one read (its lane's), two writes (the taps, its lane's copy).
-  const int rows = bank_rows(c, depth);
-  d.add(SramBlock::generate(c, rows, c.partial_w(), 1, 2));
-  d.add(generate(c, depth, d.module(SramBlock::name(rows, c.partial_w(), 1, 2))));
+  // A bank: one registered read (its lane's), two writes (the taps, its lane's copy).
+  const int rows = bank_rows(c, depth), pw = c.partial_w(), gws = std::max(1, c.gather_w);
+  d.add(SramBlock::generate(c, rows, pw, 1, 2, true));
+  std::vector<const vlog::Module*> takes;
+  for (int j = 0; j < gws; ++j) {
+    const int words = gws > 1 ? j + 1 : 1;
+    if (!d.has(take_name(words, pw))) d.add(generate_take(words, pw));
+  }
+  for (int j = 0; j < gws; ++j) takes.push_back(&d.module(take_name(gws > 1 ? j + 1 : 1, pw)));
+  d.add(generate(c, depth, d.module(SramBlock::name(rows, pw, 1, 2, true)), takes));
   d.check();
   return d;
 }

@@ -4,19 +4,22 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
-std::string SramBlock::name(int depth, int width, int reads, int writes) {
+std::string SramBlock::name(int depth, int width, int reads, int writes, bool registered_read) {
   return "kld_sram_" + std::to_string(depth) + "x" + std::to_string(width) + (reads > 1 ? "_r" + std::to_string(reads) : "") +
-         (writes > 1 ? "_w" + std::to_string(writes) : "");
+         (writes > 1 ? "_w" + std::to_string(writes) : "") + (registered_read ? "_sync" : "");
 }
 
-Module SramBlock::generate(const HwConfig&, int depth, int width, int reads, int writes) {
-  Module m(name(depth, width, reads, writes),
-           writes > 1 ? "Behavioural memory: " + std::to_string(writes) +
-                            " synchronous write ports (a later port wins on a shared address), asynchronous "
-                            "reads. Kept out of logic synthesis and costed by the SRAM model"
-                      : "Behavioural memory: one synchronous write port, asynchronous reads. Kept out of logic "
-                        "synthesis and costed by the SRAM model; replaceable by a macro with a registered read "
-                        "(one more pipeline stage)");
+Module SramBlock::generate(const HwConfig&, int depth, int width, int reads, int writes, bool registered_read) {
+  const std::string write_side =
+      writes > 1 ? std::to_string(writes) + " synchronous write ports (a later port wins on a shared address)"
+                 : "one synchronous write port";
+  Module m(name(depth, width, reads, writes, registered_read),
+           "Behavioural memory: " + write_side +
+               (registered_read
+                    ? ", registered reads (a macro's: the data of the address presented before an edge, as "
+                      "the memory held it before that edge's writes, is out after the edge)"
+                    : ", asynchronous reads") +
+               ". Kept out of logic synthesis and costed by the SRAM model");
   const int aw = clog2(depth);
   const Expr clk = m.input("clk_i", 1);
   std::vector<Expr> we, waddr, wdata;
@@ -33,7 +36,13 @@ Module SramBlock::generate(const HwConfig&, int depth, int width, int reads, int
     const std::string sfx = reads > 1 ? std::to_string(k) : "";
     const Expr raddr = m.input("raddr" + sfx + "_i", aw);
     const Expr rdata = m.output("rdata" + sfx + "_o", width);
-    m.assign(rdata, mem[raddr]);
+    if (!registered_read) {
+      m.assign(rdata, mem[raddr]);
+      continue;
+    }
+    const Expr rdata_q = m.signal("rdata" + sfx + "_q", width);
+    m.always_ff_no_reset(clk, "registered read").assign(rdata_q, mem[raddr]);
+    m.assign(rdata, rdata_q);
   }
   return m;
 }

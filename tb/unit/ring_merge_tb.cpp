@@ -83,7 +83,7 @@ int run(const Job& job) {
     const auto& d = tile_dims[static_cast<size_t>(pos[static_cast<size_t>(p)].tile)];
     return k == RingMergeBlock::kRefW ? 1 : k == RingMergeBlock::kRefH ? d[1] : d[2];
   };
-  int64_t reuse_pairs = 0, inbeat_refs = 0, prev_beat_refs = 0;
+  int64_t reuse_pairs = 0, inbeat_refs = 0, prev_beat_refs = 0, two_back_refs = 0;
   for (int64_t p = 0; p < P; ++p)
     for (int g = 0; g < G; ++g) {
       const Position& q = pos[static_cast<size_t>(p)];
@@ -255,6 +255,11 @@ int run(const Job& job) {
             const int64_t p = ch.first + next + j;
             k = code[static_cast<size_t>(p * G + g)];
             if (en && k == RingMergeBlock::kRefW) ++(j > 0 ? inbeat_refs : prev_beat_refs);
+            // An h or t neighbour two rows back in the chunk: the copy into it may land at the
+            // edge this beat's read does (the forward of the copy that read misses).
+            if (en && (k == RingMergeBlock::kRefH || k == RingMergeBlock::kRefT) && dist(p, k) == 2 * gws &&
+                p - dist(p, k) >= ch.first)
+              ++two_back_refs;
           }
           set_bits(dut.gather_code_i, (j * G + g) * 2, 2, k);
         }
@@ -278,13 +283,17 @@ int run(const Job& job) {
   const bool wide_rows = std::any_of(tile_dims.begin(), tile_dims.end(), [&](const auto& d) { return d[1] > gws; });
   if (gws > 1 && tile_w > 1 && inbeat_refs == 0) chk.fail("no w reference inside a beat");
   if (wide_rows && prev_beat_refs == 0) chk.fail("no w reference to the beat before");
+  const bool two_row_refs = chunk >= 3 * gws && std::any_of(tile_dims.begin(), tile_dims.end(), [&](const auto& d) {
+    return (d[0] > 1 && d[1] == 2 * gws) || (c.max_t > 1 && d[2] == 2 * gws);
+  });
+  if (two_row_refs && two_back_refs == 0) chk.fail("no h or t reference two rows back inside a chunk");
   dut.final();
   return chk.finish("kld_ring_merge " + std::to_string(G) + " groups x " + std::to_string(cols) + " columns, GATHER_W " +
                     std::to_string(gws) + ", ring of " + std::to_string(depth) + " slots, tiles " +
                     std::to_string(tile_h) + "x" + std::to_string(tile_w) + ", chunks of " + std::to_string(chunk) +
                     ", " + std::to_string(real_positions) + " positions (" + std::to_string(P - real_positions) + " padding) x " + std::to_string(mtiles) + " m-tiles, " +
                     std::to_string(reuse_pairs) + " REUSE pairs, " + std::to_string(inbeat_refs) +
-                    " w references inside a beat, " + std::to_string(prev_beat_refs) + " to the beat before, " + std::to_string(beats) + " beats, " + std::to_string(stall_cycles) +
+                    " w references inside a beat, " + std::to_string(prev_beat_refs) + " to the beat before, " + std::to_string(two_back_refs) + " h/t references two rows back, " + std::to_string(beats) + " beats, " + std::to_string(stall_cycles) +
                     " stalled cycles");
 }
 

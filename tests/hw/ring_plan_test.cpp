@@ -383,8 +383,8 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   const std::string merge = read_file(dir.path() / "rtl" / "kld_ring_merge.v");
   EXPECT_NE(merge.find("//   RING_DEPTH = 28\n"), std::string::npos);
   EXPECT_NE(merge.find("input wire [15:0] gather_code_i"), std::string::npos);
-  EXPECT_NE(merge.find("kld_sram_14x19_w2 u_ring_3_7_l1"), std::string::npos);  // last group, column, lane
-  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_sram_14x19_w2.v"));
+  EXPECT_NE(merge.find("kld_sram_14x19_w2_sync u_ring_3_7_l1"), std::string::npos);  // last group, column, lane
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_sram_14x19_w2_sync.v"));
   const ProcessResult odd = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                          "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
                                          "--gather-w", "2", "--rtl", rtl + "odd"});

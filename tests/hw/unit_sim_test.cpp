@@ -129,10 +129,11 @@ std::vector<UnitCase> cases() {
       // kld_ring_merge: eight groups over two segments (four k-tiles), sums wrapping at 16 bits;
       // edge tiles narrower than the rest, tiles one and two wide (rows mostly padding), rows of the
       // tile over two beats (GATHER_W 4, 2: lane 0's w neighbour in the beat before), banks of rows
-      // that are not a power of two.
+      // that are not a power of two; h and t neighbours one and two rows back inside a chunk (the
+      // copies a bank's registered read misses).
       ring_case("ring_merge_gw1_tiles2x3", cfg(4, 3, 2, 8, 16, 0), {3, 4, 5}, 1, {2, 3}, 4, false),
-      ring_case("ring_merge_gw4_tiles2x5", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {2, 5}, 8, false),
-      ring_case("ring_merge_gw4_tile_w1", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {4, 1}, 8, false),
+      ring_case("ring_merge_gw4_tiles2x5", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {2, 5}, 16, false),
+      ring_case("ring_merge_gw4_tile_w1", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {2, 1}, 16, false),
       ring_case("ring_merge_gw3_tiles2x2", cfg(2, 3, 1, 6, 24, 0), {4, 3, 5}, 3, {2, 2}, 6, true),
       ring_case("ring_merge_gw2_whole_frame", cfg(4, 2, 4, 8, 32, 0), {3, 4, 5}, 2, {4, 5}, 8, true),
   };
