@@ -13,13 +13,16 @@ Module SramBlock::generate(const HwConfig&, int depth, int width, int reads, int
   const std::string write_side =
       writes > 1 ? std::to_string(writes) + " synchronous write ports (a later port wins on a shared address)"
                  : "one synchronous write port";
+  const std::string read_side =
+      registered_read ? ", registered reads (a macro's: the data of the address presented before an edge, as the "
+                        "memory held it before that edge's writes, is out after the edge)"
+                      : ", asynchronous reads";
+  // A one-write asynchronous memory says what a macro would change (kld_top's memories).
+  const std::string macro_note =
+      writes == 1 && !registered_read ? "; replaceable by a macro with a registered read (one more pipeline stage)" : "";
   Module m(name(depth, width, reads, writes, registered_read),
-           "Behavioural memory: " + write_side +
-               (registered_read
-                    ? ", registered reads (a macro's: the data of the address presented before an edge, as "
-                      "the memory held it before that edge's writes, is out after the edge)"
-                    : ", asynchronous reads") +
-               ". Kept out of logic synthesis and costed by the SRAM model");
+           "Behavioural memory: " + write_side + read_side +
+               ". Kept out of logic synthesis and costed by the SRAM model" + macro_note);
   const int aw = clog2(depth);
   const Expr clk = m.input("clk_i", 1);
   std::vector<Expr> we, waddr, wdata;
