@@ -138,7 +138,7 @@ struct RingPlanCommand {
     hw::HwConfig sized = hwc;
     sized.max_t = cfg.grid.t, sized.max_h = cfg.grid.h, sized.max_w = cfg.grid.w;
     sized.max_k = cfg.channels, sized.max_m = cfg.out_cols;
-    const int64_t today_bits = hw::sram_bits_total(hw::sram_roles(sized, "kld_top"));
+    const int64_t kld_top_sram_bits = hw::sram_bits_total(hw::sram_roles(sized, "kld_top"));
 
     const bool masked = key_block > 0;
     if (!masked && keep != 1.0) throw ConfigError("keep", std::to_string(keep), "a block mask needs --key-block");
@@ -232,7 +232,7 @@ struct RingPlanCommand {
                         {"skipped_fraction", skipped},
                         {"quality", quality},
                         {"window", hw::ring_window(cfg)},
-                        {"today_kld_top_sram_bits_total", today_bits},
+                        {"today_kld_top_sram_bits_total", kld_top_sram_bits},
                         {"mask", masked ? nlohmann::json{{"key_block", key_block},
                                                          {"query_blocks", hw::ring_query_blocks(cfg)},
                                                          {"key_blocks", hw::ring_key_blocks(cfg, mask)},

@@ -36,6 +36,13 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
                         std::to_string(gws) + " positions a beat (it needs whole rows of GATHER_W slots, two or more)");
   if (static_cast<int>(takes.size()) != gws) throw InternalError("kld_ring_merge: one take module per lane");
   const auto R = static_cast<uint64_t>(bank_rows(c, depth));
+  // A deep bank is `parts` memories by the row's low `pb` bits: its upper bits address them.
+  const int parts = bank_parts(c, depth), pb = parts > 1 ? clog2(parts) : 0;
+  if (parts > 1 && clog2(part_rows(c, depth)) != rw - pb)
+    throw InternalError("kld_ring_merge: a part of a bank addressed by the row's upper bits");
+  auto part_of = [&](const Expr& row, int p) { return row.slice(pb - 1, 0) == constant(pb, static_cast<uint64_t>(p)); };
+  auto in_part = [&](const Expr& enable, const Expr& row, int p) { return parts == 1 ? enable : enable && part_of(row, p); };
+  auto part_addr = [&](const Expr& row) { return parts == 1 ? row : row.slice(rw - 1, pb); };
   Module m("kld_ring_merge",
            "Merge of the window-bounded ring (docs/hardware.md): the array taps write each COMPUTE "
            "partial into slot (position mod RING_DEPTH) of the ring of its (group, column), held as "
@@ -116,7 +123,8 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
   // A lane whose w neighbour is an earlier lane of its beat takes that lane's partial, which may
   // itself come from an earlier lane: the lane the chain ends at (its root in the beat) is found
   // from the codes as the beat enters, so each lane selects once instead of chaining.
-  std::vector<std::vector<Expr>> raddr(idx(gws)), a_root(idx(gws)), fwd_b(idx(gws)), fwd_c(idx(gws));
+  std::vector<std::vector<Expr>> raddr(idx(gws)), a_root(idx(gws)), fwd_b(idx(gws)), fwd_c(idx(gws)),
+      a_rrows(idx(gws));
   std::vector<Expr> roots(idx(G));  // lane j-1's root lane of each group
   for (int j = 0; j < gws; ++j) {
     const std::string js = std::to_string(j);
@@ -138,6 +146,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
       raddr[idx(j)].push_back(m.wire("raddr_" + at(j, g), mux(gather_en, rrow, a_rrow),
                                      "the entering beat's row, or stage a's again while stalled"));
       every.assign(a_rrow, raddr[idx(j)].back());
+      a_rrows[idx(j)].push_back(a_rrow);
       const Expr misses_b = m.wire("misses_b_" + at(j, g), a_valid[j] && a_reuse[j * G + g] && rrow == a_row,
                                    "the read misses the copy of the beat now in stage a");
       const Expr misses_c = m.wire("misses_c_" + at(j, g), b_valid[j] && b_reuse[j * G + g] && rrow == b_row,
@@ -186,12 +195,16 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
     }
     for (int j = 0; j < gws; ++j) {
       const int n = banked ? j + 1 : 1;
-      std::vector<Expr> bits;  // most significant first
+      std::vector<Expr> bits;  // most significant first: word k * parts + p is part p of bank k
       for (int k = n - 1; k >= 0; --k) {
         const Expr mine = j == 0 ? bit(true) : a_root[idx(j)][idx(g)] == constant(srcw, static_cast<uint64_t>(k));
-        bits.push_back(gather_en && group_valid[g] && mine && !stale[idx(k)]);
+        const Expr base = gather_en && group_valid[g] && mine && !stale[idx(k)];
+        for (int p = parts - 1; p >= 0; --p) bits.push_back(in_part(base, a_rrows[idx(k)][idx(g)], p));
       }
-      take.push_back(m.wire("take_" + at(j, g), concat(bits), "bit k: lane " + std::to_string(j) + " takes bank k's word"));
+      const std::string word = parts > 1 ? "word k (bank k / " + std::to_string(parts) + ", its part k mod " +
+                                               std::to_string(parts) + ")"
+                                         : "bank k's word";
+      take.push_back(m.wire("take_" + at(j, g), concat(bits), "bit k: lane " + std::to_string(j) + " takes " + word));
     }
     for (int cc = 0; cc < cols; ++cc) {
       const int tap = s * cols + cc;
@@ -206,7 +219,8 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
       std::vector<Expr> reads, held, copied;
       for (int j = 0; j < gws; ++j) {
         const std::string jn = name + lane_sfx(j);
-        reads.push_back(m.signal("slot_" + jn, pw));
+        for (int p = 0; p < parts; ++p)
+          reads.push_back(m.signal("slot_" + jn + (parts > 1 ? "_p" + std::to_string(p) : std::string()), pw));
         held.push_back(m.signal("b_partial_" + jn + "_q", pw, Sign::Unsigned, "lane's resolved partial in stage b"));
         copied.push_back(m.signal("copied_" + jn + "_q", pw, Sign::Unsigned, "the partial stage b held a cycle ago"));
         every.assign(copied.back(), held.back());
@@ -229,10 +243,11 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
       for (int j = 0; j < gws; ++j) {
         const std::string jn = name + lane_sfx(j);
         const int n = banked ? j + 1 : 1;
-        const Expr from_root = j == 0 ? alt[0] : select(a_root[idx(j)][idx(g)], std::vector<Expr>(alt.begin(), alt.begin() + n), zero(pw));
+        const std::vector<Expr> alts(alt.begin(), alt.begin() + n);
+        const Expr from_root = j == 0 ? alt[0] : select(a_root[idx(j)][idx(g)], alts, zero(pw));
         const Expr other = m.wire("other_" + jn, mux(gather_en, mux(group_valid[g], from_root, zero(pw)), held[idx(j)]),
                                   "the root lane's replaced word, if any; the held partial while stalled");
-        std::vector<Expr> words(reads.begin(), reads.begin() + n);
+        std::vector<Expr> words(reads.begin(), reads.begin() + n * parts);
         std::reverse(words.begin(), words.end());
         const Expr taken = m.signal("taken_" + jn, pw);
         m.instance(*takes[idx(j)], "u_take_" + jn,
@@ -242,18 +257,22 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
         lane_terms[idx(j)][idx(cc)].push_back(sext(held[idx(j)], sw));
         const Expr tap_bank = bw == 0 ? bit(true)
                                       : tap_tag.slice(tap * tagw + bw - 1, tap * tagw) == constant(bw, static_cast<uint64_t>(j));
-        m.instance(bank_sram, "u_ring_" + jn,
-                   {{"clk_i", clk},
-                    {"we0_i", tap_here && tap_bank},
-                    {"waddr0_i", tap_row},
-                    {"wdata0_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)},
-                    {"we1_i", copies[idx(j)]},
-                    {"waddr1_i", b_row},
-                    {"wdata1_i", held[idx(j)]},
-                    {"raddr_i", raddr[idx(j)][idx(g)]},
-                    {"rdata_o", reads[idx(j)]}},
-                   "bank " + std::to_string(j) + " of the ring of group " + std::to_string(g) + ", column " +
-                       std::to_string(cc));
+        for (int p = 0; p < parts; ++p) {
+          const std::string part = parts > 1 ? "_p" + std::to_string(p) : std::string();
+          const std::string rows_note =
+              parts > 1 ? " (its rows " + std::to_string(p) + " mod " + std::to_string(parts) + ")" : "";
+          m.instance(bank_sram, "u_ring_" + jn + part,
+                     {{"clk_i", clk},
+                      {"we0_i", in_part(tap_here && tap_bank, tap_row, p)},
+                      {"waddr0_i", part_addr(tap_row)},
+                      {"wdata0_i", tap_psum.slice((tap + 1) * pw - 1, tap * pw)},
+                      {"we1_i", in_part(copies[idx(j)], b_row, p)},
+                      {"waddr1_i", part_addr(b_row)},
+                      {"wdata1_i", held[idx(j)]},
+                      {"raddr_i", part_addr(raddr[idx(j)][idx(g)])},
+                      {"rdata_o", reads[idx(j * parts + p)]}},
+                     "bank " + std::to_string(j) + rows_note + " of the ring of group " + std::to_string(g) + ", column " + std::to_string(cc));
+        }
       }
     }
   }
@@ -290,14 +309,15 @@ vlog::Design RingMergeBlock::design(const HwConfig& c, int depth) {
   params.emplace_back("RING_DEPTH", std::to_string(depth));
   vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), params});
   // A bank: one registered read (its lane's), two writes (the taps, its lane's copy).
-  const int rows = bank_rows(c, depth), pw = c.partial_w(), gws = std::max(1, c.gather_w);
+  const int rows = part_rows(c, depth), pw = c.partial_w(), gws = std::max(1, c.gather_w);
+  const int parts = bank_parts(c, depth);
   d.add(SramBlock::generate(c, rows, pw, 1, 2, true));
+  // Lane j takes from its own bank and the j before it, each of `parts` memories.
+  auto words = [&](int j) { return (gws > 1 ? j + 1 : 1) * parts; };
+  for (int j = 0; j < gws; ++j)
+    if (!d.has(take_name(words(j), pw))) d.add(generate_take(words(j), pw));
   std::vector<const vlog::Module*> takes;
-  for (int j = 0; j < gws; ++j) {
-    const int words = gws > 1 ? j + 1 : 1;
-    if (!d.has(take_name(words, pw))) d.add(generate_take(words, pw));
-  }
-  for (int j = 0; j < gws; ++j) takes.push_back(&d.module(take_name(gws > 1 ? j + 1 : 1, pw)));
+  for (int j = 0; j < gws; ++j) takes.push_back(&d.module(take_name(words(j), pw)));
   d.add(generate(c, depth, d.module(SramBlock::name(rows, pw, 1, 2, true)), takes));
   d.check();
   return d;

@@ -57,13 +57,13 @@ hw::HwConfig detector_cfg(int gw, int dw, int max_k, int lanes, int win_cap, uin
 // GATHER_W) and the ring of the tile's area, its rows padded to a multiple of GATHER_W, + 2 chunk
 // slots go to the harness (tb/unit/ring_merge_tb.cpp).
 UnitCase ring_case(const std::string& name, hw::HwConfig c, std::array<int, 3> grid, int gather,
-                   std::array<int, 2> tile, int chunk, bool slow) {
+                   std::array<int, 2> tile, int chunk, bool slow, int min_depth = 0) {
   c.max_t = grid[0];
   c.max_h = grid[1];
   c.max_w = grid[2];
   c.gather_w = gather;
   UnitCase u{name, "kld_ring_merge", "ring_merge_tb", c, 3, slow};
-  u.ring_depth = tile[0] * ((tile[1] + gather - 1) / gather * gather) + 2 * chunk;
+  u.ring_depth = std::max(min_depth, tile[0] * ((tile[1] + gather - 1) / gather * gather) + 2 * chunk);
   u.options = {{"tile_h", tile[0]}, {"tile_w", tile[1]}, {"chunk", chunk}};
   return u;
 }
@@ -132,6 +132,10 @@ std::vector<UnitCase> cases() {
       // that are not a power of two; h and t neighbours one and two rows back inside a chunk (the
       // copies a bank's registered read misses).
       ring_case("ring_merge_gw1_tiles2x3", cfg(4, 3, 2, 8, 16, 0), {3, 4, 5}, 1, {2, 3}, 4, false),
+      // A ring of more than 2 kMaxBankRows rows a bank: each bank four memories by the row's low
+      // bits (the run uses its first 180 slots: the wrap is the other cases').
+      ring_case("ring_merge_gw1_four_part_banks", cfg(4, 3, 2, 8, 16, 0), {3, 4, 5}, 1, {2, 3}, 4, false,
+                2 * hw::RingMergeBlock::kMaxBankRows + 2),
       ring_case("ring_merge_gw4_tiles2x5", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {2, 5}, 16, false),
       ring_case("ring_merge_gw4_tile_w1", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {2, 1}, 16, false),
       ring_case("ring_merge_gw3_tiles2x2", cfg(2, 3, 1, 6, 24, 0), {4, 3, 5}, 3, {2, 2}, 6, true),
