@@ -118,15 +118,8 @@ struct RingPlanCommand {
     ReuseConfig cfg = pw.cfg;
     if (kind == "qk") cfg.out_cols = static_cast<int>(cfg.grid.tokens());
     if (!rtl.empty()) {
-      // The built merge banks its ring by lane: a beat is a whole row of GATHER_W slots, so the scan
-      // tiles' rows and the chunks must fill whole rows.
-      const int tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w, edge = cfg.grid.w % tw, gw = hwc.gather_w;
-      if (tw % gw != 0 || edge % gw != 0 || chunk_list.front() % gw != 0)
-        throw ConfigError("rtl", rtl,
-                          "the built merge needs scan-tile widths (" + std::to_string(tw) +
-                              (edge != 0 ? ", edge tiles " + std::to_string(edge) : std::string()) + ") and --chunks (" +
-                              std::to_string(chunk_list.front()) + ") that are multiples of GATHER_W (" +
-                              std::to_string(gw) + ")");
+      const std::string misfit = hw::ring_rtl_misfit(cfg, hw::RingShape{chunk_list.front(), lead, list_w}, hwc.gather_w);
+      if (!misfit.empty()) throw ConfigError("rtl", rtl, misfit + " (--tile, --chunks, --gather-w)");
     }
     progress("deciding " + std::to_string(cfg.grid.tokens()) + " positions x " + std::to_string(cfg.groups()) +
              " groups");

@@ -122,6 +122,14 @@ int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape) {
   return ring_window(cfg) + (shape.lead + 1) * static_cast<int64_t>(shape.chunk);
 }
 
+std::string ring_rtl_misfit(const ReuseConfig& cfg, const RingShape& shape, int gather_w) {
+  const int tw = cfg.tile_w_eff(), edge = cfg.grid.w % tw;
+  if (tw % gather_w == 0 && edge % gather_w == 0 && shape.chunk % gather_w == 0) return "";
+  return "the built merge needs scan-tile widths (" + std::to_string(tw) +
+         (edge != 0 ? ", edge tiles " + std::to_string(edge) : std::string()) + ") and chunks (" +
+         std::to_string(shape.chunk) + ") that are multiples of GATHER_W (" + std::to_string(gather_w) + ")";
+}
+
 std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, const RingShape& shape) {
   check_shape(cfg, shape);
   const int64_t N = cfg.grid.tokens(), K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = shape.chunk;

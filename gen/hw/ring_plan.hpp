@@ -50,6 +50,12 @@ struct RingShape {
 // The fewest slots per (group, column): W + (L + 1) C.
 int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape);
 
+// Why the built merge (kld_ring_merge, its ring banked by gather lane) cannot take this plan, or ""
+// when it can: a beat is a whole row of GATHER_W slots, so the scan tiles' widths (the edge tiles'
+// too) and the chunk must be multiples of GATHER_W. (The model prices no row padding, so a plan
+// that would need it is refused rather than built.)
+std::string ring_rtl_misfit(const ReuseConfig& cfg, const RingShape& shape, int gather_w);
+
 // The memories of the ring architecture for workload `cfg` on array `hw` (ROWS, COLS, GROUP_W,
 // DATA_W; the MAX_* fields are not used: the memories are sized for cfg), as SramRole rows whose
 // formulas name N, K, G, W and C.

@@ -107,6 +107,23 @@ TEST(RingPlan, AShallowerRingReadsAnOverwrittenSlot) {
   EXPECT_NO_THROW(ring_output(hw, cfg, a, b, all_compute(cfg), {2, 1}, 4));
 }
 
+// The built merge takes a beat as a whole row of GATHER_W slots: every tile width, the edge tile's
+// and the chunk must be multiples of it. The 480p head's tiles of 16 are 16 and 4 wide (52 = 3 x 16
+// + 4).
+TEST(RingPlan, TheBuiltMergeTakesTileWidthsAndChunksInWholeRows) {
+  ReuseConfig cfg = workload_config({21, 30, 52}, 128, 64);
+  cfg.tile_h = cfg.tile_w = 16;
+  EXPECT_EQ(ring_rtl_misfit(cfg, {256, 1}, 4), "");
+  EXPECT_EQ(ring_rtl_misfit(cfg, {256, 1}, 1), "");
+  EXPECT_NE(ring_rtl_misfit(cfg, {256, 1}, 8).find("edge tiles 4"), std::string::npos);  // 4 not a multiple of 8
+  EXPECT_NE(ring_rtl_misfit(cfg, {254, 1}, 4).find("chunks (254)"), std::string::npos);
+  cfg.tile_w = 5;  // widths 5 and 2
+  EXPECT_NE(ring_rtl_misfit(cfg, {256, 1}, 2).find("scan-tile widths (5, edge tiles 2)"), std::string::npos);
+  cfg.tile_w = 0;  // the whole frame, 52 wide
+  EXPECT_EQ(ring_rtl_misfit(cfg, {256, 1}, 4), "");
+  EXPECT_NE(ring_rtl_misfit(cfg, {256, 1}, 8).find("scan-tile widths (52)"), std::string::npos);
+}
+
 // 8x8 array (COLS 8, GROUP_W 8, DATA_W 8: PARTIAL_W = 16 + clog2(8) = 19), grid 2x4x4 (N = 32,
 // W = 16), K = 32 (G = 4), chunk 4.
 TEST(RingPlan, MemoriesFollowTheirFormulas) {
