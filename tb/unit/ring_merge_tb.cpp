@@ -5,8 +5,8 @@
 // hw::ring_output: the taps of step e land (random order, gaps, several segments and columns in
 // a cycle) while step e - 1 is gathered (beats of GATHER_W positions of one chunk, gather_en_i
 // low at random), and step e + 1 starts once that gather has left the ring's read stages.
-// Position x of the run (padding included) has slot x mod RING_DEPTH, RING_DEPTH = padded tile
-// area + 2 chunk, the least ring for that order (hw::ring_depth at lead 1). Codes are random (COMPUTE, or REUSE of the w,
+// Position x of the run (padding included) has slot x mod RING_DEPTH, RING_DEPTH at least padded
+// tile area + 2 chunk, the least ring for that order (hw::ring_depth at lead 1). Codes are random (COMPUTE, or REUSE of the w,
 // h or t neighbour inside the tile: long chains, references inside a beat and across beats),
 // partials random per m-tile.
 //

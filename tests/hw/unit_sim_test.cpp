@@ -55,7 +55,7 @@ hw::HwConfig detector_cfg(int gw, int dw, int max_k, int lanes, int win_cap, uin
 
 // kld_ring_merge on a grid of t x h x w with GATHER_W `gather`; `tile`, `chunk` (a multiple of
 // GATHER_W) and the ring of the tile's area, its rows padded to a multiple of GATHER_W, + 2 chunk
-// slots go to the harness (tb/unit/ring_merge_tb.cpp).
+// slots (or `min_depth`, if more) go to the harness (tb/unit/ring_merge_tb.cpp).
 UnitCase ring_case(const std::string& name, hw::HwConfig c, std::array<int, 3> grid, int gather,
                    std::array<int, 2> tile, int chunk, bool slow, int min_depth = 0) {
   c.max_t = grid[0];
