@@ -162,6 +162,9 @@ struct RingMergeBlock {
     while ((bank_rows(c, depth) + parts - 1) / parts > kMaxBankRows) parts *= 2;
     return parts;
   }
+  // The banks lane `lane` may take a word from: its own and those of the lanes before it (its root
+  // lane's), or its own alone with one bank.
+  static int take_lanes(const HwConfig& c, int lane) { return c.gather_w > 1 ? lane + 1 : 1; }
   // Rows of each part (rounded up when the rows do not divide).
   static int part_rows(const HwConfig& c, int depth) {
     const int parts = bank_parts(c, depth);

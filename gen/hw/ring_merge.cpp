@@ -194,7 +194,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
       stale.push_back(m.wire("stale_" + at(k, g), st, "lane " + std::to_string(k) + "'s bank word is replaced"));
     }
     for (int j = 0; j < gws; ++j) {
-      const int n = banked ? j + 1 : 1;
+      const int n = take_lanes(c, j);
       std::vector<Expr> bits;  // most significant first: word k * parts + p is part p of bank k
       for (int k = n - 1; k >= 0; --k) {
         const Expr mine = j == 0 ? bit(true) : a_root[idx(j)][idx(g)] == constant(srcw, static_cast<uint64_t>(k));
@@ -242,7 +242,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
       }
       for (int j = 0; j < gws; ++j) {
         const std::string jn = name + lane_sfx(j);
-        const int n = banked ? j + 1 : 1;
+        const int n = take_lanes(c, j);
         const std::vector<Expr> alts(alt.begin(), alt.begin() + n);
         const Expr from_root = j == 0 ? alt[0] : select(a_root[idx(j)][idx(g)], alts, zero(pw));
         const Expr other = m.wire("other_" + jn, mux(gather_en, mux(group_valid[g], from_root, zero(pw)), held[idx(j)]),
@@ -312,8 +312,8 @@ vlog::Design RingMergeBlock::design(const HwConfig& c, int depth) {
   const int rows = part_rows(c, depth), pw = c.partial_w(), gws = std::max(1, c.gather_w);
   const int parts = bank_parts(c, depth);
   d.add(SramBlock::generate(c, rows, pw, 1, 2, true));
-  // Lane j takes from its own bank and the j before it, each of `parts` memories.
-  auto words = [&](int j) { return (gws > 1 ? j + 1 : 1) * parts; };
+  // Lane j takes from take_lanes banks, each of `parts` memories.
+  auto words = [&](int j) { return take_lanes(c, j) * parts; };
   for (int j = 0; j < gws; ++j)
     if (!d.has(take_name(words(j), pw))) d.add(generate_take(words(j), pw));
   std::vector<const vlog::Module*> takes;
