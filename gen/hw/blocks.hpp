@@ -186,6 +186,29 @@ struct RingMergeBlock {
   static vlog::Design design(const HwConfig& c, int depth);
 };
 
+// kld_ring_lists: the list builder of the window-bounded ring (hw/ring_plan.hpp, lists(q)): from a
+// chunk's decision codes, LIST_W positions a cycle, each group's compute list (the positions of
+// the chunk whose code is COMPUTE, in scan order) into one of two buffers. Not yet instantiated by
+// kld_top.
+struct RingListsBlock {
+  // A word's lanes: LIST_W a power of two; chunks of at least two positions and at least LIST_W.
+  static void check(int chunk, int list_w);
+  // Rows of one buffer in each of a group's LIST_W banks: ceil(C / LIST_W).
+  static int rows(int chunk, int list_w) { return (chunk + list_w - 1) / list_w; }
+  static int lane_bits(int list_w);             // log2(LIST_W)
+  static int word_bits(int chunk, int list_w);  // bits of a word's index in its chunk (0 for one word)
+  // An entry, a position in its chunk, is {word, lane}: ENTRY_W bits (clog2(C) when C is a
+  // multiple of LIST_W).
+  static int entry_w(int chunk, int list_w);
+  static int len_w(int chunk);  // a list's length: 0..C
+  // Edges from the one a word enters at (code_valid_i high) to the one its entries are written
+  // and its lengths out at: a read presented after it returns them (registered, an edge later).
+  static constexpr int kReadyEdges = 1;
+  static vlog::Module generate(const HwConfig& c, int chunk, int list_w, const vlog::Module& bank_sram);
+  // The block with its bank memory (kld_ring_lists the only top), for its block test.
+  static vlog::Design design(const HwConfig& c, int chunk, int list_w);
+};
+
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;

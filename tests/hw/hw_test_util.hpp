@@ -113,16 +113,15 @@ inline void write_block_rtl(const hw::HwConfig& c, const std::string& top, const
 }
 
 // Builds (or finds in the cache) the harness tb/unit/<harness>.cpp around
-// block `top` of configuration `c`, from kaleido gen's design, or from the ring
-// merge's own (hw::RingMergeBlock::design) when `ring_depth` > 0. The RTL is
+// block `top` of configuration `c`, from kaleido gen's design, or from the
+// block's own design (`own`: the ring's blocks, not yet in kld_top). The RTL is
 // written to a temporary folder (the cache key is its text, not its path).
 inline sim::BuildResult build_block(const hw::HwConfig& c, const std::string& top, const std::string& harness,
-                                    int ring_depth = 0) {
+                                    const vlog::Design* own = nullptr) {
   TempDir rtl("rtl_" + harness + "_" + c.name());
-  if (ring_depth > 0) {
+  if (own) {
     fs::create_directories(rtl.path());
-    for (const vlog::EmittedFile& f : hw::RingMergeBlock::design(c, ring_depth).emit())
-      write_file_atomic(rtl.path() / f.name, f.text);
+    for (const vlog::EmittedFile& f : own->emit()) write_file_atomic(rtl.path() / f.name, f.text);
   } else {
     write_block_rtl(c, top, rtl.path());
   }

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <tuple>
 
 #include "hw_test_util.hpp"
 
@@ -176,9 +178,35 @@ TEST(HwLintMatrix, LintReportsABrokenGeneratedFile) {
   EXPECT_NE(r.output.find("WIDTH"), std::string::npos) << r.output;
 }
 
-// kld_ring_merge (not yet in kld_top, so outside the matrix above): lint-silent, elaborated by
-// Yosys and byte-identical when generated twice, at GATHER_W 1 and 4 (the in-beat chain), rings
-// of a power of two slots and not, with one and several k-tiles.
+// The ring's blocks (not yet in kld_top, so outside the matrix above): lint-silent, elaborated by
+// Yosys and byte-identical when generated twice.
+void expect_clean_block(const std::string& name, const std::string& top,
+                        const std::function<vlog::Design()>& design) {
+  TempDir dir("lint_ring_" + name);
+  std::string first;
+  for (const vlog::EmittedFile& f : design().emit()) {
+    write_file_atomic(dir.path() / f.name, f.text);
+    first += f.name + "\n" + f.text;
+    EXPECT_EQ(f.text.find("lint_off"), std::string::npos) << name << ": " << f.name;
+  }
+  std::string again;
+  for (const vlog::EmittedFile& f : design().emit()) again += f.name + "\n" + f.text;
+  EXPECT_EQ(first, again) << name << ": not byte-identical when generated twice";
+  if (have_tool("verilator")) {
+    const ToolRun r = run_tool("verilator --lint-only -Wall --top-module " + top + verilog_files(dir.path()));
+    EXPECT_EQ(r.status, 0) << name << ":\n" << r.output;
+    EXPECT_EQ(r.output, "") << name;
+  }
+  if (have_tool("yosys")) {
+    const ToolRun r = run_tool("yosys -q -p \"read_verilog" + verilog_files(dir.path()) + "; hierarchy -check -top " +
+                               top + "; proc; check -assert\"");
+    EXPECT_EQ(r.status, 0) << name << ":\n" << r.output;
+    EXPECT_EQ(unexpected_warnings(r.output), "") << name;
+  }
+}
+
+// kld_ring_merge at GATHER_W 1 and 4 (the in-beat chain), rings of a power of two slots and not,
+// with one and several k-tiles.
 TEST(HwLintRingMerge, LintSilentElaboratedAndDeterministic) {
   struct Case {
     hw::HwConfig hw;
@@ -192,30 +220,29 @@ TEST(HwLintRingMerge, LintSilentElaboratedAndDeterministic) {
   hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);  // one group, one k-tile
   one.gather_w = 2;
   cases.push_back({one, 16});
-  for (const Case& k : cases) {
-    const std::string name = k.hw.name() + "_ring" + std::to_string(k.depth);
-    TempDir dir("lint_ring_" + name);
-    std::string first;
-    for (const vlog::EmittedFile& f : hw::RingMergeBlock::design(k.hw, k.depth).emit()) {
-      write_file_atomic(dir.path() / f.name, f.text);
-      first += f.name + "\n" + f.text;
-      EXPECT_EQ(f.text.find("lint_off"), std::string::npos) << name << ": " << f.name;
-    }
-    std::string again;
-    for (const vlog::EmittedFile& f : hw::RingMergeBlock::design(k.hw, k.depth).emit()) again += f.name + "\n" + f.text;
-    EXPECT_EQ(first, again) << name << ": not byte-identical when generated twice";
-    if (have_tool("verilator")) {
-      const ToolRun r = run_tool("verilator --lint-only -Wall --top-module kld_ring_merge" + verilog_files(dir.path()));
-      EXPECT_EQ(r.status, 0) << name << ":\n" << r.output;
-      EXPECT_EQ(r.output, "") << name;
-    }
-    if (have_tool("yosys")) {
-      const ToolRun r = run_tool("yosys -q -p \"read_verilog" + verilog_files(dir.path()) +
-                                 "; hierarchy -check -top kld_ring_merge; proc; check -assert\"");
-      EXPECT_EQ(r.status, 0) << name << ":\n" << r.output;
-      EXPECT_EQ(unexpected_warnings(r.output), "") << name;
-    }
-  }
+  for (const Case& k : cases)
+    expect_clean_block(k.hw.name() + "_ring" + std::to_string(k.depth), "kld_ring_merge",
+                       [&] { return hw::RingMergeBlock::design(k.hw, k.depth); });
+}
+
+// kld_ring_lists: the 8x8 preset's groups at the ring plan's chunk and LIST_W; one group; one word
+// a chunk (no word index); LIST_W 1 (no lane index); rows that are not a power of two.
+TEST(HwLintRingLists, LintSilentElaboratedAndDeterministic) {
+  const hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
+  const std::vector<std::tuple<hw::HwConfig, int, int>> cases = {
+      {hw::default_config_8x8(), 256, 8}, {one, 8, 8}, {one, 6, 1}, {hw::default_config_8x8(), 20, 4}};
+  for (const auto& [c, chunk, list_w] : cases)
+    expect_clean_block(c.name() + "_lists" + std::to_string(chunk) + "x" + std::to_string(list_w), "kld_ring_lists",
+                       [&] { return hw::RingListsBlock::design(c, chunk, list_w); });
+}
+
+// Chunks and LIST_W the built list builder cannot take are refused with the option named.
+TEST(HwLintRingLists, RefusesAListWordItCannotIndex) {
+  const hw::HwConfig c = hw::default_config_8x8();
+  EXPECT_THROW(hw::RingListsBlock::design(c, 256, 6), ConfigError);  // LIST_W not a power of two
+  EXPECT_THROW(hw::RingListsBlock::design(c, 4, 8), ConfigError);    // a chunk shorter than a word
+  EXPECT_THROW(hw::RingListsBlock::design(c, 1, 1), ConfigError);    // one position a chunk
+  EXPECT_NO_THROW(hw::RingListsBlock::design(c, 8, 8));
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 // (`ctest -L slow`).
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "hw_test_util.hpp"
 
 namespace kaleido::hwtest {
@@ -24,6 +26,19 @@ struct UnitCase {
   int ring_depth = 0;            // kld_ring_merge: the ring's slots (its generator argument)
   nlohmann::json options = {};  // block-specific job options
 };
+
+// The design of a block that kld_top does not yet hold (the ring's), or none.
+std::optional<vlog::Design> own_design(const UnitCase& u) {
+  if (u.top == "kld_ring_merge") return hw::RingMergeBlock::design(u.hw, u.ring_depth);
+  if (u.top == "kld_ring_lists")
+    return hw::RingListsBlock::design(u.hw, u.options.at("chunk").get<int>(), u.options.at("list_w").get<int>());
+  return std::nullopt;
+}
+
+sim::BuildResult build_case(const UnitCase& u) {
+  const std::optional<vlog::Design> d = own_design(u);
+  return build_block(u.hw, u.top, u.harness, d ? &*d : nullptr);
+}
 
 hw::HwConfig cfg(int rows, int cols, int gw, int dw, int aw, int mul_pipe) {
   hw::HwConfig c;
@@ -65,6 +80,14 @@ UnitCase ring_case(const std::string& name, hw::HwConfig c, std::array<int, 3> g
   UnitCase u{name, "kld_ring_merge", "ring_merge_tb", c, 3, slow};
   u.ring_depth = std::max(min_depth, tile[0] * ((tile[1] + gather - 1) / gather * gather) + 2 * chunk);
   u.options = {{"tile_h", tile[0]}, {"tile_w", tile[1]}, {"chunk", chunk}};
+  return u;
+}
+
+// kld_ring_lists for the groups of `c`, chunks of up to `chunk` positions, LIST_W `list_w`; 40
+// chunks (tb/unit/ring_lists_tb.cpp).
+UnitCase lists_case(const std::string& name, const hw::HwConfig& c, int chunk, int list_w, bool slow) {
+  UnitCase u{name, "kld_ring_lists", "ring_lists_tb", c, 40, slow};
+  u.options = {{"chunk", chunk}, {"list_w", list_w}};
   return u;
 }
 
@@ -140,6 +163,12 @@ std::vector<UnitCase> cases() {
       ring_case("ring_merge_gw4_tile_w1", cfg(4, 2, 2, 8, 32, 0), {3, 4, 5}, 4, {2, 1}, 16, false),
       ring_case("ring_merge_gw3_tiles2x2", cfg(2, 3, 1, 6, 24, 0), {4, 3, 5}, 3, {2, 2}, 6, true),
       ring_case("ring_merge_gw2_whole_frame", cfg(4, 2, 4, 8, 32, 0), {3, 4, 5}, 2, {4, 5}, 8, true),
+      // kld_ring_lists: eight groups; chunks of whole and partial words, of one word (no word
+      // index in an entry), of rows that are not a power of two, and LIST_W 1 (no lane index).
+      lists_case("ring_lists_c16_lw4", cfg(4, 3, 2, 8, 16, 0), 16, 4, false),
+      lists_case("ring_lists_c20_lw8", cfg(4, 3, 2, 8, 16, 0), 20, 8, false),
+      lists_case("ring_lists_c8_lw8", cfg(4, 3, 2, 8, 16, 0), 8, 8, true),
+      lists_case("ring_lists_c6_lw1", cfg(4, 3, 2, 8, 16, 0), 6, 1, true),
   };
 }
 
@@ -158,7 +187,7 @@ TEST_P(HwUnit, MatchesReference) {
   const UnitCase& u = GetParam();
   if (u.slow && !env_flag("KALEIDO_SLOW_TESTS")) GTEST_SKIP() << "slow configuration: set KALEIDO_SLOW_TESTS=1";
   if (!have_tool("verilator")) GTEST_SKIP() << "verilator not found on PATH";
-  const sim::BuildResult b = build_block(u.hw, u.top, u.harness, u.ring_depth);
+  const sim::BuildResult b = build_case(u);
   std::printf("%s: model %s (%.1f s)\n", u.name.c_str(), b.cached ? "from the cache" : "built", b.seconds);
   for (uint64_t seed : {1u, 2u}) {
     const ToolRun r = run_block(b.exe, job_for(u, seed, false), u.name);
@@ -177,7 +206,7 @@ class HwUnitNegative : public ::testing::TestWithParam<UnitCase> {};
 TEST_P(HwUnitNegative, AlteredExpectationFails) {
   const UnitCase& u = GetParam();
   if (!have_tool("verilator")) GTEST_SKIP() << "verilator not found on PATH";
-  const sim::BuildResult b = build_block(u.hw, u.top, u.harness, u.ring_depth);
+  const sim::BuildResult b = build_case(u);
   const ToolRun r = run_block(b.exe, job_for(u, 1, true), u.name + "_neg");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("FAIL"), std::string::npos) << r.output;
