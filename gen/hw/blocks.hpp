@@ -202,8 +202,9 @@ struct RingListsBlock {
   static int entry_w(int chunk, int list_w);
   static int len_w(int chunk);  // a list's length: 0..C
   // Edges from the one a word enters at (code_valid_i high) to the one its entries are written
-  // and its lengths out at: a read presented after it returns them (registered, an edge later).
-  static constexpr int kReadyEdges = 1;
+  // and its lengths out at (the codes registered, then their ranks and counts, then the write):
+  // a read presented after it returns them (registered, an edge later).
+  static constexpr int kReadyEdges = 2;
   static vlog::Module generate(const HwConfig& c, int chunk, int list_w, const vlog::Module& bank_sram);
   // The block with its bank memory (kld_ring_lists the only top), for its block test.
   static vlog::Design design(const HwConfig& c, int chunk, int list_w);

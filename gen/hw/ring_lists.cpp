@@ -41,8 +41,9 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
            "COMPUTE, in scan order) for the pass engine, in one of two buffers (one built while the "
            "other is issued). A group's lists are LIST_W banks, entry e in bank e mod LIST_W, so the "
            "up to LIST_W entries a word adds go to distinct banks: the word's compute bits, ranked by "
-           "a prefix count, are rotated by the list's length. Codes registered on entry; a word's "
-           "entries are written at the next edge and readable (registered) after the one after");
+           "a prefix count, are rotated by the list's length. Codes registered on entry, ranks and "
+           "counts registered in the next stage; a word's entries are written at the edge after "
+           "and readable (registered) after the one after that");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr code_valid = m.input("code_valid_i", 1, Sign::Unsigned, "a word of codes enters");
@@ -62,12 +63,12 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
   auto idx = [](int i) { return static_cast<size_t>(i); };
 
   // The entering word, registered: the codes come from a memory and go on to the banks' writes.
-  const Expr in_valid = m.signal("in_valid_q", 1, Sign::Unsigned, "a word in the build stage");
+  const Expr in_valid = m.signal("in_valid_q", 1, Sign::Unsigned, "a word in the rank stage");
   const Expr in_first = m.signal("in_first_q", 1);
   const Expr in_buf = m.signal("in_buf_q", 1);
   const Expr in_lanes = m.signal("in_lanes_q", LW);
   const Expr in_code = m.signal("in_code_q", LW * G * 2);
-  Always& valid = m.always_ff(clk, rst_n, "the build stage's valid bit");
+  Always& valid = m.always_ff(clk, rst_n, "the stages' valid bits");
   valid.flop(in_valid, code_valid, 0);
   Block& in_regs = m.always_ff_no_reset(clk, "the entering word");
   IfStmt& enter = in_regs.if_(code_valid);
@@ -81,9 +82,26 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
     in_word = m.signal("in_word_q", wb, Sign::Unsigned, "the word's index in its chunk");
     enter.then_().assign(in_word, mux(code_first, zero(wb), in_word + constant(wb, 1)));
   }
+
+  // The rank stage: the word's COMPUTE bits, ranks and counts, registered so that no path holds
+  // the prefix count and the length's update (the codes come from a registered memory, so the
+  // stage costs a cycle of latency, not throughput).
+  const Expr ranked_valid = m.signal("ranked_valid_q", 1, Sign::Unsigned, "a word in the list stage");
+  const Expr ranked_first = m.signal("ranked_first_q", 1);
+  const Expr ranked_buf = m.signal("ranked_buf_q", 1);
+  valid.flop(ranked_valid, in_valid, 0);
+  Block& ranked_regs = m.always_ff_no_reset(clk, "the ranked word");
+  IfStmt& ranked = ranked_regs.if_(in_valid);
+  ranked.then_().assign(ranked_first, in_first);
+  ranked.then_().assign(ranked_buf, in_buf);
+  Expr ranked_word;
+  if (wb > 0) {
+    ranked_word = m.signal("ranked_word_q", wb);
+    ranked.then_().assign(ranked_word, in_word);
+  }
   auto entry = [&](const Expr& lane) {
     if (wb == 0) return lane;
-    return lg == 0 ? in_word : concat({in_word, lane});
+    return lg == 0 ? ranked_word : concat({ranked_word, lane});
   };
 
   Always& counts = m.always_ff(clk, rst_n, "list lengths, per buffer and group");
@@ -118,13 +136,25 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
       }
       count = count + zext(bits.back(), lg + 1);
     }
-    const Expr added = m.wire("added_" + gs, count, "entries the word adds to group " + gs + "'s list");
-    const Expr cur_len = mux(in_buf, len_q[1][idx(g)], len_q[0][idx(g)]);
-    const Expr base = m.wire("base_" + gs, mux(in_first, zero(lw), cur_len),
+    const Expr ranked_compute = m.signal("ranked_compute_" + gs + "_q", LW, Sign::Unsigned,
+                                         g == 0 ? "lane i holds a COMPUTE pair of group g, ranked" : "");
+    ranked.then_().assign(ranked_compute, concat(std::vector<Expr>(bits.rbegin(), bits.rend())));
+    Expr ranked_rank;
+    if (lg > 0) {
+      ranked_rank = m.signal("ranked_rank_" + gs + "_q", LW * lg, Sign::Unsigned,
+                             g == 0 ? "lane i's rank at i*log2(LIST_W)" : "");
+      ranked.then_().assign(ranked_rank, concat(std::vector<Expr>(rank.rbegin(), rank.rend())));
+    }
+    const Expr added = m.signal("ranked_added_" + gs + "_q", lg + 1, Sign::Unsigned,
+                                "entries the word adds to group " + gs + "'s list");
+    ranked.then_().assign(added, count);
+    // The list stage: the length before the word, its update and the banks' writes.
+    const Expr cur_len = mux(ranked_buf, len_q[1][idx(g)], len_q[0][idx(g)]);
+    const Expr base = m.wire("base_" + gs, mux(ranked_first, zero(lw), cur_len),
                              "the list's length before the word: the index of its first new entry");
     const Expr next_len = base + zext(added, lw);
     for (int b = 0; b < 2; ++b) {
-      const Expr mine = in_valid && (in_buf == constant(1, static_cast<uint64_t>(b)));
+      const Expr mine = ranked_valid && (ranked_buf == constant(1, static_cast<uint64_t>(b)));
       counts.flop(len_q[idx(b)][idx(g)], mux(mine, next_len, len_q[idx(b)][idx(g)]), 0);
     }
     const Expr base_low = lg > 0 ? base.slice(lg - 1, 0) : Expr();
@@ -142,22 +172,22 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
         const Expr rot = m.wire("rot_" + bs, constant(lg, static_cast<uint64_t>(b)) - base_low,
                                 "the rank of the lane bank " + std::to_string(b) + " takes");
         for (int i = 0; i < LW; ++i) {
-          const Expr take = bits[idx(i)] && (rank[idx(i)] == rot);
+          const Expr take = ranked_compute[i] && (ranked_rank.slice(i * lg + lg - 1, i * lg) == rot);
           we = we || take;
           lane = lane | (repl(lg, take) & constant(lg, static_cast<uint64_t>(i)));
         }
       } else {
-        we = bits[0];
+        we = ranked_compute[0];
       }
-      const Expr bank_we = m.wire("we_" + bs, in_valid && we, "bank " + std::to_string(b) + " takes an entry");
+      const Expr bank_we = m.wire("we_" + bs, ranked_valid && we, "bank " + std::to_string(b) + " takes an entry");
       // Below base's low bits the entry is in the row after base's.
       Expr row = base_row;
       if (lg > 0 && b < LW - 1) row = row + zext(base_low > constant(lg, static_cast<uint64_t>(b)), row.width());
       const Expr wrow = m.wire("wrow_" + bs, row, "the entry's row in its buffer");
       if (wb < wrow.width())
         m.unused(wrow.slice(wrow.width() - 1, wb), "a written entry's row is below ceil(C / LIST_W)");
-      const Expr in_row = wb > 0 ? zext(wrow.slice(wb - 1, 0), aw) : zero(aw);
-      const Expr waddr = mux(in_buf, in_row + constant(aw, static_cast<uint64_t>(R)), in_row);
+      const Expr buf_row = wb > 0 ? zext(wrow.slice(wb - 1, 0), aw) : zero(aw);
+      const Expr waddr = mux(ranked_buf, buf_row + constant(aw, static_cast<uint64_t>(R)), buf_row);
       bank_out.push_back(m.signal("bank_" + bs + "_rdata", ew));
       m.instance(bank_sram, "u_list_" + bs,
                  {{"clk_i", clk},
