@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "common/error.hpp"
+#include "hw/blocks.hpp"
 #include "golden/intmath.hpp"
 #include "golden/scan.hpp"
 
@@ -139,7 +140,10 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
       {"decision codes (COMPUTE, REUSE along t, h, w)", "N x 2G (LIST_W positions a word)", 1, N, 2 * G},
       {"detector window (Ahat of the last W positions)", "W x K*DATA_W", 1, W, K * hw.data_w},
       {"A chunk buffers (the chunk issued and the next)", "2 x C x K*DATA_W", 2, C, K * hw.data_w},
-      {"compute lists (two chunks, one per group)", "2G x C x clog2(C)", 2 * G, C, clog2(C)},
+      // As kld_ring_lists holds them: per group LIST_W banks, entry e in bank e mod LIST_W, both
+      // buffers in each (C * clog2(C) bits a list when C is a multiple of LIST_W, a power of two).
+      {"compute lists (two chunks, one per group)", "G*LIST_W x 2 ceil(C / LIST_W) x ENTRY_W", G * shape.list_w,
+       2 * RingListsBlock::rows(shape.chunk, shape.list_w), RingListsBlock::entry_w(shape.chunk, shape.list_w)},
       {"chunk summaries (no COMPUTE pair in the chunk)", "chunks (ceil(N / C), more with scan tiles) x 1", 1,
        static_cast<int64_t>(cut_chunks(cfg, shape.chunk).size()), 1},
       {"B slices (this m-tile's and the next)", "2 x K x COLS*DATA_W", 2, K, static_cast<int64_t>(hw.cols) * hw.data_w},
