@@ -121,6 +121,7 @@ struct RingPlanCommand {
       const std::string misfit = hw::ring_rtl_misfit(cfg, hw::RingShape{chunk_list.front(), lead, list_w}, hwc.gather_w);
       if (!misfit.empty()) throw ConfigError("rtl", rtl, misfit + " (--tile, --chunks, --gather-w)");
       hw::RingListsBlock::check(chunk_list.front(), list_w);
+      hw::RingCodesBlock::check(static_cast<int>(hw::ring_code_words(cfg, {chunk_list.front(), lead, list_w})), list_w);
     }
     progress("deciding " + std::to_string(cfg.grid.tokens()) + " positions x " + std::to_string(cfg.groups()) +
              " groups");
@@ -205,13 +206,17 @@ struct RingPlanCommand {
     std::string rtl_note;
     if (!rtl.empty()) {
       // The ring's merge for this plan: kld_top's sizing for the workload, the plan's ring depth.
-      const int depth = static_cast<int>(hw::ring_depth(cfg, hw::RingShape{chunk_list.front(), lead, list_w}));
+      const hw::RingShape shape{chunk_list.front(), lead, list_w};
+      const int depth = static_cast<int>(hw::ring_depth(cfg, shape));
+      const int code_words = static_cast<int>(hw::ring_code_words(cfg, shape));
       hw::RingMergeBlock::design(sized, depth).write(rtl);
-      hw::RingListsBlock::design(sized, chunk_list.front(), list_w).write(rtl);
+      hw::RingListsBlock::design(sized, shape.chunk, list_w).write(rtl);
+      hw::RingCodesBlock::design(sized, code_words, list_w).write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
                  std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
-                 " columns, GATHER_W " + std::to_string(sized.gather_w) + ") and kld_ring_lists (chunks of " +
-                 std::to_string(chunk_list.front()) + ", LIST_W " + std::to_string(list_w) + ") into " + rtl;
+                 " columns, GATHER_W " + std::to_string(sized.gather_w) + "), kld_ring_lists (chunks of " +
+                 std::to_string(shape.chunk) + ", LIST_W " + std::to_string(list_w) + ") and kld_ring_codes (" +
+                 std::to_string(code_words) + " words of " + std::to_string(list_w) + " positions) into " + rtl;
       progress(rtl_note);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -306,8 +311,8 @@ struct RingPlanCommand {
                   r["formula"].get<std::string>().c_str(), static_cast<long long>(r["banks"].get<int64_t>()),
                   static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
                   bits_text(r["bits"].get<int64_t>()).c_str());
-    std::printf("\nA model of an architecture whose RTL has only its merge and list builder so far "
-                "(kld_ring_merge, kld_ring_lists, --rtl; "
+    std::printf("\nA model of an architecture whose RTL has only its merge, list builder and code memory so far "
+                "(kld_ring_merge, kld_ring_lists, kld_ring_codes, --rtl; "
                 "docs/hardware.md, \"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }
@@ -318,8 +323,8 @@ struct RingPlanCommand {
 void register_ring_plan(CLI::App& app) {
   auto cmd = std::make_shared<RingPlanCommand>();
   CLI::App* sub = app.add_subcommand(
-      "ring-plan", "Size and time the window-bounded ring architecture (a model; of its RTL only the merge and the list "
-      "builder, --rtl) on a workload (synthetic by "
+      "ring-plan", "Size and time the window-bounded ring architecture (a model; of its RTL only the merge, the list "
+      "builder and the code memory, --rtl) on a workload (synthetic by "
       "default; --workload qk: one attention head of a clip, every key)");
   cmd->sub = sub;
   cmd->hw.add_to(*sub);
@@ -340,8 +345,9 @@ void register_ring_plan(CLI::App& app) {
   sub->add_flag("--check", cmd->check, "Also form the output through the ring and compare it with the golden model");
   sub->add_flag("--json", cmd->json, "Print the plan as JSON");
   sub->add_option("--rtl", cmd->rtl,
-                  "Also write kld_ring_merge (the ring's merge) for this plan's ring depth and kld_ring_lists (its "
-                  "list builder) for its chunk and --list-w into this folder (block-tested; not yet in kld_top; "
+                  "Also write kld_ring_merge (the ring's merge) for this plan's ring depth, kld_ring_lists (its "
+                  "list builder) for its chunk and --list-w, and kld_ring_codes (its decision codes) for its words "
+                  "into this folder (block-tested; not yet in kld_top; "
                   "one --chunks value)");
   sub->callback([cmd] { cmd->run(); });
 }

@@ -210,6 +210,27 @@ struct RingListsBlock {
   static vlog::Design design(const HwConfig& c, int chunk, int list_w);
 };
 
+// kld_ring_codes: the decision-code memory of the window-bounded ring (docs/hardware.md). The
+// detector's decisions (LANES groups of one position a cycle) are assembled into a word of
+// LIST_W positions x G groups of 2-bit codes, written whole at the edge its last decision enters
+// (`dec_commit_i`); a row is read a word a cycle, registered like a macro, and holds the new word
+// from the edge after its write (a read at the write's own edge gets the old one).
+struct RingCodesBlock {
+  // LIST_W a power of two; at least two words.
+  static void check(int words, int list_w);
+  // More words than kMaxPartRows are 2, 4, ... memories by the row's low bits, of part_rows rows
+  // each (rounded up), the part read picked by a registered one-hot AND-OR. A word is wide
+  // (LIST_W x 2G bits: 256 for 16 groups): in the SRAM model (sky130 hd) 256 such rows read in
+  // 3.94 ns, so the 480p plan's 4,096 words make 208 MHz; parts of 64 rows make 242 MHz for 3.2x
+  // the logic (docs/hardware.md, "The ring's decision codes").
+  static constexpr int kMaxPartRows = 256;
+  static int parts(int words);
+  static int part_rows(int words) { return (words + parts(words) - 1) / parts(words); }
+  static vlog::Module generate(const HwConfig& c, int words, int list_w, const vlog::Module& part_sram);
+  // The block with its word memory (kld_ring_codes the only top), for its block test.
+  static vlog::Design design(const HwConfig& c, int words, int list_w);
+};
+
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;

@@ -123,6 +123,13 @@ int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape) {
   return ring_window(cfg) + (shape.lead + 1) * static_cast<int64_t>(shape.chunk);
 }
 
+int64_t ring_code_words(const ReuseConfig& cfg, const RingShape& shape) {
+  check_shape(cfg, shape);
+  int64_t words = 0;
+  for (const Chunk& c : cut_chunks(cfg, shape.chunk)) words += (c.p1 - c.p0 + shape.list_w - 1) / shape.list_w;
+  return words;
+}
+
 std::string ring_rtl_misfit(const ReuseConfig& cfg, const RingShape& shape, int gather_w) {
   const int tw = cfg.tile_w_eff(), edge = cfg.grid.w % tw;
   if (tw % gather_w == 0 && edge % gather_w == 0 && shape.chunk % gather_w == 0) return "";
@@ -133,11 +140,16 @@ std::string ring_rtl_misfit(const ReuseConfig& cfg, const RingShape& shape, int 
 
 std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, const RingShape& shape) {
   check_shape(cfg, shape);
-  const int64_t N = cfg.grid.tokens(), K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = shape.chunk;
+  const int64_t K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = shape.chunk;
   return {
       {"ring of partial sums (one per group and column)", "G*COLS x (W + (L + 1) C) x PARTIAL_W", G * hw.cols,
        ring_depth(cfg, shape), hw.sum_w(hw.group_w)},
-      {"decision codes (COMPUTE, REUSE along t, h, w)", "N x 2G (LIST_W positions a word)", 1, N, 2 * G},
+      // As kld_ring_codes holds them: a word of LIST_W positions' codes, a chunk starting a word;
+      // more words than a memory reads in a cycle are parts of equal rows (rounded up).
+      {"decision codes (COMPUTE, REUSE along t, h, w)", "sum over chunks of ceil(n / LIST_W) x LIST_W*2G", 1,
+       RingCodesBlock::parts(static_cast<int>(ring_code_words(cfg, shape))) *
+           RingCodesBlock::part_rows(static_cast<int>(ring_code_words(cfg, shape))),
+       shape.list_w * 2 * G},
       {"detector window (Ahat of the last W positions)", "W x K*DATA_W", 1, W, K * hw.data_w},
       {"A chunk buffers (the chunk issued and the next)", "2 x C x K*DATA_W", 2, C, K * hw.data_w},
       // As kld_ring_lists holds them: per group LIST_W banks, entry e in bank e mod LIST_W, both

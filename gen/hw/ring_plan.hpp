@@ -50,6 +50,11 @@ struct RingShape {
 // The fewest slots per (group, column): W + (L + 1) C.
 int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape);
 
+// Words of the decision-code memory (kld_ring_codes): every chunk starts a word of LIST_W
+// positions, so a chunk of n positions takes ceil(n / LIST_W) (N / LIST_W in all when the chunks
+// are multiples of LIST_W).
+int64_t ring_code_words(const ReuseConfig& cfg, const RingShape& shape);
+
 // Why the built merge (kld_ring_merge, its ring banked by gather lane) cannot take this plan, or ""
 // when it can: a beat is a whole row of GATHER_W slots, so the scan tiles' widths (the edge tiles'
 // too) and the chunk must be multiples of GATHER_W. (The model prices no row padding, so a plan

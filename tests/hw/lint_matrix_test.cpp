@@ -245,5 +245,23 @@ TEST(HwLintRingLists, RefusesAListWordItCannotIndex) {
   EXPECT_NO_THROW(hw::RingListsBlock::design(c, 8, 8));
 }
 
+// kld_ring_codes: the 8x8 preset (its detector's lanes) at the ring plan's words; one group, one
+// lane; LIST_W 1 (no lane input used); words that are not a power of two.
+TEST(HwLintRingCodes, LintSilentElaboratedAndDeterministic) {
+  const hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
+  const std::vector<std::tuple<hw::HwConfig, int, int>> cases = {
+      {hw::default_config_8x8(), 128, 8}, {one, 4, 8}, {one, 3, 1}, {hw::default_config_8x8(), 10, 4}};
+  for (const auto& [c, words, list_w] : cases)
+    expect_clean_block(c.name() + "_codes" + std::to_string(words) + "x" + std::to_string(list_w), "kld_ring_codes",
+                       [&] { return hw::RingCodesBlock::design(c, words, list_w); });
+}
+
+TEST(HwLintRingCodes, RefusesAWordItCannotHold) {
+  const hw::HwConfig c = hw::default_config_8x8();
+  EXPECT_THROW(hw::RingCodesBlock::design(c, 128, 6), ConfigError);  // LIST_W not a power of two
+  EXPECT_THROW(hw::RingCodesBlock::design(c, 1, 8), ConfigError);    // one word
+  EXPECT_NO_THROW(hw::RingCodesBlock::design(c, 2, 8));
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

@@ -132,7 +132,9 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   const std::vector<SramRole> roles = ring_storage(hw, cfg, {4, 1, 4});
   ASSERT_EQ(roles.size(), 7u);
   EXPECT_EQ(roles[0].bits(), 4 * 8 * (16 + 8) * 19);  // ring: G*COLS x (W + 2C) x PARTIAL_W
-  EXPECT_EQ(roles[1].bits(), 32 * 2 * 4);             // codes: N x 2G
+  EXPECT_EQ(roles[1].bits(), 32 * 2 * 4);             // codes: N x 2G, the chunks whole words
+  // Otherwise every chunk starts a word: N = 40 in chunks of 20, LIST_W 8, is 2 x 3 words of 8 x 2G.
+  EXPECT_EQ(ring_storage(hw, workload_config({2, 4, 5}, 32, 16), {20, 1, 8})[1].bits(), 2 * 3 * 8 * 2 * 4);
   EXPECT_EQ(roles[2].bits(), 16 * 32 * 8);            // Ahat window: W x K*DATA_W
   EXPECT_EQ(roles[3].bits(), 2 * 4 * 32 * 8);         // A chunks: 2 x C x K*DATA_W
   EXPECT_EQ(roles[4].bits(), 2 * 4 * 4 * 2);          // lists: 2G x C x clog2(C), C a multiple of LIST_W

@@ -65,16 +65,18 @@ TEST(SramBudget, ManifestTotalsEqualTheInstantiatedMemories) {
 }
 
 // The ring's built blocks against the roles the plan prices them by: kld_ring_merge's memories are
-// the ring of partial sums, kld_ring_lists' the compute lists. The cases: whole list words; a
-// chunk that is not (C = 20 at LIST_W 8) with the ring banked by gather lane; a ring deeper than a
-// bank may be (384 rows, split in parts).
+// the ring of partial sums, kld_ring_lists' the compute lists, kld_ring_codes' the decision codes.
+// The cases: whole list words; chunks that are not (C = 20 at LIST_W 8: 20, 20 and 8 positions,
+// 7 code words where N / LIST_W is 6) with the ring banked by gather lane; a ring deeper than a
+// bank may be (384 rows, split in parts); 297 code words, two memories of 149 rows.
 TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
   if (!have_tool("yosys")) GTEST_SKIP() << "yosys not installed (Debian package yosys)";
   struct Case {
     Grid grid;
     int k, gather_w, chunk, list_w;
   };
-  for (const Case& k : {Case{{2, 4, 4}, 32, 1, 16, 4}, Case{{2, 4, 6}, 16, 2, 20, 8}, Case{{2, 16, 16}, 16, 1, 64, 8}}) {
+  for (const Case& k : {Case{{2, 4, 4}, 32, 1, 16, 4}, Case{{2, 4, 6}, 16, 2, 20, 8}, Case{{2, 16, 16}, 16, 1, 64, 8},
+                        Case{{3, 9, 11}, 16, 1, 9, 1}}) {
     hw::HwConfig sized = hw::default_config_8x8();
     sized.gather_w = k.gather_w;
     sized.max_t = k.grid.t, sized.max_h = k.grid.h, sized.max_w = k.grid.w;
@@ -92,9 +94,11 @@ TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
     const fs::path rtl = dir.path() / "rtl";
     hw::RingMergeBlock::design(sized, static_cast<int>(hw::ring_depth(cfg, shape))).write(rtl);
     hw::RingListsBlock::design(sized, k.chunk, k.list_w).write(rtl);
+    hw::RingCodesBlock::design(sized, static_cast<int>(hw::ring_code_words(cfg, shape)), k.list_w).write(rtl);
     std::string log;
     EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_merge", &log), roles[0].bits()) << name << "\n" << log;
     EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_lists", &log), roles[4].bits()) << name << "\n" << log;
+    EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_codes", &log), roles[1].bits()) << name << "\n" << log;
   }
 }
 

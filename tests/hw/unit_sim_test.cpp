@@ -32,6 +32,8 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
   if (u.top == "kld_ring_merge") return hw::RingMergeBlock::design(u.hw, u.ring_depth);
   if (u.top == "kld_ring_lists")
     return hw::RingListsBlock::design(u.hw, u.options.at("chunk").get<int>(), u.options.at("list_w").get<int>());
+  if (u.top == "kld_ring_codes")
+    return hw::RingCodesBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("list_w").get<int>());
   return std::nullopt;
 }
 
@@ -88,6 +90,15 @@ UnitCase ring_case(const std::string& name, hw::HwConfig c, std::array<int, 3> g
 UnitCase lists_case(const std::string& name, const hw::HwConfig& c, int chunk, int list_w, bool slow) {
   UnitCase u{name, "kld_ring_lists", "ring_lists_tb", c, 40, slow};
   u.options = {{"chunk", chunk}, {"list_w", list_w}};
+  return u;
+}
+
+// kld_ring_codes for the groups of `c` decided `lanes` at a time, `words` words of LIST_W
+// `list_w`, chunks of up to `chunk` positions; 40 chunks (tb/unit/ring_codes_tb.cpp).
+UnitCase codes_case(const std::string& name, hw::HwConfig c, int lanes, int words, int list_w, int chunk, bool slow) {
+  c.lanes = lanes;
+  UnitCase u{name, "kld_ring_codes", "ring_codes_tb", c, 40, slow};
+  u.options = {{"words", words}, {"list_w", list_w}, {"chunk", chunk}};
   return u;
 }
 
@@ -169,6 +180,13 @@ std::vector<UnitCase> cases() {
       lists_case("ring_lists_c20_lw8", cfg(4, 3, 2, 8, 16, 0), 20, 8, false),
       lists_case("ring_lists_c8_lw8", cfg(4, 3, 2, 8, 16, 0), 8, 8, true),
       lists_case("ring_lists_c6_lw1", cfg(4, 3, 2, 8, 16, 0), 6, 1, true),
+      // kld_ring_codes: eight groups; three lanes (a last round of two), every group at once, one
+      // lane; words of 4, 8 and 1 positions; memories of rows that are not a power of two.
+      codes_case("ring_codes_l3_lw4", cfg(4, 3, 2, 8, 16, 0), 3, 6, 4, 10, false),
+      codes_case("ring_codes_l8_lw8", cfg(4, 3, 2, 8, 16, 0), 8, 5, 8, 20, true),
+      codes_case("ring_codes_l1_lw1", cfg(4, 3, 2, 8, 16, 0), 1, 3, 1, 4, true),
+      // 600 words: four memories of 150 rows by the row's low bits.
+      codes_case("ring_codes_l3_lw4_four_parts", cfg(4, 3, 2, 8, 16, 0), 3, 600, 4, 10, false),
   };
 }
 

@@ -1,0 +1,145 @@
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+void RingCodesBlock::check(int words, int list_w) {
+  if (list_w < 1 || (list_w & (list_w - 1)) != 0)
+    throw ConfigError("list-w", std::to_string(list_w),
+                      "a code word holds LIST_W positions, a power of two (the list builder's word)");
+  if (words < 2)
+    throw ConfigError("code words", std::to_string(words), "the code memory holds at least two words");
+}
+
+int RingCodesBlock::parts(int words) {
+  int parts = 1;
+  while ((words + parts - 1) / parts > kMaxPartRows) parts *= 2;
+  return parts;
+}
+
+Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const Module& part_sram) {
+  check(words, list_w);
+  const int G = c.max_groups(), LW = list_w, lg = RingListsBlock::lane_bits(LW), L = c.det_lanes();
+  const int gb = clog2(G), rw = clog2(words), ww = LW * G * 2;
+  const int P = parts(words), pb = RingListsBlock::lane_bits(P), prw = clog2(part_rows(words));
+  Module m("kld_ring_codes",
+           "Decision-code memory of the window-bounded ring (docs/hardware.md): the detector's "
+           "decisions, LANES groups of one position a cycle, as 2-bit codes (0 COMPUTE, 1/2/3 REUSE "
+           "of the t/h/w neighbour) in words of LIST_W positions x G groups. A word is assembled in a "
+           "register and written whole when its last decision enters (no write mask on the memory); "
+           "the list builder reads a word a cycle (registered, like a macro). Deeper than a bank may be "
+           "for the clock, the words are 2, 4, ... memories by the row's low bits");
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr dec_valid = m.input("dec_valid_i", L, Sign::Unsigned, "lane l holds a decision this cycle");
+  const Expr dec_group = m.input("dec_group_i", L * gb, Sign::Unsigned, "lane l's group at l*clog2(G)");
+  const Expr dec_reuse = m.input("dec_reuse_i", L, Sign::Unsigned, "lane l's pair is REUSE (detector reuse_o)");
+  const Expr dec_axis = m.input("dec_axis_i", 2 * L, Sign::Unsigned,
+                                "lane l's reference axis at 2l: 0 t, 1 h, 2 w (detector axis_o)");
+  const Expr dec_lane = m.input("dec_lane_i", lg > 0 ? lg : 1, Sign::Unsigned,
+                                lg > 0 ? "the position's lane in its word" : "unused: one position a word");
+  const Expr dec_row = m.input("dec_row_i", rw, Sign::Unsigned, "the word's row");
+  const Expr dec_commit = m.input("dec_commit_i", 1, Sign::Unsigned,
+                                  "the word's last decisions: the word, with them, is written at this edge");
+  const Expr rd_row = m.input("rd_row_i", rw, Sign::Unsigned, "the row read");
+  const Expr rd_code = m.output("rd_code_o", ww, Sign::Unsigned,
+                                "the row's codes an edge after its address: lane i, group g at (i*G + g)*2");
+  if (lg == 0) m.unused(dec_lane, "LIST_W 1: every position is lane 0");
+  auto idx = [](int i) { return static_cast<size_t>(i); };
+
+  // Each lane's code: REUSE of axis a is code a + 1.
+  std::vector<Expr> code;
+  for (int l = 0; l < L; ++l) {
+    const std::string ls = std::to_string(l);
+    const Expr axis = dec_axis.slice(2 * l + 1, 2 * l);
+    code.push_back(m.wire("code_" + ls, mux(dec_reuse[l], axis + constant(2, 1), constant(2, 0)),
+                          l == 0 ? "lane l's decision as a code" : ""));
+  }
+  // The word being assembled; its slots are cleared when it is written, so a partial word's empty
+  // lanes read COMPUTE (the list builder's code_lanes_i masks them).
+  const Expr word = m.signal("word_q", ww, Sign::Unsigned, "codes of the word being assembled");
+  std::vector<Expr> merged;  // least significant first: the word with this cycle's decisions
+  for (int i = 0; i < LW; ++i) {
+    const Expr at_lane = lg > 0 ? m.wire("at_lane_" + std::to_string(i),
+                                         dec_lane == constant(lg, static_cast<uint64_t>(i)),
+                                         i == 0 ? "this cycle's position is lane i" : "")
+                                : bit(true);
+    for (int g = 0; g < G; ++g) {
+      Expr hit = bit(false), value = constant(2, 0);
+      for (int l = 0; l < L; ++l) {
+        const Expr mine = dec_valid[l] && (dec_group.slice(l * gb + gb - 1, l * gb) ==
+                                           constant(gb, static_cast<uint64_t>(g)));
+        hit = hit || mine;
+        value = value | (repl(2, mine) & code[idx(l)]);
+      }
+      const int at = (i * G + g) * 2;
+      const std::string sg = std::to_string(i) + "_" + std::to_string(g);
+      const Expr take = m.wire("take_" + sg, at_lane && hit,
+                               i == 0 && g == 0 ? "a lane decides group g of lane i's position" : "");
+      merged.push_back(m.wire("slot_" + sg, mux(take, value, word.slice(at + 1, at)),
+                              i == 0 && g == 0 ? "the slot with this cycle's decision" : ""));
+    }
+  }
+  const Expr word_d = m.wire("word_d", concat(std::vector<Expr>(merged.rbegin(), merged.rend())),
+                             "the word with this cycle's decisions");
+  Always& regs = m.always_ff(clk, rst_n, "the assembled word: cleared when written");
+  regs.flop(word, mux(dec_commit, constant(ww, 0), word_d), 0);
+  if (P == 1) {
+    m.instance(part_sram, "u_codes",
+               {{"clk_i", clk},
+                {"we_i", dec_commit},
+                {"waddr_i", dec_row},
+                {"wdata_i", word_d},
+                {"raddr_i", rd_row},
+                {"rdata_o", rd_code}},
+               "the code words (registered reads)");
+    return m;
+  }
+  // Part p holds the rows whose low bits are p, at the row's high bits; every part reads the row
+  // asked for, and the part's index, registered with the read, picks the word.
+  const Expr wr_part = dec_row.slice(pb - 1, 0), rd_part = rd_row.slice(pb - 1, 0);
+  const Expr wr_at = zext(dec_row.slice(rw - 1, pb), prw), rd_at = zext(rd_row.slice(rw - 1, pb), prw);
+  std::vector<Expr> part_out;
+  for (int q = 0; q < P; ++q) {
+    const std::string qs = std::to_string(q);
+    part_out.push_back(m.signal("part_" + qs + "_rdata", ww));
+    m.instance(part_sram, "u_codes_" + qs,
+               {{"clk_i", clk},
+                {"we_i", dec_commit && (wr_part == constant(pb, static_cast<uint64_t>(q)))},
+                {"waddr_i", wr_at},
+                {"wdata_i", word_d},
+                {"raddr_i", rd_at},
+                {"rdata_o", part_out.back()}},
+               "the code words whose row's low bits are " + qs);
+  }
+  // The part read, one-hot and registered with the read: the word is an AND-OR of the parts'
+  // outputs, no select decoded after the memories.
+  const Expr rd_part_q = m.signal("rd_part_q", P, Sign::Unsigned, "bit p: part p holds the row read");
+  Block& sel = m.always_ff_no_reset(clk, "the part of the row read, one-hot");
+  std::vector<Expr> hot;  // least significant first
+  for (int q = 0; q < P; ++q) hot.push_back(rd_part == constant(pb, static_cast<uint64_t>(q)));
+  sel.assign(rd_part_q, concat(std::vector<Expr>(hot.rbegin(), hot.rend())));
+  Expr word_out = repl(ww, rd_part_q[0]) & part_out[0];
+  for (int q = 1; q < P; ++q) word_out = word_out | (repl(ww, rd_part_q[q]) & part_out[idx(q)]);
+  m.assign(rd_code, word_out);
+  return m;
+}
+
+vlog::Design RingCodesBlock::design(const HwConfig& c, int words, int list_w) {
+  c.validate();
+  check(words, list_w);
+  std::vector<std::pair<std::string, std::string>> params = c.parameter_list();
+  params.emplace_back("CODE_WORDS", std::to_string(words));
+  params.emplace_back("LIST_W", std::to_string(list_w));
+  vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), params});
+  const int ww = list_w * c.max_groups() * 2, rows = part_rows(words);
+  d.add(SramBlock::generate(c, rows, ww, 1, 1, true));
+  d.add(generate(c, words, list_w, d.module(SramBlock::name(rows, ww, 1, 1, true))));
+  d.check();
+  return d;
+}
+
+}  // namespace kaleido::hw
