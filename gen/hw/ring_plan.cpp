@@ -141,15 +141,14 @@ std::string ring_rtl_misfit(const ReuseConfig& cfg, const RingShape& shape, int 
 std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, const RingShape& shape) {
   check_shape(cfg, shape);
   const int64_t K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = shape.chunk;
+  const int code_words = static_cast<int>(ring_code_words(cfg, shape));
   return {
       {"ring of partial sums (one per group and column)", "G*COLS x (W + (L + 1) C) x PARTIAL_W", G * hw.cols,
        ring_depth(cfg, shape), hw.sum_w(hw.group_w)},
       // As kld_ring_codes holds them: a word of LIST_W positions' codes, a chunk starting a word;
       // more words than a memory reads in a cycle are parts of equal rows (rounded up).
       {"decision codes (COMPUTE, REUSE along t, h, w)", "sum over chunks of ceil(n / LIST_W) x LIST_W*2G", 1,
-       RingCodesBlock::parts(static_cast<int>(ring_code_words(cfg, shape))) *
-           RingCodesBlock::part_rows(static_cast<int>(ring_code_words(cfg, shape))),
-       shape.list_w * 2 * G},
+       RingCodesBlock::parts(code_words) * RingCodesBlock::part_rows(code_words), shape.list_w * 2 * G},
       {"detector window (Ahat of the last W positions)", "W x K*DATA_W", 1, W, K * hw.data_w},
       {"A chunk buffers (the chunk issued and the next)", "2 x C x K*DATA_W", 2, C, K * hw.data_w},
       // As kld_ring_lists holds them: per group LIST_W banks, entry e in bank e mod LIST_W, both
