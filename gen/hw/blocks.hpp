@@ -95,6 +95,10 @@ struct ArrayBlock {
 // kld_sram_<depth>x<width>: behavioural memory, `writes` synchronous write ports and
 // `reads` read ports, asynchronous or registered (_sync, a macro's read). Replaceable by a macro
 // (see docs/hardware.md).
+// An empty design of configuration `c` (validated): its file header names the generator and
+// lists c's parameters, then `extra` (a block's own, e.g. RING_DEPTH).
+vlog::Design empty_design(const HwConfig& c, const std::vector<std::pair<std::string, std::string>>& extra = {});
+
 struct SramBlock {
   static std::string name(int depth, int width, int reads, int writes = 1, bool registered_read = false);
   static vlog::Module generate(const HwConfig& c, int depth, int width, int reads, int writes = 1,

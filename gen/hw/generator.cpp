@@ -14,9 +14,15 @@ namespace kaleido::hw {
 
 namespace fs = std::filesystem;
 
-vlog::Design build_design(const HwConfig& c) {
+vlog::Design empty_design(const HwConfig& c, const std::vector<std::pair<std::string, std::string>>& extra) {
   c.validate();
-  vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), c.parameter_list()});
+  std::vector<std::pair<std::string, std::string>> params = c.parameter_list();
+  params.insert(params.end(), extra.begin(), extra.end());
+  return vlog::Design(vlog::FileHeader{"kaleido gen " + version(), params});
+}
+
+vlog::Design build_design(const HwConfig& c) {
+  vlog::Design d = empty_design(c);
   // Memories hold at least two words (a one-word memory has no address).
   const int N = std::max(2, static_cast<int>(c.max_tokens()));
   const int tw = c.token_w();

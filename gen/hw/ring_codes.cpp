@@ -1,5 +1,4 @@
 #include "common/error.hpp"
-#include "common/version.hpp"
 #include "hw/blocks.hpp"
 
 namespace kaleido::hw {
@@ -129,12 +128,8 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
 }
 
 vlog::Design RingCodesBlock::design(const HwConfig& c, int words, int list_w) {
-  c.validate();
   check(words, list_w);
-  std::vector<std::pair<std::string, std::string>> params = c.parameter_list();
-  params.emplace_back("CODE_WORDS", std::to_string(words));
-  params.emplace_back("LIST_W", std::to_string(list_w));
-  vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), params});
+  vlog::Design d = empty_design(c, {{"CODE_WORDS", std::to_string(words)}, {"LIST_W", std::to_string(list_w)}});
   const int ww = list_w * c.max_groups() * 2, rows = part_rows(words);
   d.add(SramBlock::generate(c, rows, ww, 1, 1, true));
   d.add(generate(c, words, list_w, d.module(SramBlock::name(rows, ww, 1, 1, true))));

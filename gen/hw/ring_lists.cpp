@@ -1,5 +1,4 @@
 #include "common/error.hpp"
-#include "common/version.hpp"
 #include "hw/blocks.hpp"
 
 namespace kaleido::hw {
@@ -212,12 +211,8 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
 }
 
 vlog::Design RingListsBlock::design(const HwConfig& c, int chunk, int list_w) {
-  c.validate();
   check(chunk, list_w);
-  std::vector<std::pair<std::string, std::string>> params = c.parameter_list();
-  params.emplace_back("CHUNK", std::to_string(chunk));
-  params.emplace_back("LIST_W", std::to_string(list_w));
-  vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), params});
+  vlog::Design d = empty_design(c, {{"CHUNK", std::to_string(chunk)}, {"LIST_W", std::to_string(list_w)}});
   const int depth = 2 * rows(chunk, list_w), ew = entry_w(chunk, list_w);
   d.add(SramBlock::generate(c, depth, ew, 1, 1, true));
   d.add(generate(c, chunk, list_w, d.module(SramBlock::name(depth, ew, 1, 1, true))));

@@ -1,5 +1,4 @@
 #include "common/error.hpp"
-#include "common/version.hpp"
 #include "hw/blocks.hpp"
 
 namespace kaleido::hw {
@@ -304,10 +303,7 @@ Module RingMergeBlock::generate(const HwConfig& c, int depth, const Module& bank
 }
 
 vlog::Design RingMergeBlock::design(const HwConfig& c, int depth) {
-  c.validate();
-  std::vector<std::pair<std::string, std::string>> params = c.parameter_list();
-  params.emplace_back("RING_DEPTH", std::to_string(depth));
-  vlog::Design d(vlog::FileHeader{"kaleido gen " + version(), params});
+  vlog::Design d = empty_design(c, {{"RING_DEPTH", std::to_string(depth)}});
   // A bank: one registered read (its lane's), two writes (the taps, its lane's copy).
   const int rows = part_rows(c, depth), pw = c.partial_w(), gws = std::max(1, c.gather_w);
   const int parts = bank_parts(c, depth);
