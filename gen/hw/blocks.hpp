@@ -223,13 +223,16 @@ struct RingCodesBlock {
   // LIST_W a power of two; at least two words.
   static void check(int words, int list_w);
   // More words than kMaxPartRows are 2, 4, ... memories by the row's low bits, of part_rows rows
-  // each (rounded up), the part read picked by a registered one-hot AND-OR. A word is wide
-  // (LIST_W x 2G bits: 256 for 16 groups): in the SRAM model (sky130 hd) 256 such rows read in
-  // 3.94 ns, so the 480p plan's 4,096 words make 208 MHz; parts of 64 rows make 242 MHz for 3.2x
-  // the logic (docs/hardware.md, "The ring's decision codes").
-  static constexpr int kMaxPartRows = 256;
+  // each (rounded up). A word is wide (LIST_W x 2G bits: 256 for 16 groups); in the SRAM model
+  // (sky130 hd) 128 such rows read in 3.48 ns, 256 in 3.94 ns, so at a 4 ns clock one level of
+  // AND-OR, over kPickParts parts, follows a part's read before a register, and the OR of those
+  // registers comes a cycle later (docs/hardware.md, "The ring's decision codes").
+  static constexpr int kMaxPartRows = 128;
+  static constexpr int kPickParts = 2;
   static int parts(int words);
   static int part_rows(int words) { return (words + parts(words) - 1) / parts(words); }
+  // Edges from a read's row to its codes: the macro's read, then (more than one part) the pick.
+  static int read_edges(int words) { return parts(words) > 1 ? 2 : 1; }
   static vlog::Module generate(const HwConfig& c, int words, int list_w, const vlog::Module& part_sram);
   // The block with its word memory (kld_ring_codes the only top), for its block test.
   static vlog::Design design(const HwConfig& c, int words, int list_w);

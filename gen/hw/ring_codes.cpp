@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "hw/blocks.hpp"
 
@@ -30,7 +32,8 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
            "of the t/h/w neighbour) in words of LIST_W positions x G groups. A word is assembled in a "
            "register and written whole when its last decision enters (no write mask on the memory); "
            "the list builder reads a word a cycle (registered, like a macro). Deeper than a bank may be "
-           "for the clock, the words are 2, 4, ... memories by the row's low bits");
+           "for the clock, the words are 2, 4, ... memories by the row's low bits, and a read takes "
+           "two edges: the parts' words are picked in two registered levels");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr dec_valid = m.input("dec_valid_i", L, Sign::Unsigned, "lane l holds a decision this cycle");
@@ -44,8 +47,10 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
   const Expr dec_commit = m.input("dec_commit_i", 1, Sign::Unsigned,
                                   "the word's last decisions: the word, with them, is written at this edge");
   const Expr rd_row = m.input("rd_row_i", rw, Sign::Unsigned, "the row read");
+  const int read_edges = RingCodesBlock::read_edges(words);
   const Expr rd_code = m.output("rd_code_o", ww, Sign::Unsigned,
-                                "the row's codes an edge after its address: lane i, group g at (i*G + g)*2");
+                                "the row's codes " + std::to_string(read_edges) + (read_edges == 1 ? " edge" : " edges") +
+                                    " after its address: lane i, group g at (i*G + g)*2");
   if (lg == 0) m.unused(dec_lane, "LIST_W 1: every position is lane 0");
   auto idx = [](int i) { return static_cast<size_t>(i); };
 
@@ -114,15 +119,26 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
                 {"rdata_o", part_out.back()}},
                "the code words whose row's low bits are " + qs);
   }
-  // The part read, one-hot and registered with the read: the word is an AND-OR of the parts'
-  // outputs, no select decoded after the memories.
+  // The part read, one-hot and registered with the read (no select decoded after the memories).
+  // A part's read takes most of a cycle in the SRAM model, so only one level of AND-OR, over
+  // kPickParts parts, follows it before a register (pick_s_q, zero unless one of its parts holds
+  // the row); the OR of those registers follows them, into the reader's input register
+  // (kld_ring_lists' in_code_q).
   const Expr rd_part_q = m.signal("rd_part_q", P, Sign::Unsigned, "bit p: part p holds the row read");
-  Block& sel = m.always_ff_no_reset(clk, "the part of the row read, one-hot");
+  Block& sel = m.always_ff_no_reset(clk, "the part of the row read, one-hot, then the picks");
   std::vector<Expr> hot;  // least significant first
   for (int q = 0; q < P; ++q) hot.push_back(rd_part == constant(pb, static_cast<uint64_t>(q)));
   sel.assign(rd_part_q, concat(std::vector<Expr>(hot.rbegin(), hot.rend())));
-  Expr word_out = repl(ww, rd_part_q[0]) & part_out[0];
-  for (int q = 1; q < P; ++q) word_out = word_out | (repl(ww, rd_part_q[q]) & part_out[idx(q)]);
+  const int F = std::min(P, kPickParts);
+  Expr word_out;
+  for (int s = 0; s < P / F; ++s) {
+    Expr word_of = repl(ww, rd_part_q[s * F]) & part_out[idx(s * F)];
+    for (int q = s * F + 1; q < (s + 1) * F; ++q) word_of = word_of | (repl(ww, rd_part_q[q]) & part_out[idx(q)]);
+    const Expr pick = m.signal("pick_" + std::to_string(s) + "_q", ww, Sign::Unsigned,
+                               s == 0 ? "the row's word if part s*F to s*F + F - 1 holds it, else 0" : "");
+    sel.assign(pick, word_of);
+    word_out = s == 0 ? pick : (word_out | pick);
+  }
   m.assign(rd_code, word_out);
   return m;
 }

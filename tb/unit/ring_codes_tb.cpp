@@ -5,10 +5,11 @@
 // (so rows are overwritten, and a partial word must not keep an older word's codes); a memory of
 // more than 16 words, round 12 rows drawn over all of it (its parts). Every cycle
 // reads a random row already written, the one being written among them (a read at its write's
-// edge returns the old word). The expectation does not use the block's structure: a row holds its
+// edge returns the old word), and checks the codes read_edges(words) edges later. The expectation does not use the block's structure: a row holds its
 // word's codes, lane i group g at (i*G + g)*2, code 0 for COMPUTE and axis + 1 for REUSE, and 0 in
 // the lanes after a chunk's last position.
 #include <algorithm>
+#include <deque>
 #include <numeric>
 
 #include "Vkld_ring_codes.h"
@@ -17,6 +18,7 @@
 
 namespace {
 
+using kaleido::hw::RingCodesBlock;
 using kaleido::hw::RingListsBlock;
 using namespace kld_unit;
 
@@ -25,7 +27,7 @@ int run(const Job& job) {
   const int G = c.max_groups(), L = c.det_lanes(), gb = kaleido::clog2(G);
   const int words = job.raw.at("words").get<int>(), LW = job.raw.at("list_w").get<int>();
   const int chunk = job.raw.at("chunk").get<int>(), lg = RingListsBlock::lane_bits(LW);
-  const int rw = kaleido::clog2(words);
+  const int rw = kaleido::clog2(words), read_edges = RingCodesBlock::read_edges(words);
   Vkld_ring_codes dut;
   Clock<Vkld_ring_codes> clock(dut);
   Checker chk(job);
@@ -41,8 +43,12 @@ int run(const Job& job) {
   std::vector<std::vector<int>> mem(static_cast<size_t>(words));  // empty: never written
   int64_t reads_checked = 0, partial_words = 0, overwrites = 0, same_edge_reads = 0, words_written = 0;
 
+  // Reads in flight: the row and the codes it held at its read's edge (none: not yet written).
+  std::deque<std::pair<int, std::vector<int>>> in_flight;
+
   // One cycle: the lanes' decisions (lane l deciding group groups[l] of the position at `lane`,
-  // or garbage when groups[l] < 0), a read, the edge, then the read's comparison.
+  // or garbage when groups[l] < 0), a read, the edge, then the comparison of the read
+  // read_edges edges old.
   auto cycle = [&](const std::vector<int>& groups, const std::vector<int>& codes, int lane, int row, bool commit,
                    const std::vector<int>& word) {
     uint64_t valid = 0;
@@ -69,19 +75,22 @@ int run(const Job& job) {
       if (commit && rd == row) ++same_edge_reads;
     }
     dut.rd_row_i = rd;
-    const std::vector<int> want = rd < words ? mem[static_cast<size_t>(rd)] : std::vector<int>();
+    in_flight.emplace_back(rd, rd < words ? mem[static_cast<size_t>(rd)] : std::vector<int>());
     clock.edge();
     if (commit) {
       overwrites += !mem[static_cast<size_t>(row)].empty();
       mem[static_cast<size_t>(row)] = word;
       ++words_written;
     }
+    if (static_cast<int>(in_flight.size()) < read_edges) return;
+    const auto [read_row, want] = in_flight.front();
+    in_flight.pop_front();
     if (want.empty()) return;
     for (int i = 0; i < LW; ++i)
       for (int g = 0; g < G; ++g) {
         chk.equal(static_cast<int64_t>(get_bits(dut.rd_code_o, static_cast<int>(slot(i, g)) * 2, 2)),
                   want[slot(i, g)],
-                  "cycle " + std::to_string(clock.cycle()) + " row " + std::to_string(rd) + " lane " +
+                  "cycle " + std::to_string(clock.cycle()) + " row " + std::to_string(read_row) + " lane " +
                       std::to_string(i) + " group " + std::to_string(g));
         ++reads_checked;
       }
@@ -142,7 +151,9 @@ int run(const Job& job) {
   if (same_edge_reads == 0) chk.fail("no read of a row at the edge it was written");
   dut.final();
   return chk.finish("kld_ring_codes " + std::to_string(G) + " groups, " + std::to_string(L) + " lanes, " +
-                    std::to_string(words) + " words of LIST_W " + std::to_string(LW) + ", " +
+                    std::to_string(words) + " words of LIST_W " + std::to_string(LW) + " (" +
+                    std::to_string(RingCodesBlock::parts(words)) + " part(s), reads of " +
+                    std::to_string(read_edges) + " edge(s)), " +
                     std::to_string(job.iterations) + " chunks of up to " + std::to_string(chunk) + ", " +
                     std::to_string(words_written) + " words written (" + std::to_string(partial_words) +
                     " partial, " + std::to_string(overwrites) + " over an older one), " +

@@ -68,7 +68,7 @@ TEST(SramBudget, ManifestTotalsEqualTheInstantiatedMemories) {
 // the ring of partial sums, kld_ring_lists' the compute lists, kld_ring_codes' the decision codes.
 // The cases: whole list words; chunks that are not (C = 20 at LIST_W 8: 20, 20 and 8 positions,
 // 7 code words where N / LIST_W is 6) with the ring banked by gather lane; a ring deeper than a
-// bank may be (384 rows, split in parts); 297 code words, two memories of 149 rows.
+// bank may be (384 rows, split in parts); 297 code words, four memories of 75 rows.
 TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
   if (!have_tool("yosys")) GTEST_SKIP() << "yosys not installed (Debian package yosys)";
   struct Case {

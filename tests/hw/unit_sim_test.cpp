@@ -185,8 +185,10 @@ std::vector<UnitCase> cases() {
       codes_case("ring_codes_l3_lw4", cfg(4, 3, 2, 8, 16, 0), 3, 6, 4, 10, false),
       codes_case("ring_codes_l8_lw8", cfg(4, 3, 2, 8, 16, 0), 8, 5, 8, 20, true),
       codes_case("ring_codes_l1_lw1", cfg(4, 3, 2, 8, 16, 0), 1, 3, 1, 4, true),
-      // 600 words: four memories of 150 rows by the row's low bits.
-      codes_case("ring_codes_l3_lw4_four_parts", cfg(4, 3, 2, 8, 16, 0), 3, 600, 4, 10, false),
+      // 600 words: eight memories of 75 rows by the row's low bits, picked in two levels (two
+      // picks of four parts); 200 words: two memories of 100 rows, one pick.
+      codes_case("ring_codes_l3_lw4_eight_parts", cfg(4, 3, 2, 8, 16, 0), 3, 600, 4, 10, false),
+      codes_case("ring_codes_l3_lw4_two_parts", cfg(4, 3, 2, 8, 16, 0), 3, 200, 4, 10, true),
   };
 }
 
