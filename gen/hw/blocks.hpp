@@ -238,6 +238,26 @@ struct RingCodesBlock {
   static vlog::Design design(const HwConfig& c, int words, int list_w);
 };
 
+// kld_ring_front: the ring's front end (docs/hardware.md): kld_ring_codes and kld_ring_lists
+// joined by a reader that, for each build asked for (a chunk's first row, words, last word's
+// lanes and list buffer), reads the chunk's code words a word a cycle into the list builder. The
+// decisions are stored once and a chunk's lists built again for every B tile. Not yet in kld_top.
+struct RingFrontBlock {
+  // As kld_ring_codes and kld_ring_lists (a plan's code memory may hold fewer words than a
+  // chunk could: its workload is then shorter than a chunk).
+  static void check(int words, int chunk, int list_w);
+  // Edges from the one a build of `chunk_words` words is taken at to the one after which its
+  // lists and lengths can be read (built_o high): its words read one an edge, each
+  // RingCodesBlock::read_edges later into the list builder, then RingListsBlock::kReadyEdges.
+  static int built_edges(int chunk_words, int words) {
+    return chunk_words + RingCodesBlock::read_edges(words) + RingListsBlock::kReadyEdges;
+  }
+  static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, const vlog::Module& codes,
+                               const vlog::Module& lists);
+  // The block with kld_ring_codes, kld_ring_lists and their memories, for its block test.
+  static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
+};
+
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;

@@ -246,11 +246,15 @@ TEST(HwLintRingLists, RefusesAListWordItCannotIndex) {
 }
 
 // kld_ring_codes: the 8x8 preset (its detector's lanes) at the ring plan's words; one group, one
-// lane; LIST_W 1 (no lane input used); words that are not a power of two.
+// lane; LIST_W 1 (no lane input used); words that are not a power of two; eight parts picked in
+// two levels.
 TEST(HwLintRingCodes, LintSilentElaboratedAndDeterministic) {
   const hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
-  const std::vector<std::tuple<hw::HwConfig, int, int>> cases = {
-      {hw::default_config_8x8(), 128, 8}, {one, 4, 8}, {one, 3, 1}, {hw::default_config_8x8(), 10, 4}};
+  const std::vector<std::tuple<hw::HwConfig, int, int>> cases = {{hw::default_config_8x8(), 128, 8},
+                                                                 {one, 4, 8},
+                                                                 {one, 3, 1},
+                                                                 {hw::default_config_8x8(), 10, 4},
+                                                                 {hw::default_config_8x8(), 600, 4}};
   for (const auto& [c, words, list_w] : cases)
     expect_clean_block(c.name() + "_codes" + std::to_string(words) + "x" + std::to_string(list_w), "kld_ring_codes",
                        [&] { return hw::RingCodesBlock::design(c, words, list_w); });
@@ -261,6 +265,28 @@ TEST(HwLintRingCodes, RefusesAWordItCannotHold) {
   EXPECT_THROW(hw::RingCodesBlock::design(c, 128, 6), ConfigError);  // LIST_W not a power of two
   EXPECT_THROW(hw::RingCodesBlock::design(c, 1, 8), ConfigError);    // one word
   EXPECT_NO_THROW(hw::RingCodesBlock::design(c, 2, 8));
+}
+
+// kld_ring_front: the 8x8 preset at the ring plan's words and chunk; one group, a chunk of one
+// word; LIST_W 1; code memories of one edge and, in parts, of two.
+TEST(HwLintRingFront, LintSilentElaboratedAndDeterministic) {
+  const hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
+  const std::vector<std::tuple<hw::HwConfig, int, int, int>> cases = {{hw::default_config_8x8(), 128, 256, 8},
+                                                                      {one, 2, 8, 8},
+                                                                      {one, 7, 6, 1},
+                                                                      {hw::default_config_8x8(), 600, 20, 4}};
+  for (const auto& [c, words, chunk, list_w] : cases)
+    expect_clean_block(c.name() + "_front" + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
+                           std::to_string(list_w),
+                       "kld_ring_front", [&] { return hw::RingFrontBlock::design(c, words, chunk, list_w); });
+}
+
+TEST(HwLintRingFront, RefusesWhatItsBlocksRefuse) {
+  const hw::HwConfig c = hw::default_config_8x8();
+  EXPECT_THROW(hw::RingFrontBlock::design(c, 128, 256, 6), ConfigError);  // LIST_W not a power of two
+  EXPECT_THROW(hw::RingFrontBlock::design(c, 1, 256, 8), ConfigError);    // one code word
+  EXPECT_THROW(hw::RingFrontBlock::design(c, 128, 4, 8), ConfigError);    // a chunk shorter than a word
+  EXPECT_NO_THROW(hw::RingFrontBlock::design(c, 2, 256, 8));
 }
 
 }  // namespace

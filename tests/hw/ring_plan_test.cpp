@@ -390,7 +390,7 @@ TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelOnEachWorkloadKind) {
   EXPECT_NE(bad.output.find("chunks"), std::string::npos) << bad.output;
 }
 
-// --rtl writes the ring's merge for the plan: tiles of 3 x 4 (W = 12; edge tiles 2 wide) and chunks
+// --rtl writes the ring's merge and front end for the plan: tiles of 3 x 4 (W = 12; edge tiles 2 wide) and chunks
 // of 8 give a ring of 12 + 2 x 8 = 28 slots; K = 32 in groups of 8 is 4 groups, so 4 x 2 bits of
 // code per lane; GATHER_W 2 banks each ring into two banks of 14 rows, each read by its lane and
 // written by the taps and its lane's copy. Tiles 3 wide cannot be banked by two: refused.
@@ -407,6 +407,15 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   EXPECT_NE(merge.find("input wire [15:0] gather_code_i"), std::string::npos);
   EXPECT_NE(merge.find("kld_sram_14x19_w2_sync u_ring_3_7_l1"), std::string::npos);  // last group, column, lane
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_sram_14x19_w2_sync.v"));
+  // The front end: the plan's code words read into the list builder. A chunk starts at each scan
+  // tile: tiles of 3 x 4 and 3 x 2 over t = 2 hold 24 and 12 positions, chunks of 8, 8, 8 and of
+  // 8, 4, a word each at LIST_W 8: 2 x (3 + 2) = 10 words.
+  const std::string front = read_file(dir.path() / "rtl" / "kld_ring_front.v");
+  EXPECT_NE(front.find("//   CODE_WORDS = 10\n"), std::string::npos) << front.substr(0, 2000);
+  EXPECT_NE(front.find("kld_ring_codes u_codes ("), std::string::npos);
+  EXPECT_NE(front.find("kld_ring_lists u_lists ("), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_codes.v"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_lists.v"));
   const ProcessResult odd = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                          "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
                                          "--gather-w", "2", "--rtl", rtl + "odd"});

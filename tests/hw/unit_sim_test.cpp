@@ -34,6 +34,9 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
     return hw::RingListsBlock::design(u.hw, u.options.at("chunk").get<int>(), u.options.at("list_w").get<int>());
   if (u.top == "kld_ring_codes")
     return hw::RingCodesBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("list_w").get<int>());
+  if (u.top == "kld_ring_front")
+    return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
+                                      u.options.at("list_w").get<int>());
   return std::nullopt;
 }
 
@@ -99,6 +102,15 @@ UnitCase codes_case(const std::string& name, hw::HwConfig c, int lanes, int word
   c.lanes = lanes;
   UnitCase u{name, "kld_ring_codes", "ring_codes_tb", c, 40, slow};
   u.options = {{"words", words}, {"list_w", list_w}, {"chunk", chunk}};
+  return u;
+}
+
+// kld_ring_front for the groups of `c` decided `lanes` at a time, `words` code words, chunks of up
+// to `chunk` positions, LIST_W `list_w`; 40 chunks (tb/unit/ring_front_tb.cpp).
+UnitCase front_case(const std::string& name, hw::HwConfig c, int lanes, int words, int chunk, int list_w, bool slow) {
+  c.lanes = lanes;
+  UnitCase u{name, "kld_ring_front", "ring_front_tb", c, 40, slow};
+  u.options = {{"words", words}, {"chunk", chunk}, {"list_w", list_w}};
   return u;
 }
 
@@ -189,6 +201,13 @@ std::vector<UnitCase> cases() {
       // picks of four parts); 200 words: two memories of 100 rows, one pick.
       codes_case("ring_codes_l3_lw4_eight_parts", cfg(4, 3, 2, 8, 16, 0), 3, 600, 4, 10, false),
       codes_case("ring_codes_l3_lw4_two_parts", cfg(4, 3, 2, 8, 16, 0), 3, 200, 4, 10, true),
+      // kld_ring_front: eight groups at three lanes; 10 code words (rows round the memory, reads
+      // of one edge) and 600 (eight parts, reads of two edges); chunks of up to 10 at LIST_W 4,
+      // 16 at LIST_W 8, 4 at LIST_W 1.
+      front_case("ring_front_w10_c10_lw4", cfg(4, 3, 2, 8, 16, 0), 3, 10, 10, 4, false),
+      front_case("ring_front_w600_c10_lw4", cfg(4, 3, 2, 8, 16, 0), 3, 600, 10, 4, false),
+      front_case("ring_front_w7_c16_lw8", cfg(4, 3, 2, 8, 16, 0), 8, 7, 16, 8, true),
+      front_case("ring_front_w13_c4_lw1", cfg(4, 3, 2, 8, 16, 0), 1, 13, 4, 1, true),
   };
 }
 

@@ -1,0 +1,136 @@
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+void RingFrontBlock::check(int words, int chunk, int list_w) {
+  RingCodesBlock::check(words, list_w);
+  RingListsBlock::check(chunk, list_w);
+}
+
+Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int list_w, const Module& codes,
+                                const Module& lists) {
+  check(words, chunk, list_w);
+  const int G = c.max_groups(), LW = list_w, lg = RingListsBlock::lane_bits(LW), L = c.det_lanes();
+  const int gb = clog2(G), rw = clog2(words), ww = LW * G * 2, R = RingCodesBlock::read_edges(words);
+  const int nw = clog2(RingListsBlock::rows(chunk, LW) + 1), ew = RingListsBlock::entry_w(chunk, LW);
+  const int lw = RingListsBlock::len_w(chunk), K = RingListsBlock::kReadyEdges;
+  Module m("kld_ring_front",
+           "Front end of the window-bounded ring (docs/hardware.md): the detector's decisions into the "
+           "code memory (kld_ring_codes), and, for each build asked for, a chunk's code words read a "
+           "word a cycle from its first row into the list builder (kld_ring_lists), which makes the "
+           "chunk's compute lists in the buffer asked for. The decisions are stored once; a chunk's "
+           "lists are built again for every B tile");
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr dec_valid = m.input("dec_valid_i", L, Sign::Unsigned, "lane l holds a decision this cycle");
+  const Expr dec_group = m.input("dec_group_i", L * gb, Sign::Unsigned, "lane l's group at l*clog2(G)");
+  const Expr dec_reuse = m.input("dec_reuse_i", L, Sign::Unsigned, "lane l's pair is REUSE");
+  const Expr dec_axis = m.input("dec_axis_i", 2 * L, Sign::Unsigned, "lane l's reference axis at 2l");
+  const Expr dec_lane = m.input("dec_lane_i", lg > 0 ? lg : 1, Sign::Unsigned, "the position's lane in its word");
+  const Expr dec_row = m.input("dec_row_i", rw, Sign::Unsigned, "the word's row");
+  const Expr dec_commit = m.input("dec_commit_i", 1, Sign::Unsigned, "the word's last decisions: write it");
+  const Expr build_valid = m.input("build_valid_i", 1, Sign::Unsigned, "a chunk's lists are asked for");
+  const Expr build_ready = m.output("build_ready_o", 1, Sign::Unsigned,
+                                    "a build is taken at this edge (none in progress, or its last word read now)");
+  const Expr build_row = m.input("build_row_i", rw, Sign::Unsigned, "the row of the chunk's first word");
+  const Expr build_words = m.input("build_words_i", nw, Sign::Unsigned, "the chunk's words, 1 to ceil(C / LIST_W)");
+  const Expr build_lanes = m.input("build_lanes_i", LW, Sign::Unsigned, "lanes of the chunk's last word");
+  const Expr build_buf = m.input("build_buf_i", 1, Sign::Unsigned, "the list buffer the lists go to");
+  const Expr built = m.output("built_o", 1, Sign::Unsigned,
+                              "the last build's lists and lengths read from this cycle on (RingFrontBlock::built_edges "
+                              "edges after it was taken)");
+  const Expr rd_buf = m.input("rd_buf_i", 1, Sign::Unsigned, "the list buffer the reads address");
+  const Expr rd_index = m.input("rd_index_i", G * ew, Sign::Unsigned, "entry of group g's list at g*ENTRY_W");
+  const Expr rd_entry = m.output("rd_entry_o", G * ew, Sign::Unsigned, "the entries read, a cycle after their index");
+  const Expr len_out = m.output("len_o", 2 * G * lw, Sign::Unsigned,
+                                "length of buffer b's list of group g at (b*G + g)*LEN_W");
+
+  // The reader: the words left of the build in progress, and the next one's row.
+  const Expr left = m.signal("left_q", nw, Sign::Unsigned, "words of the build still to read");
+  const Expr row = m.signal("row_q", rw, Sign::Unsigned, "the row of the next word read");
+  const Expr first = m.signal("first_q", 1, Sign::Unsigned, "the next word read is its chunk's first");
+  const Expr lanes = m.signal("lanes_q", LW, Sign::Unsigned, "lanes of the build's last word");
+  const Expr buf = m.signal("buf_q", 1, Sign::Unsigned, "the build's list buffer");
+  const Expr reading = m.wire("reading", left != zero(nw), "a word is read this cycle");
+  const Expr last = m.wire("last", left == constant(nw, 1), "the word read is its build's last");
+  m.assign(build_ready, !reading || last);
+  const Expr take = m.wire("take", build_valid && build_ready, "a build is taken at this edge");
+  const Expr next_row = mux(row == constant(rw, static_cast<uint64_t>(words - 1)), zero(rw),
+                            row + constant(rw, 1));
+  Always& reader = m.always_ff(clk, rst_n, "the reader: a word a cycle, rows round the memory");
+  reader.flop(left, mux(take, build_words, mux(reading, left - constant(nw, 1), left)), 0);
+  reader.flop(row, mux(take, build_row, mux(reading, next_row, row)), 0);
+  reader.flop(first, mux(take, bit(true), mux(reading, bit(false), first)), 0);
+  reader.flop(lanes, mux(take, build_lanes, lanes), 0);
+  reader.flop(buf, mux(take, build_buf, buf), 0);
+
+  // The word's place in its chunk travels beside its read, R edges, to the list builder.
+  const int side_w = 4 + LW;  // valid, first, last, buffer, lanes
+  const Expr side_d = concat({reading, first, last, buf, mux(last, lanes, ones(LW))});
+  std::vector<Expr> side;
+  for (int s = 0; s < R; ++s) {
+    side.push_back(m.signal("side_" + std::to_string(s) + "_q", side_w, Sign::Unsigned,
+                            s == 0 ? "a word read s + 1 edges ago: {valid, first, last, buffer, lanes}" : ""));
+    reader.flop(side.back(), s == 0 ? side_d : side[static_cast<size_t>(s - 1)], 0);
+  }
+  const Expr word = side.back();
+  const Expr word_valid = m.wire("word_valid", word[LW + 3], "the code word out of the memory enters the lists");
+  const Expr word_last = m.wire("word_last", word[LW + 1], "it is its build's last");
+  // The build is readable K edges after its last word enters the list builder.
+  std::vector<Expr> done;
+  for (int s = 0; s <= K; ++s) {
+    done.push_back(m.signal("done_" + std::to_string(s) + "_q", 1, Sign::Unsigned,
+                            s == 0 ? "the build's last word entered the lists s + 1 edges ago" : ""));
+    reader.flop(done.back(), s == 0 ? (word_valid && word_last) : done[static_cast<size_t>(s - 1)], 0);
+  }
+  m.assign(built, done.back());
+
+  const Expr rd_code = m.signal("rd_code", ww, Sign::Unsigned, "the code word read");
+  m.instance(codes, "u_codes",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"dec_valid_i", dec_valid},
+              {"dec_group_i", dec_group},
+              {"dec_reuse_i", dec_reuse},
+              {"dec_axis_i", dec_axis},
+              {"dec_lane_i", dec_lane},
+              {"dec_row_i", dec_row},
+              {"dec_commit_i", dec_commit},
+              {"rd_row_i", row},
+              {"rd_code_o", rd_code}},
+             "the decision codes");
+  m.instance(lists, "u_lists",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"code_valid_i", word_valid},
+              {"code_first_i", word[LW + 2]},
+              {"code_buf_i", word[LW]},
+              {"code_lanes_i", word.slice(LW - 1, 0)},
+              {"code_i", rd_code},
+              {"rd_buf_i", rd_buf},
+              {"rd_index_i", rd_index},
+              {"rd_entry_o", rd_entry},
+              {"len_o", len_out}},
+             "the compute lists of the chunks built");
+  return m;
+}
+
+vlog::Design RingFrontBlock::design(const HwConfig& c, int words, int chunk, int list_w) {
+  check(words, chunk, list_w);
+  vlog::Design d = empty_design(c, {{"CODE_WORDS", std::to_string(words)},
+                                    {"CHUNK", std::to_string(chunk)},
+                                    {"LIST_W", std::to_string(list_w)}});
+  const int ww = list_w * c.max_groups() * 2, rows = RingCodesBlock::part_rows(words);
+  const int depth = 2 * RingListsBlock::rows(chunk, list_w), ew = RingListsBlock::entry_w(chunk, list_w);
+  d.add(SramBlock::generate(c, rows, ww, 1, 1, true));
+  if (!d.has(SramBlock::name(depth, ew, 1, 1, true))) d.add(SramBlock::generate(c, depth, ew, 1, 1, true));
+  d.add(RingCodesBlock::generate(c, words, list_w, d.module(SramBlock::name(rows, ww, 1, 1, true))));
+  d.add(RingListsBlock::generate(c, chunk, list_w, d.module(SramBlock::name(depth, ew, 1, 1, true))));
+  d.add(generate(c, words, chunk, list_w, d.module("kld_ring_codes"), d.module("kld_ring_lists")));
+  d.check();
+  return d;
+}
+
+}  // namespace kaleido::hw

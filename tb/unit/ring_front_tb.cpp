@@ -1,0 +1,255 @@
+// Block test of kld_ring_front (kld_ring_codes and kld_ring_lists joined by the reader):
+// `iterations` chunks of 1 to CHUNK positions with random codes (every group's COMPUTE share
+// drawn from none, few, half, most, all or any), each chunk's words in the rows after the chunk
+// before's, round the code memory (the first, whole, from its last row). The detector's side
+// writes the decisions (each position's groups in batches of 1 to LANES on random lanes, idle
+// cycles between) up to two chunks ahead of the one read into the list builder; a chunk's build
+// is asked for (at random cycles, held until taken) once its words are written and the buffer it
+// goes to has been read out; a built chunk's lists are read, every entry of every group in a
+// random order, with its lengths checked in every cycle, while the next chunk builds. `built_o`
+// must rise exactly RingFrontBlock::built_edges edges after a build is taken, and at no other
+// edge. The run fails without builds taken back to back, rows round the memory, a partial word
+// or a word written while lists are read.
+//
+// The expectation does not use the block's structure: group g's list is the positions of the
+// chunk whose decision for g is COMPUTE, in order.
+#include <algorithm>
+#include <deque>
+#include <numeric>
+
+#include "Vkld_ring_front.h"
+#include "hw/blocks.hpp"
+#include "unit_common.hpp"
+
+namespace {
+
+using kaleido::hw::RingFrontBlock;
+using kaleido::hw::RingListsBlock;
+using namespace kld_unit;
+
+struct Chunk {
+  int n = 0, row = 0, words = 0;
+  std::vector<int> codes;               // position p, group g at p*G + g: 0 COMPUTE, 1..3 REUSE
+  std::vector<std::vector<int>> lists;  // per group
+};
+
+// One cycle of the detector's side: lane l decides group groups[l] (or nothing when negative).
+struct DecisionCycle {
+  std::vector<int> groups, codes;
+  int lane = 0, row = 0;
+  bool commit = false;
+};
+
+int run(const Job& job) {
+  const kaleido::hw::HwConfig& c = job.hw;
+  const int G = c.max_groups(), L = c.det_lanes(), gb = kaleido::clog2(G);
+  const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
+  const int LW = job.raw.at("list_w").get<int>(), lg = RingListsBlock::lane_bits(LW);
+  const int ew = RingListsBlock::entry_w(chunk, LW), lw = RingListsBlock::len_w(chunk);
+  const int rw = kaleido::clog2(words), nw = kaleido::clog2(RingListsBlock::rows(chunk, LW) + 1);
+  Vkld_ring_front dut;
+  Clock<Vkld_ring_front> clock(dut);
+  Checker chk(job);
+  kaleido::Rng rng(job.seed);
+  if (words < 3 * RingListsBlock::rows(chunk, LW)) {
+    chk.fail("the harness writes up to two chunks ahead of the one read: it needs three chunks' words");
+    return chk.finish("kld_ring_front");
+  }
+
+  // The chunks, their rows following one another round the memory.
+  std::vector<Chunk> chunks(static_cast<size_t>(job.iterations));
+  const int shares[] = {0, 5, 50, 95, 100, -1};
+  int64_t partial_words = 0, wraps = 0;
+  // The first chunk is whole and starts at the memory's last row, so its rows go round it.
+  for (size_t q = 0, row = static_cast<size_t>(words - 1); q < chunks.size(); ++q) {
+    Chunk& k = chunks[q];
+    k.n = static_cast<int>(rng.range(1, chunk));
+    if (q % 5 == 0) k.n = chunk;
+    k.words = (k.n + LW - 1) / LW;
+    k.row = static_cast<int>(row);
+    partial_words += k.n % LW != 0;
+    wraps += k.row + k.words > words;
+    row = (row + static_cast<size_t>(k.words)) % static_cast<size_t>(words);
+    k.codes.assign(static_cast<size_t>(k.n * G), 0);
+    k.lists.assign(static_cast<size_t>(G), {});
+    for (int g = 0; g < G; ++g) {
+      int share = shares[rng.range(0, 5)];
+      if (share < 0) share = static_cast<int>(rng.range(0, 100));
+      for (int p = 0; p < k.n; ++p) {
+        const bool compute = rng.range(0, 99) < share;
+        k.codes[static_cast<size_t>(p * G + g)] = compute ? 0 : static_cast<int>(rng.range(1, 3));
+        if (compute) k.lists[static_cast<size_t>(g)].push_back(p);
+      }
+    }
+  }
+  // A chunk's decisions as the detector's side gives them.
+  auto decisions = [&](const Chunk& k) {
+    std::deque<DecisionCycle> out;
+    for (int p = 0; p < k.n; ++p) {
+      std::vector<int> order(static_cast<size_t>(G));
+      std::iota(order.begin(), order.end(), 0);
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next() % i]);
+      for (size_t i = 0; i < order.size();) {
+        if (rng.range(0, 3) == 0) out.push_back({std::vector<int>(static_cast<size_t>(L), -1), {}, 0, 0, false});
+        DecisionCycle d{std::vector<int>(static_cast<size_t>(L), -1), std::vector<int>(static_cast<size_t>(L), 0),
+                        p % LW, (k.row + p / LW) % words, false};
+        std::vector<int> lanes(static_cast<size_t>(L));
+        std::iota(lanes.begin(), lanes.end(), 0);
+        for (size_t j = lanes.size(); j > 1; --j) std::swap(lanes[j - 1], lanes[rng.next() % j]);
+        const size_t batch = std::min(order.size() - i, static_cast<size_t>(rng.range(1, L)));
+        for (size_t b = 0; b < batch; ++b, ++i) {
+          const auto l = static_cast<size_t>(lanes[b]);
+          d.groups[l] = order[i];
+          d.codes[l] = k.codes[static_cast<size_t>(p * G + order[i])];
+        }
+        d.commit = i == order.size() && (p % LW == LW - 1 || p == k.n - 1);
+        out.push_back(d);
+      }
+    }
+    return out;
+  };
+
+  dut.rst_ni = 0;
+  dut.dec_valid_i = 0;
+  dut.dec_commit_i = 0;
+  dut.build_valid_i = 0;
+  clock.edge();
+  dut.rst_ni = 1;
+
+  const auto nq = static_cast<int64_t>(chunks.size());
+  int64_t written = 0, taken = 0, read_done = 0;  // chunks written, builds taken, chunks read out
+  std::deque<DecisionCycle> writing;              // chunk `written`'s decisions still to give
+  bool asking = false;                            // build_valid_i held for chunk `taken`
+  std::deque<std::pair<int64_t, int64_t>> builds;  // chunk, the edge its built_o is due after
+  std::deque<int64_t> built;                       // chunks built, not yet read
+  int64_t reading = -1;                            // the chunk whose lists are read
+  std::vector<std::vector<int>> to_read(static_cast<size_t>(G));
+  int64_t last_take_edge = -100, last_take_words = 0, back_to_back = 0, entries_checked = 0;
+  int64_t commits_while_reading = 0;
+  auto reads_left = [&] { return std::any_of(to_read.begin(), to_read.end(), [](const auto& t) { return !t.empty(); }); };
+
+  while (read_done < nq) {
+    if (clock.cycle() > 200000) {
+      chk.fail("the run did not end: " + std::to_string(read_done) + " of " + std::to_string(nq) + " chunks read");
+      break;
+    }
+    // The detector's side: up to two chunks ahead of the builds (the rows of the chunk being
+    // read into the list builder, of the next and of the one written are distinct).
+    if (writing.empty() && written < nq && written <= taken + 1) writing = decisions(chunks[static_cast<size_t>(written)]);
+    DecisionCycle d{std::vector<int>(static_cast<size_t>(L), -1), {}, 0, 0, false};
+    bool ends_chunk = false;  // the chunk's last decisions: it is written at this edge
+    if (!writing.empty()) {
+      d = writing.front();
+      writing.pop_front();
+      ends_chunk = writing.empty();
+    }
+    uint64_t valid = 0;
+    for (int l = 0; l < L; ++l) {
+      const bool v = d.groups[static_cast<size_t>(l)] >= 0;
+      const int code = v ? d.codes[static_cast<size_t>(l)] : static_cast<int>(rng.next() & 3);
+      valid |= static_cast<uint64_t>(v) << l;
+      set_bits(dut.dec_group_i, l * gb, gb, v ? static_cast<uint64_t>(d.groups[static_cast<size_t>(l)]) : rng.next());
+      set_bits(dut.dec_reuse_i, l, 1, code != 0 ? 1 : (v ? 0 : rng.next() & 1));
+      set_bits(dut.dec_axis_i, 2 * l, 2, code != 0 ? static_cast<uint64_t>(code - 1) : rng.next() & 3);
+    }
+    set_bits(dut.dec_valid_i, 0, L, valid);
+    dut.dec_lane_i = lg > 0 ? static_cast<uint64_t>(valid != 0 ? d.lane : static_cast<int>(rng.next() % LW)) : 0;
+    dut.dec_row_i = valid != 0 ? d.row : static_cast<int>(rng.next() % words);
+    dut.dec_commit_i = d.commit;
+    const bool commit_now = d.commit;
+
+    // The build of chunk `taken`: asked for once its words are written and its buffer read out;
+    // every fourth one waits for the next chunk's words too, so that build can follow at once.
+    const bool next_written = taken + 1 < written || written == nq;
+    if (!asking && taken < written && read_done >= taken - 1 && (taken % 4 != 2 || next_written) &&
+        rng.range(0, 3) != 0)
+      asking = true;
+    const Chunk* next = taken < nq ? &chunks[static_cast<size_t>(taken)] : nullptr;
+    dut.build_valid_i = asking;
+    dut.build_row_i = asking ? next->row : static_cast<int>(rng.next() % words);
+    dut.build_words_i = asking ? next->words : static_cast<int>(rng.next() % (1u << nw));
+    const int last_n = asking ? next->n - (next->words - 1) * LW : 0;
+    set_bits(dut.build_lanes_i, 0, LW, asking ? (last_n >= 64 ? ~0ull : (1ull << last_n) - 1) : rng.next());
+    dut.build_buf_i = asking ? static_cast<int>(taken & 1) : static_cast<int>(rng.next() & 1);
+    const bool take = asking && dut.build_ready_o;
+
+    // The lists of chunk `reading`, entries in a random order.
+    dut.rd_buf_i = reading >= 0 ? static_cast<int>(reading & 1) : static_cast<int>(rng.next() & 1);
+    std::vector<int> issued(static_cast<size_t>(G), -1);
+    for (int g = 0; g < G; ++g) {
+      auto& todo = to_read[static_cast<size_t>(g)];
+      uint64_t index = rng.next() % (1ull << ew);
+      if (!todo.empty() && rng.range(0, 5) != 0) {
+        issued[static_cast<size_t>(g)] = todo.back();
+        index = static_cast<uint64_t>(todo.back());
+        todo.pop_back();
+      }
+      set_bits(dut.rd_index_i, g * ew, ew, index);
+    }
+
+    clock.edge();
+    const int64_t edge = clock.cycle();
+    if (commit_now && reading >= 0) ++commits_while_reading;
+    written += ends_chunk;
+    if (take) {
+      back_to_back += edge == last_take_edge + last_take_words;
+      last_take_edge = edge;
+      last_take_words = next->words;
+      builds.emplace_back(taken, edge + RingFrontBlock::built_edges(next->words, words));
+      ++taken;
+      asking = false;
+    }
+    // built_o: high exactly at the edge a build is due.
+    const bool due = !builds.empty() && builds.front().second == edge;
+    chk.equal(dut.built_o, due, "built_o after edge " + std::to_string(edge));
+    if (due) {
+      built.push_back(builds.front().first);
+      builds.pop_front();
+    }
+    if (reading >= 0) {
+      const Chunk& k = chunks[static_cast<size_t>(reading)];
+      for (int g = 0; g < G; ++g) {
+        const int i = issued[static_cast<size_t>(g)];
+        if (i >= 0) {
+          chk.equal(static_cast<int64_t>(get_bits(dut.rd_entry_o, g * ew, ew)),
+                    k.lists[static_cast<size_t>(g)][static_cast<size_t>(i)],
+                    "chunk " + std::to_string(reading) + " group " + std::to_string(g) + " entry " + std::to_string(i));
+          ++entries_checked;
+        }
+        chk.equal(static_cast<int64_t>(get_bits(dut.len_o, (static_cast<int>(reading & 1) * G + g) * lw, lw)),
+                  static_cast<int64_t>(k.lists[static_cast<size_t>(g)].size()),
+                  "chunk " + std::to_string(reading) + " length of group " + std::to_string(g));
+      }
+      if (!reads_left()) {
+        reading = -1;
+        ++read_done;
+      }
+    }
+    if (reading < 0 && !built.empty()) {
+      reading = built.front();
+      built.pop_front();
+      for (int g = 0; g < G; ++g) {
+        auto& todo = to_read[static_cast<size_t>(g)];
+        todo.resize(chunks[static_cast<size_t>(reading)].lists[static_cast<size_t>(g)].size());
+        std::iota(todo.begin(), todo.end(), 0);
+        for (size_t i = todo.size(); i > 1; --i) std::swap(todo[i - 1], todo[rng.next() % i]);
+      }
+    }
+  }
+  if (LW > 1 && partial_words == 0) chk.fail("no partial word in the run");
+  if (wraps == 0) chk.fail("no chunk whose rows go round the code memory");
+  if (job.iterations >= 12 && back_to_back == 0) chk.fail("no build taken at the edge the one before read its last word");
+  if (commits_while_reading == 0) chk.fail("no word written while lists were read");
+  dut.final();
+  return chk.finish("kld_ring_front " + std::to_string(G) + " groups, " + std::to_string(L) + " lanes, " +
+                    std::to_string(words) + " code words (reads of " +
+                    std::to_string(kaleido::hw::RingCodesBlock::read_edges(words)) + " edge(s)), chunks of up to " +
+                    std::to_string(chunk) + ", LIST_W " + std::to_string(LW) + ", " + std::to_string(nq) +
+                    " chunks (" + std::to_string(partial_words) + " with a partial word, " + std::to_string(wraps) +
+                    " round the memory, " + std::to_string(back_to_back) + " builds back to back), " +
+                    std::to_string(entries_checked) + " entries read, " + std::to_string(clock.cycle()) + " cycles");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return harness_main(argc, argv, run); }
