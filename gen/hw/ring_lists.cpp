@@ -40,8 +40,9 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
            "COMPUTE, in scan order) for the pass engine, in one of two buffers (one built while the "
            "other is issued). A group's lists are LIST_W banks, entry e in bank e mod LIST_W, so the "
            "up to LIST_W entries a word adds go to distinct banks: the word's compute bits, ranked by "
-           "a prefix count, are rotated by the list's length. Codes registered on entry, ranks and "
-           "counts registered in the next stage; a word's entries are written at the edge after "
+           "a prefix count, are rotated by the list's length. Codes registered on entry, ranks, "
+           "counts and the lists' lengths before the word registered in the next stage; a word's "
+           "entries are written at the edge after "
            "and readable (registered) after the one after that");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
@@ -86,12 +87,10 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
   // the prefix count and the length's update (the codes come from a registered memory, so the
   // stage costs a cycle of latency, not throughput).
   const Expr ranked_valid = m.signal("ranked_valid_q", 1, Sign::Unsigned, "a word in the list stage");
-  const Expr ranked_first = m.signal("ranked_first_q", 1);
   const Expr ranked_buf = m.signal("ranked_buf_q", 1);
   valid.flop(ranked_valid, in_valid, 0);
   Block& ranked_regs = m.always_ff_no_reset(clk, "the ranked word");
   IfStmt& ranked = ranked_regs.if_(in_valid);
-  ranked.then_().assign(ranked_first, in_first);
   ranked.then_().assign(ranked_buf, in_buf);
   Expr ranked_word;
   if (wb > 0) {
@@ -147,15 +146,19 @@ Module RingListsBlock::generate(const HwConfig& c, int chunk, int list_w, const 
     const Expr added = m.signal("ranked_added_" + gs + "_q", lg + 1, Sign::Unsigned,
                                 "entries the word adds to group " + gs + "'s list");
     ranked.then_().assign(added, count);
-    // The list stage: the length before the word, its update and the banks' writes.
-    const Expr cur_len = mux(ranked_buf, len_q[1][idx(g)], len_q[0][idx(g)]);
-    const Expr base = m.wire("base_" + gs, mux(ranked_first, zero(lw), cur_len),
-                             "the list's length before the word: the index of its first new entry");
-    const Expr next_len = base + zext(added, lw);
+    // The list's length before the word, found in the rank stage too: the buffer select then feeds
+    // a register, not the banks' write rows (its fanout is every group's length). The word ahead,
+    // in the list stage, updates the length at this edge: its new length is forwarded.
+    const Expr base = m.signal("ranked_base_" + gs + "_q", lw, Sign::Unsigned,
+                               "the list's length before the word: the index of its first new entry");
+    const Expr next_len = m.wire("next_len_" + gs, base + zext(added, lw), "the list's length after the word");
+    std::vector<Expr> len_after;  // buffer b's length after this edge
     for (int b = 0; b < 2; ++b) {
       const Expr mine = ranked_valid && (ranked_buf == constant(1, static_cast<uint64_t>(b)));
-      counts.flop(len_q[idx(b)][idx(g)], mux(mine, next_len, len_q[idx(b)][idx(g)]), 0);
+      len_after.push_back(mux(mine, next_len, len_q[idx(b)][idx(g)]));
+      counts.flop(len_q[idx(b)][idx(g)], len_after.back(), 0);
     }
+    ranked.then_().assign(base, mux(in_first, zero(lw), mux(in_buf, len_after[1], len_after[0])));
     const Expr base_low = lg > 0 ? base.slice(lg - 1, 0) : Expr();
     const Expr base_row = m.wire("base_row_" + gs, base.slice(lw - 1, lg), "the row of the first new entry");
     // Every bank of the group reads the row of the entry asked for; the bank's word is taken after.
