@@ -231,6 +231,12 @@ struct RingCodesBlock {
   static constexpr int kPickParts = 2;
   static int parts(int words);
   static int part_rows(int words) { return (words + parts(words) - 1) / parts(words); }
+  // The detector's side (dec_*_i), declared on `m`: kld_ring_codes takes it, kld_ring_front passes
+  // it on.
+  struct DecisionPorts {
+    vlog::Expr valid, group, reuse, axis, lane, row, commit;
+  };
+  static DecisionPorts decision_ports(vlog::Module& m, const HwConfig& c, int words, int list_w);
   // Edges from a read's row to its codes: the macro's read, then (more than one part) the pick.
   static int read_edges(int words) { return parts(words) > 1 ? 2 : 1; }
   static vlog::Module generate(const HwConfig& c, int words, int list_w, const vlog::Module& part_sram);

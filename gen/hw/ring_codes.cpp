@@ -21,6 +21,21 @@ int RingCodesBlock::parts(int words) {
   return parts;
 }
 
+RingCodesBlock::DecisionPorts RingCodesBlock::decision_ports(Module& m, const HwConfig& c, int words, int list_w) {
+  const int L = c.det_lanes(), gb = clog2(c.max_groups()), lg = RingListsBlock::lane_bits(list_w);
+  DecisionPorts p;
+  p.valid = m.input("dec_valid_i", L, Sign::Unsigned, "lane l holds a decision this cycle");
+  p.group = m.input("dec_group_i", L * gb, Sign::Unsigned, "lane l's group at l*clog2(G)");
+  p.reuse = m.input("dec_reuse_i", L, Sign::Unsigned, "lane l's pair is REUSE (detector reuse_o)");
+  p.axis = m.input("dec_axis_i", 2 * L, Sign::Unsigned, "lane l's reference axis at 2l: 0 t, 1 h, 2 w (detector axis_o)");
+  p.lane = m.input("dec_lane_i", lg > 0 ? lg : 1, Sign::Unsigned,
+                   lg > 0 ? "the position's lane in its word" : "unused: one position a word");
+  p.row = m.input("dec_row_i", clog2(words), Sign::Unsigned, "the word's row");
+  p.commit = m.input("dec_commit_i", 1, Sign::Unsigned,
+                     "the word's last decisions: the word, with them, is written at this edge");
+  return p;
+}
+
 Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const Module& part_sram) {
   check(words, list_w);
   const int G = c.max_groups(), LW = list_w, lg = RingListsBlock::lane_bits(LW), L = c.det_lanes();
@@ -36,16 +51,9 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
            "two edges: the parts' words are picked in two registered levels");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr dec_valid = m.input("dec_valid_i", L, Sign::Unsigned, "lane l holds a decision this cycle");
-  const Expr dec_group = m.input("dec_group_i", L * gb, Sign::Unsigned, "lane l's group at l*clog2(G)");
-  const Expr dec_reuse = m.input("dec_reuse_i", L, Sign::Unsigned, "lane l's pair is REUSE (detector reuse_o)");
-  const Expr dec_axis = m.input("dec_axis_i", 2 * L, Sign::Unsigned,
-                                "lane l's reference axis at 2l: 0 t, 1 h, 2 w (detector axis_o)");
-  const Expr dec_lane = m.input("dec_lane_i", lg > 0 ? lg : 1, Sign::Unsigned,
-                                lg > 0 ? "the position's lane in its word" : "unused: one position a word");
-  const Expr dec_row = m.input("dec_row_i", rw, Sign::Unsigned, "the word's row");
-  const Expr dec_commit = m.input("dec_commit_i", 1, Sign::Unsigned,
-                                  "the word's last decisions: the word, with them, is written at this edge");
+  const DecisionPorts dec = decision_ports(m, c, words, list_w);
+  const Expr dec_valid = dec.valid, dec_group = dec.group, dec_reuse = dec.reuse, dec_axis = dec.axis;
+  const Expr dec_lane = dec.lane, dec_row = dec.row, dec_commit = dec.commit;
   const Expr rd_row = m.input("rd_row_i", rw, Sign::Unsigned, "the row read");
   const int read_edges = RingCodesBlock::read_edges(words);
   const Expr rd_code = m.output("rd_code_o", ww, Sign::Unsigned,

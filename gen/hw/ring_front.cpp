@@ -12,8 +12,8 @@ void RingFrontBlock::check(int words, int chunk, int list_w) {
 Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int list_w, const Module& codes,
                                 const Module& lists) {
   check(words, chunk, list_w);
-  const int G = c.max_groups(), LW = list_w, lg = RingListsBlock::lane_bits(LW), L = c.det_lanes();
-  const int gb = clog2(G), rw = clog2(words), ww = LW * G * 2, R = RingCodesBlock::read_edges(words);
+  const int G = c.max_groups(), LW = list_w;
+  const int rw = clog2(words), ww = LW * G * 2, R = RingCodesBlock::read_edges(words);
   const int nw = clog2(RingListsBlock::rows(chunk, LW) + 1), ew = RingListsBlock::entry_w(chunk, LW);
   const int lw = RingListsBlock::len_w(chunk), K = RingListsBlock::kReadyEdges;
   Module m("kld_ring_front",
@@ -24,13 +24,7 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
            "lists are built again for every B tile");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr dec_valid = m.input("dec_valid_i", L, Sign::Unsigned, "lane l holds a decision this cycle");
-  const Expr dec_group = m.input("dec_group_i", L * gb, Sign::Unsigned, "lane l's group at l*clog2(G)");
-  const Expr dec_reuse = m.input("dec_reuse_i", L, Sign::Unsigned, "lane l's pair is REUSE");
-  const Expr dec_axis = m.input("dec_axis_i", 2 * L, Sign::Unsigned, "lane l's reference axis at 2l");
-  const Expr dec_lane = m.input("dec_lane_i", lg > 0 ? lg : 1, Sign::Unsigned, "the position's lane in its word");
-  const Expr dec_row = m.input("dec_row_i", rw, Sign::Unsigned, "the word's row");
-  const Expr dec_commit = m.input("dec_commit_i", 1, Sign::Unsigned, "the word's last decisions: write it");
+  const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
   const Expr build_valid = m.input("build_valid_i", 1, Sign::Unsigned, "a chunk's lists are asked for");
   const Expr build_ready = m.output("build_ready_o", 1, Sign::Unsigned,
                                     "a build is taken at this edge (none in progress, or its last word read now)");
@@ -91,13 +85,13 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
   m.instance(codes, "u_codes",
              {{"clk_i", clk},
               {"rst_ni", rst_n},
-              {"dec_valid_i", dec_valid},
-              {"dec_group_i", dec_group},
-              {"dec_reuse_i", dec_reuse},
-              {"dec_axis_i", dec_axis},
-              {"dec_lane_i", dec_lane},
-              {"dec_row_i", dec_row},
-              {"dec_commit_i", dec_commit},
+              {"dec_valid_i", dec.valid},
+              {"dec_group_i", dec.group},
+              {"dec_reuse_i", dec.reuse},
+              {"dec_axis_i", dec.axis},
+              {"dec_lane_i", dec.lane},
+              {"dec_row_i", dec.row},
+              {"dec_commit_i", dec.commit},
               {"rd_row_i", row},
               {"rd_code_o", rd_code}},
              "the decision codes");
