@@ -264,6 +264,24 @@ struct RingFrontBlock {
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };
 
+// kld_ring_issue: the pass engine's issue from a built chunk's compute lists (docs/hardware.md,
+// "The ring's issue"), lock-step k-tile passes: pass kt reads entry i of the lists of groups
+// kt * SEGS + s (s the segment) in cycle i, for as many cycles as its longest list (one for a pass
+// of empty lists). A pass begins at the edge after the one before ends, or later, when its weights
+// are ready (`wt_ready_i`); a chunk is taken at the edge its predecessor's last pass ends. Each
+// segment's beat (the chunk position it issues) comes kIssueEdges after its list read. Not yet in
+// kld_top.
+struct RingIssueBlock {
+  // As kld_ring_lists, whose read port and lengths it drives and takes.
+  static void check(int chunk, int list_w) { RingListsBlock::check(chunk, list_w); }
+  // Edges from a list read (rd_index_o) to its beat: the list's registered read, then the select
+  // of the pass's groups from the G entries into the beat registers.
+  static constexpr int kIssueEdges = 2;
+  static vlog::Module generate(const HwConfig& c, int chunk, int list_w);
+  // kld_ring_issue alone (its lists come from kld_ring_front in the ring's pass engine).
+  static vlog::Design design(const HwConfig& c, int chunk, int list_w);
+};
+
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;

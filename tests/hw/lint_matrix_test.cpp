@@ -289,5 +289,29 @@ TEST(HwLintRingFront, RefusesWhatItsBlocksRefuse) {
   EXPECT_NO_THROW(hw::RingFrontBlock::design(c, 2, 256, 8));
 }
 
+// kld_ring_issue: the 8x8 preset at the ring plan's chunk (one segment, eight k-tiles); the 16x16
+// preset (two segments); one group, one k-tile; LIST_W 1 and three segments.
+TEST(HwLintRingIssue, LintSilentElaboratedAndDeterministic) {
+  const hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
+  hw::HwConfig three = hw::default_config_8x8();
+  three.rows = 6;
+  three.group_w = 2;
+  three.max_k = 24;
+  const std::vector<std::tuple<hw::HwConfig, int, int>> cases = {{hw::default_config_8x8(), 256, 8},
+                                                                 {hw::default_config_16x16(), 256, 8},
+                                                                 {one, 8, 8},
+                                                                 {three, 6, 1}};
+  for (const auto& [c, chunk, list_w] : cases)
+    expect_clean_block(c.name() + "_issue" + std::to_string(chunk) + "x" + std::to_string(list_w), "kld_ring_issue",
+                       [&] { return hw::RingIssueBlock::design(c, chunk, list_w); });
+}
+
+TEST(HwLintRingIssue, RefusesAListItCannotRead) {
+  const hw::HwConfig c = hw::default_config_8x8();
+  EXPECT_THROW(hw::RingIssueBlock::design(c, 256, 6), ConfigError);  // LIST_W not a power of two
+  EXPECT_THROW(hw::RingIssueBlock::design(c, 4, 8), ConfigError);    // a chunk shorter than a word
+  EXPECT_NO_THROW(hw::RingIssueBlock::design(c, 8, 8));
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

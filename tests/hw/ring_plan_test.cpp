@@ -416,6 +416,11 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   EXPECT_NE(front.find("kld_ring_lists u_lists ("), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_codes.v"));
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_lists.v"));
+  // The issue: the plan's chunk, the 8x8 preset sized for 32 channels (4 groups of 8, one segment):
+  // lengths of 0..8 (4 bits) of 4 groups in 2 buffers.
+  const std::string issue = read_file(dir.path() / "rtl" / "kld_ring_issue.v");
+  EXPECT_NE(issue.find("//   CHUNK = 8\n"), std::string::npos) << issue.substr(0, 2000);
+  EXPECT_NE(issue.find("input wire [31:0] len_i"), std::string::npos) << issue.substr(0, 4000);
   const ProcessResult odd = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                          "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
                                          "--gather-w", "2", "--rtl", rtl + "odd"});

@@ -34,6 +34,8 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
     return hw::RingListsBlock::design(u.hw, u.options.at("chunk").get<int>(), u.options.at("list_w").get<int>());
   if (u.top == "kld_ring_codes")
     return hw::RingCodesBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("list_w").get<int>());
+  if (u.top == "kld_ring_issue")
+    return hw::RingIssueBlock::design(u.hw, u.options.at("chunk").get<int>(), u.options.at("list_w").get<int>());
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                       u.options.at("list_w").get<int>());
@@ -111,6 +113,14 @@ UnitCase front_case(const std::string& name, hw::HwConfig c, int lanes, int word
   c.lanes = lanes;
   UnitCase u{name, "kld_ring_front", "ring_front_tb", c, 40, slow};
   u.options = {{"words", words}, {"chunk", chunk}, {"list_w", list_w}};
+  return u;
+}
+
+// kld_ring_issue for the groups and segments of `c`, chunks of up to `chunk` positions, LIST_W
+// `list_w`; 40 chunks (tb/unit/ring_issue_tb.cpp).
+UnitCase issue_case(const std::string& name, const hw::HwConfig& c, int chunk, int list_w, bool slow) {
+  UnitCase u{name, "kld_ring_issue", "ring_issue_tb", c, 40, slow};
+  u.options = {{"chunk", chunk}, {"list_w", list_w}};
   return u;
 }
 
@@ -208,6 +218,11 @@ std::vector<UnitCase> cases() {
       front_case("ring_front_w600_c10_lw4", cfg(4, 3, 2, 8, 16, 0), 3, 600, 10, 4, false),
       front_case("ring_front_w7_c16_lw8", cfg(4, 3, 2, 8, 16, 0), 8, 7, 16, 8, true),
       front_case("ring_front_w13_c4_lw1", cfg(4, 3, 2, 8, 16, 0), 1, 13, 4, 1, true),
+      // kld_ring_issue: eight groups on two segments (four k-tiles); twelve on three (seed 2's
+      // fewer groups end in a partial k-tile); one segment; LIST_W 1.
+      issue_case("ring_issue_s2_c12_lw4", cfg(4, 3, 2, 8, 16, 0), 12, 4, false),
+      issue_case("ring_issue_s3_c16_lw8", cfg(6, 3, 2, 8, 16, 0), 16, 8, false),
+      issue_case("ring_issue_s1_c6_lw1", cfg(2, 3, 2, 8, 16, 0), 6, 1, true),
   };
 }
 

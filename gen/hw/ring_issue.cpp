@@ -1,0 +1,196 @@
+#include <string>
+#include <vector>
+
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+namespace {
+constexpr const char* kIssueStateNames[] = {"StIdle", "StWait", "StIssue"};
+enum IssueState { kIdle = 0, kWait = 1, kIssue = 2 };
+}  // namespace
+
+Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
+  check(chunk, list_w);
+  const int G = c.max_groups(), S = c.segs(), KT = c.max_kt();
+  const int ew = RingListsBlock::entry_w(chunk, list_w), lw = RingListsBlock::len_w(chunk);
+  const int gcw = clog2(G + 1), ktw = clog2(KT + 1);
+  Module m("kld_ring_issue",
+           "Issue of the window-bounded ring's pass engine (docs/hardware.md, \"The ring's issue\"): "
+           "a built chunk's compute lists issued in lock-step k-tile passes. Pass kt reads entry i of "
+           "the lists of groups kt*SEGS + s in cycle i, for as many cycles as its longest list (one "
+           "for a pass of empty lists), so segment s issues group kt*SEGS + s's COMPUTE positions "
+           "back to back. A pass begins at the edge the one before ends when its weights are ready, "
+           "else at the first edge they are; the next chunk is taken at the edge the last pass ends. "
+           "A segment's beat comes two edges after its list read");
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr groups = m.input("groups_i", gcw, Sign::Unsigned, "G of the run (1..MAX_GROUPS): groups past it issue nothing");
+  const Expr chunk_valid = m.input("chunk_valid_i", 1, Sign::Unsigned, "a built chunk's lists wait to be issued");
+  const Expr chunk_buf = m.input("chunk_buf_i", 1, Sign::Unsigned, "the list buffer that holds them");
+  const Expr chunk_ready = m.output("chunk_ready_o", 1, Sign::Unsigned,
+                                    "a chunk is taken at this edge (idle, or the last pass's last read now)");
+  const Expr len = m.input("len_i", 2 * G * lw, Sign::Unsigned,
+                           "length of buffer b's list of group g at (b*G + g)*LEN_W (kld_ring_front's len_o)");
+  const Expr wt_ready = m.input("wt_ready_i", 1, Sign::Unsigned,
+                                "the next pass's weights are in their buffer by the end of this cycle");
+  const Expr pass_take = m.output("pass_take_o", 1, Sign::Unsigned,
+                                  "a pass begins at this edge: the weights wt_ready_i announced are taken");
+  const Expr rd_buf = m.output("rd_buf_o", 1, Sign::Unsigned, "the list buffer read");
+  const Expr rd_index = m.output("rd_index_o", G * ew, Sign::Unsigned, "entry read of group g's list at g*ENTRY_W");
+  const Expr rd_entry = m.input("rd_entry_i", G * ew, Sign::Unsigned, "the entries read, a cycle after their index");
+  const Expr beat_valid = m.output("beat_valid_o", S, Sign::Unsigned,
+                                   "segment s issues the position at beat_pos_o[s*ENTRY_W] of group beat_kt_o*SEGS + s");
+  const Expr beat_pos = m.output("beat_pos_o", S * ew, Sign::Unsigned, "chunk positions issued (where valid)");
+  const Expr beat_kt = m.output("beat_kt_o", ktw, Sign::Unsigned, "the beat's k-tile (its pass)");
+  const Expr beat_wbuf = m.output("beat_wbuf_o", 1, Sign::Unsigned, "weight buffer of the beat's pass (pass parity)");
+  const Expr beat_pass_last = m.output("beat_pass_last_o", 1, Sign::Unsigned,
+                                       "the pass's last beat (an empty pass's only one, with no segment valid)");
+  const Expr beat_chunk_last = m.output("beat_chunk_last_o", 1, Sign::Unsigned, "the chunk's last beat");
+
+  std::vector<Expr> st;
+  for (int k : {kIdle, kWait, kIssue})
+    st.push_back(m.localparam(kIssueStateNames[k], 2, static_cast<uint64_t>(k), k == kIdle ? "issue states" : ""));
+  const Expr state_q = m.signal("state_q", 2);
+  const Expr buf_q = m.signal("buf_q", 1, Sign::Unsigned, "list buffer of the chunk issued");
+  const Expr kt_q = m.signal("kt_q", ktw, Sign::Unsigned, "k-tile of the pass set up or issued");
+  const Expr index_q = m.signal("index_q", lw, Sign::Unsigned, "entry read in this cycle of the pass");
+  const Expr left_q = m.signal("left_q", lw, Sign::Unsigned, "reads of the pass left, this cycle's included");
+  const Expr wbuf_q = m.signal("wbuf_q", 1, Sign::Unsigned, "weight buffer of the pass (the first after reset takes 0)");
+  std::vector<Expr> seg_len, next_len;
+  for (int s = 0; s < S; ++s) {
+    seg_len.push_back(m.signal("seg_len_" + std::to_string(s) + "_q", lw, Sign::Unsigned,
+                               s == 0 ? "length of segment s's list in the pass (0 past the run's groups)" : ""));
+    next_len.push_back(m.signal("next_len_" + std::to_string(s) + "_q", lw, Sign::Unsigned,
+                                s == 0 ? "... in the pass after it, found while this one runs" : ""));
+  }
+  const Expr st_idle = m.wire("st_idle", state_q == st[kIdle]);
+  const Expr st_wait = m.wire("st_wait", state_q == st[kWait]);
+  const Expr st_issue = m.wire("st_issue", state_q == st[kIssue]);
+
+  // The pass's reads: every segment reads entry index_q and holds a position while the index is
+  // inside its list. The pass's reads (its longest list, at least one) are counted down, so its
+  // end is one compare of a register; the pass after it has its lengths registered while this
+  // one runs, so setting it up takes their maximum, not a select over the k-tiles.
+  std::vector<Expr> seg_valid;
+  for (int s = S - 1; s >= 0; --s) seg_valid.push_back(index_q < seg_len[static_cast<size_t>(s)]);
+  const Expr read_valid = m.wire("read_valid", concat(seg_valid), "segment s reads an entry of its list");
+  const Expr pass_last = m.wire("pass_last", st_issue && left_q == constant(lw, 1), "the pass's last read");
+  // The last k-tile holds the run's last group: groups_i <= (kt + 1) * SEGS.
+  std::vector<Expr> last_of;
+  for (int kt = 0; kt < KT; ++kt)
+    last_of.push_back((kt + 1) * S >= G ? bit(true) : groups <= static_cast<int64_t>((kt + 1) * S));
+  const Expr kt_last = m.wire("kt_last", select(kt_q, last_of, bit(true)), "the pass is the chunk's last");
+  const Expr chunk_last = m.wire("chunk_last", pass_last && kt_last, "the chunk's last read");
+  m.assign(chunk_ready, st_idle || chunk_last);
+  const Expr take = m.wire("take", chunk_valid && chunk_ready, "a chunk is taken at this edge");
+  const Expr setup = m.wire("setup", take || (pass_last && !kt_last), "a pass is set up at this edge");
+  const Expr pass_begin = m.wire("pass_begin", (setup || st_wait) && wt_ready, "the pass set up begins at this edge");
+  m.assign(pass_take, pass_begin);
+
+  // A pass's lengths: its k-tile's groups in a buffer, 0 past the run's groups; its reads.
+  auto len_of = [&](int b, int g) { return len.slice((b * G + g) * lw + lw - 1, (b * G + g) * lw); };
+  auto group_len = [&](int g, const Expr& buf) {
+    return g < G ? mux(groups > static_cast<int64_t>(g), mux(buf, len_of(1, g), len_of(0, g)), zero(lw)) : zero(lw);
+  };
+  auto lens_at = [&](int kt, const Expr& buf) {
+    std::vector<Expr> out;
+    for (int s = 0; s < S; ++s) out.push_back(group_len(kt * S + s, buf));
+    return out;
+  };
+  auto lens_of = [&](const Expr& kt, const Expr& buf) {
+    std::vector<Expr> out;
+    for (int s = 0; s < S; ++s) {
+      std::vector<Expr> by_kt;
+      for (int k = 0; k < KT; ++k) by_kt.push_back(group_len(k * S + s, buf));
+      out.push_back(select(kt, by_kt, zero(lw)));
+    }
+    return out;
+  };
+  auto reads_of = [&](const std::vector<Expr>& lens) {
+    Expr most = constant(lw, 1);
+    for (const Expr& l : lens) most = mux(most < l, l, most);
+    return most;
+  };
+  // Taken: the chunk's passes 0 and 1. Set up inside the chunk: the registered pass, and kt + 2.
+  const std::vector<Expr> first = lens_at(0, chunk_buf), second = lens_at(1, chunk_buf);
+  const Expr kt_after = m.wire("kt_after", zext(kt_q, ktw + 1) + constant(ktw + 1, 2), "the k-tile two after the pass");
+  const std::vector<Expr> after = lens_of(kt_after, buf_q);
+  std::vector<Expr> first_w, second_w, after_w;
+  for (int s = 0; s < S; ++s) {
+    const std::string n = std::to_string(s);
+    first_w.push_back(m.wire("first_len_" + n, first[static_cast<size_t>(s)],
+                             s == 0 ? "segment s's length in a taken chunk's first pass" : ""));
+    second_w.push_back(m.wire("second_len_" + n, second[static_cast<size_t>(s)], s == 0 ? "... its second" : ""));
+    after_w.push_back(m.wire("after_len_" + n, after[static_cast<size_t>(s)],
+                             s == 0 ? "... in the pass two after the one issued" : ""));
+  }
+
+  Always& ctl = m.always_ff(clk, rst_n, "pass control: set up, wait for weights, read the lists");
+  ctl.flop(state_q, mux(setup || st_wait, mux(wt_ready, st[kIssue], st[kWait]), mux(chunk_last, st[kIdle], state_q)),
+           0);
+  ctl.flop(buf_q, mux(take, chunk_buf, buf_q), 0);
+  ctl.flop(kt_q, mux(take, zero(ktw), mux(setup, kt_q + constant(ktw, 1), kt_q)), 0);
+  ctl.flop(index_q, mux(st_issue && !pass_last, index_q + constant(lw, 1), zero(lw)), 0);
+  const Expr left_next = mux(setup, reads_of(next_len), mux(st_issue, left_q - constant(lw, 1), left_q));
+  ctl.flop(left_q, mux(take, reads_of(first_w), left_next), 0);
+  ctl.flop(wbuf_q, mux(pass_begin, !wbuf_q, wbuf_q), 1);
+  for (size_t s = 0; s < static_cast<size_t>(S); ++s) {
+    ctl.flop(seg_len[s], mux(take, first_w[s], mux(setup, next_len[s], seg_len[s])), 0);
+    ctl.flop(next_len[s], mux(take, second_w[s], mux(setup, after_w[s], next_len[s])), 0);
+  }
+  m.assign(rd_buf, buf_q);
+  m.assign(rd_index, repl(G, trunc(index_q, ew)));
+
+  // The read's place travels beside it (e_*) while the list memory reads; then each segment's
+  // entry is selected from its pass's group into the beat registers.
+  const Expr e_valid = m.signal("e_valid_q", S, Sign::Unsigned, "segments whose entry is read (a read an edge ago)");
+  const Expr e_kt = m.signal("e_kt_q", ktw);
+  const Expr e_wbuf = m.signal("e_wbuf_q", 1);
+  const Expr e_pass_last = m.signal("e_pass_last_q", 1);
+  const Expr e_chunk_last = m.signal("e_chunk_last_q", 1);
+  const Expr valid_q = m.signal("beat_valid_q", S);
+  const Expr pos_q = m.signal("beat_pos_q", S * ew);
+  const Expr kt_b = m.signal("beat_kt_q", ktw);
+  const Expr wbuf_b = m.signal("beat_wbuf_q", 1);
+  const Expr pass_last_b = m.signal("beat_pass_last_q", 1);
+  const Expr chunk_last_b = m.signal("beat_chunk_last_q", 1);
+  auto entry_of = [&](int g) { return rd_entry.slice(g * ew + ew - 1, g * ew); };
+  std::vector<Expr> pos_parts;
+  for (int s = S - 1; s >= 0; --s) {
+    std::vector<Expr> by_kt;
+    for (int kt = 0; kt < KT; ++kt) by_kt.push_back(kt * S + s < G ? entry_of(kt * S + s) : zero(ew));
+    pos_parts.push_back(select(e_kt, by_kt, zero(ew)));
+  }
+  Always& beat = m.always_ff(clk, rst_n, "the beat: a read's place, then its positions");
+  beat.flop(e_valid, mux(st_issue, read_valid, zero(S)), 0);
+  beat.flop(e_kt, kt_q, 0);
+  beat.flop(e_wbuf, wbuf_q, 0);
+  beat.flop(e_pass_last, pass_last, 0);
+  beat.flop(e_chunk_last, chunk_last, 0);
+  beat.flop(valid_q, e_valid, 0);
+  beat.flop(pos_q, concat(pos_parts), 0);
+  beat.flop(kt_b, e_kt, 0);
+  beat.flop(wbuf_b, e_wbuf, 0);
+  beat.flop(pass_last_b, e_pass_last, 0);
+  beat.flop(chunk_last_b, e_chunk_last, 0);
+  m.assign(beat_valid, valid_q);
+  m.assign(beat_pos, pos_q);
+  m.assign(beat_kt, kt_b);
+  m.assign(beat_wbuf, wbuf_b);
+  m.assign(beat_pass_last, pass_last_b);
+  m.assign(beat_chunk_last, chunk_last_b);
+  return m;
+}
+
+vlog::Design RingIssueBlock::design(const HwConfig& c, int chunk, int list_w) {
+  check(chunk, list_w);
+  vlog::Design d = empty_design(c, {{"CHUNK", std::to_string(chunk)}, {"LIST_W", std::to_string(list_w)}});
+  d.add(generate(c, chunk, list_w));
+  d.check();
+  return d;
+}
+
+}  // namespace kaleido::hw
