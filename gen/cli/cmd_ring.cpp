@@ -210,15 +210,15 @@ struct RingPlanCommand {
       const int depth = static_cast<int>(hw::ring_depth(cfg, shape));
       const int code_words = static_cast<int>(hw::ring_code_words(cfg, shape));
       hw::RingMergeBlock::design(sized, depth).write(rtl);
-      hw::RingFrontBlock::design(sized, code_words, shape.chunk, list_w).write(rtl);
-      hw::RingIssueBlock::design(sized, shape.chunk, list_w).write(rtl);
+      hw::RingPassesBlock::design(sized, code_words, shape.chunk, list_w).write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
                  std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
-                 " columns, GATHER_W " + std::to_string(sized.gather_w) + "), kld_ring_front: kld_ring_codes (" +
-                 std::to_string(code_words) + " words of " + std::to_string(list_w) +
-                 " positions) read into kld_ring_lists (chunks of " + std::to_string(shape.chunk) + ", LIST_W " +
-                 std::to_string(list_w) + "), and kld_ring_issue (" + std::to_string(sized.segs()) +
-                 " segments, " + std::to_string(sized.max_kt()) + " k-tiles) into " + rtl;
+                 " columns, GATHER_W " + std::to_string(sized.gather_w) +
+                 ") and kld_ring_passes: kld_ring_front (kld_ring_codes, " + std::to_string(code_words) +
+                 " words of " + std::to_string(list_w) + " positions, read into kld_ring_lists, chunks of " +
+                 std::to_string(shape.chunk) + ", LIST_W " + std::to_string(list_w) + ") and kld_ring_issue (" +
+                 std::to_string(sized.segs()) + " segments, " + std::to_string(sized.max_kt()) + " k-tiles) into " +
+                 rtl;
       progress(rtl_note);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -313,8 +313,8 @@ struct RingPlanCommand {
                   r["formula"].get<std::string>().c_str(), static_cast<long long>(r["banks"].get<int64_t>()),
                   static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
                   bits_text(r["bits"].get<int64_t>()).c_str());
-    std::printf("\nA model of an architecture whose RTL has only its merge, its front end (code memory, "
-                "reader, list builder) and its issue so far (kld_ring_merge, kld_ring_front, kld_ring_issue, --rtl; "
+    std::printf("\nA model of an architecture whose RTL has only its merge and its passes' front end and "
+                "issue so far (kld_ring_merge, kld_ring_passes: kld_ring_front, kld_ring_issue; --rtl; "
                 "docs/hardware.md, \"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }
@@ -347,10 +347,10 @@ void register_ring_plan(CLI::App& app) {
   sub->add_flag("--check", cmd->check, "Also form the output through the ring and compare it with the golden model");
   sub->add_flag("--json", cmd->json, "Print the plan as JSON");
   sub->add_option("--rtl", cmd->rtl,
-                  "Also write kld_ring_merge (the ring's merge) for this plan's ring depth and kld_ring_front (its "
-                  "decision codes, kld_ring_codes, for its words, read into its list builder, kld_ring_lists, for "
-                  "its chunk and --list-w) and kld_ring_issue (the passes' issue from the lists) into this "
-                  "folder (block-tested; not yet in kld_top; "
+                  "Also write kld_ring_merge (the ring's merge) for this plan's ring depth and kld_ring_passes: "
+                  "kld_ring_front (its decision codes, kld_ring_codes, for its words, read into its list builder, "
+                  "kld_ring_lists, for its chunk and --list-w) joined to kld_ring_issue (the passes' issue from "
+                  "the lists) into this folder (block-tested; not yet in kld_top; "
                   "one --chunks value)");
   sub->callback([cmd] { cmd->run(); });
 }

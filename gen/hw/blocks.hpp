@@ -274,12 +274,25 @@ struct RingFrontBlock {
 struct RingIssueBlock {
   // As kld_ring_lists, whose read port and lengths it drives and takes.
   static void check(int chunk, int list_w) { RingListsBlock::check(chunk, list_w); }
-  // Edges from a list read (rd_index_o) to its beat: the list's registered read, then the select
-  // of the pass's groups from the G entries into the beat registers.
-  static constexpr int kIssueEdges = 2;
+  // Edges from a list read (rd_index_o) to its beat: the list's registered read, the entries out
+  // of its bank select registered, then the pass's groups taken from them into the beat registers.
+  static constexpr int kIssueEdges = 3;
   static vlog::Module generate(const HwConfig& c, int chunk, int list_w);
   // kld_ring_issue alone (its lists come from kld_ring_front in the ring's pass engine).
   static vlog::Design design(const HwConfig& c, int chunk, int list_w);
+};
+
+// kld_ring_passes: the ring's pass engine so far (docs/hardware.md): kld_ring_front and
+// kld_ring_issue joined. Chunks whose decisions are written are asked for in order (their first
+// code row, words and last word's lanes); each is built into the list buffer of its parity once
+// the chunk two before has made its last read, and issued once built, the next chunk's build
+// running while a chunk issues. Not yet in kld_top.
+struct RingPassesBlock {
+  static void check(int words, int chunk, int list_w) { RingFrontBlock::check(words, chunk, list_w); }
+  static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, const vlog::Module& front,
+                               const vlog::Module& issue);
+  // The block with kld_ring_front (its blocks and memories) and kld_ring_issue, for its block test.
+  static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };
 
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A

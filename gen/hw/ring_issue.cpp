@@ -24,7 +24,7 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
            "for a pass of empty lists), so segment s issues group kt*SEGS + s's COMPUTE positions "
            "back to back. A pass begins at the edge the one before ends when its weights are ready, "
            "else at the first edge they are; the next chunk is taken at the edge the last pass ends. "
-           "A segment's beat comes two edges after its list read");
+           "A segment's beat comes three edges after its list read");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr groups = m.input("groups_i", gcw, Sign::Unsigned, "G of the run (1..MAX_GROUPS): groups past it issue nothing");
@@ -32,6 +32,8 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
   const Expr chunk_buf = m.input("chunk_buf_i", 1, Sign::Unsigned, "the list buffer that holds them");
   const Expr chunk_ready = m.output("chunk_ready_o", 1, Sign::Unsigned,
                                     "a chunk is taken at this edge (idle, or the last pass's last read now)");
+  const Expr chunk_done = m.output("chunk_done_o", 1, Sign::Unsigned,
+                                   "the chunk's last read is at this edge: its list buffer may be built again");
   const Expr len = m.input("len_i", 2 * G * lw, Sign::Unsigned,
                            "length of buffer b's list of group g at (b*G + g)*LEN_W (kld_ring_front's len_o)");
   const Expr wt_ready = m.input("wt_ready_i", 1, Sign::Unsigned,
@@ -85,6 +87,7 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
   const Expr kt_last = m.wire("kt_last", select(kt_q, last_of, bit(true)), "the pass is the chunk's last");
   const Expr chunk_last = m.wire("chunk_last", pass_last && kt_last, "the chunk's last read");
   m.assign(chunk_ready, st_idle || chunk_last);
+  m.assign(chunk_done, chunk_last);
   const Expr take = m.wire("take", chunk_valid && chunk_ready, "a chunk is taken at this edge");
   const Expr setup = m.wire("setup", take || (pass_last && !kt_last), "a pass is set up at this edge");
   const Expr pass_begin = m.wire("pass_begin", (setup || st_wait) && wt_ready, "the pass set up begins at this edge");
@@ -144,38 +147,57 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
   m.assign(rd_buf, buf_q);
   m.assign(rd_index, repl(G, trunc(index_q, ew)));
 
-  // The read's place travels beside it (e_*) while the list memory reads; then each segment's
-  // entry is selected from its pass's group into the beat registers.
-  const Expr e_valid = m.signal("e_valid_q", S, Sign::Unsigned, "segments whose entry is read (a read an edge ago)");
-  const Expr e_kt = m.signal("e_kt_q", ktw);
-  const Expr e_wbuf = m.signal("e_wbuf_q", 1);
-  const Expr e_pass_last = m.signal("e_pass_last_q", 1);
-  const Expr e_chunk_last = m.signal("e_chunk_last_q", 1);
+  // The read's place travels beside it while the list memory reads (stage r) and while its
+  // entries, out of the memory's bank select, are registered (stage e); then each segment's entry
+  // is taken from its pass's group into the beat registers by an AND-OR on the k-tile, one-hot
+  // and registered with the read: no list memory's read shares a path with that select.
+  struct Side {
+    Expr valid, kt, pick, wbuf, pass_last, chunk_last;
+  };
+  auto side = [&](const std::string& st_name, const std::string& what) {
+    return Side{m.signal(st_name + "_valid_q", S, Sign::Unsigned, what),
+                m.signal(st_name + "_kt_q", ktw),
+                m.signal(st_name + "_pick_q", KT, Sign::Unsigned, "... its k-tile, one-hot"),
+                m.signal(st_name + "_wbuf_q", 1),
+                m.signal(st_name + "_pass_last_q", 1),
+                m.signal(st_name + "_chunk_last_q", 1)};
+  };
+  const Side r = side("r", "segments that read an entry an edge ago");
+  const Side e = side("e", "... two edges ago (their entries in e_entry_q)");
+  const Expr e_entry = m.signal("e_entry_q", G * ew, Sign::Unsigned, "the entries read, registered");
   const Expr valid_q = m.signal("beat_valid_q", S);
   const Expr pos_q = m.signal("beat_pos_q", S * ew);
   const Expr kt_b = m.signal("beat_kt_q", ktw);
   const Expr wbuf_b = m.signal("beat_wbuf_q", 1);
   const Expr pass_last_b = m.signal("beat_pass_last_q", 1);
   const Expr chunk_last_b = m.signal("beat_chunk_last_q", 1);
-  auto entry_of = [&](int g) { return rd_entry.slice(g * ew + ew - 1, g * ew); };
-  std::vector<Expr> pos_parts;
+  auto entry_of = [&](int g) { return e_entry.slice(g * ew + ew - 1, g * ew); };
+  std::vector<Expr> pos_parts, pick_bits;
   for (int s = S - 1; s >= 0; --s) {
-    std::vector<Expr> by_kt;
-    for (int kt = 0; kt < KT; ++kt) by_kt.push_back(kt * S + s < G ? entry_of(kt * S + s) : zero(ew));
-    pos_parts.push_back(select(e_kt, by_kt, zero(ew)));
+    Expr taken = zero(ew);
+    for (int kt = 0; kt < KT; ++kt)
+      if (kt * S + s < G) taken = taken | (entry_of(kt * S + s) & repl(ew, e.pick[kt]));
+    pos_parts.push_back(taken);
   }
-  Always& beat = m.always_ff(clk, rst_n, "the beat: a read's place, then its positions");
-  beat.flop(e_valid, mux(st_issue, read_valid, zero(S)), 0);
-  beat.flop(e_kt, kt_q, 0);
-  beat.flop(e_wbuf, wbuf_q, 0);
-  beat.flop(e_pass_last, pass_last, 0);
-  beat.flop(e_chunk_last, chunk_last, 0);
-  beat.flop(valid_q, e_valid, 0);
+  for (int kt = KT - 1; kt >= 0; --kt) pick_bits.push_back(kt_q == static_cast<int64_t>(kt));
+  Always& beat = m.always_ff(clk, rst_n, "the beat: a read's place, its entries, then its positions");
+  auto load = [&](const Side& to, const Side& from) {
+    beat.flop(to.valid, from.valid, 0);
+    beat.flop(to.kt, from.kt, 0);
+    beat.flop(to.pick, from.pick, 0);
+    beat.flop(to.wbuf, from.wbuf, 0);
+    beat.flop(to.pass_last, from.pass_last, 0);
+    beat.flop(to.chunk_last, from.chunk_last, 0);
+  };
+  load(r, Side{mux(st_issue, read_valid, zero(S)), kt_q, concat(pick_bits), wbuf_q, pass_last, chunk_last});
+  load(e, r);
+  beat.flop(e_entry, rd_entry, 0);
+  beat.flop(valid_q, e.valid, 0);
   beat.flop(pos_q, concat(pos_parts), 0);
-  beat.flop(kt_b, e_kt, 0);
-  beat.flop(wbuf_b, e_wbuf, 0);
-  beat.flop(pass_last_b, e_pass_last, 0);
-  beat.flop(chunk_last_b, e_chunk_last, 0);
+  beat.flop(kt_b, e.kt, 0);
+  beat.flop(wbuf_b, e.wbuf, 0);
+  beat.flop(pass_last_b, e.pass_last, 0);
+  beat.flop(chunk_last_b, e.chunk_last, 0);
   m.assign(beat_valid, valid_q);
   m.assign(beat_pos, pos_q);
   m.assign(beat_kt, kt_b);

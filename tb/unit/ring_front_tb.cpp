@@ -1,7 +1,8 @@
 // Block test of kld_ring_front (kld_ring_codes and kld_ring_lists joined by the reader):
 // `iterations` chunks of 1 to CHUNK positions with random codes (every group's COMPUTE share
 // drawn from none, few, half, most, all or any), each chunk's words in the rows after the chunk
-// before's, round the code memory (the first, whole, from its last row). The detector's side
+// before's, round the code memory (the first, whole, from its last row; tb/unit/ring_common.hpp
+// makes the chunks and drives the detector's side). The detector's side
 // writes the decisions (each position's groups in batches of 1 to LANES on random lanes, idle
 // cycles between) up to two chunks ahead of the one read into the list builder; a chunk's build
 // is asked for (at random cycles, held until taken) once its words are written and the buffer it
@@ -19,6 +20,7 @@
 
 #include "Vkld_ring_front.h"
 #include "hw/blocks.hpp"
+#include "ring_common.hpp"
 #include "unit_common.hpp"
 
 namespace {
@@ -26,25 +28,13 @@ namespace {
 using kaleido::hw::RingFrontBlock;
 using kaleido::hw::RingListsBlock;
 using namespace kld_unit;
-
-struct Chunk {
-  int n = 0, row = 0, words = 0;
-  std::vector<int> codes;               // position p, group g at p*G + g: 0 COMPUTE, 1..3 REUSE
-  std::vector<std::vector<int>> lists;  // per group
-};
-
-// One cycle of the detector's side: lane l decides group groups[l] (or nothing when negative).
-struct DecisionCycle {
-  std::vector<int> groups, codes;
-  int lane = 0, row = 0;
-  bool commit = false;
-};
+using namespace kld_ring;
 
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
-  const int G = c.max_groups(), L = c.det_lanes(), gb = kaleido::clog2(G);
+  const int G = c.max_groups(), L = c.det_lanes();
   const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
-  const int LW = job.raw.at("list_w").get<int>(), lg = RingListsBlock::lane_bits(LW);
+  const int LW = job.raw.at("list_w").get<int>();
   const int ew = RingListsBlock::entry_w(chunk, LW), lw = RingListsBlock::len_w(chunk);
   const int rw = kaleido::clog2(words), nw = kaleido::clog2(RingListsBlock::rows(chunk, LW) + 1);
   Vkld_ring_front dut;
@@ -56,58 +46,9 @@ int run(const Job& job) {
     return chk.finish("kld_ring_front");
   }
 
-  // The chunks, their rows following one another round the memory.
-  std::vector<Chunk> chunks(static_cast<size_t>(job.iterations));
-  const int shares[] = {0, 5, 50, 95, 100, -1};
-  int64_t partial_words = 0, wraps = 0;
-  // The first chunk is whole and starts at the memory's last row, so its rows go round it.
-  for (size_t q = 0, row = static_cast<size_t>(words - 1); q < chunks.size(); ++q) {
-    Chunk& k = chunks[q];
-    k.n = static_cast<int>(rng.range(1, chunk));
-    if (q % 5 == 0) k.n = chunk;
-    k.words = (k.n + LW - 1) / LW;
-    k.row = static_cast<int>(row);
-    partial_words += k.n % LW != 0;
-    wraps += k.row + k.words > words;
-    row = (row + static_cast<size_t>(k.words)) % static_cast<size_t>(words);
-    k.codes.assign(static_cast<size_t>(k.n * G), 0);
-    k.lists.assign(static_cast<size_t>(G), {});
-    for (int g = 0; g < G; ++g) {
-      int share = shares[rng.range(0, 5)];
-      if (share < 0) share = static_cast<int>(rng.range(0, 100));
-      for (int p = 0; p < k.n; ++p) {
-        const bool compute = rng.range(0, 99) < share;
-        k.codes[static_cast<size_t>(p * G + g)] = compute ? 0 : static_cast<int>(rng.range(1, 3));
-        if (compute) k.lists[static_cast<size_t>(g)].push_back(p);
-      }
-    }
-  }
-  // A chunk's decisions as the detector's side gives them.
-  auto decisions = [&](const Chunk& k) {
-    std::deque<DecisionCycle> out;
-    for (int p = 0; p < k.n; ++p) {
-      std::vector<int> order(static_cast<size_t>(G));
-      std::iota(order.begin(), order.end(), 0);
-      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next() % i]);
-      for (size_t i = 0; i < order.size();) {
-        if (rng.range(0, 3) == 0) out.push_back({std::vector<int>(static_cast<size_t>(L), -1), {}, 0, 0, false});
-        DecisionCycle d{std::vector<int>(static_cast<size_t>(L), -1), std::vector<int>(static_cast<size_t>(L), 0),
-                        p % LW, (k.row + p / LW) % words, false};
-        std::vector<int> lanes(static_cast<size_t>(L));
-        std::iota(lanes.begin(), lanes.end(), 0);
-        for (size_t j = lanes.size(); j > 1; --j) std::swap(lanes[j - 1], lanes[rng.next() % j]);
-        const size_t batch = std::min(order.size() - i, static_cast<size_t>(rng.range(1, L)));
-        for (size_t b = 0; b < batch; ++b, ++i) {
-          const auto l = static_cast<size_t>(lanes[b]);
-          d.groups[l] = order[i];
-          d.codes[l] = k.codes[static_cast<size_t>(p * G + order[i])];
-        }
-        d.commit = i == order.size() && (p % LW == LW - 1 || p == k.n - 1);
-        out.push_back(d);
-      }
-    }
-    return out;
-  };
+  ChunkStats stats;
+  const std::vector<Chunk> chunks = make_chunks(rng, static_cast<size_t>(job.iterations), G, chunk, LW, words, stats);
+  const int64_t partial_words = stats.partial_words, wraps = stats.wraps;
 
   dut.rst_ni = 0;
   dut.dec_valid_i = 0;
@@ -135,27 +76,15 @@ int run(const Job& job) {
     }
     // The detector's side: up to two chunks ahead of the builds (the rows of the chunk being
     // read into the list builder, of the next and of the one written are distinct).
-    if (writing.empty() && written < nq && written <= taken + 1) writing = decisions(chunks[static_cast<size_t>(written)]);
-    DecisionCycle d{std::vector<int>(static_cast<size_t>(L), -1), {}, 0, 0, false};
+    if (writing.empty() && written < nq && written <= taken + 1) writing = decisions(rng, chunks[static_cast<size_t>(written)], G, L, LW, words);
+    DecisionCycle d = idle_decisions(L);
     bool ends_chunk = false;  // the chunk's last decisions: it is written at this edge
     if (!writing.empty()) {
       d = writing.front();
       writing.pop_front();
       ends_chunk = writing.empty();
     }
-    uint64_t valid = 0;
-    for (int l = 0; l < L; ++l) {
-      const bool v = d.groups[static_cast<size_t>(l)] >= 0;
-      const int code = v ? d.codes[static_cast<size_t>(l)] : static_cast<int>(rng.next() & 3);
-      valid |= static_cast<uint64_t>(v) << l;
-      set_bits(dut.dec_group_i, l * gb, gb, v ? static_cast<uint64_t>(d.groups[static_cast<size_t>(l)]) : rng.next());
-      set_bits(dut.dec_reuse_i, l, 1, code != 0 ? 1 : (v ? 0 : rng.next() & 1));
-      set_bits(dut.dec_axis_i, 2 * l, 2, code != 0 ? static_cast<uint64_t>(code - 1) : rng.next() & 3);
-    }
-    set_bits(dut.dec_valid_i, 0, L, valid);
-    dut.dec_lane_i = lg > 0 ? static_cast<uint64_t>(valid != 0 ? d.lane : static_cast<int>(rng.next() % LW)) : 0;
-    dut.dec_row_i = valid != 0 ? d.row : static_cast<int>(rng.next() % words);
-    dut.dec_commit_i = d.commit;
+    drive_decisions(dut, rng, d, G, L, LW, words);
     const bool commit_now = d.commit;
 
     // The build of chunk `taken`: asked for once its words are written and its buffer read out;

@@ -13,8 +13,9 @@
 // of its group's list when i is inside it; passes follow k-tile order and the chunks their order
 // of offer. A pass begins at the first edge, from the one its predecessor's last read is at (or
 // its chunk's take), at which the weights are ready (`pass_take_o` high then, and only then); a
-// chunk is taken at the edge the last pass's last read is at, or any edge while nothing is
-// issued (`chunk_ready_o`); a read's beat is out kIssueEdges edges later, and no beat otherwise.
+// chunk is taken at the edge the last pass's last read is at (`chunk_done_o` high then, and only
+// then), or any edge while nothing is issued (`chunk_ready_o`); a read's beat is out kIssueEdges
+// edges later, and no beat otherwise.
 // The run fails without chunks taken back to back, passes back to back, waits for weights or an
 // empty pass.
 #include <algorithm>
@@ -131,6 +132,7 @@ int run(const Job& job) {
     const bool begin = (setup || waiting) && wt_ready;
     chk.equal(dut.chunk_ready_o, ready, "chunk_ready_o in cycle " + std::to_string(now));
     chk.equal(dut.pass_take_o, begin, "pass_take_o in cycle " + std::to_string(now));
+    chk.equal(dut.chunk_done_o, chunk_ends, "chunk_done_o in cycle " + std::to_string(now));
     if ((setup || waiting) && !wt_ready) ++weight_waits;
     if (reading) {
       const int i = reads(static_cast<size_t>(cur), kt) - reads_left;

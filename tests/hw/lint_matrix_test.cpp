@@ -313,5 +313,18 @@ TEST(HwLintRingIssue, RefusesAListItCannotRead) {
   EXPECT_NO_THROW(hw::RingIssueBlock::design(c, 8, 8));
 }
 
+// kld_ring_passes: the 8x8 and 16x16 presets at the ring plans' words and chunk (the 16x16 code
+// memory in parts); one group at LIST_W 1.
+TEST(HwLintRingPasses, LintSilentElaboratedAndDeterministic) {
+  const hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
+  const std::vector<std::tuple<hw::HwConfig, int, int, int>> cases = {{hw::default_config_8x8(), 128, 256, 8},
+                                                                      {hw::default_config_16x16(), 600, 256, 8},
+                                                                      {one, 7, 6, 1}};
+  for (const auto& [c, words, chunk, list_w] : cases)
+    expect_clean_block(c.name() + "_passes" + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
+                           std::to_string(list_w),
+                       "kld_ring_passes", [&] { return hw::RingPassesBlock::design(c, words, chunk, list_w); });
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

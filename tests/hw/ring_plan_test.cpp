@@ -418,6 +418,9 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_lists.v"));
   // The issue: the plan's chunk, the 8x8 preset sized for 32 channels (4 groups of 8, one segment):
   // lengths of 0..8 (4 bits) of 4 groups in 2 buffers.
+  const std::string passes = read_file(dir.path() / "rtl" / "kld_ring_passes.v");
+  EXPECT_NE(passes.find("kld_ring_front u_front ("), std::string::npos);
+  EXPECT_NE(passes.find("kld_ring_issue u_issue ("), std::string::npos);
   const std::string issue = read_file(dir.path() / "rtl" / "kld_ring_issue.v");
   EXPECT_NE(issue.find("//   CHUNK = 8\n"), std::string::npos) << issue.substr(0, 2000);
   EXPECT_NE(issue.find("input wire [31:0] len_i"), std::string::npos) << issue.substr(0, 4000);

@@ -36,6 +36,9 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
     return hw::RingCodesBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("list_w").get<int>());
   if (u.top == "kld_ring_issue")
     return hw::RingIssueBlock::design(u.hw, u.options.at("chunk").get<int>(), u.options.at("list_w").get<int>());
+  if (u.top == "kld_ring_passes")
+    return hw::RingPassesBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
+                                       u.options.at("list_w").get<int>());
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                       u.options.at("list_w").get<int>());
@@ -121,6 +124,17 @@ UnitCase front_case(const std::string& name, hw::HwConfig c, int lanes, int word
 UnitCase issue_case(const std::string& name, const hw::HwConfig& c, int chunk, int list_w, bool slow) {
   UnitCase u{name, "kld_ring_issue", "ring_issue_tb", c, 40, slow};
   u.options = {{"chunk", chunk}, {"list_w", list_w}};
+  return u;
+}
+
+// kld_ring_passes for the groups and segments of `c` decided `lanes` at a time, `words` code words,
+// chunks of up to `chunk` positions, LIST_W `list_w`, the loader ready up to `weight_delay` cycles
+// after a pass begins; 40 chunks (tb/unit/ring_passes_tb.cpp).
+UnitCase passes_case(const std::string& name, hw::HwConfig c, int lanes, int words, int chunk, int list_w, bool slow,
+                     int weight_delay = 10) {
+  c.lanes = lanes;
+  UnitCase u{name, "kld_ring_passes", "ring_passes_tb", c, 40, slow};
+  u.options = {{"words", words}, {"chunk", chunk}, {"list_w", list_w}, {"weight_delay", weight_delay}};
   return u;
 }
 
@@ -223,6 +237,14 @@ std::vector<UnitCase> cases() {
       issue_case("ring_issue_s2_c12_lw4", cfg(4, 3, 2, 8, 16, 0), 12, 4, false),
       issue_case("ring_issue_s3_c16_lw8", cfg(6, 3, 2, 8, 16, 0), 16, 8, false),
       issue_case("ring_issue_s1_c6_lw1", cfg(2, 3, 2, 8, 16, 0), 6, 1, true),
+      // kld_ring_passes: eight groups on two segments; a code memory of three chunks at three lanes
+      // (the writer two ahead, rows round the memory often), and one of 600 words (eight parts)
+      // written a position a cycle, far ahead of passes that wait up to 40 cycles for weights, so
+      // builds wait for their buffers; twelve groups on three segments at LIST_W 8.
+      passes_case("ring_passes_s2_w10_c10_lw4", cfg(4, 3, 2, 8, 16, 0), 3, 10, 10, 4, false),
+      passes_case("ring_passes_s2_w600_c10_lw4_slow_weights", cfg(4, 3, 2, 8, 16, 0), 8, 600, 10, 4, false, 40),
+      passes_case("ring_passes_s3_w7_c16_lw8", cfg(6, 3, 2, 8, 16, 0), 8, 7, 16, 8, true),
+      passes_case("ring_passes_s2_w600_c10_lw4_fast", cfg(4, 3, 2, 8, 16, 0), 8, 600, 10, 4, false, 0),
   };
 }
 

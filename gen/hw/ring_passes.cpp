@@ -1,0 +1,124 @@
+#include <string>
+
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int list_w, const Module& front,
+                                 const Module& issue) {
+  check(words, chunk, list_w);
+  const int G = c.max_groups(), S = c.segs(), KT = c.max_kt();
+  const int rw = clog2(words), nw = clog2(RingListsBlock::rows(chunk, list_w) + 1);
+  const int ew = RingListsBlock::entry_w(chunk, list_w), lw = RingListsBlock::len_w(chunk);
+  Module m("kld_ring_passes",
+           "The window-bounded ring's pass engine so far (docs/hardware.md, \"The ring's passes, "
+           "joined\"): the front end (kld_ring_front: decision codes, list builder) and the issue "
+           "(kld_ring_issue) joined. Chunks whose decisions are written are asked for in order; each "
+           "is built into the list buffer of its parity once the chunk two before has made its last "
+           "read, and issued once built, so a chunk's lists build while the chunk before issues");
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
+  const Expr groups = m.input("groups_i", clog2(G + 1), Sign::Unsigned,
+                              "G of the run (1..MAX_GROUPS): groups past it issue nothing");
+  const Expr chunk_valid = m.input("chunk_valid_i", 1, Sign::Unsigned, "a chunk's decisions are written: issue it");
+  const Expr chunk_ready = m.output("chunk_ready_o", 1, Sign::Unsigned,
+                                    "it is taken at this edge (its build begins)");
+  const Expr chunk_row = m.input("chunk_row_i", rw, Sign::Unsigned, "the row of the chunk's first code word");
+  const Expr chunk_words = m.input("chunk_words_i", nw, Sign::Unsigned, "the chunk's words, 1 to ceil(C / LIST_W)");
+  const Expr chunk_lanes = m.input("chunk_lanes_i", list_w, Sign::Unsigned, "lanes of the chunk's last word");
+  const Expr wt_ready = m.input("wt_ready_i", 1, Sign::Unsigned,
+                                "the next pass's weights are in their buffer by the end of this cycle");
+  const Expr pass_take = m.output("pass_take_o", 1, Sign::Unsigned,
+                                  "a pass begins at this edge: the weights wt_ready_i announced are taken");
+  const Expr beat_valid = m.output("beat_valid_o", S, Sign::Unsigned,
+                                   "segment s issues the position at beat_pos_o[s*ENTRY_W] of group beat_kt_o*SEGS + s");
+  const Expr beat_pos = m.output("beat_pos_o", S * ew, Sign::Unsigned, "chunk positions issued (where valid)");
+  const Expr beat_kt = m.output("beat_kt_o", clog2(KT + 1), Sign::Unsigned, "the beat's k-tile (its pass)");
+  const Expr beat_wbuf = m.output("beat_wbuf_o", 1, Sign::Unsigned, "weight buffer of the beat's pass (pass parity)");
+  const Expr beat_pass_last = m.output("beat_pass_last_o", 1, Sign::Unsigned,
+                                       "the pass's last beat (an empty pass's only one, with no segment valid)");
+  const Expr beat_chunk_last = m.output("beat_chunk_last_o", 1, Sign::Unsigned, "the chunk's last beat");
+
+  // Chunks counted mod 4 (at most two are between a build's take and the end of their issue):
+  // builds taken and done, chunks taken by the issue and done issuing.
+  const Expr builds_taken_q = m.signal("builds_taken_q", 2, Sign::Unsigned, "builds taken (mod 4)");
+  const Expr builds_done_q = m.signal("builds_done_q", 2, Sign::Unsigned, "builds done (mod 4)");
+  const Expr issues_taken_q = m.signal("issues_taken_q", 2, Sign::Unsigned, "chunks the issue has taken (mod 4)");
+  const Expr issues_done_q = m.signal("issues_done_q", 2, Sign::Unsigned, "chunks that made their last read (mod 4)");
+  const Expr build_ready = m.signal("build_ready", 1);
+  const Expr built = m.signal("built", 1);
+  const Expr issue_ready = m.signal("issue_ready", 1);
+  const Expr issue_done = m.signal("issue_done", 1);
+  const Expr buffer_free = m.wire("buffer_free", (builds_taken_q - issues_done_q) != constant(2, 2) || issue_done,
+                                  "the next build's buffer holds no chunk still to issue");
+  m.assign(chunk_ready, build_ready && buffer_free);
+  const Expr build_valid = m.wire("build_valid", chunk_valid && buffer_free, "the chunk's build is asked for");
+  const Expr build_take = m.wire("build_take", build_valid && build_ready, "the front end takes it at this edge");
+  const Expr waiting = m.wire("waiting", built || builds_done_q != issues_taken_q, "a built chunk waits for the issue");
+  const Expr issue_take = m.wire("issue_take", waiting && issue_ready, "the issue takes the oldest built chunk");
+  Always& count = m.always_ff(clk, rst_n, "the chunks' counts");
+  count.flop(builds_taken_q, mux(build_take, builds_taken_q + constant(2, 1), builds_taken_q), 0);
+  count.flop(builds_done_q, mux(built, builds_done_q + constant(2, 1), builds_done_q), 0);
+  count.flop(issues_taken_q, mux(issue_take, issues_taken_q + constant(2, 1), issues_taken_q), 0);
+  count.flop(issues_done_q, mux(issue_done, issues_done_q + constant(2, 1), issues_done_q), 0);
+
+  const Expr rd_buf = m.signal("rd_buf", 1), rd_index = m.signal("rd_index", G * ew);
+  const Expr rd_entry = m.signal("rd_entry", G * ew), len = m.signal("len", 2 * G * lw);
+  m.instance(front, "u_front",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"dec_valid_i", dec.valid},
+              {"dec_group_i", dec.group},
+              {"dec_reuse_i", dec.reuse},
+              {"dec_axis_i", dec.axis},
+              {"dec_lane_i", dec.lane},
+              {"dec_row_i", dec.row},
+              {"dec_commit_i", dec.commit},
+              {"build_valid_i", build_valid},
+              {"build_ready_o", build_ready},
+              {"build_row_i", chunk_row},
+              {"build_words_i", chunk_words},
+              {"build_lanes_i", chunk_lanes},
+              {"build_buf_i", builds_taken_q[0]},
+              {"built_o", built},
+              {"rd_buf_i", rd_buf},
+              {"rd_index_i", rd_index},
+              {"rd_entry_o", rd_entry},
+              {"len_o", len}},
+             "decision codes and the chunks' compute lists");
+  m.instance(issue, "u_issue",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"groups_i", groups},
+              {"chunk_valid_i", waiting},
+              {"chunk_buf_i", issues_taken_q[0]},
+              {"chunk_ready_o", issue_ready},
+              {"chunk_done_o", issue_done},
+              {"len_i", len},
+              {"wt_ready_i", wt_ready},
+              {"pass_take_o", pass_take},
+              {"rd_buf_o", rd_buf},
+              {"rd_index_o", rd_index},
+              {"rd_entry_i", rd_entry},
+              {"beat_valid_o", beat_valid},
+              {"beat_pos_o", beat_pos},
+              {"beat_kt_o", beat_kt},
+              {"beat_wbuf_o", beat_wbuf},
+              {"beat_pass_last_o", beat_pass_last},
+              {"beat_chunk_last_o", beat_chunk_last}},
+             "the passes' issue from the built lists");
+  return m;
+}
+
+vlog::Design RingPassesBlock::design(const HwConfig& c, int words, int chunk, int list_w) {
+  vlog::Design d = RingFrontBlock::design(c, words, chunk, list_w);
+  d.add(RingIssueBlock::generate(c, chunk, list_w));
+  d.add(generate(c, words, chunk, list_w, d.module("kld_ring_front"), d.module("kld_ring_issue")));
+  d.check();
+  return d;
+}
+
+}  // namespace kaleido::hw
