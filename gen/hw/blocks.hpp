@@ -235,6 +235,18 @@ struct RingCodesBlock {
   // it on.
   struct DecisionPorts {
     vlog::Expr valid, group, reuse, axis, lane, row, commit;
+    // Connections of the same ports of an instance (kld_ring_codes' in kld_ring_front,
+    // kld_ring_front's in kld_ring_passes), after `first` and before `then`.
+    std::vector<vlog::Connection> connect(std::vector<vlog::Connection> first,
+                                          const std::vector<vlog::Connection>& then) const {
+      const std::vector<vlog::Connection> decisions = {{"dec_valid_i", valid},  {"dec_group_i", group},
+                                                       {"dec_reuse_i", reuse},  {"dec_axis_i", axis},
+                                                       {"dec_lane_i", lane},    {"dec_row_i", row},
+                                                       {"dec_commit_i", commit}};
+      first.insert(first.end(), decisions.begin(), decisions.end());
+      first.insert(first.end(), then.begin(), then.end());
+      return first;
+    }
   };
   static DecisionPorts decision_ports(vlog::Module& m, const HwConfig& c, int words, int list_w);
   // Edges from a read's row to its codes: the macro's read, then (more than one part) the pick.

@@ -83,17 +83,7 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
 
   const Expr rd_code = m.signal("rd_code", ww, Sign::Unsigned, "the code word read");
   m.instance(codes, "u_codes",
-             {{"clk_i", clk},
-              {"rst_ni", rst_n},
-              {"dec_valid_i", dec.valid},
-              {"dec_group_i", dec.group},
-              {"dec_reuse_i", dec.reuse},
-              {"dec_axis_i", dec.axis},
-              {"dec_lane_i", dec.lane},
-              {"dec_row_i", dec.row},
-              {"dec_commit_i", dec.commit},
-              {"rd_row_i", row},
-              {"rd_code_o", rd_code}},
+             dec.connect({{"clk_i", clk}, {"rst_ni", rst_n}}, {{"rd_row_i", row}, {"rd_code_o", rd_code}}),
              "the decision codes");
   m.instance(lists, "u_lists",
              {{"clk_i", clk},

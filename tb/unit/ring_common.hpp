@@ -1,12 +1,14 @@
-// Shared by the harnesses of the ring's front end (ring_front_tb, ring_passes_tb): chunks of
-// random decisions, their rows following one another round the code memory, and the detector's
-// side that writes them (each position's groups in batches of 1 to LANES on random lanes, idle
-// cycles between; garbage on every lane and port not in use).
+// Shared by the harnesses of the ring's front end and issue (ring_front_tb, ring_issue_tb,
+// ring_passes_tb): chunks of random decisions, their rows following one another round the code
+// memory, the detector's side that writes them (each position's groups in batches of 1 to LANES
+// on random lanes, idle cycles between; garbage on every lane and port not in use), and the
+// issue's beats.
 #pragma once
 
 #include <algorithm>
 #include <deque>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "golden/random.hpp"
@@ -116,6 +118,31 @@ void drive_decisions(Model& dut, kaleido::Rng& rng, const DecisionCycle& d, int 
   dut.dec_lane_i = list_w > 1 ? static_cast<uint64_t>(valid != 0 ? d.lane : static_cast<int>(rng.next() % list_w)) : 0;
   dut.dec_row_i = valid != 0 ? d.row : static_cast<int>(rng.next() % words);
   dut.dec_commit_i = d.commit;
+}
+
+// A beat of the ring's issue (kld_ring_issue, kld_ring_passes) as their harnesses expect it.
+struct IssueBeat {
+  uint64_t valid = 0;    // segments that issue
+  std::vector<int> pos;  // per segment: the chunk position, -1 where none
+  int kt = 0, wbuf = 0;  // the pass's k-tile and weight buffer
+  bool pass_last = false, chunk_last = false;
+  int64_t chunk = 0;
+};
+
+// Compares the beat out after `edge` with `want` (positions only where a segment issues).
+template <class Model>
+void check_beat(const Model& dut, kld_unit::Checker& chk, const IssueBeat& want, int segs, int entry_w, int64_t edge) {
+  const std::string at = "chunk " + std::to_string(want.chunk) + " k-tile " + std::to_string(want.kt) + " at edge " +
+                         std::to_string(edge) + ": ";
+  chk.equal(static_cast<int64_t>(dut.beat_valid_o), static_cast<int64_t>(want.valid), at + "beat_valid_o");
+  for (int s = 0; s < segs; ++s)
+    if (want.pos[static_cast<size_t>(s)] >= 0)
+      chk.equal(static_cast<int64_t>(kld_unit::get_bits(dut.beat_pos_o, s * entry_w, entry_w)),
+                want.pos[static_cast<size_t>(s)], at + "segment " + std::to_string(s) + " position");
+  chk.equal(dut.beat_kt_o, want.kt, at + "beat_kt_o");
+  chk.equal(dut.beat_wbuf_o, want.wbuf, at + "beat_wbuf_o (the pass's parity)");
+  chk.equal(dut.beat_pass_last_o, want.pass_last, at + "beat_pass_last_o");
+  chk.equal(dut.beat_chunk_last_o, want.chunk_last, at + "beat_chunk_last_o");
 }
 
 }  // namespace kld_ring

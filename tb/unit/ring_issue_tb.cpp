@@ -23,6 +23,7 @@
 
 #include "Vkld_ring_issue.h"
 #include "hw/blocks.hpp"
+#include "ring_common.hpp"
 #include "unit_common.hpp"
 
 namespace {
@@ -33,11 +34,7 @@ using namespace kld_unit;
 
 struct Beat {
   int64_t due = 0;  // the edge after which it is out
-  uint64_t valid = 0;
-  std::vector<int> pos;  // per segment
-  int kt = 0, wbuf = 0;
-  bool pass_last = false, chunk_last = false;
-  int64_t chunk = 0;
+  kld_ring::IssueBeat beat;
 };
 
 int run(const Job& job) {
@@ -136,8 +133,10 @@ int run(const Job& job) {
     if ((setup || waiting) && !wt_ready) ++weight_waits;
     if (reading) {
       const int i = reads(static_cast<size_t>(cur), kt) - reads_left;
-      Beat bt{now + RingIssueBlock::kIssueEdges, 0, std::vector<int>(static_cast<size_t>(S), -1), kt,
-              (passes_begun - 1) & 1, pass_ends, chunk_ends, cur};
+      Beat due_beat{now + RingIssueBlock::kIssueEdges,
+                    {0, std::vector<int>(static_cast<size_t>(S), -1), kt, (passes_begun - 1) & 1, pass_ends,
+                     chunk_ends, cur}};
+      kld_ring::IssueBeat& bt = due_beat.beat;
       for (int s = 0; s < S && kt * S + s < groups; ++s) {
         const auto& l = list(static_cast<size_t>(cur), kt * S + s);
         if (static_cast<size_t>(i) < l.size()) {
@@ -146,7 +145,7 @@ int run(const Job& job) {
         }
       }
       if (i == 0 && bt.valid == 0) ++empty_passes;
-      due.push_back(bt);
+      due.push_back(due_beat);
     }
     // The list memory reads what the block addresses (garbage past a list's end).
     const auto rd_buf = static_cast<int>(dut.rd_buf_o);
@@ -188,19 +187,8 @@ int run(const Job& job) {
 
     // The beat due after this edge, or none.
     if (!due.empty() && due.front().due == edge) {
-      const Beat bt = due.front();
+      kld_ring::check_beat(dut, chk, due.front().beat, S, ew, edge);
       due.pop_front();
-      const std::string at = "chunk " + std::to_string(bt.chunk) + " k-tile " + std::to_string(bt.kt) + " at edge " +
-                             std::to_string(edge) + ": ";
-      chk.equal(static_cast<int64_t>(dut.beat_valid_o), static_cast<int64_t>(bt.valid), at + "beat_valid_o");
-      for (int s = 0; s < S; ++s)
-        if (bt.pos[static_cast<size_t>(s)] >= 0)
-          chk.equal(static_cast<int64_t>(get_bits(dut.beat_pos_o, s * ew, ew)), bt.pos[static_cast<size_t>(s)],
-                    at + "segment " + std::to_string(s) + " position");
-      chk.equal(dut.beat_kt_o, bt.kt, at + "beat_kt_o");
-      chk.equal(dut.beat_wbuf_o, bt.wbuf, at + "beat_wbuf_o");
-      chk.equal(dut.beat_pass_last_o, bt.pass_last, at + "beat_pass_last_o");
-      chk.equal(dut.beat_chunk_last_o, bt.chunk_last, at + "beat_chunk_last_o");
       ++beats_checked;
     } else {
       const bool none = dut.beat_valid_o == 0 && !dut.beat_pass_last_o && !dut.beat_chunk_last_o;

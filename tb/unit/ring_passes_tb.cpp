@@ -30,15 +30,6 @@ using kaleido::hw::RingListsBlock;
 using namespace kld_unit;
 using namespace kld_ring;
 
-struct Beat {
-  uint64_t valid = 0;
-  std::vector<int> pos;  // per segment, -1 where not valid
-  int kt = 0;
-  int64_t pass = 0;  // the pass's place in the run (its weight buffer is its parity)
-  bool pass_last = false, chunk_last = false;
-  size_t chunk = 0;
-};
-
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
   const int G = c.max_groups(), S = c.segs(), L = c.det_lanes();
@@ -62,7 +53,7 @@ int run(const Job& job) {
   const std::vector<Chunk> chunks = make_chunks(rng, static_cast<size_t>(job.iterations), G, chunk, LW, words, stats);
 
   // Every beat of the run, in order.
-  std::deque<Beat> expected;
+  std::deque<IssueBeat> expected;
   int64_t pass = 0;
   for (size_t q = 0; q < chunks.size(); ++q)
     for (int kt = 0; kt < kts; ++kt, ++pass) {
@@ -70,8 +61,9 @@ int run(const Job& job) {
       for (int s = 0; s < S && kt * S + s < groups; ++s)
         reads = std::max(reads, chunks[q].lists[static_cast<size_t>(kt * S + s)].size());
       for (size_t i = 0; i < reads; ++i) {
-        Beat b{0, std::vector<int>(static_cast<size_t>(S), -1), kt, pass, i + 1 == reads,
-               i + 1 == reads && kt == kts - 1, q};
+        // The pass's weight buffer is the parity of its place in the run.
+        IssueBeat b{0, std::vector<int>(static_cast<size_t>(S), -1), kt, static_cast<int>(pass & 1), i + 1 == reads,
+                    i + 1 == reads && kt == kts - 1, static_cast<int64_t>(q)};
         for (int s = 0; s < S && kt * S + s < groups; ++s) {
           const auto& l = chunks[q].lists[static_cast<size_t>(kt * S + s)];
           if (i < l.size()) {
@@ -150,24 +142,16 @@ int run(const Job& job) {
     const bool present = dut.beat_valid_o != 0 || dut.beat_pass_last_o;
     if (in_pass && !present) chk.fail("a pass's beats broken off after edge " + std::to_string(edge));
     if (present) {
-      const Beat b = expected.front();
+      const IssueBeat b = expected.front();
       expected.pop_front();
-      const std::string at = "chunk " + std::to_string(b.chunk) + " k-tile " + std::to_string(b.kt) + " at edge " +
-                             std::to_string(edge) + ": ";
-      chk.equal(static_cast<int64_t>(dut.beat_valid_o), static_cast<int64_t>(b.valid), at + "beat_valid_o");
-      for (int s = 0; s < S; ++s)
-        if (b.pos[static_cast<size_t>(s)] >= 0)
-          chk.equal(static_cast<int64_t>(get_bits(dut.beat_pos_o, s * ew, ew)), b.pos[static_cast<size_t>(s)],
-                    at + "segment " + std::to_string(s) + " position");
-      chk.equal(dut.beat_kt_o, b.kt, at + "beat_kt_o");
-      chk.equal(dut.beat_wbuf_o, b.pass & 1, at + "beat_wbuf_o (the pass's parity)");
-      chk.equal(dut.beat_pass_last_o, b.pass_last, at + "beat_pass_last_o");
-      chk.equal(dut.beat_chunk_last_o, b.chunk_last, at + "beat_chunk_last_o");
+      check_beat(dut, chk, b, S, ew, edge);
       if (prev_chunk_last && last_beat_edge == edge - 1) ++back_to_back_chunks;
       const bool first_beat = beats == 0 || prev_chunk_last;
       if (weight_delay == 0 && first_beat)
-        chk.equal(edge, std::max(built_at[b.chunk] + 1 + kaleido::hw::RingIssueBlock::kIssueEdges, last_beat_edge + 1),
-                  at + "the edge of the chunk's first beat");
+        chk.equal(edge,
+                  std::max(built_at[static_cast<size_t>(b.chunk)] + 1 + kaleido::hw::RingIssueBlock::kIssueEdges,
+                           last_beat_edge + 1),
+                  "chunk " + std::to_string(b.chunk) + ": the edge of its first beat");
       prev_chunk_last = b.chunk_last;
       chunks_out += b.chunk_last;
       last_beat_edge = edge;
