@@ -131,9 +131,13 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
                              s == 0 ? "... in the pass two after the one issued" : ""));
   }
 
+  // A pass set up (or waited for) issues once its weights are ready; a chunk's last read with no
+  // chunk to take goes idle.
+  const Expr state_d =
+      m.wire("state_d", mux(setup || st_wait, mux(wt_ready, st[kIssue], st[kWait]), mux(chunk_last, st[kIdle], state_q)),
+             "the next state");
   Always& ctl = m.always_ff(clk, rst_n, "pass control: set up, wait for weights, read the lists");
-  ctl.flop(state_q, mux(setup || st_wait, mux(wt_ready, st[kIssue], st[kWait]), mux(chunk_last, st[kIdle], state_q)),
-           0);
+  ctl.flop(state_q, state_d, 0);
   ctl.flop(buf_q, mux(take, chunk_buf, buf_q), 0);
   ctl.flop(kt_q, mux(take, zero(ktw), mux(setup, kt_q + constant(ktw, 1), kt_q)), 0);
   ctl.flop(index_q, mux(st_issue && !pass_last, index_q + constant(lw, 1), zero(lw)), 0);
