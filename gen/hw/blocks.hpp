@@ -289,6 +289,23 @@ struct RingIssueBlock {
   // Edges from a list read (rd_index_o) to its beat: the list's registered read, the entries out
   // of its bank select registered, then the pass's groups taken from them into the beat registers.
   static constexpr int kIssueEdges = 3;
+  // The issue's ports that kld_ring_passes passes on, declared on `m` in two runs: the pass side
+  // (groups_i, wt_ready_i, pass_take_o) and the beat (beat_*_o).
+  struct OuterPorts {
+    vlog::Expr groups, wt_ready, pass_take;
+    vlog::Expr beat_valid, beat_pos, beat_kt, beat_wbuf, beat_pass_last, beat_chunk_last;
+    static OuterPorts declare_pass_side(vlog::Module& m, const HwConfig& c);
+    void declare_beat(vlog::Module& m, const HwConfig& c, int chunk, int list_w);
+    // Connections of the same ports of an instance.
+    std::vector<vlog::Connection> pass_side() const {
+      return {{"groups_i", groups}, {"wt_ready_i", wt_ready}, {"pass_take_o", pass_take}};
+    }
+    std::vector<vlog::Connection> beat() const {
+      return {{"beat_valid_o", beat_valid},         {"beat_pos_o", beat_pos},
+              {"beat_kt_o", beat_kt},               {"beat_wbuf_o", beat_wbuf},
+              {"beat_pass_last_o", beat_pass_last}, {"beat_chunk_last_o", beat_chunk_last}};
+    }
+  };
   static vlog::Module generate(const HwConfig& c, int chunk, int list_w);
   // kld_ring_issue alone (its lists come from kld_ring_front in the ring's pass engine).
   static vlog::Design design(const HwConfig& c, int chunk, int list_w);

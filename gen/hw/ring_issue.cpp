@@ -12,11 +12,34 @@ constexpr const char* kIssueStateNames[] = {"StIdle", "StWait", "StIssue"};
 enum IssueState { kIdle = 0, kWait = 1, kIssue = 2 };
 }  // namespace
 
+RingIssueBlock::OuterPorts RingIssueBlock::OuterPorts::declare_pass_side(Module& m, const HwConfig& c) {
+  OuterPorts p;
+  p.groups = m.input("groups_i", clog2(c.max_groups() + 1), Sign::Unsigned,
+                     "G of the run (1..MAX_GROUPS): groups past it issue nothing");
+  p.wt_ready = m.input("wt_ready_i", 1, Sign::Unsigned,
+                       "the next pass's weights are in their buffer by the end of this cycle");
+  p.pass_take = m.output("pass_take_o", 1, Sign::Unsigned,
+                         "a pass begins at this edge: the weights wt_ready_i announced are taken");
+  return p;
+}
+
+void RingIssueBlock::OuterPorts::declare_beat(Module& m, const HwConfig& c, int chunk, int list_w) {
+  const int S = c.segs(), ew = RingListsBlock::entry_w(chunk, list_w);
+  beat_valid = m.output("beat_valid_o", S, Sign::Unsigned,
+                        "segment s issues the position at beat_pos_o[s*ENTRY_W] of group beat_kt_o*SEGS + s");
+  beat_pos = m.output("beat_pos_o", S * ew, Sign::Unsigned, "chunk positions issued (where valid)");
+  beat_kt = m.output("beat_kt_o", clog2(c.max_kt() + 1), Sign::Unsigned, "the beat's k-tile (its pass)");
+  beat_wbuf = m.output("beat_wbuf_o", 1, Sign::Unsigned, "weight buffer of the beat's pass (pass parity)");
+  beat_pass_last = m.output("beat_pass_last_o", 1, Sign::Unsigned,
+                            "the pass's last beat (an empty pass's only one, with no segment valid)");
+  beat_chunk_last = m.output("beat_chunk_last_o", 1, Sign::Unsigned, "the chunk's last beat");
+}
+
 Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
   check(chunk, list_w);
   const int G = c.max_groups(), S = c.segs(), KT = c.max_kt();
   const int ew = RingListsBlock::entry_w(chunk, list_w), lw = RingListsBlock::len_w(chunk);
-  const int gcw = clog2(G + 1), ktw = clog2(KT + 1);
+  const int ktw = clog2(KT + 1);
   Module m("kld_ring_issue",
            "Issue of the window-bounded ring's pass engine (docs/hardware.md, \"The ring's issue\"): "
            "a built chunk's compute lists issued in lock-step k-tile passes. Pass kt reads entry i of "
@@ -27,7 +50,8 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
            "A segment's beat comes three edges after its list read");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
-  const Expr groups = m.input("groups_i", gcw, Sign::Unsigned, "G of the run (1..MAX_GROUPS): groups past it issue nothing");
+  OuterPorts outer = OuterPorts::declare_pass_side(m, c);
+  const Expr groups = outer.groups, wt_ready = outer.wt_ready, pass_take = outer.pass_take;
   const Expr chunk_valid = m.input("chunk_valid_i", 1, Sign::Unsigned, "a built chunk's lists wait to be issued");
   const Expr chunk_buf = m.input("chunk_buf_i", 1, Sign::Unsigned, "the list buffer that holds them");
   const Expr chunk_ready = m.output("chunk_ready_o", 1, Sign::Unsigned,
@@ -36,21 +60,10 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
                                    "the chunk's last read is at this edge: its list buffer may be built again");
   const Expr len = m.input("len_i", 2 * G * lw, Sign::Unsigned,
                            "length of buffer b's list of group g at (b*G + g)*LEN_W (kld_ring_front's len_o)");
-  const Expr wt_ready = m.input("wt_ready_i", 1, Sign::Unsigned,
-                                "the next pass's weights are in their buffer by the end of this cycle");
-  const Expr pass_take = m.output("pass_take_o", 1, Sign::Unsigned,
-                                  "a pass begins at this edge: the weights wt_ready_i announced are taken");
   const Expr rd_buf = m.output("rd_buf_o", 1, Sign::Unsigned, "the list buffer read");
   const Expr rd_index = m.output("rd_index_o", G * ew, Sign::Unsigned, "entry read of group g's list at g*ENTRY_W");
   const Expr rd_entry = m.input("rd_entry_i", G * ew, Sign::Unsigned, "the entries read, a cycle after their index");
-  const Expr beat_valid = m.output("beat_valid_o", S, Sign::Unsigned,
-                                   "segment s issues the position at beat_pos_o[s*ENTRY_W] of group beat_kt_o*SEGS + s");
-  const Expr beat_pos = m.output("beat_pos_o", S * ew, Sign::Unsigned, "chunk positions issued (where valid)");
-  const Expr beat_kt = m.output("beat_kt_o", ktw, Sign::Unsigned, "the beat's k-tile (its pass)");
-  const Expr beat_wbuf = m.output("beat_wbuf_o", 1, Sign::Unsigned, "weight buffer of the beat's pass (pass parity)");
-  const Expr beat_pass_last = m.output("beat_pass_last_o", 1, Sign::Unsigned,
-                                       "the pass's last beat (an empty pass's only one, with no segment valid)");
-  const Expr beat_chunk_last = m.output("beat_chunk_last_o", 1, Sign::Unsigned, "the chunk's last beat");
+  outer.declare_beat(m, c, chunk, list_w);
 
   std::vector<Expr> st;
   for (int k : {kIdle, kWait, kIssue})
@@ -202,12 +215,12 @@ Module RingIssueBlock::generate(const HwConfig& c, int chunk, int list_w) {
   beat.flop(wbuf_b, e.wbuf, 0);
   beat.flop(pass_last_b, e.pass_last, 0);
   beat.flop(chunk_last_b, e.chunk_last, 0);
-  m.assign(beat_valid, valid_q);
-  m.assign(beat_pos, pos_q);
-  m.assign(beat_kt, kt_b);
-  m.assign(beat_wbuf, wbuf_b);
-  m.assign(beat_pass_last, pass_last_b);
-  m.assign(beat_chunk_last, chunk_last_b);
+  m.assign(outer.beat_valid, valid_q);
+  m.assign(outer.beat_pos, pos_q);
+  m.assign(outer.beat_kt, kt_b);
+  m.assign(outer.beat_wbuf, wbuf_b);
+  m.assign(outer.beat_pass_last, pass_last_b);
+  m.assign(outer.beat_chunk_last, chunk_last_b);
   return m;
 }
 

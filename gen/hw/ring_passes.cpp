@@ -1,4 +1,5 @@
 #include <string>
+#include <vector>
 
 #include "hw/blocks.hpp"
 
@@ -9,7 +10,7 @@ using namespace vlog;
 Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int list_w, const Module& front,
                                  const Module& issue) {
   check(words, chunk, list_w);
-  const int G = c.max_groups(), S = c.segs(), KT = c.max_kt();
+  const int G = c.max_groups();
   const int rw = clog2(words), nw = clog2(RingListsBlock::rows(chunk, list_w) + 1);
   const int ew = RingListsBlock::entry_w(chunk, list_w), lw = RingListsBlock::len_w(chunk);
   Module m("kld_ring_passes",
@@ -21,26 +22,14 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
-  const Expr groups = m.input("groups_i", clog2(G + 1), Sign::Unsigned,
-                              "G of the run (1..MAX_GROUPS): groups past it issue nothing");
+  RingIssueBlock::OuterPorts outer = RingIssueBlock::OuterPorts::declare_pass_side(m, c);
   const Expr chunk_valid = m.input("chunk_valid_i", 1, Sign::Unsigned, "a chunk's decisions are written: issue it");
   const Expr chunk_ready = m.output("chunk_ready_o", 1, Sign::Unsigned,
                                     "it is taken at this edge (its build begins)");
   const Expr chunk_row = m.input("chunk_row_i", rw, Sign::Unsigned, "the row of the chunk's first code word");
   const Expr chunk_words = m.input("chunk_words_i", nw, Sign::Unsigned, "the chunk's words, 1 to ceil(C / LIST_W)");
   const Expr chunk_lanes = m.input("chunk_lanes_i", list_w, Sign::Unsigned, "lanes of the chunk's last word");
-  const Expr wt_ready = m.input("wt_ready_i", 1, Sign::Unsigned,
-                                "the next pass's weights are in their buffer by the end of this cycle");
-  const Expr pass_take = m.output("pass_take_o", 1, Sign::Unsigned,
-                                  "a pass begins at this edge: the weights wt_ready_i announced are taken");
-  const Expr beat_valid = m.output("beat_valid_o", S, Sign::Unsigned,
-                                   "segment s issues the position at beat_pos_o[s*ENTRY_W] of group beat_kt_o*SEGS + s");
-  const Expr beat_pos = m.output("beat_pos_o", S * ew, Sign::Unsigned, "chunk positions issued (where valid)");
-  const Expr beat_kt = m.output("beat_kt_o", clog2(KT + 1), Sign::Unsigned, "the beat's k-tile (its pass)");
-  const Expr beat_wbuf = m.output("beat_wbuf_o", 1, Sign::Unsigned, "weight buffer of the beat's pass (pass parity)");
-  const Expr beat_pass_last = m.output("beat_pass_last_o", 1, Sign::Unsigned,
-                                       "the pass's last beat (an empty pass's only one, with no segment valid)");
-  const Expr beat_chunk_last = m.output("beat_chunk_last_o", 1, Sign::Unsigned, "the chunk's last beat");
+  outer.declare_beat(m, c, chunk, list_w);
 
   // Chunks counted mod 4 (at most two are between a build's take and the end of their issue):
   // builds taken and done, chunks taken by the issue and done issuing.
@@ -81,27 +70,19 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
                           {"rd_entry_o", rd_entry},
                           {"len_o", len}}),
              "decision codes and the chunks' compute lists");
-  m.instance(issue, "u_issue",
-             {{"clk_i", clk},
-              {"rst_ni", rst_n},
-              {"groups_i", groups},
-              {"chunk_valid_i", waiting},
-              {"chunk_buf_i", issues_taken_q[0]},
-              {"chunk_ready_o", issue_ready},
-              {"chunk_done_o", issue_done},
-              {"len_i", len},
-              {"wt_ready_i", wt_ready},
-              {"pass_take_o", pass_take},
-              {"rd_buf_o", rd_buf},
-              {"rd_index_o", rd_index},
-              {"rd_entry_i", rd_entry},
-              {"beat_valid_o", beat_valid},
-              {"beat_pos_o", beat_pos},
-              {"beat_kt_o", beat_kt},
-              {"beat_wbuf_o", beat_wbuf},
-              {"beat_pass_last_o", beat_pass_last},
-              {"beat_chunk_last_o", beat_chunk_last}},
-             "the passes' issue from the built lists");
+  std::vector<Connection> issue_ports = {{"clk_i", clk}, {"rst_ni", rst_n}};
+  for (const std::vector<Connection>& part : {outer.pass_side(),
+                                              std::vector<Connection>{{"chunk_valid_i", waiting},
+                                                                      {"chunk_buf_i", issues_taken_q[0]},
+                                                                      {"chunk_ready_o", issue_ready},
+                                                                      {"chunk_done_o", issue_done},
+                                                                      {"len_i", len},
+                                                                      {"rd_buf_o", rd_buf},
+                                                                      {"rd_index_o", rd_index},
+                                                                      {"rd_entry_i", rd_entry}},
+                                              outer.beat()})
+    issue_ports.insert(issue_ports.end(), part.begin(), part.end());
+  m.instance(issue, "u_issue", issue_ports, "the passes' issue from the built lists");
   return m;
 }
 
