@@ -324,6 +324,27 @@ struct RingPassesBlock {
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };
 
+// kld_ring_chunks: the ring's chunk sequencer (docs/hardware.md, "The ring's chunks"): a run's
+// scan positions, tile by tile (ScanOrder: every frame of a tile, rows of the tile's width), cut
+// into chunks of at most CHUNK positions that never cross a tile (hw::ring_chunks), offered in
+// order once per m-tile with their code words (first row, count, last word's lanes), positions,
+// the ring row of their first position and their tile's h and t distances in ring rows. The
+// run's grid, tiles and m-tiles are inputs held through the run (kld_top's registers). Not yet in
+// kld_top.
+struct RingChunksBlock {
+  // GATHER_W a power of two; CHUNK and RING_DEPTH multiples of it, RING_DEPTH at least 2 CHUNK;
+  // chunks as kld_ring_lists takes them; at least two code words.
+  // MAX_W at least GATHER_W.
+  static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  // Edges from the one a run or a tile's last chunk is taken at to the one after which the next
+  // tile's first chunk is offered: the tile's rows and columns, its area, its positions, each
+  // registered (a chunk inside a tile is offered from the edge after the one before is taken).
+  static constexpr int kTileEdges = 3;
+  static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  // kld_ring_chunks alone.
+  static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
+};
+
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;

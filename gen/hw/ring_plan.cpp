@@ -40,35 +40,7 @@ int64_t landing_latency(const HwConfig& hw) { return hw.group_w + hw.cols + hw.m
 // A detector lane's two stages: a position's decision is readable this many cycles after it enters.
 constexpr int64_t kDetectLatency = 2;
 
-// The chunks in scan order: at most C positions, never across a scan tile (a query block of the
-// mask); `block` numbers the tiles in scan order.
-struct Chunk {
-  int64_t p0 = 0, p1 = 0;
-  int block = 0;
-};
-
-std::vector<Chunk> cut_chunks(const ReuseConfig& cfg, int chunk) {
-  const ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
-  const int th = cfg.tile_h > 0 ? cfg.tile_h : cfg.grid.h, tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
-  auto tile_of = [&](int64_t p) {
-    const TokenCoord c = scan.coord(scan.token_at(p));
-    return std::pair<int, int>{c.h / th, c.w / tw};
-  };
-  std::vector<Chunk> out;
-  int block = -1;
-  std::pair<int, int> tile{-1, -1};
-  for (int64_t p = 0; p < scan.size(); ++p) {
-    const auto t = tile_of(p);
-    if (t != tile) {
-      tile = t;
-      out.push_back({p, p, ++block});
-    } else if (out.back().p1 - out.back().p0 == chunk) {
-      out.push_back({p, p, block});
-    }
-    out.back().p1 = p + 1;
-  }
-  return out;
-}
+using Chunk = RingChunk;
 
 // COMPUTE pairs per (chunk, group): counts[c * G + g]; all of them when `dec` is null.
 std::vector<int64_t> compute_counts(const ReuseConfig& cfg, const std::vector<PairDecision>* dec,
@@ -113,6 +85,29 @@ std::vector<Step> executed_steps(const HwConfig& hw, const ReuseConfig& cfg, con
 
 }  // namespace
 
+std::vector<RingChunk> ring_chunks(const ReuseConfig& cfg, int chunk) {
+  const ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
+  const int th = cfg.tile_h > 0 ? cfg.tile_h : cfg.grid.h, tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
+  auto tile_of = [&](int64_t p) {
+    const TokenCoord c = scan.coord(scan.token_at(p));
+    return std::pair<int, int>{c.h / th, c.w / tw};
+  };
+  std::vector<RingChunk> out;
+  int block = -1;
+  std::pair<int, int> tile{-1, -1};
+  for (int64_t p = 0; p < scan.size(); ++p) {
+    const auto t = tile_of(p);
+    if (t != tile) {
+      tile = t;
+      out.push_back({p, p, ++block});
+    } else if (out.back().p1 - out.back().p0 == chunk) {
+      out.push_back({p, p, block});
+    }
+    out.back().p1 = p + 1;
+  }
+  return out;
+}
+
 int64_t ring_window(const ReuseConfig& cfg) {
   if (cfg.window_depth > 0) return cfg.window_depth;
   return ScanOrder(cfg.grid, cfg.tile_h, cfg.tile_w).required_window_depth();
@@ -126,7 +121,7 @@ int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape) {
 int64_t ring_code_words(const ReuseConfig& cfg, const RingShape& shape) {
   check_shape(cfg, shape);
   int64_t words = 0;
-  for (const Chunk& c : cut_chunks(cfg, shape.chunk)) words += (c.p1 - c.p0 + shape.list_w - 1) / shape.list_w;
+  for (const Chunk& c : ring_chunks(cfg, shape.chunk)) words += (c.p1 - c.p0 + shape.list_w - 1) / shape.list_w;
   return words;
 }
 
@@ -156,7 +151,7 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
       {"compute lists (two chunks, one per group)", "G*LIST_W x 2 ceil(C / LIST_W) x ENTRY_W", G * shape.list_w,
        2 * RingListsBlock::rows(shape.chunk, shape.list_w), RingListsBlock::entry_w(shape.chunk, shape.list_w)},
       {"chunk summaries (no COMPUTE pair in the chunk)", "chunks (ceil(N / C), more with scan tiles) x 1", 1,
-       static_cast<int64_t>(cut_chunks(cfg, shape.chunk).size()), 1},
+       static_cast<int64_t>(ring_chunks(cfg, shape.chunk).size()), 1},
       {"B slices (this m-tile's and the next)", "2 x K x COLS*DATA_W", 2, K, static_cast<int64_t>(hw.cols) * hw.data_w},
   };
 }
@@ -177,7 +172,7 @@ RingCycles ring_cycles(const HwConfig& hw, const ReuseConfig& cfg, const std::ve
   const int G = cfg.groups(), segs = hw.segs();
   if (segs < 1) throw ConfigError("group-w", std::to_string(hw.group_w), "must not exceed ROWS");
   const int64_t KT = (G + segs - 1) / segs;
-  const std::vector<Chunk> chunks = cut_chunks(cfg, shape.chunk);
+  const std::vector<Chunk> chunks = ring_chunks(cfg, shape.chunk);
   const std::vector<Step> steps = executed_steps(hw, cfg, chunks, mask);
   const std::vector<int64_t> counts = compute_counts(cfg, decisions, chunks);
   const int64_t rounds = (G + hw.det_lanes() - 1) / hw.det_lanes();
@@ -277,7 +272,7 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
     throw InternalError("ring_output: operands or decisions do not match the workload");
   if (depth < 1) throw ConfigError("ring depth", std::to_string(depth), "at least one slot");
   const ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
-  const std::vector<Chunk> chunks = cut_chunks(cfg, shape.chunk);
+  const std::vector<Chunk> chunks = ring_chunks(cfg, shape.chunk);
   const std::vector<Step> steps = executed_steps(hw, cfg, chunks, mask);
   // Positions get ring indices in the order the run executes them: x = base[e] + (p - p0). The
   // chunks of one query block in one m-tile run back to back, so a reference (same tile, earlier)

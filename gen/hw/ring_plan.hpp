@@ -47,6 +47,14 @@ struct RingShape {
   int list_w = 8;
 };
 
+// The chunks in scan order: runs of at most `chunk` consecutive scan positions [p0, p1) that never
+// cross a scan tile (a query block of the mask); `block` numbers the tiles in scan order.
+struct RingChunk {
+  int64_t p0 = 0, p1 = 0;
+  int block = 0;
+};
+std::vector<RingChunk> ring_chunks(const ReuseConfig& cfg, int chunk);
+
 // The fewest slots per (group, column): W + (L + 1) C.
 int64_t ring_depth(const ReuseConfig& cfg, const RingShape& shape);
 

@@ -326,5 +326,40 @@ TEST(HwLintRingPasses, LintSilentElaboratedAndDeterministic) {
                        "kld_ring_passes", [&] { return hw::RingPassesBlock::design(c, words, chunk, list_w); });
 }
 
+// kld_ring_chunks: the 8x8 plan (GATHER_W 1, whole frames) and the 480p head's (16x16, GATHER_W 4,
+// 4,095 code words, a ring of 768 slots); GATHER_W 2 with one m-tile.
+TEST(HwLintRingChunks, LintSilentElaboratedAndDeterministic) {
+  hw::HwConfig head = hw::default_config_16x16();
+  head.gather_w = 4;
+  head.max_t = 21;
+  head.max_h = 30;
+  head.max_w = 52;
+  head.max_k = 128;
+  head.max_m = 32768;
+  hw::HwConfig two = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
+  two.gather_w = 2;
+  const std::vector<std::tuple<hw::HwConfig, int, int, int, int>> cases = {
+      {hw::default_config_8x8(), 128, 256, 8, 768}, {head, 4095, 256, 8, 768}, {two, 12, 4, 2, 8}};
+  for (const auto& [c, words, chunk, list_w, depth] : cases)
+    expect_clean_block(c.name() + "_chunks" + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
+                           std::to_string(list_w) + "x" + std::to_string(depth),
+                       "kld_ring_chunks", [&] { return hw::RingChunksBlock::design(c, words, chunk, list_w, depth); });
+}
+
+TEST(HwLintRingChunks, RefusesRowsItCannotCount) {
+  hw::HwConfig c = hw::default_config_8x8();
+  c.gather_w = 4;
+  EXPECT_NO_THROW(hw::RingChunksBlock::design(c, 128, 256, 8, 768));
+  EXPECT_THROW(hw::RingChunksBlock::design(c, 128, 254, 2, 768), ConfigError);  // a chunk not whole rows
+  EXPECT_THROW(hw::RingChunksBlock::design(c, 128, 256, 8, 766), ConfigError);  // a ring not whole rows
+  EXPECT_THROW(hw::RingChunksBlock::design(c, 128, 256, 8, 508), ConfigError);  // a ring under two chunks
+  EXPECT_THROW(hw::RingChunksBlock::design(c, 1, 256, 8, 768), ConfigError);    // one code word
+  c.gather_w = 3;
+  EXPECT_THROW(hw::RingChunksBlock::design(c, 128, 255, 1, 768), ConfigError);  // GATHER_W not a power of two
+  c.gather_w = 4;
+  c.max_w = 2;
+  EXPECT_THROW(hw::RingChunksBlock::design(c, 128, 256, 8, 768), ConfigError);  // frames narrower than a row
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

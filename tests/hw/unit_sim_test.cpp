@@ -39,6 +39,9 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
   if (u.top == "kld_ring_passes")
     return hw::RingPassesBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                        u.options.at("list_w").get<int>());
+  if (u.top == "kld_ring_chunks")
+    return hw::RingChunksBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
+                                       u.options.at("list_w").get<int>(), u.ring_depth);
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                       u.options.at("list_w").get<int>());
@@ -135,6 +138,23 @@ UnitCase passes_case(const std::string& name, hw::HwConfig c, int lanes, int wor
   c.lanes = lanes;
   UnitCase u{name, "kld_ring_passes", "ring_passes_tb", c, 40, slow};
   u.options = {{"words", words}, {"chunk", chunk}, {"list_w", list_w}, {"weight_delay", weight_delay}};
+  return u;
+}
+
+// kld_ring_chunks on grids up to t x h x w (any smaller, see tb/unit/ring_chunks_tb.cpp) with
+// GATHER_W `gather`, chunks of up to `chunk` positions, LIST_W `list_w`, `mtiles` m-tiles at most,
+// a ring of `depth` slots and a code memory of a word per position (every run fits); 30 runs.
+UnitCase chunks_case(const std::string& name, std::array<int, 3> grid, int gather, int chunk, int list_w, int mtiles,
+                     int depth, bool slow) {
+  hw::HwConfig c = cfg(4, 3, 2, 8, 16, 0);
+  c.max_t = grid[0];
+  c.max_h = grid[1];
+  c.max_w = grid[2];
+  c.max_m = mtiles * c.cols;
+  c.gather_w = gather;
+  UnitCase u{name, "kld_ring_chunks", "ring_chunks_tb", c, 30, slow};
+  u.ring_depth = depth;
+  u.options = {{"words", c.max_tokens()}, {"chunk", chunk}, {"list_w", list_w}};
   return u;
 }
 
@@ -245,6 +265,12 @@ std::vector<UnitCase> cases() {
       passes_case("ring_passes_s2_w600_c10_lw4_slow_weights", cfg(4, 3, 2, 8, 16, 0), 8, 600, 10, 4, false, 40),
       passes_case("ring_passes_s3_w7_c16_lw8", cfg(6, 3, 2, 8, 16, 0), 8, 7, 16, 8, true),
       passes_case("ring_passes_s2_w600_c10_lw4_fast", cfg(4, 3, 2, 8, 16, 0), 8, 600, 10, 4, false, 0),
+      // kld_ring_chunks: GATHER_W 4 (rows of the ring by shifts), chunks of two words, a ring of
+      // three chunks (rows wrap in most runs); GATHER_W 1 at LIST_W 1 (one position a word and a
+      // row); GATHER_W 2, chunks of two words of 8, deeper frames.
+      chunks_case("ring_chunks_gw4_c8_lw4", {3, 5, 12}, 4, 8, 4, 3, 24, false),
+      chunks_case("ring_chunks_gw1_c4_lw1", {2, 4, 5}, 1, 4, 1, 2, 9, false),
+      chunks_case("ring_chunks_gw2_c16_lw8", {4, 6, 10}, 2, 16, 8, 3, 40, true),
   };
 }
 

@@ -1,0 +1,179 @@
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+namespace {
+constexpr const char* kChunkStateNames[] = {"StIdle", "StDims", "StArea", "StLeft", "StOffer"};
+enum ChunkState { kSeqIdle = 0, kDims = 1, kArea = 2, kLeft = 3, kOffer = 4 };
+}  // namespace
+
+void RingChunksBlock::check(const HwConfig& c, int words, int chunk, int list_w, int depth) {
+  RingListsBlock::check(chunk, list_w);
+  const int gw = c.gather_w;
+  if (gw < 1 || (gw & (gw - 1)) != 0)
+    throw ConfigError("gather-w", std::to_string(gw),
+                      "the chunk sequencer counts ring rows of GATHER_W slots by shifts: a power of two");
+  if (c.max_w < gw)
+    throw ConfigError("max-w", std::to_string(c.max_w), "at least GATHER_W (" + std::to_string(gw) + "): a tile row is whole ring rows");
+  if (chunk % gw != 0)
+    throw ConfigError("chunks", std::to_string(chunk), "a multiple of GATHER_W (" + std::to_string(gw) + ")");
+  if (depth % gw != 0 || depth < 2 * chunk)
+    throw ConfigError("ring depth", std::to_string(depth),
+                      "a multiple of GATHER_W (" + std::to_string(gw) + ") and at least two chunks (" +
+                          std::to_string(2 * chunk) + ")");
+  if (words < 2) throw ConfigError("code words", std::to_string(words), "the code memory holds at least two words");
+}
+
+Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int list_w, int depth) {
+  check(c, words, chunk, list_w, depth);
+  const int gw = c.gather_w, gb = RingListsBlock::lane_bits(gw), lb = RingListsBlock::lane_bits(list_w);
+  const int tw_t = clog2(c.max_t + 1), tw_h = clog2(c.max_h + 1), tw_w = clog2(c.max_w + 1);
+  const int aw = clog2(c.max_h * c.max_w + 1), pw = clog2(static_cast<int>(c.max_tokens()) + 1);
+  const int nw = clog2(chunk + 1), rows = depth / gw, rw = clog2(rows), cw = clog2(words);
+  const int ww = clog2(RingListsBlock::rows(chunk, list_w) + 1), mtw = clog2(c.max_mt()), mtcw = clog2(c.max_mt() + 1);
+  Module m("kld_ring_chunks",
+           "Chunk sequencer of the window-bounded ring (docs/hardware.md, \"The ring's chunks\"): a "
+           "run's scan, tile by tile (every frame of a tile, rows of tile_w), cut into chunks of at most "
+           "CHUNK positions that never cross a tile, offered in order once per m-tile with what the "
+           "blocks after it need: the chunk's code words (first row, count, last word's lanes), its "
+           "positions, the ring row of its first position (the run's position count, mod RING_DEPTH, "
+           "in rows of GATHER_W slots) and its tile's neighbour distances in rows");
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while idle)");
+  const Expr grid_t = m.input("grid_t_i", tw_t, Sign::Unsigned, "frames of the run, 1..MAX_T (held through it)");
+  const Expr grid_h = m.input("grid_h_i", tw_h, Sign::Unsigned, "rows of a frame, 1..MAX_H");
+  const Expr grid_w = m.input("grid_w_i", tw_w, Sign::Unsigned, "columns of a frame, 1..MAX_W");
+  const Expr tile_h = m.input("tile_h_i", tw_h, Sign::Unsigned, "rows of a scan tile (0: the whole frame)");
+  const Expr tile_w = m.input("tile_w_i", tw_w, Sign::Unsigned,
+                              "columns of a scan tile (0: the whole frame); tiles, edge tiles too, whole rows "
+                              "of the ring: multiples of GATHER_W");
+  const Expr mtiles = m.input("mtiles_i", mtcw, Sign::Unsigned, "m-tiles of the run, 1..MAX_M / COLS");
+  const Expr busy = m.output("busy_o", 1, Sign::Unsigned, "the run's chunks are being offered");
+  const Expr valid = m.output("chunk_valid_o", 1, Sign::Unsigned, "a chunk is offered, held until taken");
+  const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "it is taken at this edge");
+  const Expr out_row = m.output("chunk_row_o", cw, Sign::Unsigned, "the code row of its first word");
+  const Expr out_words = m.output("chunk_words_o", ww, Sign::Unsigned, "its code words, ceil(n / LIST_W)");
+  const Expr out_lanes = m.output("chunk_lanes_o", list_w, Sign::Unsigned, "lanes of its last word (lane l: bit l)");
+  const Expr out_len = m.output("chunk_len_o", nw, Sign::Unsigned, "its positions n, 1..CHUNK");
+  const Expr out_slot_row = m.output("chunk_slot_row_o", rw, Sign::Unsigned,
+                                     "ring row of its first position: (positions before it in the run) / "
+                                     "GATHER_W mod RING_DEPTH / GATHER_W");
+  const Expr out_off_h = m.output("chunk_off_h_o", tw_w - gb, Sign::Unsigned, "rows from a position to its h neighbour: tile width / GATHER_W");
+  const Expr out_off_t = m.output("chunk_off_t_o", aw - gb, Sign::Unsigned, "... to its t neighbour: tile area / GATHER_W");
+  const Expr out_mt = m.output("chunk_mt_o", mtw, Sign::Unsigned, "its m-tile");
+  const Expr out_last = m.output("chunk_last_o", 1, Sign::Unsigned, "the run's last chunk");
+
+  std::vector<Expr> st;
+  for (int k : {kSeqIdle, kDims, kArea, kLeft, kOffer})
+    st.push_back(m.localparam(kChunkStateNames[k], 3, static_cast<uint64_t>(k), k == kSeqIdle ? "sequencer states" : ""));
+  const Expr state_q = m.signal("state_q", 3);
+  const Expr h0_q = m.signal("h0_q", tw_h, Sign::Unsigned, "first row of the tile");
+  const Expr w0_q = m.signal("w0_q", tw_w, Sign::Unsigned, "first column of the tile");
+  const Expr th_q = m.signal("th_q", tw_h, Sign::Unsigned, "the tile's rows (an edge tile's fewer)");
+  const Expr tw_q = m.signal("tw_q", tw_w, Sign::Unsigned, "the tile's columns");
+  const Expr area_q = m.signal("area_q", aw, Sign::Unsigned, "the tile's positions in a frame");
+  const Expr left_q = m.signal("left_q", pw, Sign::Unsigned, "positions of the tile not yet taken, the offered chunk's included");
+  const Expr mt_q = m.signal("mt_q", mtw, Sign::Unsigned, "the m-tile");
+  const Expr row_q = m.signal("row_q", cw, Sign::Unsigned, "code row of the offered chunk's first word");
+  const Expr slot_row_q = m.signal("slot_row_q", rw, Sign::Unsigned, "ring row of its first position");
+  const Expr st_idle = m.wire("st_idle", state_q == st[kSeqIdle]);
+  const Expr st_offer = m.wire("st_offer", state_q == st[kOffer]);
+
+  // The offered chunk: the tile's next CHUNK positions, or what is left of it.
+  const int cmpw = std::max(pw, nw);
+  const Expr tile_end = m.wire("tile_end", zext(left_q, cmpw) <= constant(cmpw, static_cast<uint64_t>(chunk)),
+                               "the offered chunk ends its tile");
+  const Expr len = m.wire("len", mux(tile_end, resize(left_q, nw), constant(nw, static_cast<uint64_t>(chunk))),
+                          "the offered chunk's positions");
+  const Expr len_less = m.wire("len_less", len - constant(nw, 1), "n - 1: its last word and lane");
+  std::vector<Expr> lanes;
+  for (int l = list_w - 1; l >= 0; --l)
+    lanes.push_back(l == 0 ? bit(true) : trunc(len_less, lb) >= static_cast<int64_t>(l));
+  const Expr last_word = m.wire("last_word", len_less.slice(nw - 1, lb), "(n - 1) / LIST_W");
+  const Expr words_of = m.wire("words_of", resize(last_word, ww) + constant(ww, 1), "its code words");
+  // Whole rows of the ring (CHUNK, tile widths and RING_DEPTH multiples of GATHER_W): the next
+  // chunk's ring row, wrapped once at most (a chunk is at most half the ring).
+  const Expr len_rows = m.wire("len_rows", len.slice(nw - 1, gb), "the offered chunk's ring rows");
+  const Expr slot_sum = m.wire("slot_sum", zext(slot_row_q, rw + 1) + resize(len_rows, rw + 1),
+                               "the next chunk's ring row, before the wrap");
+  const uint64_t rows_low = static_cast<uint64_t>(rows) & ((uint64_t{1} << rw) - 1);  // rows mod 2^rw
+  const Expr slot_next = m.wire("slot_next",
+                                mux(slot_sum >= static_cast<int64_t>(rows), trunc(slot_sum, rw) - constant(rw, rows_low),
+                                    trunc(slot_sum, rw)),
+                                "the next chunk's ring row");
+
+  // Next tile: the next column of tiles, else the next row of tiles, else the next m-tile.
+  const Expr tile_w_eff = m.wire("tile_w_eff", mux(tile_w == 0, grid_w, tile_w), "tile_w_i, the frame's for 0");
+  const Expr tile_h_eff = m.wire("tile_h_eff", mux(tile_h == 0, grid_h, tile_h), "tile_h_i, the frame's for 0");
+  const Expr w_next = m.wire("w_next", zext(w0_q, tw_w + 1) + zext(tile_w_eff, tw_w + 1), "first column of the tile to the right");
+  const Expr h_next = m.wire("h_next", zext(h0_q, tw_h + 1) + zext(tile_h_eff, tw_h + 1), "first row of the tile below");
+  const Expr row_more = m.wire("row_more", w_next < zext(grid_w, tw_w + 1), "a tile to the right");
+  const Expr col_more = m.wire("col_more", h_next < zext(grid_h, tw_h + 1), "a row of tiles below");
+
+  const Expr mt_next = m.wire("mt_next", zext(mt_q, mtcw) + constant(mtcw, 1), "the next m-tile");
+  const Expr mt_more = m.wire("mt_more", mt_next < mtiles, "an m-tile after this one");
+  const Expr last = m.wire("last", tile_end && !row_more && !col_more && !mt_more, "the offered chunk is the run's last");
+  const Expr take = m.wire("take", st_offer && ready, "the offered chunk is taken at this edge");
+  const Expr next_tile = m.wire("next_tile", take && tile_end, "the tile's last chunk is taken");
+  const Expr next_mt = m.wire("next_mt", next_tile && !row_more && !col_more, "... and the m-tile's");
+
+  // The tile's size: its rows and columns (the frame's edge cuts them), then its area, then its
+  // positions, a registered step each: one multiplier of small operands per step.
+  const Expr h_left = m.wire("h_left", grid_h - h0_q, "rows from the tile's first to the frame's end");
+  const Expr w_left = m.wire("w_left", grid_w - w0_q, "columns ...");
+  const Expr state_d = m.wire(
+      "state_d",
+      mux(st_idle, mux(start, st[kDims], st[kSeqIdle]),
+          mux(state_q == st[kDims], st[kArea],
+              mux(state_q == st[kArea], st[kLeft],
+                  mux(state_q == st[kLeft], st[kOffer], mux(next_tile, mux(last, st[kSeqIdle], st[kDims]), state_q))))),
+      "the next state");
+  Always& seq = m.always_ff(clk, rst_n, "the scan: tiles, their sizes, the chunks offered");
+  seq.flop(state_q, state_d, 0);
+  const Expr begin = m.wire("run_take", st_idle && start, "a run is taken at this edge");
+  seq.flop(w0_q, mux(begin, zero(tw_w), mux(next_tile, mux(row_more, trunc(w_next, tw_w), zero(tw_w)), w0_q)), 0);
+  seq.flop(h0_q, mux(begin, zero(tw_h), mux(next_tile && !row_more, mux(col_more, trunc(h_next, tw_h), zero(tw_h)), h0_q)), 0);
+  seq.flop(mt_q, mux(begin, zero(mtw), mux(next_mt, trunc(mt_next, mtw), mt_q)), 0);
+  seq.flop(th_q, mux(state_q == st[kDims], mux(tile_h_eff < h_left, tile_h_eff, h_left), th_q), 0);
+  seq.flop(tw_q, mux(state_q == st[kDims], mux(tile_w_eff < w_left, tile_w_eff, w_left), tw_q), 0);
+  // Products at the width of their largest value (MAX_H x MAX_W, MAX_T x MAX_H x MAX_W).
+  seq.flop(area_q, mux(state_q == st[kArea], resize(th_q, aw) * resize(tw_q, aw), area_q), 0);
+  seq.flop(left_q,
+           mux(state_q == st[kLeft], resize(grid_t, pw) * resize(area_q, pw), mux(take, left_q - resize(len, pw), left_q)),
+           0);
+  seq.flop(row_q, mux(begin || next_mt, zero(cw), mux(take, row_q + resize(words_of, cw), row_q)), 0);
+  seq.flop(slot_row_q, mux(begin, zero(rw), mux(take, slot_next, slot_row_q)), 0);
+
+  m.assign(busy, !st_idle);
+  m.assign(valid, st_offer);
+  m.assign(out_row, row_q);
+  m.assign(out_words, words_of);
+  m.assign(out_lanes, concat(lanes));
+  m.assign(out_len, len);
+  m.assign(out_slot_row, slot_row_q);
+  m.assign(out_off_h, tw_q.slice(tw_w - 1, gb));
+  m.assign(out_off_t, area_q.slice(aw - 1, gb));
+  m.assign(out_mt, mt_q);
+  m.assign(out_last, last);
+  return m;
+}
+
+vlog::Design RingChunksBlock::design(const HwConfig& c, int words, int chunk, int list_w, int depth) {
+  check(c, words, chunk, list_w, depth);
+  vlog::Design d = empty_design(c, {{"CODE_WORDS", std::to_string(words)},
+                                    {"CHUNK", std::to_string(chunk)},
+                                    {"LIST_W", std::to_string(list_w)},
+                                    {"RING_DEPTH", std::to_string(depth)}});
+  d.add(generate(c, words, chunk, list_w, depth));
+  d.check();
+  return d;
+}
+
+}  // namespace kaleido::hw

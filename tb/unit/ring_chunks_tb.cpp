@@ -1,0 +1,183 @@
+// Block test of kld_ring_chunks (the ring's chunk sequencer): `iterations` runs, each on a random
+// grid (T, H, W up to MAX_*, W a multiple of GATHER_W), random scan tiles (0, the whole frame, or
+// any height; any width that is a multiple of GATHER_W, so edge tiles are too) and 1 to MAX_M / COLS
+// m-tiles, with idle cycles between runs and start_i also raised at random while a run is busy
+// (to be ignored). The consumer takes an offered chunk at random cycles.
+//
+// What is checked, every cycle, against the model's cut of the scan (hw::ring_chunks, written
+// from golden/scan.hpp's ScanOrder, not from the RTL): the run's steps are its chunks in order,
+// once per m-tile; while a chunk is offered, its code row (the words of the m-tile's chunks before
+// it, a chunk starting a word), words, last word's lanes, positions, ring row (the positions of the
+// run before it / GATHER_W, mod RING_DEPTH / GATHER_W), m-tile, last flag, and its tile's h and t
+// distances in rows (from the tile of its first position; checked against ScanOrder's reference
+// distances inside the chunk). `chunk_valid_o` is high exactly from RingChunksBlock::kTileEdges
+// edges after the edge that took the run or a tile's last chunk, and from the edge after a take
+// inside a tile; `busy_o` from the run's take to its last chunk's.
+// The run fails without edge tiles, whole-frame tiles, a ring row that wraps, a short last chunk
+// of a tile, or several m-tiles.
+#include <algorithm>
+
+#include "Vkld_ring_chunks.h"
+#include "golden/config.hpp"
+#include "golden/scan.hpp"
+#include "hw/blocks.hpp"
+#include "hw/ring_plan.hpp"
+#include "unit_common.hpp"
+
+namespace {
+
+using kaleido::hw::RingChunksBlock;
+using kaleido::hw::RingListsBlock;
+using namespace kld_unit;
+
+// A step of the run as the model cuts it, with what kld_ring_chunks must offer for it.
+struct Step {
+  int64_t row, words, lanes, len, slot_row, off_h, off_t, mt;
+  bool last;
+};
+
+int run(const Job& job) {
+  const kaleido::hw::HwConfig& c = job.hw;
+  const int chunk = job.raw.at("chunk").get<int>(), LW = job.raw.at("list_w").get<int>();
+  const int words = job.raw.at("words").get<int>(), depth = job.raw.at("ring_depth").get<int>();
+  const int GW = c.gather_w, rows = depth / GW;
+  Vkld_ring_chunks dut;
+  Clock<Vkld_ring_chunks> clock(dut);
+  Checker chk(job);
+  kaleido::Rng rng(job.seed);
+
+  dut.rst_ni = 0;
+  dut.start_i = 0;
+  dut.chunk_ready_i = 0;
+  clock.edge();
+  dut.rst_ni = 1;
+
+  int64_t runs_with_edge_tiles = 0, whole_frame_runs = 0, wraps = 0, short_chunks = 0, multi_mt = 0, steps_seen = 0;
+  int64_t ignored_starts = 0;
+  for (int64_t run_index = 0; run_index < job.iterations; ++run_index) {
+    kaleido::ReuseConfig cfg;
+    cfg.grid.t = static_cast<int>(rng.range(1, c.max_t));
+    cfg.grid.h = static_cast<int>(rng.range(1, c.max_h));
+    cfg.grid.w = static_cast<int>(rng.range(1, c.max_w / GW)) * GW;
+    cfg.tile_h = rng.range(0, 3) == 0 ? 0 : static_cast<int>(rng.range(1, cfg.grid.h));
+    cfg.tile_w = rng.range(0, 3) == 0 ? 0 : static_cast<int>(rng.range(1, cfg.grid.w / GW)) * GW;
+    const int mtiles = static_cast<int>(rng.range(1, c.max_mt()));
+    const kaleido::ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
+    const int th = cfg.tile_h_eff(), tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
+    if (cfg.grid.h % th != 0 || cfg.grid.w % tw != 0) ++runs_with_edge_tiles;
+    if (cfg.tile_h == 0 && cfg.tile_w == 0) ++whole_frame_runs;
+    if (mtiles > 1) ++multi_mt;
+
+    // The run's steps: every chunk of the scan, once per m-tile.
+    const std::vector<kaleido::hw::RingChunk> chunks = kaleido::hw::ring_chunks(cfg, chunk);
+    std::vector<Step> steps;
+    int64_t base = 0;
+    for (int mt = 0; mt < mtiles; ++mt) {
+      int64_t row = 0;
+      for (const auto& ch : chunks) {
+        const int64_t n = ch.p1 - ch.p0, nw = (n + LW - 1) / LW, last_lanes = n - (nw - 1) * LW;
+        // The chunk's tile, from its first position; its h and t neighbours as ScanOrder has them.
+        const kaleido::TokenCoord at = scan.coord(scan.token_at(ch.p0));
+        const int h0 = at.h / th * th, w0 = at.w / tw * tw;
+        const int tile_rows = std::min(th, cfg.grid.h - h0), tile_cols = std::min(tw, cfg.grid.w - w0);
+        for (int64_t p = ch.p0; p < ch.p1; ++p) {
+          const int32_t tok = scan.token_at(p);
+          const int32_t h_ref = scan.reference(tok, kaleido::Axis::H), t_ref = scan.reference(tok, kaleido::Axis::T);
+          if ((h_ref >= 0 && p - scan.pos_of(h_ref) != tile_cols) ||
+              (t_ref >= 0 && p - scan.pos_of(t_ref) != tile_rows * tile_cols))
+            throw std::runtime_error("the harness's tile geometry disagrees with ScanOrder at position " +
+                                     std::to_string(p));
+        }
+        if (n < chunk) ++short_chunks;
+        if (base % GW != 0) throw std::runtime_error("a chunk that does not start a ring row");
+        steps.push_back({row, nw, (int64_t{1} << last_lanes) - 1, n, base / GW % rows, tile_cols / GW,
+                         tile_rows * tile_cols / GW, mt, false});
+        row += nw;
+        base += n;
+      }
+      if (row > words)
+        throw std::runtime_error("the case's code memory (" + std::to_string(words) + " words) is smaller than a run's " +
+                                 std::to_string(row));
+    }
+    steps.back().last = true;
+    if (base / GW >= rows) ++wraps;
+
+    // Idle, then the run's registers and start_i.
+    for (int64_t i = rng.range(0, 3); i > 0; --i) {
+      dut.start_i = 0;
+      clock.settle();
+      chk.equal(dut.busy_o, 0, "busy_o between runs, cycle " + std::to_string(clock.cycle()));
+      chk.equal(dut.chunk_valid_o, 0, "chunk_valid_o between runs, cycle " + std::to_string(clock.cycle()));
+      clock.edge();
+    }
+    dut.grid_t_i = static_cast<uint32_t>(cfg.grid.t);
+    dut.grid_h_i = static_cast<uint32_t>(cfg.grid.h);
+    dut.grid_w_i = static_cast<uint32_t>(cfg.grid.w);
+    dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
+    dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
+    dut.mtiles_i = static_cast<uint32_t>(mtiles);
+    dut.start_i = 1;
+    clock.settle();
+    chk.equal(dut.busy_o, 0, "busy_o before the run, cycle " + std::to_string(clock.cycle()));
+    clock.edge();
+
+    // From the run's take: the first chunk is due kTileEdges edges on; a chunk inside its tile the
+    // edge after the one before is taken, a tile's first kTileEdges after the last tile's last.
+    int64_t due = clock.cycle() + RingChunksBlock::kTileEdges;
+    size_t next = 0;
+    while (next < steps.size()) {
+      const bool stray_start = rng.range(0, 4) == 0;
+      dut.start_i = stray_start;
+      const bool take = rng.range(0, 2) != 0;
+      dut.chunk_ready_i = take;
+      clock.settle();
+      const std::string when = "cycle " + std::to_string(clock.cycle()) + ", step " + std::to_string(next) + " of " +
+                               std::to_string(steps.size()) + " (run " + std::to_string(run_index) + ")";
+      chk.equal(dut.busy_o, 1, when + ": busy_o");
+      const bool offered = clock.cycle() >= due;
+      chk.equal(dut.chunk_valid_o, offered, when + ": chunk_valid_o");
+      if (offered) {
+        const Step& s = steps[next];
+        chk.equal(dut.chunk_row_o, s.row, when + ": chunk_row_o");
+        chk.equal(dut.chunk_words_o, s.words, when + ": chunk_words_o");
+        chk.equal(dut.chunk_lanes_o, s.lanes, when + ": chunk_lanes_o");
+        chk.equal(dut.chunk_len_o, s.len, when + ": chunk_len_o");
+        chk.equal(dut.chunk_slot_row_o, s.slot_row, when + ": chunk_slot_row_o");
+        chk.equal(dut.chunk_off_h_o, s.off_h, when + ": chunk_off_h_o");
+        chk.equal(dut.chunk_off_t_o, s.off_t, when + ": chunk_off_t_o");
+        chk.equal(dut.chunk_mt_o, s.mt, when + ": chunk_mt_o");
+        chk.equal(dut.chunk_last_o, s.last, when + ": chunk_last_o");
+        if (stray_start) ++ignored_starts;
+      }
+      clock.edge();
+      if (offered && take) {
+        ++steps_seen;
+        const bool tile_ends = next + 1 == steps.size() || steps[next + 1].mt != steps[next].mt ||
+                               chunks[next % chunks.size()].block != chunks[(next + 1) % chunks.size()].block;
+        due = clock.cycle() + (tile_ends ? RingChunksBlock::kTileEdges : 0);
+        ++next;
+      }
+    }
+    dut.start_i = 0;
+    clock.settle();
+    chk.equal(dut.busy_o, 0, "busy_o after run " + std::to_string(run_index));
+  }
+  if (runs_with_edge_tiles == 0) chk.fail("no run with edge tiles");
+  if (whole_frame_runs == 0) chk.fail("no run of whole frames");
+  if (wraps == 0) chk.fail("no ring row wrapped");
+  if (short_chunks == 0) chk.fail("no tile ended in a short chunk");
+  if (multi_mt == 0) chk.fail("no run of several m-tiles");
+  if (ignored_starts == 0) chk.fail("no start_i raised during a run");
+  dut.final();
+  return chk.finish("kld_ring_chunks, grids up to " + std::to_string(c.max_t) + "x" + std::to_string(c.max_h) + "x" +
+                    std::to_string(c.max_w) + ", chunks of up to " + std::to_string(chunk) + ", LIST_W " +
+                    std::to_string(LW) + ", GATHER_W " + std::to_string(GW) + ", ring of " + std::to_string(depth) +
+                    " slots, " + std::to_string(job.iterations) + " runs (" + std::to_string(runs_with_edge_tiles) +
+                    " with edge tiles, " + std::to_string(whole_frame_runs) + " of whole frames, " +
+                    std::to_string(wraps) + " wrapping the ring), " + std::to_string(steps_seen) + " chunks (" +
+                    std::to_string(short_chunks) + " short), " + std::to_string(clock.cycle()) + " cycles");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return harness_main(argc, argv, run); }
