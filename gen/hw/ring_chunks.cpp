@@ -92,12 +92,18 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
                                "the offered chunk ends its tile");
   const Expr len = m.wire("len", mux(tile_end, resize(left_q, nw), constant(nw, static_cast<uint64_t>(chunk))),
                           "the offered chunk's positions");
-  const Expr len_less = m.wire("len_less", len - constant(nw, 1), "n - 1: its last word and lane");
+  // Lanes of its last word: lane l while l <= (n - 1) mod LIST_W (all at LIST_W 1).
   std::vector<Expr> lanes;
-  for (int l = list_w - 1; l >= 0; --l)
-    lanes.push_back(l == 0 ? bit(true) : trunc(len_less, lb) >= static_cast<int64_t>(l));
-  const Expr last_word = m.wire("last_word", len_less.slice(nw - 1, lb), "(n - 1) / LIST_W");
-  const Expr words_of = m.wire("words_of", resize(last_word, ww) + constant(ww, 1), "its code words");
+  const Expr last_lane = lb > 0 ? m.wire("last_lane", len.slice(lb - 1, 0) - constant(lb, 1), "(n - 1) mod LIST_W")
+                                : Expr();
+  for (int l = list_w - 1; l >= 0; --l) lanes.push_back(l == 0 ? bit(true) : last_lane >= static_cast<int64_t>(l));
+  // ceil(n / LIST_W): its whole words, one more for a partial one (an increment, not an add and
+  // a decrement: the code row's add follows it).
+  const Expr whole_words = m.wire("whole_words", len.slice(nw - 1, lb), "n / LIST_W, rounded down");
+  const Expr words_of =
+      m.wire("words_of",
+             lb > 0 ? zext(whole_words, ww) + zext(reduce_or(len.slice(lb - 1, 0)), ww) : zext(whole_words, ww),
+             "its code words");
   // Whole rows of the ring (CHUNK, tile widths and RING_DEPTH multiples of GATHER_W): the next
   // chunk's ring row, wrapped once at most (a chunk is at most half the ring).
   const Expr len_rows = m.wire("len_rows", len.slice(nw - 1, gb), "the offered chunk's ring rows");

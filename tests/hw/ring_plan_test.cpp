@@ -424,6 +424,12 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   const std::string issue = read_file(dir.path() / "rtl" / "kld_ring_issue.v");
   EXPECT_NE(issue.find("//   CHUNK = 8\n"), std::string::npos) << issue.substr(0, 2000);
   EXPECT_NE(issue.find("input wire [31:0] len_i"), std::string::npos) << issue.substr(0, 4000);
+  // The chunk sequencer: the plan's ring of 28 slots in 14 rows of GATHER_W 2 (4 bits a row), the
+  // workload's 2 frames (2 bits).
+  const std::string chunks = read_file(dir.path() / "rtl" / "kld_ring_chunks.v");
+  EXPECT_NE(chunks.find("//   RING_DEPTH = 28\n"), std::string::npos) << chunks.substr(0, 2000);
+  EXPECT_NE(chunks.find("output wire [3:0] chunk_slot_row_o"), std::string::npos) << chunks.substr(0, 4000);
+  EXPECT_NE(chunks.find("input wire [1:0] grid_t_i"), std::string::npos);
   const ProcessResult odd = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                          "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
                                          "--gather-w", "2", "--rtl", rtl + "odd"});

@@ -267,10 +267,11 @@ std::vector<UnitCase> cases() {
       passes_case("ring_passes_s2_w600_c10_lw4_fast", cfg(4, 3, 2, 8, 16, 0), 8, 600, 10, 4, false, 0),
       // kld_ring_chunks: GATHER_W 4 (rows of the ring by shifts), chunks of two words, a ring of
       // three chunks (rows wrap in most runs); GATHER_W 1 at LIST_W 1 (one position a word and a
-      // row); GATHER_W 2, chunks of two words of 8, deeper frames.
+      // row); GATHER_W 2, chunks of two words of 8, deeper frames; chunks of a word and a half.
       chunks_case("ring_chunks_gw4_c8_lw4", {3, 5, 12}, 4, 8, 4, 3, 24, false),
       chunks_case("ring_chunks_gw1_c4_lw1", {2, 4, 5}, 1, 4, 1, 2, 9, false),
       chunks_case("ring_chunks_gw2_c16_lw8", {4, 6, 10}, 2, 16, 8, 3, 40, true),
+      chunks_case("ring_chunks_gw4_c12_lw8", {2, 3, 16}, 4, 12, 8, 2, 28, false),
   };
 }
 
