@@ -337,9 +337,10 @@ struct RingChunksBlock {
   // MAX_W at least GATHER_W.
   static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
   // Edges from the one a run or a tile's last chunk is taken at to the one after which the next
-  // tile's first chunk is offered: the tile's rows and columns, its area, its positions, each
-  // registered (a chunk inside a tile is offered from the edge after the one before is taken).
-  static constexpr int kTileEdges = 3;
+  // tile's first chunk is offered: the tile's rows and columns, its area, its positions, its first
+  // chunk's cut (length, words, lanes), each registered; and from a take inside a tile: the cut.
+  static constexpr int kTileEdges = 4;
+  static constexpr int kChunkEdges = 1;
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth);
   // kld_ring_chunks alone.
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);

@@ -9,8 +9,8 @@ namespace kaleido::hw {
 using namespace vlog;
 
 namespace {
-constexpr const char* kChunkStateNames[] = {"StIdle", "StDims", "StArea", "StLeft", "StOffer"};
-enum ChunkState { kSeqIdle = 0, kDims = 1, kArea = 2, kLeft = 3, kOffer = 4 };
+constexpr const char* kChunkStateNames[] = {"StIdle", "StDims", "StArea", "StLeft", "StCut", "StOffer"};
+enum ChunkState { kSeqIdle = 0, kDims = 1, kArea = 2, kLeft = 3, kCut = 4, kOffer = 5 };
 }  // namespace
 
 void RingChunksBlock::check(const HwConfig& c, int words, int chunk, int list_w, int depth) {
@@ -71,7 +71,7 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr out_last = m.output("chunk_last_o", 1, Sign::Unsigned, "the run's last chunk");
 
   std::vector<Expr> st;
-  for (int k : {kSeqIdle, kDims, kArea, kLeft, kOffer})
+  for (int k : {kSeqIdle, kDims, kArea, kLeft, kCut, kOffer})
     st.push_back(m.localparam(kChunkStateNames[k], 3, static_cast<uint64_t>(k), k == kSeqIdle ? "sequencer states" : ""));
   const Expr state_q = m.signal("state_q", 3);
   const Expr h0_q = m.signal("h0_q", tw_h, Sign::Unsigned, "first row of the tile");
@@ -83,22 +83,27 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr mt_q = m.signal("mt_q", mtw, Sign::Unsigned, "the m-tile");
   const Expr row_q = m.signal("row_q", cw, Sign::Unsigned, "code row of the offered chunk's first word");
   const Expr slot_row_q = m.signal("slot_row_q", rw, Sign::Unsigned, "ring row of its first position");
+  const Expr end_q = m.signal("end_q", 1, Sign::Unsigned, "the offered chunk ends its tile");
+  const Expr len_q = m.signal("len_q", nw, Sign::Unsigned, "its positions");
+  const Expr words_q = m.signal("words_q", ww, Sign::Unsigned, "its code words");
+  const Expr lanes_q = m.signal("lanes_q", list_w, Sign::Unsigned, "lanes of its last word");
   const Expr st_idle = m.wire("st_idle", state_q == st[kSeqIdle]);
   const Expr st_offer = m.wire("st_offer", state_q == st[kOffer]);
+  const Expr st_dims = m.wire("st_dims", state_q == st[kDims]);
 
-  // The offered chunk: the tile's next CHUNK positions, or what is left of it.
+  // The chunk cut (in StCut, then offered from registers): the tile's next CHUNK positions, or
+  // what is left of it.
   const int cmpw = std::max(pw, nw);
   const Expr tile_end = m.wire("tile_end", zext(left_q, cmpw) <= constant(cmpw, static_cast<uint64_t>(chunk)),
-                               "the offered chunk ends its tile");
+                               "the chunk cut ends its tile");
   const Expr len = m.wire("len", mux(tile_end, resize(left_q, nw), constant(nw, static_cast<uint64_t>(chunk))),
-                          "the offered chunk's positions");
+                          "the chunk cut's positions");
   // Lanes of its last word: lane l while l <= (n - 1) mod LIST_W (all at LIST_W 1).
   std::vector<Expr> lanes;
   const Expr last_lane = lb > 0 ? m.wire("last_lane", len.slice(lb - 1, 0) - constant(lb, 1), "(n - 1) mod LIST_W")
                                 : Expr();
   for (int l = list_w - 1; l >= 0; --l) lanes.push_back(l == 0 ? bit(true) : last_lane >= static_cast<int64_t>(l));
-  // ceil(n / LIST_W): its whole words, one more for a partial one (an increment, not an add and
-  // a decrement: the code row's add follows it).
+  // ceil(n / LIST_W): its whole words, one more for a partial one.
   const Expr whole_words = m.wire("whole_words", len.slice(nw - 1, lb), "n / LIST_W, rounded down");
   const Expr words_of =
       m.wire("words_of",
@@ -106,7 +111,7 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
              "its code words");
   // Whole rows of the ring (CHUNK, tile widths and RING_DEPTH multiples of GATHER_W): the next
   // chunk's ring row, wrapped once at most (a chunk is at most half the ring).
-  const Expr len_rows = m.wire("len_rows", len.slice(nw - 1, gb), "the offered chunk's ring rows");
+  const Expr len_rows = m.wire("len_rows", len_q.slice(nw - 1, gb), "the offered chunk's ring rows");
   const Expr slot_sum = m.wire("slot_sum", zext(slot_row_q, rw + 1) + resize(len_rows, rw + 1),
                                "the next chunk's ring row, before the wrap");
   const uint64_t rows_low = static_cast<uint64_t>(rows) & ((uint64_t{1} << rw) - 1);  // rows mod 2^rw
@@ -120,14 +125,16 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr tile_h_eff = m.wire("tile_h_eff", mux(tile_h == 0, grid_h, tile_h), "tile_h_i, the frame's for 0");
   const Expr w_next = m.wire("w_next", zext(w0_q, tw_w + 1) + zext(tile_w_eff, tw_w + 1), "first column of the tile to the right");
   const Expr h_next = m.wire("h_next", zext(h0_q, tw_h + 1) + zext(tile_h_eff, tw_h + 1), "first row of the tile below");
-  const Expr row_more = m.wire("row_more", w_next < zext(grid_w, tw_w + 1), "a tile to the right");
-  const Expr col_more = m.wire("col_more", h_next < zext(grid_h, tw_h + 1), "a row of tiles below");
+  // Registered with the tile's size (its place is fixed by then): no path from the run's inputs
+  // through the tile's neighbours into the m-tile count.
+  const Expr row_more = m.signal("row_more_q", 1, Sign::Unsigned, "a tile to the right");
+  const Expr col_more = m.signal("col_more_q", 1, Sign::Unsigned, "a row of tiles below");
 
   const Expr mt_next = m.wire("mt_next", zext(mt_q, mtcw) + constant(mtcw, 1), "the next m-tile");
   const Expr mt_more = m.wire("mt_more", mt_next < mtiles, "an m-tile after this one");
-  const Expr last = m.wire("last", tile_end && !row_more && !col_more && !mt_more, "the offered chunk is the run's last");
+  const Expr last = m.wire("last", end_q && !row_more && !col_more && !mt_more, "the offered chunk is the run's last");
   const Expr take = m.wire("take", st_offer && ready, "the offered chunk is taken at this edge");
-  const Expr next_tile = m.wire("next_tile", take && tile_end, "the tile's last chunk is taken");
+  const Expr next_tile = m.wire("next_tile", take && end_q, "the tile's last chunk is taken");
   const Expr next_mt = m.wire("next_mt", next_tile && !row_more && !col_more, "... and the m-tile's");
 
   // The tile's size: its rows and columns (the frame's edge cuts them), then its area, then its
@@ -137,9 +144,10 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr state_d = m.wire(
       "state_d",
       mux(st_idle, mux(start, st[kDims], st[kSeqIdle]),
-          mux(state_q == st[kDims], st[kArea],
+          mux(st_dims, st[kArea],
               mux(state_q == st[kArea], st[kLeft],
-                  mux(state_q == st[kLeft], st[kOffer], mux(next_tile, mux(last, st[kSeqIdle], st[kDims]), state_q))))),
+                  mux(state_q == st[kLeft] || state_q == st[kCut], mux(state_q == st[kLeft], st[kCut], st[kOffer]),
+                      mux(take, mux(end_q, mux(last, st[kSeqIdle], st[kDims]), st[kCut]), state_q))))),
       "the next state");
   Always& seq = m.always_ff(clk, rst_n, "the scan: tiles, their sizes, the chunks offered");
   seq.flop(state_q, state_d, 0);
@@ -147,22 +155,29 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   seq.flop(w0_q, mux(begin, zero(tw_w), mux(next_tile, mux(row_more, trunc(w_next, tw_w), zero(tw_w)), w0_q)), 0);
   seq.flop(h0_q, mux(begin, zero(tw_h), mux(next_tile && !row_more, mux(col_more, trunc(h_next, tw_h), zero(tw_h)), h0_q)), 0);
   seq.flop(mt_q, mux(begin, zero(mtw), mux(next_mt, trunc(mt_next, mtw), mt_q)), 0);
-  seq.flop(th_q, mux(state_q == st[kDims], mux(tile_h_eff < h_left, tile_h_eff, h_left), th_q), 0);
-  seq.flop(tw_q, mux(state_q == st[kDims], mux(tile_w_eff < w_left, tile_w_eff, w_left), tw_q), 0);
+  seq.flop(row_more, mux(st_dims, w_next < zext(grid_w, tw_w + 1), row_more), 0);
+  seq.flop(col_more, mux(st_dims, h_next < zext(grid_h, tw_h + 1), col_more), 0);
+  seq.flop(th_q, mux(st_dims, mux(tile_h_eff < h_left, tile_h_eff, h_left), th_q), 0);
+  seq.flop(tw_q, mux(st_dims, mux(tile_w_eff < w_left, tile_w_eff, w_left), tw_q), 0);
   // Products at the width of their largest value (MAX_H x MAX_W, MAX_T x MAX_H x MAX_W).
   seq.flop(area_q, mux(state_q == st[kArea], resize(th_q, aw) * resize(tw_q, aw), area_q), 0);
   seq.flop(left_q,
-           mux(state_q == st[kLeft], resize(grid_t, pw) * resize(area_q, pw), mux(take, left_q - resize(len, pw), left_q)),
+           mux(state_q == st[kLeft], resize(grid_t, pw) * resize(area_q, pw), mux(take, left_q - resize(len_q, pw), left_q)),
            0);
-  seq.flop(row_q, mux(begin || next_mt, zero(cw), mux(take, row_q + resize(words_of, cw), row_q)), 0);
+  seq.flop(row_q, mux(begin || next_mt, zero(cw), mux(take, row_q + resize(words_q, cw), row_q)), 0);
+  const Expr st_cut = state_q == st[kCut];
+  seq.flop(end_q, mux(st_cut, tile_end, end_q), 0);
+  seq.flop(len_q, mux(st_cut, len, len_q), 0);
+  seq.flop(words_q, mux(st_cut, words_of, words_q), 0);
+  seq.flop(lanes_q, mux(st_cut, concat(lanes), lanes_q), 0);
   seq.flop(slot_row_q, mux(begin, zero(rw), mux(take, slot_next, slot_row_q)), 0);
 
   m.assign(busy, !st_idle);
   m.assign(valid, st_offer);
   m.assign(out_row, row_q);
-  m.assign(out_words, words_of);
-  m.assign(out_lanes, concat(lanes));
-  m.assign(out_len, len);
+  m.assign(out_words, words_q);
+  m.assign(out_lanes, lanes_q);
+  m.assign(out_len, len_q);
   m.assign(out_slot_row, slot_row_q);
   m.assign(out_off_h, tw_q.slice(tw_w - 1, gb));
   m.assign(out_off_t, area_q.slice(aw - 1, gb));
