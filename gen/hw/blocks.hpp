@@ -346,6 +346,27 @@ struct RingChunksBlock {
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
 };
 
+// kld_ring_walk: the gather's walk of the ring (docs/hardware.md, "The ring's walk"): each chunk
+// taken (its partials in the ring) is walked in scan order a beat (a ring row of GATHER_W
+// positions) a cycle; each beat's codes are read from the code memory (a word of LIST_W positions
+// serves LIST_W / GATHER_W beats) and queued with its ring row and its tile's distances for
+// kld_ring_merge, which takes the head at each edge its gather advances (gather_en_i). Not yet in
+// kld_top.
+struct RingWalkBlock {
+  // As kld_ring_chunks, whose chunks it walks; GATHER_W at most LIST_W (a beat's codes in one word).
+  static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  // Entries of the beat queue: a beat is read only when an entry will be free as its codes arrive
+  // (queued + in flight < the depth), and read edges + 2 entries keep a beat a cycle flowing while
+  // the merge advances.
+  static int fifo_depth(int words) { return RingCodesBlock::read_edges(words) + 2; }
+  // Edges from an idle walk's take of a chunk to the one its first beat enters the merge at: the
+  // read, its codes' arrival, the queue's entry.
+  static int first_beat_edges(int words) { return RingCodesBlock::read_edges(words) + 2; }
+  static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  // kld_ring_walk alone.
+  static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
+};
+
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;

@@ -361,5 +361,33 @@ TEST(HwLintRingChunks, RefusesRowsItCannotCount) {
   EXPECT_THROW(hw::RingChunksBlock::design(c, 128, 256, 8, 768), ConfigError);  // frames narrower than a row
 }
 
+// kld_ring_walk: the 8x8 plan (GATHER_W 1, 128 code words: one-edge reads) and the 480p head's
+// (GATHER_W 4, 4,095 code words: two-edge reads), and GATHER_W = LIST_W.
+TEST(HwLintRingWalk, LintSilentElaboratedAndDeterministic) {
+  hw::HwConfig head = hw::default_config_16x16();
+  head.gather_w = 4;
+  head.max_t = 21;
+  head.max_h = 30;
+  head.max_w = 52;
+  head.max_k = 128;
+  head.max_m = 32768;
+  hw::HwConfig four = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 6, 2, 0, 0, 7);
+  four.gather_w = 4;
+  const std::vector<std::tuple<hw::HwConfig, int, int, int, int>> cases = {
+      {hw::default_config_8x8(), 128, 256, 8, 768}, {head, 4095, 256, 8, 768}, {four, 12, 8, 4, 16}};
+  for (const auto& [c, words, chunk, list_w, depth] : cases)
+    expect_clean_block(c.name() + "_walk" + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
+                           std::to_string(list_w) + "x" + std::to_string(depth),
+                       "kld_ring_walk", [&] { return hw::RingWalkBlock::design(c, words, chunk, list_w, depth); });
+}
+
+TEST(HwLintRingWalk, RefusesABeatWiderThanACodeWord) {
+  hw::HwConfig c = hw::default_config_8x8();
+  c.gather_w = 4;
+  EXPECT_NO_THROW(hw::RingWalkBlock::design(c, 128, 256, 4, 768));
+  EXPECT_THROW(hw::RingWalkBlock::design(c, 128, 256, 2, 768), ConfigError);  // GATHER_W over LIST_W
+  EXPECT_THROW(hw::RingWalkBlock::design(c, 128, 256, 8, 766), ConfigError);  // a ring not whole rows
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

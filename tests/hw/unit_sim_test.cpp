@@ -42,6 +42,9 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
   if (u.top == "kld_ring_chunks")
     return hw::RingChunksBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                        u.options.at("list_w").get<int>(), u.ring_depth);
+  if (u.top == "kld_ring_walk")
+    return hw::RingWalkBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
+                                     u.options.at("list_w").get<int>(), u.ring_depth);
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                       u.options.at("list_w").get<int>());
@@ -155,6 +158,21 @@ UnitCase chunks_case(const std::string& name, std::array<int, 3> grid, int gathe
   UnitCase u{name, "kld_ring_chunks", "ring_chunks_tb", c, 30, slow};
   u.ring_depth = depth;
   u.options = {{"words", c.max_tokens()}, {"chunk", chunk}, {"list_w", list_w}};
+  return u;
+}
+
+// kld_ring_walk for `groups` groups (GROUP_W 2) at GATHER_W `gather`, chunks of up to `chunk`
+// positions, LIST_W `list_w`, `words` code words, a ring of `depth` slots; 40 chunks; with `steady`
+// the merge always advances (tb/unit/ring_walk_tb.cpp).
+UnitCase walk_case(const std::string& name, int groups, int gather, int chunk, int list_w, int words, int depth,
+                   bool steady, bool slow) {
+  hw::HwConfig c = cfg(4, 3, 2, 8, 16, 0);
+  c.max_k = 2 * groups;
+  c.max_w = std::max(c.max_w, gather);
+  c.gather_w = gather;
+  UnitCase u{name, "kld_ring_walk", "ring_walk_tb", c, 40, slow};
+  u.ring_depth = depth;
+  u.options = {{"words", words}, {"chunk", chunk}, {"list_w", list_w}, {"steady", steady}};
   return u;
 }
 
@@ -272,6 +290,16 @@ std::vector<UnitCase> cases() {
       chunks_case("ring_chunks_gw1_c4_lw1", {2, 4, 5}, 1, 4, 1, 2, 9, false),
       chunks_case("ring_chunks_gw2_c16_lw8", {4, 6, 10}, 2, 16, 8, 3, 40, true),
       chunks_case("ring_chunks_gw4_c12_lw8", {2, 3, 16}, 4, 12, 8, 2, 28, false),
+      // kld_ring_walk: four groups at GATHER_W 2 and LIST_W 8 (four beats a code word), a code
+      // memory of one part (reads of one edge) and of 600 words (two edges); GATHER_W 4 = LIST_W
+      // (a word a beat); GATHER_W 1 at LIST_W 4; each with the merge stalling at random, and the
+      // first two with it always advancing (no beat may be late).
+      walk_case("ring_walk_gw2_lw8", 4, 2, 16, 8, 40, 40, false, false),
+      walk_case("ring_walk_gw2_lw8_steady", 4, 2, 16, 8, 40, 40, true, false),
+      walk_case("ring_walk_gw2_lw8_two_edge_reads", 4, 2, 16, 8, 600, 40, false, false),
+      walk_case("ring_walk_gw2_lw8_two_edge_reads_steady", 4, 2, 16, 8, 600, 40, true, false),
+      walk_case("ring_walk_gw4_lw4", 3, 4, 16, 4, 30, 48, false, true),
+      walk_case("ring_walk_gw1_lw4", 5, 1, 8, 4, 30, 20, false, true),
   };
 }
 
