@@ -20,7 +20,8 @@ void RingChunksBlock::check(const HwConfig& c, int words, int chunk, int list_w,
     throw ConfigError("gather-w", std::to_string(gw),
                       "the chunk sequencer counts ring rows of GATHER_W slots by shifts: a power of two");
   if (c.max_w < gw)
-    throw ConfigError("max-w", std::to_string(c.max_w), "at least GATHER_W (" + std::to_string(gw) + "): a tile row is whole ring rows");
+    throw ConfigError("max-w", std::to_string(c.max_w),
+                      "at least GATHER_W (" + std::to_string(gw) + "): a tile row is whole ring rows");
   if (chunk % gw != 0)
     throw ConfigError("chunks", std::to_string(chunk), "a multiple of GATHER_W (" + std::to_string(gw) + ")");
   if (depth % gw != 0 || depth < 2 * chunk)
@@ -65,21 +66,25 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr out_slot_row = m.output("chunk_slot_row_o", rw, Sign::Unsigned,
                                      "ring row of its first position: (positions before it in the run) / "
                                      "GATHER_W mod RING_DEPTH / GATHER_W");
-  const Expr out_off_h = m.output("chunk_off_h_o", tw_w - gb, Sign::Unsigned, "rows from a position to its h neighbour: tile width / GATHER_W");
-  const Expr out_off_t = m.output("chunk_off_t_o", aw - gb, Sign::Unsigned, "... to its t neighbour: tile area / GATHER_W");
+  const Expr out_off_h = m.output("chunk_off_h_o", tw_w - gb, Sign::Unsigned,
+                                  "rows from a position to its h neighbour: tile width / GATHER_W");
+  const Expr out_off_t =
+      m.output("chunk_off_t_o", aw - gb, Sign::Unsigned, "... to its t neighbour: tile area / GATHER_W");
   const Expr out_mt = m.output("chunk_mt_o", mtw, Sign::Unsigned, "its m-tile");
   const Expr out_last = m.output("chunk_last_o", 1, Sign::Unsigned, "the run's last chunk");
 
   std::vector<Expr> st;
   for (int k : {kSeqIdle, kDims, kArea, kLeft, kCut, kOffer})
-    st.push_back(m.localparam(kChunkStateNames[k], 3, static_cast<uint64_t>(k), k == kSeqIdle ? "sequencer states" : ""));
+    st.push_back(
+        m.localparam(kChunkStateNames[k], 3, static_cast<uint64_t>(k), k == kSeqIdle ? "sequencer states" : ""));
   const Expr state_q = m.signal("state_q", 3);
   const Expr h0_q = m.signal("h0_q", tw_h, Sign::Unsigned, "first row of the tile");
   const Expr w0_q = m.signal("w0_q", tw_w, Sign::Unsigned, "first column of the tile");
   const Expr th_q = m.signal("th_q", tw_h, Sign::Unsigned, "the tile's rows (an edge tile's fewer)");
   const Expr tw_q = m.signal("tw_q", tw_w, Sign::Unsigned, "the tile's columns");
   const Expr area_q = m.signal("area_q", aw, Sign::Unsigned, "the tile's positions in a frame");
-  const Expr left_q = m.signal("left_q", pw, Sign::Unsigned, "positions of the tile not yet taken, the offered chunk's included");
+  const Expr left_q =
+      m.signal("left_q", pw, Sign::Unsigned, "positions of the tile not yet taken, the offered chunk's included");
   const Expr mt_q = m.signal("mt_q", mtw, Sign::Unsigned, "the m-tile");
   const Expr row_q = m.signal("row_q", cw, Sign::Unsigned, "code row of the offered chunk's first word");
   const Expr slot_row_q = m.signal("slot_row_q", rw, Sign::Unsigned, "ring row of its first position");
@@ -100,31 +105,32 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
                           "the chunk cut's positions");
   // Lanes of its last word: lane l while l <= (n - 1) mod LIST_W (all at LIST_W 1).
   std::vector<Expr> lanes;
-  const Expr last_lane = lb > 0 ? m.wire("last_lane", len.slice(lb - 1, 0) - constant(lb, 1), "(n - 1) mod LIST_W")
-                                : Expr();
+  const Expr last_lane =
+      lb > 0 ? m.wire("last_lane", len.slice(lb - 1, 0) - constant(lb, 1), "(n - 1) mod LIST_W") : Expr();
   for (int l = list_w - 1; l >= 0; --l) lanes.push_back(l == 0 ? bit(true) : last_lane >= static_cast<int64_t>(l));
   // ceil(n / LIST_W): its whole words, one more for a partial one.
   const Expr whole_words = m.wire("whole_words", len.slice(nw - 1, lb), "n / LIST_W, rounded down");
-  const Expr words_of =
-      m.wire("words_of",
-             lb > 0 ? zext(whole_words, ww) + zext(reduce_or(len.slice(lb - 1, 0)), ww) : zext(whole_words, ww),
-             "its code words");
+  const Expr words_of = m.wire(
+      "words_of", lb > 0 ? zext(whole_words, ww) + zext(reduce_or(len.slice(lb - 1, 0)), ww) : zext(whole_words, ww),
+      "its code words");
   // Whole rows of the ring (CHUNK, tile widths and RING_DEPTH multiples of GATHER_W): the next
   // chunk's ring row, wrapped once at most (a chunk is at most half the ring).
   const Expr len_rows = m.wire("len_rows", len_q.slice(nw - 1, gb), "the offered chunk's ring rows");
   const Expr slot_sum = m.wire("slot_sum", zext(slot_row_q, rw + 1) + resize(len_rows, rw + 1),
                                "the next chunk's ring row, before the wrap");
   const uint64_t rows_low = static_cast<uint64_t>(rows) & ((uint64_t{1} << rw) - 1);  // rows mod 2^rw
-  const Expr slot_next = m.wire("slot_next",
-                                mux(slot_sum >= static_cast<int64_t>(rows), trunc(slot_sum, rw) - constant(rw, rows_low),
-                                    trunc(slot_sum, rw)),
-                                "the next chunk's ring row");
+  const Expr slot_next = m.wire(
+      "slot_next",
+      mux(slot_sum >= static_cast<int64_t>(rows), trunc(slot_sum, rw) - constant(rw, rows_low), trunc(slot_sum, rw)),
+      "the next chunk's ring row");
 
   // Next tile: the next column of tiles, else the next row of tiles, else the next m-tile.
   const Expr tile_w_eff = m.wire("tile_w_eff", mux(tile_w == 0, grid_w, tile_w), "tile_w_i, the frame's for 0");
   const Expr tile_h_eff = m.wire("tile_h_eff", mux(tile_h == 0, grid_h, tile_h), "tile_h_i, the frame's for 0");
-  const Expr w_next = m.wire("w_next", zext(w0_q, tw_w + 1) + zext(tile_w_eff, tw_w + 1), "first column of the tile to the right");
-  const Expr h_next = m.wire("h_next", zext(h0_q, tw_h + 1) + zext(tile_h_eff, tw_h + 1), "first row of the tile below");
+  const Expr w_next =
+      m.wire("w_next", zext(w0_q, tw_w + 1) + zext(tile_w_eff, tw_w + 1), "first column of the tile to the right");
+  const Expr h_next =
+      m.wire("h_next", zext(h0_q, tw_h + 1) + zext(tile_h_eff, tw_h + 1), "first row of the tile below");
   // Registered with the tile's size (its place is fixed by then): no path from the run's inputs
   // through the tile's neighbours into the m-tile count.
   const Expr row_more = m.signal("row_more_q", 1, Sign::Unsigned, "a tile to the right");
@@ -153,7 +159,9 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   seq.flop(state_q, state_d, 0);
   const Expr begin = m.wire("run_take", st_idle && start, "a run is taken at this edge");
   seq.flop(w0_q, mux(begin, zero(tw_w), mux(next_tile, mux(row_more, trunc(w_next, tw_w), zero(tw_w)), w0_q)), 0);
-  seq.flop(h0_q, mux(begin, zero(tw_h), mux(next_tile && !row_more, mux(col_more, trunc(h_next, tw_h), zero(tw_h)), h0_q)), 0);
+  seq.flop(h0_q,
+           mux(begin, zero(tw_h), mux(next_tile && !row_more, mux(col_more, trunc(h_next, tw_h), zero(tw_h)), h0_q)),
+           0);
   seq.flop(mt_q, mux(begin, zero(mtw), mux(next_mt, trunc(mt_next, mtw), mt_q)), 0);
   seq.flop(row_more, mux(st_dims, w_next < zext(grid_w, tw_w + 1), row_more), 0);
   seq.flop(col_more, mux(st_dims, h_next < zext(grid_h, tw_h + 1), col_more), 0);
@@ -161,9 +169,10 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   seq.flop(tw_q, mux(st_dims, mux(tile_w_eff < w_left, tile_w_eff, w_left), tw_q), 0);
   // Products at the width of their largest value (MAX_H x MAX_W, MAX_T x MAX_H x MAX_W).
   seq.flop(area_q, mux(state_q == st[kArea], resize(th_q, aw) * resize(tw_q, aw), area_q), 0);
-  seq.flop(left_q,
-           mux(state_q == st[kLeft], resize(grid_t, pw) * resize(area_q, pw), mux(take, left_q - resize(len_q, pw), left_q)),
-           0);
+  seq.flop(
+      left_q,
+      mux(state_q == st[kLeft], resize(grid_t, pw) * resize(area_q, pw), mux(take, left_q - resize(len_q, pw), left_q)),
+      0);
   seq.flop(row_q, mux(begin || next_mt, zero(cw), mux(take, row_q + resize(words_q, cw), row_q)), 0);
   const Expr st_cut = state_q == st[kCut];
   seq.flop(end_q, mux(st_cut, tile_end, end_q), 0);

@@ -46,8 +46,8 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr gather_en = m.input("gather_en_i", 1, Sign::Unsigned, "the merge's gather advances at this edge");
   const Expr gather_valid = m.output("gather_valid_o", GW, Sign::Unsigned, "a beat enters the merge (every lane)");
   const Expr gather_row = m.output("gather_row_o", rw, Sign::Unsigned, "its ring row");
-  const Expr gather_code = m.output("gather_code_o", beat_codes, Sign::Unsigned,
-                                    "its codes: lane j, group g at (j*G + g)*2");
+  const Expr gather_code =
+      m.output("gather_code_o", beat_codes, Sign::Unsigned, "its codes: lane j, group g at (j*G + g)*2");
   const Expr ref_off_h = m.output("ref_off_h_o", rw, Sign::Unsigned, "its chunk's h distance in rows");
   const Expr ref_off_t = m.output("ref_off_t_o", rw, Sign::Unsigned, "its chunk's t distance in rows");
   const Expr beat_last = m.output("beat_chunk_last_o", 1, Sign::Unsigned, "it is its chunk's last beat");
@@ -83,9 +83,9 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr word_step = pb > 0 ? part_q == constant(pb, static_cast<uint64_t>(parts - 1)) : bit(true);
   walk.flop(word_q, mux(take, chunk_row, mux(read && word_step, word_q + constant(cw, 1), word_q)), 0);
   if (pb > 0) walk.flop(part_q, mux(take, zero(pb), mux(read, part_q + constant(pb, 1), part_q)), 0);
-  const Expr row_next = m.wire("row_next", mux(row_q == constant(rw, static_cast<uint64_t>(rows - 1)), zero(rw),
-                                                row_q + constant(rw, 1)),
-                               "the ring row after it (the ring wraps)");
+  const Expr row_next =
+      m.wire("row_next", mux(row_q == constant(rw, static_cast<uint64_t>(rows - 1)), zero(rw), row_q + constant(rw, 1)),
+             "the ring row after it (the ring wraps)");
   walk.flop(row_q, mux(take, chunk_slot_row, mux(read, row_next, row_q)), 0);
   walk.flop(off_h_q, mux(take, chunk_off_h, off_h_q), 0);
   walk.flop(off_t_q, mux(take, chunk_off_t, off_t_q), 0);
@@ -131,18 +131,17 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr tail_q = m.signal("tail_q", fb, Sign::Unsigned, "its next free entry");
   const Expr queued = m.wire("queued", count_q != 0, "a beat waits for the merge");
   const Expr pop = m.wire("pop", queued && gather_en, "the merge takes the head at this edge");
-  const Expr arrival = m.wire("arrival",
-                              concat({arrive.last, arrive.off_t, arrive.off_h, arrive_codes, arrive.row}),
+  const Expr arrival = m.wire("arrival", concat({arrive.last, arrive.off_t, arrive.off_h, arrive_codes, arrive.row}),
                               "the arriving beat's entry");
   auto next_of = [&](const Expr& p) {
     return mux(p == constant(fb, static_cast<uint64_t>(F - 1)), zero(fb), p + constant(fb, 1));
   };
   Always& queue = m.always_ff(clk, rst_n, "the queue of beats for the merge");
   for (int e = 0; e < F; ++e)
-    queue.flop(entry[static_cast<size_t>(e)],
-               mux(arrive_valid && tail_q == constant(fb, static_cast<uint64_t>(e)), arrival,
-                   entry[static_cast<size_t>(e)]),
-               0);
+    queue.flop(
+        entry[static_cast<size_t>(e)],
+        mux(arrive_valid && tail_q == constant(fb, static_cast<uint64_t>(e)), arrival, entry[static_cast<size_t>(e)]),
+        0);
   queue.flop(tail_q, mux(arrive_valid, next_of(tail_q), tail_q), 0);
   queue.flop(head_q, mux(pop, next_of(head_q), head_q), 0);
   queue.flop(count_q,

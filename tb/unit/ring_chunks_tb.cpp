@@ -99,8 +99,8 @@ int run(const Job& job) {
         base += n;
       }
       if (row > words)
-        throw std::runtime_error("the case's code memory (" + std::to_string(words) + " words) is smaller than a run's " +
-                                 std::to_string(row));
+        throw std::runtime_error("the case's code memory (" + std::to_string(words) +
+                                 " words) is smaller than a run's " + std::to_string(row));
     }
     steps.back().last = true;
     if (base / GW >= rows) ++wraps;

@@ -1,9 +1,9 @@
 // Block test of kld_ring_walk (the gather's walk of the ring's chunks): `iterations` chunks of
 // GATHER_W to CHUNK positions (whole beats), at random code rows (their words inside the code
 // memory), ring rows (wrapping inside a chunk) and neighbour distances, offered at random cycles
-// and held until taken (garbage on the chunk's ports otherwise). The harness plays the code memory (random words, each read returned
-// RingCodesBlock::read_edges edges after its row) and the merge (`gather_en_i` low at random, one
-// cycle in four; with option `steady` always high and a chunk always offered).
+// and held until taken (garbage on the chunk's ports otherwise). The harness plays the code memory (random words, each
+// read returned RingCodesBlock::read_edges edges after its row) and the merge (`gather_en_i` low at random, one cycle
+// in four; with option `steady` always high and a chunk always offered).
 //
 // What is checked, from the rule alone (docs/hardware.md, "The ring's walk"): at every edge with
 // `gather_en_i` high and a beat offered, the beat is the next of the chunks in order, beat b of a
@@ -42,7 +42,8 @@ int run(const Job& job) {
 
   // The code memory: a random word per row, as 32-bit pieces.
   const int pieces = (ww + 31) / 32;
-  std::vector<std::vector<uint32_t>> mem(static_cast<size_t>(words), std::vector<uint32_t>(static_cast<size_t>(pieces)));
+  std::vector<std::vector<uint32_t>> mem(static_cast<size_t>(words),
+                                         std::vector<uint32_t>(static_cast<size_t>(pieces)));
   for (auto& w : mem)
     for (int p = 0; p < pieces; ++p)
       w[static_cast<size_t>(p)] =
@@ -60,9 +61,9 @@ int run(const Job& job) {
   for (int64_t q = 0; q < job.iterations; ++q) {
     const int64_t beats = q % 4 == 0 ? chunk / GW : rng.range(1, chunk / GW);
     const int64_t nwords = (beats * GW + LW - 1) / LW;
-    chunks.push_back({rng.range(0, words - nwords), beats, q % 3 == 0 ? rows - 1 - rng.range(0, beats - 1)
-                                                                       : rng.range(0, rows - 1),
-                      rng.range(0, rows - 1), rng.range(0, rows - 1)});
+    chunks.push_back({rng.range(0, words - nwords), beats,
+                      q % 3 == 0 ? rows - 1 - rng.range(0, beats - 1) : rng.range(0, rows - 1), rng.range(0, rows - 1),
+                      rng.range(0, rows - 1)});
   }
 
   dut.rst_ni = 0;
@@ -132,8 +133,8 @@ int run(const Job& job) {
         chk.equal(dut.beat_chunk_last_o, next_beat + 1 == k.beats, what + ": beat_chunk_last_o");
         if (steady) {
           const int64_t edge = clock.cycle() + 1;
-          const int64_t due = last_beat_edge < 0 ? first_take_edge + RingWalkBlock::first_beat_edges(words)
-                                                 : last_beat_edge + 1;
+          const int64_t due =
+              last_beat_edge < 0 ? first_take_edge + RingWalkBlock::first_beat_edges(words) : last_beat_edge + 1;
           chk.equal(edge, due, what + ": the edge it enters at");
           last_beat_edge = edge;
         }

@@ -430,6 +430,9 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   EXPECT_NE(chunks.find("//   RING_DEPTH = 28\n"), std::string::npos) << chunks.substr(0, 2000);
   EXPECT_NE(chunks.find("output wire [3:0] chunk_slot_row_o"), std::string::npos) << chunks.substr(0, 4000);
   EXPECT_NE(chunks.find("input wire [1:0] grid_t_i"), std::string::npos);
+  // The gather's walk: a beat of GATHER_W 2 lanes x 4 groups x 2 bits of codes.
+  const std::string walk = read_file(dir.path() / "rtl" / "kld_ring_walk.v");
+  EXPECT_NE(walk.find("output wire [15:0] gather_code_o"), std::string::npos) << walk.substr(0, 4000);
   const ProcessResult odd = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                          "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
                                          "--gather-w", "2", "--rtl", rtl + "odd"});
