@@ -344,6 +344,9 @@ struct RingChunksBlock {
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth);
   // kld_ring_chunks alone.
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  // A design of `top` alone whose header names the plan's CODE_WORDS, CHUNK, LIST_W and RING_DEPTH
+  // (kld_ring_chunks', kld_ring_walk's).
+  static vlog::Design plan_design(const HwConfig& c, int words, int chunk, int list_w, int depth, vlog::Module top);
 };
 
 // kld_ring_walk: the gather's walk of the ring (docs/hardware.md, "The ring's walk"): each chunk

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/blocks.hpp"
@@ -197,11 +198,16 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
 
 vlog::Design RingChunksBlock::design(const HwConfig& c, int words, int chunk, int list_w, int depth) {
   check(c, words, chunk, list_w, depth);
+  return RingChunksBlock::plan_design(c, words, chunk, list_w, depth, generate(c, words, chunk, list_w, depth));
+}
+
+vlog::Design RingChunksBlock::plan_design(const HwConfig& c, int words, int chunk, int list_w, int depth,
+                                          vlog::Module top) {
   vlog::Design d = empty_design(c, {{"CODE_WORDS", std::to_string(words)},
                                     {"CHUNK", std::to_string(chunk)},
                                     {"LIST_W", std::to_string(list_w)},
                                     {"RING_DEPTH", std::to_string(depth)}});
-  d.add(generate(c, words, chunk, list_w, depth));
+  d.add(std::move(top));
   d.check();
   return d;
 }

@@ -160,13 +160,7 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
 
 vlog::Design RingWalkBlock::design(const HwConfig& c, int words, int chunk, int list_w, int depth) {
   check(c, words, chunk, list_w, depth);
-  vlog::Design d = empty_design(c, {{"CODE_WORDS", std::to_string(words)},
-                                    {"CHUNK", std::to_string(chunk)},
-                                    {"LIST_W", std::to_string(list_w)},
-                                    {"RING_DEPTH", std::to_string(depth)}});
-  d.add(generate(c, words, chunk, list_w, depth));
-  d.check();
-  return d;
+  return RingChunksBlock::plan_design(c, words, chunk, list_w, depth, generate(c, words, chunk, list_w, depth));
 }
 
 }  // namespace kaleido::hw

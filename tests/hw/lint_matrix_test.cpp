@@ -326,9 +326,13 @@ TEST(HwLintRingPasses, LintSilentElaboratedAndDeterministic) {
                        "kld_ring_passes", [&] { return hw::RingPassesBlock::design(c, words, chunk, list_w); });
 }
 
-// kld_ring_chunks: the 8x8 plan (GATHER_W 1, whole frames) and the 480p head's (16x16, GATHER_W 4,
-// 4,095 code words, a ring of 768 slots); GATHER_W 2 with one m-tile.
-TEST(HwLintRingChunks, LintSilentElaboratedAndDeterministic) {
+// The blocks sized by a ring plan's code words, chunk, LIST_W and ring depth (kld_ring_chunks,
+// kld_ring_walk): the 8x8 plan (GATHER_W 1, 128 code words: reads of one edge, whole frames), the
+// 480p head's (16x16, GATHER_W 4, 4,095 code words: reads of two edges, a ring of 768 slots), and
+// `small` (its words, chunk, LIST_W, depth).
+void expect_clean_plan_block(const std::string& top, const std::string& tag,
+                             const std::function<vlog::Design(const hw::HwConfig&, int, int, int, int)>& design,
+                             const std::tuple<hw::HwConfig, int, int, int, int>& small) {
   hw::HwConfig head = hw::default_config_16x16();
   head.gather_w = 4;
   head.max_t = 21;
@@ -336,14 +340,19 @@ TEST(HwLintRingChunks, LintSilentElaboratedAndDeterministic) {
   head.max_w = 52;
   head.max_k = 128;
   head.max_m = 32768;
+  const std::vector<std::tuple<hw::HwConfig, int, int, int, int>> cases = {
+      {hw::default_config_8x8(), 128, 256, 8, 768}, {head, 4095, 256, 8, 768}, small};
+  for (const auto& [c, words, chunk, list_w, depth] : cases)
+    expect_clean_block(c.name() + "_" + tag + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
+                           std::to_string(list_w) + "x" + std::to_string(depth),
+                       top, [&] { return design(c, words, chunk, list_w, depth); });
+}
+
+// kld_ring_chunks: the plans above, and GATHER_W 2 with one m-tile.
+TEST(HwLintRingChunks, LintSilentElaboratedAndDeterministic) {
   hw::HwConfig two = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 2, 2, 0, 0, 7);
   two.gather_w = 2;
-  const std::vector<std::tuple<hw::HwConfig, int, int, int, int>> cases = {
-      {hw::default_config_8x8(), 128, 256, 8, 768}, {head, 4095, 256, 8, 768}, {two, 12, 4, 2, 8}};
-  for (const auto& [c, words, chunk, list_w, depth] : cases)
-    expect_clean_block(c.name() + "_chunks" + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
-                           std::to_string(list_w) + "x" + std::to_string(depth),
-                       "kld_ring_chunks", [&] { return hw::RingChunksBlock::design(c, words, chunk, list_w, depth); });
+  expect_clean_plan_block("kld_ring_chunks", "chunks", hw::RingChunksBlock::design, {two, 12, 4, 2, 8});
 }
 
 TEST(HwLintRingChunks, RefusesRowsItCannotCount) {
@@ -361,24 +370,11 @@ TEST(HwLintRingChunks, RefusesRowsItCannotCount) {
   EXPECT_THROW(hw::RingChunksBlock::design(c, 128, 256, 8, 768), ConfigError);  // frames narrower than a row
 }
 
-// kld_ring_walk: the 8x8 plan (GATHER_W 1, 128 code words: one-edge reads) and the 480p head's
-// (GATHER_W 4, 4,095 code words: two-edge reads), and GATHER_W = LIST_W.
+// kld_ring_walk: the plans above, and GATHER_W = LIST_W (a code word a beat).
 TEST(HwLintRingWalk, LintSilentElaboratedAndDeterministic) {
-  hw::HwConfig head = hw::default_config_16x16();
-  head.gather_w = 4;
-  head.max_t = 21;
-  head.max_h = 30;
-  head.max_w = 52;
-  head.max_k = 128;
-  head.max_m = 32768;
   hw::HwConfig four = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 6, 2, 0, 0, 7);
   four.gather_w = 4;
-  const std::vector<std::tuple<hw::HwConfig, int, int, int, int>> cases = {
-      {hw::default_config_8x8(), 128, 256, 8, 768}, {head, 4095, 256, 8, 768}, {four, 12, 8, 4, 16}};
-  for (const auto& [c, words, chunk, list_w, depth] : cases)
-    expect_clean_block(c.name() + "_walk" + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
-                           std::to_string(list_w) + "x" + std::to_string(depth),
-                       "kld_ring_walk", [&] { return hw::RingWalkBlock::design(c, words, chunk, list_w, depth); });
+  expect_clean_plan_block("kld_ring_walk", "walk", hw::RingWalkBlock::design, {four, 12, 8, 4, 16});
 }
 
 TEST(HwLintRingWalk, RefusesABeatWiderThanACodeWord) {
