@@ -252,6 +252,19 @@ struct RingCodesBlock {
   // Edges from a read's row to its codes: the macro's read, then (more than one part) the pick.
   static int read_edges(int words) { return parts(words) > 1 ? 2 : 1; }
   static vlog::Module generate(const HwConfig& c, int words, int list_w, const vlog::Module& part_sram);
+  // A memory of `words` words of wdata's width in `m`, as the code words are held: parts(words)
+  // instances of `part_sram` (part_rows(words) rows each, registered reads) by the row's low bits,
+  // and more than one part picked in two registered levels, so `rdata` is the word of `raddr`
+  // read_edges(words) edges later. kld_ring_codes holds the code words in one, kld_ring_front
+  // the walk buffer.
+  struct WordMemoryNames {
+    std::string instance;       // instances u_<instance> or u_<instance>_<part>
+    std::string signal_prefix;  // of the part words, the one-hot part and the picks
+    std::string what;           // what the words are, for the instances' comments
+  };
+  static void word_memory(vlog::Module& m, const vlog::Module& part_sram, int words, const WordMemoryNames& names,
+                          const vlog::Expr& clk, const vlog::Expr& we, const vlog::Expr& waddr, const vlog::Expr& wdata,
+                          const vlog::Expr& raddr, const vlog::Expr& rdata);
   // The block with its word memory (kld_ring_codes the only top), for its block test.
   static vlog::Design design(const HwConfig& c, int words, int list_w);
 };
@@ -270,8 +283,14 @@ struct RingFrontBlock {
   static int built_edges(int chunk_words, int words) {
     return chunk_words + RingCodesBlock::read_edges(words) + RingListsBlock::kReadyEdges;
   }
+  // The walk buffer: the code words of the last kWalkSlots chunks built, kept as their builds
+  // read them, for the gather's walk (the code memory's one read port is the builds'). The chunk
+  // built into slot s (build_slot_i) has its words from row s * ceil(C / LIST_W) on; it is the
+  // caller's to build into a slot only once the chunk before in it has been walked.
+  static constexpr int kWalkSlots = 4;
+  static int walk_words(int chunk, int list_w) { return kWalkSlots * RingListsBlock::rows(chunk, list_w); }
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, const vlog::Module& codes,
-                               const vlog::Module& lists);
+                               const vlog::Module& lists, const vlog::Module& walk_sram);
   // The block with kld_ring_codes, kld_ring_lists and their memories, for its block test.
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };

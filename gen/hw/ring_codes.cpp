@@ -40,7 +40,6 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
   check(words, list_w);
   const int G = c.max_groups(), LW = list_w, lg = RingListsBlock::lane_bits(LW), L = c.det_lanes();
   const int gb = clog2(G), rw = clog2(words), ww = LW * G * 2;
-  const int P = parts(words), pb = RingListsBlock::lane_bits(P), prw = clog2(part_rows(words));
   Module m("kld_ring_codes",
            "Decision-code memory of the window-bounded ring (docs/hardware.md): the detector's "
            "decisions, LANES groups of one position a cycle, as 2-bit codes (0 COMPUTE, 1/2/3 REUSE "
@@ -99,40 +98,46 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
                              "the word with this cycle's decisions");
   Always& regs = m.always_ff(clk, rst_n, "the assembled word: cleared when written");
   regs.flop(word, mux(dec_commit, constant(ww, 0), word_d), 0);
+  word_memory(m, part_sram, words, {"codes", "", "the code words"}, clk, dec_commit, dec_row, word_d, rd_row, rd_code);
+  return m;
+}
+
+void RingCodesBlock::word_memory(Module& m, const Module& part_sram, int words, const WordMemoryNames& names,
+                                 const Expr& clk, const Expr& we, const Expr& waddr, const Expr& wdata,
+                                 const Expr& raddr, const Expr& rdata) {
+  const int ww = wdata.width(), rw = clog2(words);
+  const int P = parts(words), pb = RingListsBlock::lane_bits(P), prw = clog2(part_rows(words));
+  auto idx = [](int i) { return static_cast<size_t>(i); };
   if (P == 1) {
-    m.instance(part_sram, "u_codes",
-               {{"clk_i", clk},
-                {"we_i", dec_commit},
-                {"waddr_i", dec_row},
-                {"wdata_i", word_d},
-                {"raddr_i", rd_row},
-                {"rdata_o", rd_code}},
-               "the code words (registered reads)");
-    return m;
+    m.instance(
+        part_sram, "u_" + names.instance,
+        {{"clk_i", clk}, {"we_i", we}, {"waddr_i", waddr}, {"wdata_i", wdata}, {"raddr_i", raddr}, {"rdata_o", rdata}},
+        names.what + " (registered reads)");
+    return;
   }
   // Part p holds the rows whose low bits are p, at the row's high bits; every part reads the row
   // asked for, and the part's index, registered with the read, picks the word.
-  const Expr wr_part = dec_row.slice(pb - 1, 0), rd_part = rd_row.slice(pb - 1, 0);
-  const Expr wr_at = zext(dec_row.slice(rw - 1, pb), prw), rd_at = zext(rd_row.slice(rw - 1, pb), prw);
+  const Expr wr_part = waddr.slice(pb - 1, 0), rd_part = raddr.slice(pb - 1, 0);
+  const Expr wr_at = zext(waddr.slice(rw - 1, pb), prw), rd_at = zext(raddr.slice(rw - 1, pb), prw);
+  const std::string& sp = names.signal_prefix;
   std::vector<Expr> part_out;
   for (int q = 0; q < P; ++q) {
     const std::string qs = std::to_string(q);
-    part_out.push_back(m.signal("part_" + qs + "_rdata", ww));
-    m.instance(part_sram, "u_codes_" + qs,
+    part_out.push_back(m.signal(sp + "part_" + qs + "_rdata", ww));
+    m.instance(part_sram, "u_" + names.instance + "_" + qs,
                {{"clk_i", clk},
-                {"we_i", dec_commit && (wr_part == constant(pb, static_cast<uint64_t>(q)))},
+                {"we_i", we && (wr_part == constant(pb, static_cast<uint64_t>(q)))},
                 {"waddr_i", wr_at},
-                {"wdata_i", word_d},
+                {"wdata_i", wdata},
                 {"raddr_i", rd_at},
                 {"rdata_o", part_out.back()}},
-               "the code words whose row's low bits are " + qs);
+               names.what + " whose row's low bits are " + qs);
   }
   // The part read, one-hot and registered with the read (no select decoded after the memories).
   // A part's read takes most of a cycle in the SRAM model, so only one level of AND-OR, over
   // kPickParts parts, follows it before a register (pick_s_q, zero unless one of its parts holds
-  // the row); the OR of those registers follows them, into the reader's input register
-  // (kld_ring_lists' in_code_q).
-  const Expr rd_part_q = m.signal("rd_part_q", P, Sign::Unsigned, "bit p: part p holds the row read");
+  // the row); the OR of those registers follows them, into the reader's input register.
+  const Expr rd_part_q = m.signal(sp + "rd_part_q", P, Sign::Unsigned, "bit p: part p holds the row read");
   Block& sel = m.always_ff_no_reset(clk, "the part of the row read, one-hot, then the picks");
   std::vector<Expr> hot;  // least significant first
   for (int q = 0; q < P; ++q) hot.push_back(rd_part == constant(pb, static_cast<uint64_t>(q)));
@@ -142,13 +147,12 @@ Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const 
   for (int s = 0; s < P / F; ++s) {
     Expr word_of = repl(ww, rd_part_q[s * F]) & part_out[idx(s * F)];
     for (int q = s * F + 1; q < (s + 1) * F; ++q) word_of = word_of | (repl(ww, rd_part_q[q]) & part_out[idx(q)]);
-    const Expr pick = m.signal("pick_" + std::to_string(s) + "_q", ww, Sign::Unsigned,
+    const Expr pick = m.signal(sp + "pick_" + std::to_string(s) + "_q", ww, Sign::Unsigned,
                                s == 0 ? "the row's word if part s*F to s*F + F - 1 holds it, else 0" : "");
     sel.assign(pick, word_of);
     word_out = s == 0 ? pick : (word_out | pick);
   }
-  m.assign(rd_code, word_out);
-  return m;
+  m.assign(rdata, word_out);
 }
 
 vlog::Design RingCodesBlock::design(const HwConfig& c, int words, int list_w) {

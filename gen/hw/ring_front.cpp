@@ -10,18 +10,22 @@ void RingFrontBlock::check(int words, int chunk, int list_w) {
 }
 
 Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int list_w, const Module& codes,
-                                const Module& lists) {
+                                const Module& lists, const Module& walk_sram) {
   check(words, chunk, list_w);
   const int G = c.max_groups(), LW = list_w;
   const int rw = clog2(words), ww = LW * G * 2, R = RingCodesBlock::read_edges(words);
   const int nw = clog2(RingListsBlock::rows(chunk, LW) + 1), ew = RingListsBlock::entry_w(chunk, LW);
   const int lw = RingListsBlock::len_w(chunk), K = RingListsBlock::kReadyEdges;
+  const int wpc = RingListsBlock::rows(chunk, LW), walk_rows = walk_words(chunk, LW), wb = clog2(walk_rows);
+  const int sb = clog2(kWalkSlots), walk_edges = RingCodesBlock::read_edges(walk_rows);
   Module m("kld_ring_front",
            "Front end of the window-bounded ring (docs/hardware.md): the detector's decisions into the "
            "code memory (kld_ring_codes), and, for each build asked for, a chunk's code words read a "
            "word a cycle from its first row into the list builder (kld_ring_lists), which makes the "
            "chunk's compute lists in the buffer asked for. The decisions are stored once; a chunk's "
-           "lists are built again for every B tile");
+           "lists are built again for every B tile. The words a build reads are also kept in a walk "
+           "buffer of four chunks' slots, which the gather's walk reads (the code memory has one read "
+           "port)");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
@@ -32,14 +36,21 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
   const Expr build_words = m.input("build_words_i", nw, Sign::Unsigned, "the chunk's words, 1 to ceil(C / LIST_W)");
   const Expr build_lanes = m.input("build_lanes_i", LW, Sign::Unsigned, "lanes of the chunk's last word");
   const Expr build_buf = m.input("build_buf_i", 1, Sign::Unsigned, "the list buffer the lists go to");
+  const Expr build_slot = m.input("build_slot_i", sb, Sign::Unsigned,
+                                  "the walk-buffer slot its words are kept in (one walked or never used)");
   const Expr built = m.output("built_o", 1, Sign::Unsigned,
                               "the last build's lists and lengths read from this cycle on (RingFrontBlock::built_edges "
                               "edges after it was taken)");
   const Expr rd_buf = m.input("rd_buf_i", 1, Sign::Unsigned, "the list buffer the reads address");
   const Expr rd_index = m.input("rd_index_i", G * ew, Sign::Unsigned, "entry of group g's list at g*ENTRY_W");
   const Expr rd_entry = m.output("rd_entry_o", G * ew, Sign::Unsigned, "the entries read, a cycle after their index");
-  const Expr len_out = m.output("len_o", 2 * G * lw, Sign::Unsigned,
-                                "length of buffer b's list of group g at (b*G + g)*LEN_W");
+  const Expr len_out =
+      m.output("len_o", 2 * G * lw, Sign::Unsigned, "length of buffer b's list of group g at (b*G + g)*LEN_W");
+  const Expr walk_row = m.input("walk_row_i", wb, Sign::Unsigned,
+                                "the walk buffer's row read: slot s's word i at s*" + std::to_string(wpc) + " + i");
+  const Expr walk_code = m.output("walk_code_o", ww, Sign::Unsigned,
+                                  "its codes " + std::to_string(walk_edges) + (walk_edges == 1 ? " edge" : " edges") +
+                                      " after its row, as rd_code_o's");
 
   // The reader: the words left of the build in progress, and the next one's row.
   const Expr left = m.signal("left_q", nw, Sign::Unsigned, "words of the build still to read");
@@ -47,6 +58,7 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
   const Expr first = m.signal("first_q", 1, Sign::Unsigned, "the next word read is its chunk's first");
   const Expr lanes = m.signal("lanes_q", LW, Sign::Unsigned, "lanes of the build's last word");
   const Expr buf = m.signal("buf_q", 1, Sign::Unsigned, "the build's list buffer");
+  const Expr walk_at = m.signal("walk_at_q", wb, Sign::Unsigned, "the walk-buffer row the next word read is kept at");
   const Expr reading = m.wire("reading", left != zero(nw), "a word is read this cycle");
   const Expr last = m.wire("last", left == constant(nw, 1), "the word read is its build's last");
   m.assign(build_ready, !reading || last);
@@ -59,14 +71,20 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
   reader.flop(first, mux(take, bit(true), mux(reading, bit(false), first)), 0);
   reader.flop(lanes, mux(take, build_lanes, lanes), 0);
   reader.flop(buf, mux(take, build_buf, buf), 0);
+  std::vector<Expr> slot_rows;
+  for (int s = 0; s < kWalkSlots; ++s) slot_rows.push_back(constant(wb, static_cast<uint64_t>(s * wpc)));
+  reader.flop(walk_at,
+              mux(take, select(build_slot, slot_rows, zero(wb)), mux(reading, walk_at + constant(wb, 1), walk_at)), 0);
 
-  // The word's place in its chunk travels beside its read, R edges, to the list builder.
-  const int side_w = 4 + LW;  // valid, first, last, buffer, lanes
-  const Expr side_d = concat({reading, first, last, buf, mux(last, lanes, ones(LW))});
+  // The word's place in its chunk travels beside its read, R edges, to the list builder and the
+  // walk buffer.
+  const int side_w = wb + 4 + LW;  // walk-buffer row, valid, first, last, buffer, lanes
+  const Expr side_d = concat({walk_at, reading, first, last, buf, mux(last, lanes, ones(LW))});
   std::vector<Expr> side;
   for (int s = 0; s < R; ++s) {
-    side.push_back(m.signal("side_" + std::to_string(s) + "_q", side_w, Sign::Unsigned,
-                            s == 0 ? "a word read s + 1 edges ago: {valid, first, last, buffer, lanes}" : ""));
+    side.push_back(
+        m.signal("side_" + std::to_string(s) + "_q", side_w, Sign::Unsigned,
+                 s == 0 ? "a word read s + 1 edges ago: {walk row, valid, first, last, buffer, lanes}" : ""));
     reader.flop(side.back(), s == 0 ? side_d : side[static_cast<size_t>(s - 1)], 0);
   }
   const Expr word = side.back();
@@ -98,6 +116,8 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
               {"rd_entry_o", rd_entry},
               {"len_o", len_out}},
              "the compute lists of the chunks built");
+  RingCodesBlock::word_memory(m, walk_sram, walk_rows, {"walk", "walk_", "the code words of the chunks built"}, clk,
+                              word_valid, word.slice(side_w - 1, LW + 4), rd_code, walk_row, walk_code);
   return m;
 }
 
@@ -112,7 +132,10 @@ vlog::Design RingFrontBlock::design(const HwConfig& c, int words, int chunk, int
   if (!d.has(SramBlock::name(depth, ew, 1, 1, true))) d.add(SramBlock::generate(c, depth, ew, 1, 1, true));
   d.add(RingCodesBlock::generate(c, words, list_w, d.module(SramBlock::name(rows, ww, 1, 1, true))));
   d.add(RingListsBlock::generate(c, chunk, list_w, d.module(SramBlock::name(depth, ew, 1, 1, true))));
-  d.add(generate(c, words, chunk, list_w, d.module("kld_ring_codes"), d.module("kld_ring_lists")));
+  const int walk_rows = RingCodesBlock::part_rows(walk_words(chunk, list_w));
+  if (!d.has(SramBlock::name(walk_rows, ww, 1, 1, true))) d.add(SramBlock::generate(c, walk_rows, ww, 1, 1, true));
+  d.add(generate(c, words, chunk, list_w, d.module("kld_ring_codes"), d.module("kld_ring_lists"),
+                 d.module(SramBlock::name(walk_rows, ww, 1, 1, true))));
   d.check();
   return d;
 }

@@ -13,12 +13,16 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
   const int G = c.max_groups();
   const int rw = clog2(words), nw = clog2(RingListsBlock::rows(chunk, list_w) + 1);
   const int ew = RingListsBlock::entry_w(chunk, list_w), lw = RingListsBlock::len_w(chunk);
+  const int ww = list_w * G * 2, walk_rows = RingFrontBlock::walk_words(chunk, list_w);
+  const int walk_edges = RingCodesBlock::read_edges(walk_rows), S = RingFrontBlock::kWalkSlots, cb = clog2(2 * S);
   Module m("kld_ring_passes",
            "The window-bounded ring's pass engine so far (docs/hardware.md, \"The ring's passes, "
            "joined\"): the front end (kld_ring_front: decision codes, list builder) and the issue "
            "(kld_ring_issue) joined. Chunks whose decisions are written are asked for in order; each "
            "is built into the list buffer of its parity once the chunk two before has made its last "
-           "read, and issued once built, so a chunk's lists build while the chunk before issues");
+           "read, and issued once built, so a chunk's lists build while the chunk before issues. Its "
+           "words are kept in walk-buffer slot (its number mod 4), read by the gather's walk; a chunk "
+           "is taken only when fewer than four chunks taken are still to walk");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
@@ -30,10 +34,21 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr chunk_words = m.input("chunk_words_i", nw, Sign::Unsigned, "the chunk's words, 1 to ceil(C / LIST_W)");
   const Expr chunk_lanes = m.input("chunk_lanes_i", list_w, Sign::Unsigned, "lanes of the chunk's last word");
   outer.declare_beat(m, c, chunk, list_w);
+  const Expr walk_row = m.input("walk_row_i", clog2(walk_rows), Sign::Unsigned,
+                                "the walk buffer's row read: chunk n's word i at (n mod 4)*" +
+                                    std::to_string(RingListsBlock::rows(chunk, list_w)) + " + i");
+  const Expr walk_code = m.output("walk_code_o", ww, Sign::Unsigned,
+                                  "its codes " + std::to_string(walk_edges) + (walk_edges == 1 ? " edge" : " edges") +
+                                      " after its row: lane i, group g at (i*G + g)*2");
+  const Expr walked =
+      m.input("walked_i", 1, Sign::Unsigned,
+              "the walk has read the oldest unwalked chunk's last word: its slot is free after this edge");
 
   // Chunks counted mod 4 (at most two are between a build's take and the end of their issue):
-  // builds taken and done, chunks taken by the issue and done issuing.
-  const Expr builds_taken_q = m.signal("builds_taken_q", 2, Sign::Unsigned, "builds taken (mod 4)");
+  // builds taken and done, chunks taken by the issue and done issuing; builds taken and chunks
+  // walked mod 8 (at most four chunks taken are still to walk).
+  const Expr builds_taken_q = m.signal("builds_taken_q", cb, Sign::Unsigned, "builds taken (mod 8)");
+  const Expr walks_done_q = m.signal("walks_done_q", cb, Sign::Unsigned, "chunks walked (mod 8)");
   const Expr builds_done_q = m.signal("builds_done_q", 2, Sign::Unsigned, "builds done (mod 4)");
   const Expr issues_taken_q = m.signal("issues_taken_q", 2, Sign::Unsigned, "chunks the issue has taken (mod 4)");
   const Expr issues_done_q = m.signal("issues_done_q", 2, Sign::Unsigned, "chunks that made their last read (mod 4)");
@@ -41,15 +56,20 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr built = m.signal("built", 1);
   const Expr issue_ready = m.signal("issue_ready", 1);
   const Expr issue_done = m.signal("issue_done", 1);
-  const Expr buffer_free = m.wire("buffer_free", (builds_taken_q - issues_done_q) != constant(2, 2) || issue_done,
-                                  "the next build's buffer holds no chunk still to issue");
-  m.assign(chunk_ready, build_ready && buffer_free);
-  const Expr build_valid = m.wire("build_valid", chunk_valid && buffer_free, "the chunk's build is asked for");
+  const Expr buffer_free =
+      m.wire("buffer_free", (builds_taken_q.slice(1, 0) - issues_done_q) != constant(2, 2) || issue_done,
+             "the next build's buffer holds no chunk still to issue");
+  const Expr slot_free = m.wire("slot_free", (builds_taken_q - walks_done_q) != constant(cb, static_cast<uint64_t>(S)),
+                                "the next build's walk-buffer slot holds no chunk still to walk");
+  const Expr room = m.wire("room", buffer_free && slot_free, "the next build has its list buffer and walk slot");
+  m.assign(chunk_ready, build_ready && room);
+  const Expr build_valid = m.wire("build_valid", chunk_valid && room, "the chunk's build is asked for");
   const Expr build_take = m.wire("build_take", build_valid && build_ready, "the front end takes it at this edge");
   const Expr waiting = m.wire("waiting", built || builds_done_q != issues_taken_q, "a built chunk waits for the issue");
   const Expr issue_take = m.wire("issue_take", waiting && issue_ready, "the issue takes the oldest built chunk");
   Always& count = m.always_ff(clk, rst_n, "the chunks' counts");
-  count.flop(builds_taken_q, mux(build_take, builds_taken_q + constant(2, 1), builds_taken_q), 0);
+  count.flop(builds_taken_q, mux(build_take, builds_taken_q + constant(cb, 1), builds_taken_q), 0);
+  count.flop(walks_done_q, mux(walked, walks_done_q + constant(cb, 1), walks_done_q), 0);
   count.flop(builds_done_q, mux(built, builds_done_q + constant(2, 1), builds_done_q), 0);
   count.flop(issues_taken_q, mux(issue_take, issues_taken_q + constant(2, 1), issues_taken_q), 0);
   count.flop(issues_done_q, mux(issue_done, issues_done_q + constant(2, 1), issues_done_q), 0);
@@ -64,11 +84,14 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
                           {"build_words_i", chunk_words},
                           {"build_lanes_i", chunk_lanes},
                           {"build_buf_i", builds_taken_q[0]},
+                          {"build_slot_i", builds_taken_q.slice(clog2(S) - 1, 0)},
                           {"built_o", built},
                           {"rd_buf_i", rd_buf},
                           {"rd_index_i", rd_index},
                           {"rd_entry_o", rd_entry},
-                          {"len_o", len}}),
+                          {"len_o", len},
+                          {"walk_row_i", walk_row},
+                          {"walk_code_o", walk_code}}),
              "decision codes and the chunks' compute lists");
   std::vector<Connection> issue_ports = {{"clk_i", clk}, {"rst_ni", rst_n}};
   for (const std::vector<Connection>& part : {outer.pass_side(),

@@ -137,6 +137,7 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
   check_shape(cfg, shape);
   const int64_t K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = shape.chunk;
   const int code_words = static_cast<int>(ring_code_words(cfg, shape));
+  const int walk_words = RingFrontBlock::walk_words(shape.chunk, shape.list_w);
   return {
       {"ring of partial sums (one per group and column)", "G*COLS x (W + (L + 1) C) x PARTIAL_W", G * hw.cols,
        ring_depth(cfg, shape), hw.sum_w(hw.group_w)},
@@ -153,6 +154,10 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
       {"chunk summaries (no COMPUTE pair in the chunk)", "chunks (ceil(N / C), more with scan tiles) x 1", 1,
        static_cast<int64_t>(ring_chunks(cfg, shape.chunk).size()), 1},
       {"B slices (this m-tile's and the next)", "2 x K x COLS*DATA_W", 2, K, static_cast<int64_t>(hw.cols) * hw.data_w},
+      // As kld_ring_front holds it: the code words of the last four chunks built, for the walk
+      // (the code memory's one read port is the builds'), in parts as the code memory.
+      {"walk buffer (codes of the chunks built, not yet walked)", "4 x ceil(C / LIST_W) x LIST_W*2G", 1,
+       RingCodesBlock::parts(walk_words) * RingCodesBlock::part_rows(walk_words), shape.list_w * 2 * G},
   };
 }
 

@@ -1,14 +1,15 @@
 // Shared by the harnesses of the ring's front end and issue (ring_front_tb, ring_issue_tb,
 // ring_passes_tb): chunks of random decisions, their rows following one another round the code
 // memory, the detector's side that writes them (each position's groups in batches of 1 to LANES
-// on random lanes, idle cycles between; garbage on every lane and port not in use), and the
-// issue's beats.
+// on random lanes, idle cycles between; garbage on every lane and port not in use), the issue's
+// beats and the gather's walk of the walk buffer.
 #pragma once
 
 #include <algorithm>
 #include <deque>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "golden/random.hpp"
@@ -144,5 +145,70 @@ void check_beat(const Model& dut, kld_unit::Checker& chk, const IssueBeat& want,
   chk.equal(dut.beat_pass_last_o, want.pass_last, at + "beat_pass_last_o");
   chk.equal(dut.beat_chunk_last_o, want.chunk_last, at + "beat_chunk_last_o");
 }
+
+// The gather's walk of the walk buffer (kld_ring_front's walk_row_i / walk_code_o, passed on by
+// kld_ring_passes), played on the chunks it is given in order: chunk n's words are read from rows
+// (n mod kWalkSlots) * words_per_chunk + i, in a random order, at a pace drawn per chunk (a read
+// every cycle, or one in 2, 8 or 32 on average: builds then wait for their slots), and each read is checked `edges`
+// edges later against the chunk's codes (lane i, group g at (i*G + g)*2; the empty lanes of a partial word read
+// COMPUTE). Between reads the row is garbage.
+struct WalkReader {
+  const std::vector<Chunk>* chunks = nullptr;
+  int G = 0, list_w = 0, words_per_chunk = 0, slots = 0, edges = 0, rows = 0;
+  std::deque<int64_t> ready;  // chunks that may be walked, in order
+  int64_t walking = -1;       // the chunk being walked
+  int64_t walked = 0;         // chunks whose every word has been read
+  int64_t words_checked = 0;
+  int pace = 1;
+  std::vector<int> todo;                                        // words of `walking` still to read
+  std::deque<std::pair<int, std::pair<int64_t, int>>> pending;  // edges left, {chunk, word}
+
+  // Drives walk_row_i for the coming edge; true when the read is its chunk's last (walked at
+  // that edge).
+  template <class Model>
+  bool drive(Model& dut, kaleido::Rng& rng) {
+    if (walking < 0 && !ready.empty()) {
+      walking = ready.front();
+      ready.pop_front();
+      todo.resize(static_cast<size_t>((*chunks)[static_cast<size_t>(walking)].words));
+      std::iota(todo.begin(), todo.end(), 0);
+      for (size_t i = todo.size(); i > 1; --i) std::swap(todo[i - 1], todo[rng.next() % i]);
+      const int paces[] = {1, 2, 8, 32};
+      pace = paces[rng.range(0, 3)];
+    }
+    if (walking < 0 || rng.range(0, pace - 1) != 0) {
+      dut.walk_row_i = static_cast<uint32_t>(rng.next() % static_cast<uint64_t>(rows));
+      return false;
+    }
+    const int word = todo.back();
+    todo.pop_back();
+    dut.walk_row_i = static_cast<uint32_t>((walking % slots) * words_per_chunk + word);
+    pending.push_back({edges, {walking, word}});
+    if (!todo.empty()) return false;
+    walking = -1;
+    ++walked;
+    return true;
+  }
+
+  // After an edge: the reads due now, compared.
+  template <class Model>
+  void check(const Model& dut, kld_unit::Checker& chk, int64_t edge) {
+    for (auto& p : pending) --p.first;
+    while (!pending.empty() && pending.front().first == 0) {
+      const auto [chunk, word] = pending.front().second;
+      pending.pop_front();
+      const Chunk& k = (*chunks)[static_cast<size_t>(chunk)];
+      for (int i = 0; i < list_w; ++i) {
+        const int p = word * list_w + i;
+        for (int g = 0; g < G; ++g)
+          chk.equal(static_cast<int64_t>(kld_unit::get_bits(dut.walk_code_o, (i * G + g) * 2, 2)),
+                    p < k.n ? k.codes[static_cast<size_t>(p * G + g)] : 0,
+                    "walk buffer: chunk " + std::to_string(chunk) + " word " + std::to_string(word) + " lane " +
+                        std::to_string(i) + " group " + std::to_string(g) + " after edge " + std::to_string(edge));
+      }
+      ++words_checked;
+    }
+  }
+};
 
 }  // namespace kld_ring

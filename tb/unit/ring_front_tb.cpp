@@ -9,8 +9,11 @@
 // goes to has been read out; a built chunk's lists are read, every entry of every group in a
 // random order, with its lengths checked in every cycle, while the next chunk builds. `built_o`
 // must rise exactly RingFrontBlock::built_edges edges after a build is taken, and at no other
-// edge. The run fails without builds taken back to back, rows round the memory, a partial word
-// or a word written while lists are read.
+// edge. Each build goes to walk-buffer slot (its number mod 4); once built, a chunk's words are
+// read back from the walk buffer (WalkReader, at a pace drawn per chunk) while later chunks build,
+// and a build is asked for only when its slot's chunk has been walked. The run fails without
+// builds taken back to back, rows round the memory, a partial word, a word written while lists
+// are read, a build that waits for its walk slot or a walk read while a build writes.
 //
 // The expectation does not use the block's structure: group g's list is the positions of the
 // chunk whose decision for g is COMPUTE, in order.
@@ -36,7 +39,7 @@ int run(const Job& job) {
   const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
   const int LW = job.raw.at("list_w").get<int>();
   const int ew = RingListsBlock::entry_w(chunk, LW), lw = RingListsBlock::len_w(chunk);
-  const int rw = kaleido::clog2(words), nw = kaleido::clog2(RingListsBlock::rows(chunk, LW) + 1);
+  const int nw = kaleido::clog2(RingListsBlock::rows(chunk, LW) + 1);
   Vkld_ring_front dut;
   Clock<Vkld_ring_front> clock(dut);
   Checker chk(job);
@@ -49,6 +52,14 @@ int run(const Job& job) {
   ChunkStats stats;
   const std::vector<Chunk> chunks = make_chunks(rng, static_cast<size_t>(job.iterations), G, chunk, LW, words, stats);
   const int64_t partial_words = stats.partial_words, wraps = stats.wraps;
+  const int walk_rows = RingFrontBlock::walk_words(chunk, LW);
+  WalkReader walker{&chunks,
+                    G,
+                    LW,
+                    RingListsBlock::rows(chunk, LW),
+                    RingFrontBlock::kWalkSlots,
+                    kaleido::hw::RingCodesBlock::read_edges(walk_rows),
+                    walk_rows};
 
   dut.rst_ni = 0;
   dut.dec_valid_i = 0;
@@ -66,10 +77,12 @@ int run(const Job& job) {
   int64_t reading = -1;                            // the chunk whose lists are read
   std::vector<std::vector<int>> to_read(static_cast<size_t>(G));
   int64_t last_take_edge = -100, last_take_words = 0, back_to_back = 0, entries_checked = 0;
-  int64_t commits_while_reading = 0;
-  auto reads_left = [&] { return std::any_of(to_read.begin(), to_read.end(), [](const auto& t) { return !t.empty(); }); };
+  int64_t commits_while_reading = 0, slot_waits = 0, walks_while_building = 0;
+  auto reads_left = [&] {
+    return std::any_of(to_read.begin(), to_read.end(), [](const auto& t) { return !t.empty(); });
+  };
 
-  while (read_done < nq) {
+  while (read_done < nq || walker.walked < nq) {
     if (clock.cycle() > 200000) {
       chk.fail("the run did not end: " + std::to_string(read_done) + " of " + std::to_string(nq) + " chunks read");
       break;
@@ -90,9 +103,11 @@ int run(const Job& job) {
     // The build of chunk `taken`: asked for once its words are written and its buffer read out;
     // every fourth one waits for the next chunk's words too, so that build can follow at once.
     const bool next_written = taken + 1 < written || written == nq;
-    if (!asking && taken < written && read_done >= taken - 1 && (taken % 4 != 2 || next_written) &&
-        rng.range(0, 3) != 0)
-      asking = true;
+    const bool slot_free = taken < walker.walked + RingFrontBlock::kWalkSlots;
+    if (!asking && taken < written && read_done >= taken - 1 && (taken % 4 != 2 || next_written)) {
+      slot_waits += !slot_free;
+      if (slot_free && rng.range(0, 3) != 0) asking = true;
+    }
     const Chunk* next = taken < nq ? &chunks[static_cast<size_t>(taken)] : nullptr;
     dut.build_valid_i = asking;
     dut.build_row_i = asking ? next->row : static_cast<int>(rng.next() % words);
@@ -100,7 +115,12 @@ int run(const Job& job) {
     const int last_n = asking ? next->n - (next->words - 1) * LW : 0;
     set_bits(dut.build_lanes_i, 0, LW, asking ? (last_n >= 64 ? ~0ull : (1ull << last_n) - 1) : rng.next());
     dut.build_buf_i = asking ? static_cast<int>(taken & 1) : static_cast<int>(rng.next() & 1);
+    dut.build_slot_i =
+        static_cast<uint32_t>(asking ? taken % RingFrontBlock::kWalkSlots : static_cast<int64_t>(rng.next() & 3));
     const bool take = asking && dut.build_ready_o;
+    const int64_t pending_before = static_cast<int64_t>(walker.pending.size());
+    walker.drive(dut, rng);
+    walks_while_building += static_cast<int64_t>(walker.pending.size()) > pending_before && !builds.empty();
 
     // The lists of chunk `reading`, entries in a random order.
     dut.rd_buf_i = reading >= 0 ? static_cast<int>(reading & 1) : static_cast<int>(rng.next() & 1);
@@ -131,7 +151,9 @@ int run(const Job& job) {
     // built_o: high exactly at the edge a build is due.
     const bool due = !builds.empty() && builds.front().second == edge;
     chk.equal(dut.built_o, due, "built_o after edge " + std::to_string(edge));
+    walker.check(dut, chk, edge);
     if (due) {
+      walker.ready.push_back(builds.front().first);
       built.push_back(builds.front().first);
       builds.pop_front();
     }
@@ -169,14 +191,18 @@ int run(const Job& job) {
   if (wraps == 0) chk.fail("no chunk whose rows go round the code memory");
   if (job.iterations >= 12 && back_to_back == 0) chk.fail("no build taken at the edge the one before read its last word");
   if (commits_while_reading == 0) chk.fail("no word written while lists were read");
+  if (job.iterations >= 12 && slot_waits == 0) chk.fail("no build waited for its walk-buffer slot");
+  if (walks_while_building == 0) chk.fail("no walk-buffer read while a build wrote it");
   dut.final();
   return chk.finish("kld_ring_front " + std::to_string(G) + " groups, " + std::to_string(L) + " lanes, " +
                     std::to_string(words) + " code words (reads of " +
                     std::to_string(kaleido::hw::RingCodesBlock::read_edges(words)) + " edge(s)), chunks of up to " +
-                    std::to_string(chunk) + ", LIST_W " + std::to_string(LW) + ", " + std::to_string(nq) +
-                    " chunks (" + std::to_string(partial_words) + " with a partial word, " + std::to_string(wraps) +
-                    " round the memory, " + std::to_string(back_to_back) + " builds back to back), " +
-                    std::to_string(entries_checked) + " entries read, " + std::to_string(clock.cycle()) + " cycles");
+                    std::to_string(chunk) + ", LIST_W " + std::to_string(LW) + ", " + std::to_string(nq) + " chunks (" +
+                    std::to_string(partial_words) + " with a partial word, " + std::to_string(wraps) +
+                    " round the memory, " + std::to_string(back_to_back) + " builds back to back, " +
+                    std::to_string(slot_waits) + " cycles waiting for a walk slot), " +
+                    std::to_string(entries_checked) + " entries read, " + std::to_string(walker.words_checked) +
+                    " words walked, " + std::to_string(clock.cycle()) + " cycles");
 }
 
 }  // namespace

@@ -16,7 +16,10 @@
 // than two chunks ahead, unless some chunk waits for its buffer (the chunk two before issuing).
 // With the weights always ready (`weight_delay` 0) the join's latency is checked too: a chunk's
 // first beat comes at the edge after the chunk before's last beat, or RingFrontBlock::built_edges
-// + 1 + RingIssueBlock::kIssueEdges edges after its build was taken, whichever is later.
+// + 1 + RingIssueBlock::kIssueEdges edges after its build was taken, whichever is later. The
+// gather's walk (WalkReader) reads each chunk's words back from the walk buffer, slot (its number
+// mod 4), once its last beat is out, and raises walked_i with its last read; no chunk may be taken
+// while four chunks taken are still to walk, and the run fails unless one waits for that.
 #include <deque>
 
 #include "Vkld_ring_passes.h"
@@ -51,6 +54,15 @@ int run(const Job& job) {
   const int64_t weight_delay = job.raw.value("weight_delay", 10);
   ChunkStats stats;
   const std::vector<Chunk> chunks = make_chunks(rng, static_cast<size_t>(job.iterations), G, chunk, LW, words, stats);
+  const int walk_rows = kaleido::hw::RingFrontBlock::walk_words(chunk, LW);
+  const int64_t slots = kaleido::hw::RingFrontBlock::kWalkSlots;
+  WalkReader walker{&chunks,
+                    G,
+                    LW,
+                    RingListsBlock::rows(chunk, LW),
+                    static_cast<int>(slots),
+                    kaleido::hw::RingCodesBlock::read_edges(walk_rows),
+                    walk_rows};
 
   // Every beat of the run, in order.
   std::deque<IssueBeat> expected;
@@ -81,6 +93,7 @@ int run(const Job& job) {
   dut.dec_commit_i = 0;
   dut.chunk_valid_i = 0;
   dut.wt_ready_i = 0;
+  dut.walked_i = 0;
   dut.groups_i = static_cast<uint32_t>(groups);
   clock.edge();
   dut.rst_ni = 1;
@@ -90,12 +103,12 @@ int run(const Job& job) {
   std::deque<DecisionCycle> writing;     // chunk `written`'s decisions still to give
   bool asking = false;
   int64_t wt_ready_from = rng.range(0, weight_delay);
-  int64_t passes = 0, last_beat_edge = -10, back_to_back_chunks = 0, beats = 0, buffer_waits = 0;
-  size_t chunks_out = 0;  // chunks whose last beat is out
+  int64_t passes = 0, last_beat_edge = -10, back_to_back_chunks = 0, beats = 0, buffer_waits = 0, slot_waits = 0;
+  size_t chunks_out = 0;                 // chunks whose last beat is out
   std::vector<int64_t> built_at(nq, 0);  // the edge after which chunk q's lists can be read
   bool in_pass = false, prev_chunk_last = false;
 
-  while (!expected.empty()) {
+  while (!expected.empty() || walker.walked < static_cast<int64_t>(chunks.size())) {
     if (clock.cycle() > 400000) {
       chk.fail("the run did not end: " + std::to_string(total_beats - expected.size()) + " of " +
                std::to_string(total_beats) + " beats");
@@ -121,14 +134,21 @@ int run(const Job& job) {
     set_bits(dut.chunk_lanes_i, 0, LW, asking ? (last_n >= 64 ? ~0ull : (1ull << last_n) - 1) : rng.next());
     const bool wt_ready = now >= wt_ready_from;
     dut.wt_ready_i = wt_ready;
+    const int64_t unwalked = static_cast<int64_t>(taken) - walker.walked;  // as the block counts them
+    dut.walked_i = walker.drive(dut, rng);
     clock.settle();
     const bool take = asking && dut.chunk_ready_o;
+    if (unwalked >= slots && dut.chunk_ready_o)
+      chk.fail("a chunk taken while " + std::to_string(unwalked) + " taken are still to walk, in cycle " +
+               std::to_string(now));
+    slot_waits += asking && unwalked >= slots;
     if (asking && !take && taken >= 2 && chunks_out < taken - 1) ++buffer_waits;
     if (dut.pass_take_o && !wt_ready) chk.fail("a pass began without its weights in cycle " + std::to_string(now));
     const bool begin = dut.pass_take_o;
 
     clock.edge();
     const int64_t edge = clock.cycle();
+    walker.check(dut, chk, edge);
     written += ends_chunk;
     if (take) {
       built_at[taken] = edge + kaleido::hw::RingFrontBlock::built_edges(chunks[taken].words, words);
@@ -141,6 +161,10 @@ int run(const Job& job) {
     }
     const bool present = dut.beat_valid_o != 0 || dut.beat_pass_last_o;
     if (in_pass && !present) chk.fail("a pass's beats broken off after edge " + std::to_string(edge));
+    if (present && expected.empty()) {
+      chk.fail("a beat after the run's last, after edge " + std::to_string(edge));
+      break;
+    }
     if (present) {
       const IssueBeat b = expected.front();
       expected.pop_front();
@@ -154,6 +178,7 @@ int run(const Job& job) {
                   "chunk " + std::to_string(b.chunk) + ": the edge of its first beat");
       prev_chunk_last = b.chunk_last;
       chunks_out += b.chunk_last;
+      if (b.chunk_last) walker.ready.push_back(b.chunk);
       last_beat_edge = edge;
       in_pass = !b.pass_last;
       ++beats;
@@ -164,6 +189,7 @@ int run(const Job& job) {
   if (passes != pass) chk.fail(std::to_string(passes) + " passes began for " + std::to_string(pass));
   if (stats.wraps == 0) chk.fail("no chunk whose rows go round the code memory");
   if (ahead > 2 && buffer_waits == 0) chk.fail("no chunk waited for its list buffer");
+  if (job.iterations >= 12 && slot_waits == 0) chk.fail("no chunk waited for its walk-buffer slot");
   if (job.iterations >= 12 && back_to_back_chunks == 0)
     chk.fail("no chunk issued at the edge after the one before (its lists built meanwhile)");
   dut.final();
@@ -172,9 +198,10 @@ int run(const Job& job) {
                     " code words, chunks of up to " + std::to_string(chunk) + ", LIST_W " + std::to_string(LW) + ", " +
                     std::to_string(nq) + " chunks (" + std::to_string(stats.partial_words) + " with a partial word, " +
                     std::to_string(stats.wraps) + " round the memory, " + std::to_string(back_to_back_chunks) +
-                    " issued back to back, " + std::to_string(buffer_waits) + " cycles waiting for a buffer), " +
-                    std::to_string(passes) + " passes, " + std::to_string(beats) +
-                    " beats, " + std::to_string(clock.cycle()) + " cycles");
+                    " issued back to back, " + std::to_string(buffer_waits) + " cycles waiting for a buffer, " +
+                    std::to_string(slot_waits) + " for a walk slot), " + std::to_string(walker.words_checked) +
+                    " words walked, " + std::to_string(passes) + " passes, " + std::to_string(beats) + " beats, " +
+                    std::to_string(clock.cycle()) + " cycles");
 }
 
 }  // namespace

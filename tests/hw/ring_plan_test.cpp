@@ -130,7 +130,7 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   const HwConfig hw = default_config_8x8();
   const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
   const std::vector<SramRole> roles = ring_storage(hw, cfg, {4, 1, 4});
-  ASSERT_EQ(roles.size(), 7u);
+  ASSERT_EQ(roles.size(), 8u);
   EXPECT_EQ(roles[0].bits(), 4 * 8 * (16 + 8) * 19);  // ring: G*COLS x (W + 2C) x PARTIAL_W
   EXPECT_EQ(roles[1].bits(), 32 * 2 * 4);             // codes: N x 2G, the chunks whole words
   // Otherwise every chunk starts a word: N = 40 in chunks of 20, LIST_W 8, is 2 x 3 words of 8 x 2G.
@@ -141,9 +141,12 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   // Otherwise the lists' banks hold whole words: G*LIST_W x 2 ceil(C / LIST_W) x ENTRY_W, with
   // ENTRY_W = clog2(ceil(C / LIST_W)) + log2(LIST_W): C = 20 at LIST_W 8 is 4*8 x 2*3 x (2 + 3).
   EXPECT_EQ(ring_storage(hw, workload_config({2, 4, 5}, 32, 16), {20, 1, 8})[4].bits(), 4 * 8 * 2 * 3 * 5);
-  EXPECT_EQ(roles[5].bits(), 32 / 4);                 // chunk summaries: ceil(N / C) x 1
-  EXPECT_EQ(roles[6].bits(), 2 * 32 * 8 * 8);         // B slices: 2 x K x COLS*DATA_W
-  EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 8 + 4096);
+  EXPECT_EQ(roles[5].bits(), 32 / 4);             // chunk summaries: ceil(N / C) x 1
+  EXPECT_EQ(roles[6].bits(), 2 * 32 * 8 * 8);     // B slices: 2 x K x COLS*DATA_W
+  EXPECT_EQ(roles[7].bits(), 4 * 1 * 4 * 2 * 4);  // walk buffer: 4 chunks of 1 word of LIST_W x 2G
+  // Chunks of 20 at LIST_W 8 are 3 words each: 4 x 3 words of 8 x 2G.
+  EXPECT_EQ(ring_storage(hw, workload_config({2, 4, 5}, 32, 16), {20, 1, 8})[7].bits(), 4 * 3 * 8 * 2 * 4);
+  EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 8 + 4096 + 128);
   EXPECT_THROW(ring_storage(hw, cfg, {0, 1}), ConfigError);
   EXPECT_THROW(ring_storage(hw, cfg, {4, 0}), ConfigError);
   EXPECT_THROW(ring_storage(hw, cfg, {4, 1, 0}), ConfigError);

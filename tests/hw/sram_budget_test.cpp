@@ -65,7 +65,8 @@ TEST(SramBudget, ManifestTotalsEqualTheInstantiatedMemories) {
 }
 
 // The ring's built blocks against the roles the plan prices them by: kld_ring_merge's memories are
-// the ring of partial sums, kld_ring_lists' the compute lists, kld_ring_codes' the decision codes.
+// the ring of partial sums, kld_ring_lists' the compute lists, kld_ring_codes' the decision codes,
+// kld_ring_front's the codes, the lists and the walk buffer.
 // The cases: whole list words; chunks that are not (C = 20 at LIST_W 8: 20, 20 and 8 positions,
 // 7 code words where N / LIST_W is 6) with the ring banked by gather lane; a ring deeper than a
 // bank may be (384 rows, split in parts); 297 code words, four memories of 75 rows.
@@ -88,7 +89,7 @@ TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
     cfg.group_w = sized.group_w;
     const hw::RingShape shape{k.chunk, 1, k.list_w};
     const std::vector<hw::SramRole> roles = hw::ring_storage(sized, cfg, shape);
-    ASSERT_EQ(roles.size(), 7u);
+    ASSERT_EQ(roles.size(), 8u);
     const std::string name = "C " + std::to_string(k.chunk) + ", LIST_W " + std::to_string(k.list_w);
     testing::TestDir dir("ring_sram_budget");
     const fs::path rtl = dir.path() / "rtl";
@@ -99,6 +100,10 @@ TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
     EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_merge", &log), roles[0].bits()) << name << "\n" << log;
     EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_lists", &log), roles[4].bits()) << name << "\n" << log;
     EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_codes", &log), roles[1].bits()) << name << "\n" << log;
+    // kld_ring_front holds the code memory, the lists and the walk buffer.
+    hw::RingFrontBlock::design(sized, static_cast<int>(hw::ring_code_words(cfg, shape)), k.chunk, k.list_w).write(rtl);
+    EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_front", &log), roles[1].bits() + roles[4].bits() + roles[7].bits())
+        << name << "\n" << log;
   }
 }
 
