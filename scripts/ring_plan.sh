@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reference runs of `kaleido ring-plan` (the window-bounded ring architecture, a model; of its
-# RTL kld_ring_merge and kld_ring_lists are built) into reports/ring_plan/: each file holds its
-# command and the plan it printed. About 40 seconds.
+# RTL the merge, the passes, the chunk sequencer and the walk are built, not yet joined) into
+# reports/ring_plan/: each file holds its command and the plan it printed. About 40 seconds.
 #   scripts/ring_plan.sh [OUT_DIR]     (default reports/ring_plan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
