@@ -249,6 +249,19 @@ struct RingCodesBlock {
     }
   };
   static DecisionPorts decision_ports(vlog::Module& m, const HwConfig& c, int words, int list_w);
+  // A chunk's code words as the ring's blocks hand it on (kld_ring_chunks offers it, kld_ring_passes
+  // takes it, kld_ring_front builds from it): the row of its first word in a memory of `words`,
+  // its word count (1 to ceil(chunk / LIST_W)) and its last word's lanes (lane l: bit l).
+  struct ChunkWordPorts {
+    vlog::Expr row, words, lanes;
+    // Declares <prefix>_row, <prefix>_words and <prefix>_lanes of `m`, inputs (_i) or outputs (_o).
+    static ChunkWordPorts declare(vlog::Module& m, const std::string& prefix, bool output, int words, int chunk,
+                                  int list_w);
+    // Connections of an instance's ports of the same kind, named with `prefix` and `suffix`.
+    std::vector<vlog::Connection> connect(const std::string& prefix, const std::string& suffix) const {
+      return {{prefix + "_row" + suffix, row}, {prefix + "_words" + suffix, words}, {prefix + "_lanes" + suffix, lanes}};
+    }
+  };
   // Edges from a read's row to its codes: the macro's read, then (more than one part) the pick.
   static int read_edges(int words) { return parts(words) > 1 ? 2 : 1; }
   static vlog::Module generate(const HwConfig& c, int words, int list_w, const vlog::Module& part_sram);

@@ -60,9 +60,8 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned, "the run's chunks are being offered");
   const Expr valid = m.output("chunk_valid_o", 1, Sign::Unsigned, "a chunk is offered, held until taken");
   const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "it is taken at this edge");
-  const Expr out_row = m.output("chunk_row_o", cw, Sign::Unsigned, "the code row of its first word");
-  const Expr out_words = m.output("chunk_words_o", ww, Sign::Unsigned, "its code words, ceil(n / LIST_W)");
-  const Expr out_lanes = m.output("chunk_lanes_o", list_w, Sign::Unsigned, "lanes of its last word (lane l: bit l)");
+  const RingCodesBlock::ChunkWordPorts out = RingCodesBlock::ChunkWordPorts::declare(m, "chunk", true, words, chunk,
+                                                                                     list_w);
   const Expr out_len = m.output("chunk_len_o", nw, Sign::Unsigned, "its positions n, 1..CHUNK");
   const Expr out_slot_row = m.output("chunk_slot_row_o", rw, Sign::Unsigned,
                                      "ring row of its first position: (positions before it in the run) / "
@@ -184,9 +183,9 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
 
   m.assign(busy, !st_idle);
   m.assign(valid, st_offer);
-  m.assign(out_row, row_q);
-  m.assign(out_words, words_q);
-  m.assign(out_lanes, lanes_q);
+  m.assign(out.row, row_q);
+  m.assign(out.words, words_q);
+  m.assign(out.lanes, lanes_q);
   m.assign(out_len, len_q);
   m.assign(out_slot_row, slot_row_q);
   m.assign(out_off_h, tw_q.slice(tw_w - 1, gb));

@@ -36,6 +36,21 @@ RingCodesBlock::DecisionPorts RingCodesBlock::decision_ports(Module& m, const Hw
   return p;
 }
 
+RingCodesBlock::ChunkWordPorts RingCodesBlock::ChunkWordPorts::declare(Module& m, const std::string& prefix,
+                                                                       bool output, int words, int chunk,
+                                                                       int list_w) {
+  const std::string sfx = output ? "_o" : "_i";
+  auto port = [&](const std::string& name, int width, const std::string& comment) {
+    return output ? m.output(prefix + name + sfx, width, Sign::Unsigned, comment)
+                  : m.input(prefix + name + sfx, width, Sign::Unsigned, comment);
+  };
+  ChunkWordPorts p;
+  p.row = port("_row", clog2(words), "the row of the chunk's first code word");
+  p.words = port("_words", clog2(RingListsBlock::rows(chunk, list_w) + 1), "its code words, 1 to ceil(C / LIST_W)");
+  p.lanes = port("_lanes", list_w, "lanes of its last word (lane l: bit l)");
+  return p;
+}
+
 Module RingCodesBlock::generate(const HwConfig& c, int words, int list_w, const Module& part_sram) {
   check(words, list_w);
   const int G = c.max_groups(), LW = list_w, lg = RingListsBlock::lane_bits(LW), L = c.det_lanes();

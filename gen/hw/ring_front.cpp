@@ -32,9 +32,8 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
   const Expr build_valid = m.input("build_valid_i", 1, Sign::Unsigned, "a chunk's lists are asked for");
   const Expr build_ready = m.output("build_ready_o", 1, Sign::Unsigned,
                                     "a build is taken at this edge (none in progress, or its last word read now)");
-  const Expr build_row = m.input("build_row_i", rw, Sign::Unsigned, "the row of the chunk's first word");
-  const Expr build_words = m.input("build_words_i", nw, Sign::Unsigned, "the chunk's words, 1 to ceil(C / LIST_W)");
-  const Expr build_lanes = m.input("build_lanes_i", LW, Sign::Unsigned, "lanes of the chunk's last word");
+  const RingCodesBlock::ChunkWordPorts build = RingCodesBlock::ChunkWordPorts::declare(m, "build", false, words, chunk,
+                                                                                       list_w);
   const Expr build_buf = m.input("build_buf_i", 1, Sign::Unsigned, "the list buffer the lists go to");
   const Expr build_slot = m.input("build_slot_i", sb, Sign::Unsigned,
                                   "the walk-buffer slot its words are kept in (one walked or never used)");
@@ -66,10 +65,10 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
   const Expr next_row = mux(row == constant(rw, static_cast<uint64_t>(words - 1)), zero(rw),
                             row + constant(rw, 1));
   Always& reader = m.always_ff(clk, rst_n, "the reader: a word a cycle, rows round the memory");
-  reader.flop(left, mux(take, build_words, mux(reading, left - constant(nw, 1), left)), 0);
-  reader.flop(row, mux(take, build_row, mux(reading, next_row, row)), 0);
+  reader.flop(left, mux(take, build.words, mux(reading, left - constant(nw, 1), left)), 0);
+  reader.flop(row, mux(take, build.row, mux(reading, next_row, row)), 0);
   reader.flop(first, mux(take, bit(true), mux(reading, bit(false), first)), 0);
-  reader.flop(lanes, mux(take, build_lanes, lanes), 0);
+  reader.flop(lanes, mux(take, build.lanes, lanes), 0);
   reader.flop(buf, mux(take, build_buf, buf), 0);
   std::vector<Expr> slot_rows;
   for (int s = 0; s < kWalkSlots; ++s) slot_rows.push_back(constant(wb, static_cast<uint64_t>(s * wpc)));

@@ -11,7 +11,6 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
                                  const Module& issue) {
   check(words, chunk, list_w);
   const int G = c.max_groups();
-  const int rw = clog2(words), nw = clog2(RingListsBlock::rows(chunk, list_w) + 1);
   const int ew = RingListsBlock::entry_w(chunk, list_w), lw = RingListsBlock::len_w(chunk);
   const int ww = list_w * G * 2, walk_rows = RingFrontBlock::walk_words(chunk, list_w);
   const int walk_edges = RingCodesBlock::read_edges(walk_rows), S = RingFrontBlock::kWalkSlots, cb = clog2(2 * S);
@@ -30,9 +29,8 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr chunk_valid = m.input("chunk_valid_i", 1, Sign::Unsigned, "a chunk's decisions are written: issue it");
   const Expr chunk_ready = m.output("chunk_ready_o", 1, Sign::Unsigned,
                                     "it is taken at this edge (its build begins)");
-  const Expr chunk_row = m.input("chunk_row_i", rw, Sign::Unsigned, "the row of the chunk's first code word");
-  const Expr chunk_words = m.input("chunk_words_i", nw, Sign::Unsigned, "the chunk's words, 1 to ceil(C / LIST_W)");
-  const Expr chunk_lanes = m.input("chunk_lanes_i", list_w, Sign::Unsigned, "lanes of the chunk's last word");
+  const RingCodesBlock::ChunkWordPorts in = RingCodesBlock::ChunkWordPorts::declare(m, "chunk", false, words, chunk,
+                                                                                    list_w);
   outer.declare_beat(m, c, chunk, list_w);
   const Expr walk_row = m.input("walk_row_i", clog2(walk_rows), Sign::Unsigned,
                                 "the walk buffer's row read: chunk n's word i at (n mod 4)*" +
@@ -76,22 +74,20 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
 
   const Expr rd_buf = m.signal("rd_buf", 1), rd_index = m.signal("rd_index", G * ew);
   const Expr rd_entry = m.signal("rd_entry", G * ew), len = m.signal("len", 2 * G * lw);
-  m.instance(front, "u_front",
-             dec.connect({{"clk_i", clk}, {"rst_ni", rst_n}},
-                         {{"build_valid_i", build_valid},
-                          {"build_ready_o", build_ready},
-                          {"build_row_i", chunk_row},
-                          {"build_words_i", chunk_words},
-                          {"build_lanes_i", chunk_lanes},
-                          {"build_buf_i", builds_taken_q[0]},
-                          {"build_slot_i", builds_taken_q.slice(clog2(S) - 1, 0)},
-                          {"built_o", built},
-                          {"rd_buf_i", rd_buf},
-                          {"rd_index_i", rd_index},
-                          {"rd_entry_o", rd_entry},
-                          {"len_o", len},
-                          {"walk_row_i", walk_row},
-                          {"walk_code_o", walk_code}}),
+  const Expr slot = builds_taken_q.slice(clog2(S) - 1, 0);  // the count's low bits: chunk n to slot n mod 4
+  std::vector<Connection> front_ports = {{"build_valid_i", build_valid}, {"build_ready_o", build_ready}};
+  for (const std::vector<Connection>& part : {in.connect("build", "_i"),
+                                              std::vector<Connection>{{"build_buf_i", builds_taken_q[0]},
+                                                                      {"build_slot_i", slot},
+                                                                      {"built_o", built},
+                                                                      {"rd_buf_i", rd_buf},
+                                                                      {"rd_index_i", rd_index},
+                                                                      {"rd_entry_o", rd_entry},
+                                                                      {"len_o", len},
+                                                                      {"walk_row_i", walk_row},
+                                                                      {"walk_code_o", walk_code}}})
+    front_ports.insert(front_ports.end(), part.begin(), part.end());
+  m.instance(front, "u_front", dec.connect({{"clk_i", clk}, {"rst_ni", rst_n}}, front_ports),
              "decision codes and the chunks' compute lists");
   std::vector<Connection> issue_ports = {{"clk_i", clk}, {"rst_ni", rst_n}};
   for (const std::vector<Connection>& part : {outer.pass_side(),
