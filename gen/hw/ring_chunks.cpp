@@ -147,14 +147,21 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   // positions, a registered step each: one multiplier of small operands per step.
   const Expr h_left = m.wire("h_left", grid_h - h0_q, "rows from the tile's first to the frame's end");
   const Expr w_left = m.wire("w_left", grid_w - w0_q, "columns ...");
-  const Expr state_d = m.wire(
-      "state_d",
-      mux(st_idle, mux(start, st[kDims], st[kSeqIdle]),
-          mux(st_dims, st[kArea],
-              mux(state_q == st[kArea], st[kLeft],
-                  mux(state_q == st[kLeft] || state_q == st[kCut], mux(state_q == st[kLeft], st[kCut], st[kOffer]),
-                      mux(take, mux(end_q, mux(last, st[kSeqIdle], st[kDims]), st[kCut]), state_q))))),
-      "the next state");
+  const Expr state_d = m.signal("state_d", 3, Sign::Unsigned, "the next state");
+  Block& next = m.always_comb("the next state: a tile's size in three steps, then its chunks cut and offered");
+  next.assign(state_d, state_q);
+  CaseStmt& by_state = next.case_(state_q);
+  by_state.item(st[kSeqIdle]).if_(start).then_().assign(state_d, st[kDims]);
+  by_state.item(st[kDims]).assign(state_d, st[kArea]);
+  by_state.item(st[kArea]).assign(state_d, st[kLeft]);
+  by_state.item(st[kLeft]).assign(state_d, st[kCut]);
+  by_state.item(st[kCut]).assign(state_d, st[kOffer]);
+  // A taken chunk: the tile's next, else the next tile's size, else (the run's last) idle.
+  IfStmt& taken = by_state.item(st[kOffer]).if_(take);
+  IfStmt& tile_done = taken.then_().if_(end_q);
+  tile_done.then_().assign(state_d, mux(last, st[kSeqIdle], st[kDims]));
+  tile_done.else_().assign(state_d, st[kCut]);
+  by_state.default_().assign(state_d, st[kSeqIdle]);
   Always& seq = m.always_ff(clk, rst_n, "the scan: tiles, their sizes, the chunks offered");
   seq.flop(state_q, state_d, 0);
   const Expr begin = m.wire("run_take", st_idle && start, "a run is taken at this edge");
