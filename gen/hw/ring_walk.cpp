@@ -81,7 +81,12 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   Always& walk = m.always_ff(clk, rst_n, "the walk: beats read in scan order");
   walk.flop(left_q, mux(take, chunk_beats, mux(read, left_q - constant(bw, 1), left_q)), 0);
   const Expr word_step = pb > 0 ? part_q == constant(pb, static_cast<uint64_t>(parts - 1)) : bit(true);
-  walk.flop(word_q, mux(take, chunk_row, mux(read && word_step, word_q + constant(cw, 1), word_q)), 0);
+  // Round the memory, as the front end's reader: a chunk's words may wrap, and the row read while
+  // idle (the one after the last chunk's last word) stays inside the memory.
+  const Expr word_next = m.wire(
+      "word_next", mux(word_q == constant(cw, static_cast<uint64_t>(words - 1)), zero(cw), word_q + constant(cw, 1)),
+      "the code row after it (the memory wraps)");
+  walk.flop(word_q, mux(take, chunk_row, mux(read && word_step, word_next, word_q)), 0);
   if (pb > 0) walk.flop(part_q, mux(take, zero(pb), mux(read, part_q + constant(pb, 1), part_q)), 0);
   const Expr row_next =
       m.wire("row_next", mux(row_q == constant(rw, static_cast<uint64_t>(rows - 1)), zero(rw), row_q + constant(rw, 1)),

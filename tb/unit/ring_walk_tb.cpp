@@ -1,17 +1,19 @@
 // Block test of kld_ring_walk (the gather's walk of the ring's chunks): `iterations` chunks of
-// GATHER_W to CHUNK positions (whole beats), at random code rows (their words inside the code
-// memory), ring rows (wrapping inside a chunk) and neighbour distances, offered at random cycles
-// and held until taken (garbage on the chunk's ports otherwise). The harness plays the code memory (random words, each
-// read returned RingCodesBlock::read_edges edges after its row) and the merge (`gather_en_i` low at random, one cycle
-// in four; with option `steady` always high and a chunk always offered).
+// GATHER_W to CHUNK positions (whole beats), at random code rows (every eighth chunk's words
+// wrapping round the code memory), ring rows (wrapping inside a chunk) and neighbour distances,
+// offered at random cycles and held until taken (garbage on the chunk's ports otherwise). The
+// harness plays the code memory (random words, each read returned RingCodesBlock::read_edges edges
+// after its row) and the merge (`gather_en_i` low at random, one cycle in four; with option
+// `steady` always high and a chunk always offered).
 //
 // What is checked, from the rule alone (docs/hardware.md, "The ring's walk"): at every edge with
 // `gather_en_i` high and a beat offered, the beat is the next of the chunks in order, beat b of a
 // chunk being its ring row + b (mod RING_DEPTH / GATHER_W), the codes of lanes b*GATHER_W ..
-// b*GATHER_W + GATHER_W - 1 of the chunk's positions (word chunk row + b*GATHER_W / LIST_W), its
-// chunk's distances and last flag; a beat is offered on every lane or none. In the steady case the
-// first beat enters RingWalkBlock::first_beat_edges after the first chunk's take and every later
-// one at the next edge: the walk never starves a merge that always advances.
+// b*GATHER_W + GATHER_W - 1 of the chunk's positions (word chunk row + b*GATHER_W / LIST_W, mod
+// the memory's words; code_row_o is never past them, idle or not), its chunk's distances and last
+// flag; a beat is offered on every lane or none. In the steady case the first beat enters
+// RingWalkBlock::first_beat_edges after the first chunk's take and every later one at the next
+// edge: the walk never starves a merge that always advances.
 #include <deque>
 
 #include "Vkld_ring_walk.h"
@@ -61,7 +63,10 @@ int run(const Job& job) {
   for (int64_t q = 0; q < job.iterations; ++q) {
     const int64_t beats = q % 4 == 0 ? chunk / GW : rng.range(1, chunk / GW);
     const int64_t nwords = (beats * GW + LW - 1) / LW;
-    chunks.push_back({rng.range(0, words - nwords), beats,
+    // Every eighth chunk, a whole one (at least two words), starts in the memory's last rows and
+    // wraps round it; the others lie inside it.
+    const bool wrap = q % 8 == 4 && nwords >= 2;
+    chunks.push_back({wrap ? words - 1 - rng.range(0, nwords - 2) : rng.range(0, words - nwords), beats,
                       q % 3 == 0 ? rows - 1 - rng.range(0, beats - 1) : rng.range(0, rows - 1), rng.range(0, rows - 1),
                       rng.range(0, rows - 1)});
   }
@@ -74,7 +79,7 @@ int run(const Job& job) {
 
   std::deque<int64_t> rows_read;  // code_row_o before each edge, newest last
   size_t offered = 0, taken_chunk = 0;
-  int64_t next_beat = 0, beats_checked = 0, wraps = 0, stalled_beats = 0;
+  int64_t next_beat = 0, beats_checked = 0, wraps = 0, code_wraps = 0, stalled_beats = 0;
   int64_t first_take_edge = -1, last_beat_edge = -1;
   bool offering = false;
   const int64_t limit = 200 + 40 * job.iterations * (chunk / GW + 8);
@@ -122,7 +127,8 @@ int run(const Job& job) {
         const int64_t row = (k.slot_row + next_beat) % rows;
         if (k.slot_row + next_beat >= rows && next_beat > 0 && (k.slot_row + next_beat) % rows == 0) ++wraps;
         chk.equal(dut.gather_row_o, row, what + ": gather_row_o");
-        const int64_t pos = next_beat * GW, word = k.row + pos / LW, lane0 = pos % LW;
+        const int64_t pos = next_beat * GW, word = (k.row + pos / LW) % words, lane0 = pos % LW;
+        if (pos % LW == 0 && pos > 0 && word == 0) ++code_wraps;
         for (int j = 0; j < GW; ++j)
           for (int g = 0; g < G; ++g)
             chk.equal(static_cast<int64_t>(get_bits(dut.gather_code_o, (j * G + g) * 2, 2)),
@@ -159,6 +165,7 @@ int run(const Job& job) {
     chk.fail("only " + std::to_string(taken_chunk) + " of " + std::to_string(chunks.size()) + " chunks gathered in " +
              std::to_string(clock.cycle()) + " cycles");
   if (wraps == 0) chk.fail("no chunk wrapped round the ring");
+  if (code_wraps == 0) chk.fail("no chunk's words wrapped round the code memory");
   if (!steady && stalled_beats == 0) chk.fail("no beat held while the merge stalled");
   dut.final();
   return chk.finish("kld_ring_walk, " + std::to_string(G) + " groups, GATHER_W " + std::to_string(GW) + ", LIST_W " +
@@ -166,7 +173,7 @@ int run(const Job& job) {
                     " code words (reads of " + std::to_string(R) + " edges), ring of " + std::to_string(depth) +
                     " slots" + (steady ? ", merge always advancing" : "") + ": " + std::to_string(chunks.size()) +
                     " chunks, " + std::to_string(beats_checked) + " beats (" + std::to_string(wraps) +
-                    " wrapping the ring, " + std::to_string(stalled_beats) + " beat-cycles held), " +
+                    " wrapping the ring, " + std::to_string(code_wraps) + " the code memory, " + std::to_string(stalled_beats) + " beat-cycles held), " +
                     std::to_string(clock.cycle()) + " cycles");
 }
 
