@@ -419,6 +419,9 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   EXPECT_NE(front.find("kld_ring_lists u_lists ("), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_codes.v"));
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_lists.v"));
+  // Its walk buffer: four slots of a chunk's one word (8 lanes x 4 groups x 2 bits).
+  EXPECT_NE(front.find("kld_sram_4x64_sync u_walk ("), std::string::npos) << front;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_sram_4x64_sync.v"));
   // The issue: the plan's chunk, the 8x8 preset sized for 32 channels (4 groups of 8, one segment):
   // lengths of 0..8 (4 bits) of 4 groups in 2 buffers.
   const std::string passes = read_file(dir.path() / "rtl" / "kld_ring_passes.v");
