@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "golden/random.hpp"
+#include "hw/blocks.hpp"
 #include "unit_common.hpp"
 
 namespace kld_ring {
@@ -163,6 +164,19 @@ struct WalkReader {
   int pace = 1;
   std::vector<int> todo;                                        // words of `walking` still to read
   std::deque<std::pair<int, std::pair<int64_t, int>>> pending;  // edges left, {chunk, word}
+
+  // The walk of kld_ring_front's walk buffer, for chunks of up to `chunk` positions at `list_w`.
+  static WalkReader of_front(const std::vector<Chunk>* chunks, int G, int chunk, int list_w) {
+    using kaleido::hw::RingFrontBlock;
+    const int rows = RingFrontBlock::walk_words(chunk, list_w);
+    return {chunks,
+            G,
+            list_w,
+            kaleido::hw::RingListsBlock::rows(chunk, list_w),
+            RingFrontBlock::kWalkSlots,
+            kaleido::hw::RingCodesBlock::read_edges(rows),
+            rows};
+  }
 
   // Drives walk_row_i for the coming edge; true when the read is its chunk's last (walked at
   // that edge).

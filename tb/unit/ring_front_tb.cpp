@@ -52,14 +52,7 @@ int run(const Job& job) {
   ChunkStats stats;
   const std::vector<Chunk> chunks = make_chunks(rng, static_cast<size_t>(job.iterations), G, chunk, LW, words, stats);
   const int64_t partial_words = stats.partial_words, wraps = stats.wraps;
-  const int walk_rows = RingFrontBlock::walk_words(chunk, LW);
-  WalkReader walker{&chunks,
-                    G,
-                    LW,
-                    RingListsBlock::rows(chunk, LW),
-                    RingFrontBlock::kWalkSlots,
-                    kaleido::hw::RingCodesBlock::read_edges(walk_rows),
-                    walk_rows};
+  WalkReader walker = WalkReader::of_front(&chunks, G, chunk, LW);
 
   dut.rst_ni = 0;
   dut.dec_valid_i = 0;
@@ -115,8 +108,8 @@ int run(const Job& job) {
     const int last_n = asking ? next->n - (next->words - 1) * LW : 0;
     set_bits(dut.build_lanes_i, 0, LW, asking ? (last_n >= 64 ? ~0ull : (1ull << last_n) - 1) : rng.next());
     dut.build_buf_i = asking ? static_cast<int>(taken & 1) : static_cast<int>(rng.next() & 1);
-    dut.build_slot_i =
-        static_cast<uint32_t>(asking ? taken % RingFrontBlock::kWalkSlots : static_cast<int64_t>(rng.next() & 3));
+    const int64_t slots = RingFrontBlock::kWalkSlots;
+    dut.build_slot_i = static_cast<uint32_t>(asking ? taken % slots : static_cast<int64_t>(rng.next() % slots));
     const bool take = asking && dut.build_ready_o;
     const int64_t pending_before = static_cast<int64_t>(walker.pending.size());
     walker.drive(dut, rng);

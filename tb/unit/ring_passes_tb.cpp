@@ -54,15 +54,8 @@ int run(const Job& job) {
   const int64_t weight_delay = job.raw.value("weight_delay", 10);
   ChunkStats stats;
   const std::vector<Chunk> chunks = make_chunks(rng, static_cast<size_t>(job.iterations), G, chunk, LW, words, stats);
-  const int walk_rows = kaleido::hw::RingFrontBlock::walk_words(chunk, LW);
   const int64_t slots = kaleido::hw::RingFrontBlock::kWalkSlots;
-  WalkReader walker{&chunks,
-                    G,
-                    LW,
-                    RingListsBlock::rows(chunk, LW),
-                    static_cast<int>(slots),
-                    kaleido::hw::RingCodesBlock::read_edges(walk_rows),
-                    walk_rows};
+  WalkReader walker = WalkReader::of_front(&chunks, G, chunk, LW);
 
   // Every beat of the run, in order.
   std::deque<IssueBeat> expected;

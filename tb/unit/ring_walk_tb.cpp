@@ -173,8 +173,8 @@ int run(const Job& job) {
                     " code words (reads of " + std::to_string(R) + " edges), ring of " + std::to_string(depth) +
                     " slots" + (steady ? ", merge always advancing" : "") + ": " + std::to_string(chunks.size()) +
                     " chunks, " + std::to_string(beats_checked) + " beats (" + std::to_string(wraps) +
-                    " wrapping the ring, " + std::to_string(code_wraps) + " the code memory, " + std::to_string(stalled_beats) + " beat-cycles held), " +
-                    std::to_string(clock.cycle()) + " cycles");
+                    " wrapping the ring, " + std::to_string(code_wraps) + " the code memory, " +
+                    std::to_string(stalled_beats) + " beat-cycles held), " + std::to_string(clock.cycle()) + " cycles");
 }
 
 }  // namespace
