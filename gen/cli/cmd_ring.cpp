@@ -210,9 +210,7 @@ struct RingPlanCommand {
       const int depth = static_cast<int>(hw::ring_depth(cfg, shape));
       const int code_words = static_cast<int>(hw::ring_code_words(cfg, shape));
       hw::RingMergeBlock::design(sized, depth).write(rtl);
-      hw::RingPassesBlock::design(sized, code_words, shape.chunk, list_w).write(rtl);
-      hw::RingChunksBlock::design(sized, code_words, shape.chunk, list_w, depth).write(rtl);
-      hw::RingWalkBlock::design(sized, code_words, shape.chunk, list_w, depth).write(rtl);
+      hw::RingEngineBlock::design(sized, code_words, shape.chunk, list_w, depth).write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
                  std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
                  " columns, GATHER_W " + std::to_string(sized.gather_w) +
@@ -220,7 +218,8 @@ struct RingPlanCommand {
                  " words of " + std::to_string(list_w) + " positions, read into kld_ring_lists, chunks of " +
                  std::to_string(shape.chunk) + ", LIST_W " + std::to_string(list_w) + ") and kld_ring_issue (" +
                  std::to_string(sized.segs()) + " segments, " + std::to_string(sized.max_kt()) +
-                 " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk) into " +
+                 " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), "
+                 "joined in kld_ring_engine, into " +
                  rtl;
       progress(rtl_note);
     }
@@ -317,8 +316,9 @@ struct RingPlanCommand {
                   static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
                   bits_text(r["bits"].get<int64_t>()).c_str());
     std::printf("\nA model of an architecture whose RTL has only its merge, its passes' front end and "
-                "issue, its chunk sequencer and its gather's walk so far (kld_ring_merge, kld_ring_passes: "
-                "kld_ring_front, kld_ring_issue; kld_ring_chunks; kld_ring_walk; --rtl; docs/hardware.md, "
+                "issue, its chunk sequencer and its gather's walk so far (kld_ring_merge; kld_ring_engine: "
+                "kld_ring_chunks, kld_ring_passes (kld_ring_front, kld_ring_issue), kld_ring_walk; --rtl; "
+                "docs/hardware.md, "
                 "\"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }
@@ -354,8 +354,8 @@ void register_ring_plan(CLI::App& app) {
                   "Also write kld_ring_merge (the ring's merge) for this plan's ring depth and kld_ring_passes: "
                   "kld_ring_front (its decision codes, kld_ring_codes, for its words, read into its list builder, "
                   "kld_ring_lists, for its chunk and --list-w) joined to kld_ring_issue (the passes' issue from "
-                  "the lists), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk) into "
-                  "this folder (block-tested; not yet in kld_top; one --chunks value)");
+                  "the lists), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), joined "
+                  "in kld_ring_engine, into this folder (block-tested; not yet in kld_top; one --chunks value)");
   sub->callback([cmd] { cmd->run(); });
 }
 

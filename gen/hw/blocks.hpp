@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/hw_config.hpp"
@@ -304,6 +305,10 @@ struct RingFrontBlock {
   static int walk_words(int chunk, int list_w) { return kWalkSlots * RingListsBlock::rows(chunk, list_w); }
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, const vlog::Module& codes,
                                const vlog::Module& lists, const vlog::Module& walk_sram);
+  // A plan's sizes as a design header names them: CODE_WORDS, CHUNK, LIST_W.
+  static std::vector<std::pair<std::string, std::string>> plan_params(int words, int chunk, int list_w);
+  // Adds the block with kld_ring_codes, kld_ring_lists and their memories to `d`.
+  static void add(vlog::Design& d, const HwConfig& c, int words, int chunk, int list_w);
   // The block with kld_ring_codes, kld_ring_lists and their memories, for its block test.
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };
@@ -352,7 +357,9 @@ struct RingPassesBlock {
   static void check(int words, int chunk, int list_w) { RingFrontBlock::check(words, chunk, list_w); }
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, const vlog::Module& front,
                                const vlog::Module& issue);
-  // The block with kld_ring_front (its blocks and memories) and kld_ring_issue, for its block test.
+  // Adds the block with kld_ring_front (its blocks and memories) and kld_ring_issue to `d`.
+  static void add(vlog::Design& d, const HwConfig& c, int words, int chunk, int list_w);
+  // The same in a design of its own, for its block test.
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };
 
@@ -390,15 +397,33 @@ struct RingChunksBlock {
 struct RingWalkBlock {
   // As kld_ring_chunks, whose chunks it walks; GATHER_W at most LIST_W (a beat's codes in one word).
   static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  // Edges from a code row's read to its codes in the walk's register (the memory's read edges, then
+  // the register every SRAM read lands in before logic).
+  static int code_edges(int words) { return RingCodesBlock::read_edges(words) + 1; }
   // Entries of the beat queue: a beat is read only when an entry will be free as its codes arrive
-  // (queued + in flight < the depth), and read edges + 2 entries keep a beat a cycle flowing while
+  // (queued + in flight < the depth), and code edges + 2 entries keep a beat a cycle flowing while
   // the merge advances.
-  static int fifo_depth(int words) { return RingCodesBlock::read_edges(words) + 2; }
+  static int fifo_depth(int words) { return code_edges(words) + 2; }
   // Edges from an idle walk's take of a chunk to the one its first beat enters the merge at: the
-  // read, its codes' arrival, the queue's entry.
-  static int first_beat_edges(int words) { return RingCodesBlock::read_edges(words) + 2; }
+  // read, its codes' register, the queue's entry.
+  static int first_beat_edges(int words) { return code_edges(words) + 2; }
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth);
   // kld_ring_walk alone.
+  static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
+};
+
+// kld_ring_engine: the ring's engine (docs/hardware.md, "The ring's engine"): kld_ring_chunks,
+// kld_ring_passes and kld_ring_walk joined. The run's chunks go to the passes once their code
+// words are written (codes_written_i); chunk n is built with its words kept in walk-buffer slot
+// n mod 4, issued, and once its partials have landed in the ring (landed_i, from kld_top) walked
+// from that slot, the walk's last read freeing it. Not yet in kld_top.
+struct RingEngineBlock {
+  // As kld_ring_chunks and kld_ring_passes; the walk's as kld_ring_walk over the walk buffer.
+  static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth,
+                               const vlog::Module& chunks, const vlog::Module& passes, const vlog::Module& walk);
+  // The block with its blocks and memories; its header names the plan's CODE_WORDS, CHUNK, LIST_W
+  // and RING_DEPTH. kld_ring_walk in it walks the walk buffer (RingFrontBlock::walk_words).
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
 };
 

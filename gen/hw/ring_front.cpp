@@ -120,11 +120,20 @@ Module RingFrontBlock::generate(const HwConfig& c, int words, int chunk, int lis
   return m;
 }
 
+std::vector<std::pair<std::string, std::string>> RingFrontBlock::plan_params(int words, int chunk, int list_w) {
+  return {{"CODE_WORDS", std::to_string(words)}, {"CHUNK", std::to_string(chunk)}, {"LIST_W", std::to_string(list_w)}};
+}
+
 vlog::Design RingFrontBlock::design(const HwConfig& c, int words, int chunk, int list_w) {
   check(words, chunk, list_w);
-  vlog::Design d = empty_design(c, {{"CODE_WORDS", std::to_string(words)},
-                                    {"CHUNK", std::to_string(chunk)},
-                                    {"LIST_W", std::to_string(list_w)}});
+  vlog::Design d = empty_design(c, plan_params(words, chunk, list_w));
+  add(d, c, words, chunk, list_w);
+  d.check();
+  return d;
+}
+
+void RingFrontBlock::add(vlog::Design& d, const HwConfig& c, int words, int chunk, int list_w) {
+  check(words, chunk, list_w);
   const int ww = list_w * c.max_groups() * 2, rows = RingCodesBlock::part_rows(words);
   const int depth = 2 * RingListsBlock::rows(chunk, list_w), ew = RingListsBlock::entry_w(chunk, list_w);
   d.add(SramBlock::generate(c, rows, ww, 1, 1, true));
@@ -135,8 +144,6 @@ vlog::Design RingFrontBlock::design(const HwConfig& c, int words, int chunk, int
   if (!d.has(SramBlock::name(walk_rows, ww, 1, 1, true))) d.add(SramBlock::generate(c, walk_rows, ww, 1, 1, true));
   d.add(generate(c, words, chunk, list_w, d.module("kld_ring_codes"), d.module("kld_ring_lists"),
                  d.module(SramBlock::name(walk_rows, ww, 1, 1, true))));
-  d.check();
-  return d;
 }
 
 }  // namespace kaleido::hw

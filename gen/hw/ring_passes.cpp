@@ -105,10 +105,15 @@ Module RingPassesBlock::generate(const HwConfig& c, int words, int chunk, int li
   return m;
 }
 
-vlog::Design RingPassesBlock::design(const HwConfig& c, int words, int chunk, int list_w) {
-  vlog::Design d = RingFrontBlock::design(c, words, chunk, list_w);
+void RingPassesBlock::add(vlog::Design& d, const HwConfig& c, int words, int chunk, int list_w) {
+  RingFrontBlock::add(d, c, words, chunk, list_w);
   d.add(RingIssueBlock::generate(c, chunk, list_w));
   d.add(generate(c, words, chunk, list_w, d.module("kld_ring_front"), d.module("kld_ring_issue")));
+}
+
+vlog::Design RingPassesBlock::design(const HwConfig& c, int words, int chunk, int list_w) {
+  vlog::Design d = empty_design(c, RingFrontBlock::plan_params(words, chunk, list_w));
+  add(d, c, words, chunk, list_w);
   d.check();
   return d;
 }

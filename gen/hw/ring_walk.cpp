@@ -20,7 +20,8 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const int parts = list_w / GW, pb = RingListsBlock::lane_bits(parts);  // beats a code word holds
   const int rows = depth / GW, rw = clog2(rows), cw = clog2(words);
   const int bw = clog2(chunk / GW + 1);  // a chunk's beats, 1..CHUNK / GATHER_W
-  const int R = RingCodesBlock::read_edges(words), F = fifo_depth(words);
+  // R: edges from a read's row to its codes in code_q (the memory's read, then that register).
+  const int RM = RingCodesBlock::read_edges(words), R = code_edges(words), F = fifo_depth(words);
   const int fb = clog2(F), cnt_w = clog2(F + 1), beat_codes = GW * G * 2;
   Module m("kld_ring_walk",
            "The gather's walk of the window-bounded ring (docs/hardware.md, \"The ring's walk\"): each "
@@ -34,6 +35,9 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr chunk_valid = m.input("chunk_valid_i", 1, Sign::Unsigned, "a chunk's partials are in the ring: walk it");
   const Expr chunk_ready = m.output("chunk_ready_o", 1, Sign::Unsigned, "it is taken at this edge");
+  const Expr chunk_read = m.output("chunk_read_o", 1, Sign::Unsigned,
+                                   "the walked chunk's last beat is read at this edge (code_row_o its last word's): "
+                                   "its code words are no longer needed");
   const Expr chunk_row = m.input("chunk_row_i", cw, Sign::Unsigned, "the code row of its first word");
   const Expr chunk_beats = m.input("chunk_beats_i", bw, Sign::Unsigned, "its beats: positions / GATHER_W, at least 1");
   const Expr chunk_slot_row = m.input("chunk_slot_row_i", rw, Sign::Unsigned, "ring row of its first position");
@@ -41,7 +45,7 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr chunk_off_t = m.input("chunk_off_t_i", rw, Sign::Unsigned, "rows back to its t neighbour");
   const Expr code_row = m.output("code_row_o", cw, Sign::Unsigned, "the code row read (every cycle)");
   const Expr code = m.input("code_i", list_w * G * 2, Sign::Unsigned,
-                            "the codes of code_row_o " + std::to_string(R) + (R == 1 ? " edge" : " edges") +
+                            "the codes of code_row_o " + std::to_string(RM) + (RM == 1 ? " edge" : " edges") +
                                 " before: lane i, group g at (i*G + g)*2");
   const Expr gather_en = m.input("gather_en_i", 1, Sign::Unsigned, "the merge's gather advances at this edge");
   const Expr gather_valid = m.output("gather_valid_o", GW, Sign::Unsigned, "a beat enters the merge (every lane)");
@@ -60,8 +64,9 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr off_t_q = m.signal("off_t_q", rw, Sign::Unsigned, "the chunk's t distance");
   const Expr part_q = pb > 0 ? m.signal("part_q", pb, Sign::Unsigned, "the next beat's part of its code word") : Expr();
 
-  // Room: the queue's entries and the beats in flight through the memory's read stay below F =
-  // read edges + 2, so a beat read now has an entry when its codes arrive, whatever the merge does.
+  // Room: the queue's entries and the beats in flight through the memory's read and the codes'
+  // register stay below F = R + 2, so a beat read now has an entry when its codes arrive, whatever
+  // the merge does.
   const Expr count_q = m.signal("count_q", cnt_w, Sign::Unsigned, "beats queued");
   std::vector<Expr> fl_valid;
   for (int k = 0; k < R; ++k)
@@ -75,6 +80,7 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr read = m.wire("read", active && room, "a beat is read at this edge");
   const Expr last_read = m.wire("last_read", read && left_q == constant(bw, 1), "the chunk's last beat is read");
   m.assign(chunk_ready, !active || last_read);
+  m.assign(chunk_read, last_read);
   const Expr take = m.wire("take", chunk_valid && (!active || last_read), "a chunk is taken at this edge");
   m.assign(code_row, word_q);
 
@@ -106,7 +112,11 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
                   m.signal("fl_off_h_" + ks + "_q", rw), m.signal("fl_off_t_" + ks + "_q", rw),
                   m.signal("fl_last_" + ks + "_q", 1)});
   }
-  Always& flight = m.always_ff(clk, rst_n, "beats in flight through the code memory's read");
+  // The codes land in a register before their part is picked and queued: no path runs from the
+  // memory's read through that logic (at a 4 ns clock a 128-row word read leaves no room for it).
+  const Expr code_q = m.signal("code_q", list_w * G * 2, Sign::Unsigned, "the codes read, registered");
+  Always& flight = m.always_ff(clk, rst_n, "beats in flight through the code memory's read and its register");
+  flight.flop(code_q, code, 0);
   for (int k = 0; k < R; ++k) {
     const auto i = static_cast<size_t>(k);
     const bool first = k == 0;
@@ -121,7 +131,7 @@ Module RingWalkBlock::generate(const HwConfig& c, int words, int chunk, int list
   const Expr arrive_valid = fl_valid.back();
   // The arriving beat's codes: its part of the word.
   std::vector<Expr> part_codes;
-  for (int p = 0; p < parts; ++p) part_codes.push_back(code.slice((p + 1) * beat_codes - 1, p * beat_codes));
+  for (int p = 0; p < parts; ++p) part_codes.push_back(code_q.slice((p + 1) * beat_codes - 1, p * beat_codes));
   const Expr arrive_codes =
       m.wire("arrive_codes", pb > 0 ? select(arrive.part, part_codes, zero(beat_codes)) : part_codes[0],
              "the arriving beat's codes");

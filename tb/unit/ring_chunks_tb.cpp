@@ -23,6 +23,7 @@
 #include "golden/scan.hpp"
 #include "hw/blocks.hpp"
 #include "hw/ring_plan.hpp"
+#include "ring_common.hpp"
 #include "unit_common.hpp"
 
 namespace {
@@ -30,12 +31,7 @@ namespace {
 using kaleido::hw::RingChunksBlock;
 using kaleido::hw::RingListsBlock;
 using namespace kld_unit;
-
-// A step of the run as the model cuts it, with what kld_ring_chunks must offer for it.
-struct Step {
-  int64_t row, words, lanes, len, slot_row, off_h, off_t, mt;
-  bool last;
-};
+using kld_ring::Step;
 
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
@@ -65,44 +61,18 @@ int run(const Job& job) {
     cfg.tile_h = whole || rng.range(0, 3) == 0 ? 0 : static_cast<int>(rng.range(1, cfg.grid.h));
     cfg.tile_w = whole || rng.range(0, 3) == 0 ? 0 : static_cast<int>(rng.range(1, cfg.grid.w / GW)) * GW;
     const int mtiles = static_cast<int>(rng.range(1, c.max_mt()));
-    const kaleido::ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
     const int th = cfg.tile_h_eff(), tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
     if (cfg.grid.h % th != 0 || cfg.grid.w % tw != 0) ++runs_with_edge_tiles;
     if (cfg.tile_h == 0 && cfg.tile_w == 0) ++whole_frame_runs;
     if (mtiles > 1) ++multi_mt;
 
     // The run's steps: every chunk of the scan, once per m-tile.
-    const std::vector<kaleido::hw::RingChunk> chunks = kaleido::hw::ring_chunks(cfg, chunk);
-    std::vector<Step> steps;
+    const std::vector<Step> steps = kld_ring::run_steps(cfg, chunk, LW, GW, rows, mtiles, words);
     int64_t base = 0;
-    for (int mt = 0; mt < mtiles; ++mt) {
-      int64_t row = 0;
-      for (const auto& ch : chunks) {
-        const int64_t n = ch.p1 - ch.p0, nw = (n + LW - 1) / LW, last_lanes = n - (nw - 1) * LW;
-        // The chunk's tile, from its first position; its h and t neighbours as ScanOrder has them.
-        const kaleido::TokenCoord at = scan.coord(scan.token_at(ch.p0));
-        const int h0 = at.h / th * th, w0 = at.w / tw * tw;
-        const int tile_rows = std::min(th, cfg.grid.h - h0), tile_cols = std::min(tw, cfg.grid.w - w0);
-        for (int64_t p = ch.p0; p < ch.p1; ++p) {
-          const int32_t tok = scan.token_at(p);
-          const int32_t h_ref = scan.reference(tok, kaleido::Axis::H), t_ref = scan.reference(tok, kaleido::Axis::T);
-          if ((h_ref >= 0 && p - scan.pos_of(h_ref) != tile_cols) ||
-              (t_ref >= 0 && p - scan.pos_of(t_ref) != tile_rows * tile_cols))
-            throw std::runtime_error("the harness's tile geometry disagrees with ScanOrder at position " +
-                                     std::to_string(p));
-        }
-        if (n < chunk) ++short_chunks;
-        if (base % GW != 0) throw std::runtime_error("a chunk that does not start a ring row");
-        steps.push_back({row, nw, (int64_t{1} << last_lanes) - 1, n, base / GW % rows, tile_cols / GW,
-                         tile_rows * tile_cols / GW, mt, false});
-        row += nw;
-        base += n;
-      }
-      if (row > words)
-        throw std::runtime_error("the case's code memory (" + std::to_string(words) +
-                                 " words) is smaller than a run's " + std::to_string(row));
+    for (const Step& s : steps) {
+      short_chunks += s.len < chunk;
+      base += s.len;
     }
-    steps.back().last = true;
     if (base / GW >= rows) ++wraps;
 
     // Idle, then the run's registers and start_i.
@@ -155,9 +125,7 @@ int run(const Job& job) {
       clock.edge();
       if (offered && take) {
         ++steps_seen;
-        const bool tile_ends = next + 1 == steps.size() || steps[next + 1].mt != steps[next].mt ||
-                               chunks[next % chunks.size()].block != chunks[(next + 1) % chunks.size()].block;
-        due = clock.cycle() + (tile_ends ? RingChunksBlock::kTileEdges : RingChunksBlock::kChunkEdges);
+        due = clock.cycle() + (steps[next].ends_tile ? RingChunksBlock::kTileEdges : RingChunksBlock::kChunkEdges);
         ++next;
       }
     }

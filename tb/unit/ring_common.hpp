@@ -12,8 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "golden/config.hpp"
 #include "golden/random.hpp"
+#include "golden/scan.hpp"
 #include "hw/blocks.hpp"
+#include "hw/ring_plan.hpp"
 #include "unit_common.hpp"
 
 namespace kld_ring {
@@ -26,6 +29,59 @@ struct Chunk {
   std::vector<std::vector<int>> lists;  // per group: the COMPUTE positions in order
 };
 
+// A chunk of a run as the model cuts it (hw::ring_chunks, from golden/scan.hpp's ScanOrder, not
+// from the RTL), with what kld_ring_chunks offers for it: its code row (the words of the m-tile's
+// chunks before it, a chunk starting a word), words, last word's lanes, positions, ring row (the
+// run's positions before it / GATHER_W, mod the ring's rows), its tile's h and t distances in rows
+// (from the tile of its first position, checked against ScanOrder's references inside the chunk),
+// its m-tile, whether it is the run's last and whether it ends its tile.
+struct Step {
+  int64_t row, words, lanes, len, slot_row, off_h, off_t, mt;
+  bool last, ends_tile;
+  int64_t p0;  // its first scan position
+};
+
+// The run's steps: every chunk of the scan of `cfg`, once per m-tile, at LIST_W `list_w`, GATHER_W
+// `gather_w` and a ring of `rows` rows. Throws if the tile geometry disagrees with ScanOrder, a
+// chunk does not start a ring row or an m-tile's words exceed `words`.
+inline std::vector<Step> run_steps(const kaleido::ReuseConfig& cfg, int chunk, int list_w, int gather_w, int rows,
+                                   int mtiles, int words) {
+  const kaleido::ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
+  const int th = cfg.tile_h_eff(), tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
+  const std::vector<kaleido::hw::RingChunk> chunks = kaleido::hw::ring_chunks(cfg, chunk);
+  std::vector<Step> steps;
+  int64_t base = 0;
+  for (int mt = 0; mt < mtiles; ++mt) {
+    int64_t row = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      const kaleido::hw::RingChunk& ch = chunks[i];
+      const int64_t n = ch.p1 - ch.p0, nw = (n + list_w - 1) / list_w, last_lanes = n - (nw - 1) * list_w;
+      const kaleido::TokenCoord at = scan.coord(scan.token_at(ch.p0));
+      const int h0 = at.h / th * th, w0 = at.w / tw * tw;
+      const int tile_rows = std::min(th, cfg.grid.h - h0), tile_cols = std::min(tw, cfg.grid.w - w0);
+      for (int64_t p = ch.p0; p < ch.p1; ++p) {
+        const int32_t tok = scan.token_at(p);
+        const int32_t h_ref = scan.reference(tok, kaleido::Axis::H), t_ref = scan.reference(tok, kaleido::Axis::T);
+        if ((h_ref >= 0 && p - scan.pos_of(h_ref) != tile_cols) ||
+            (t_ref >= 0 && p - scan.pos_of(t_ref) != tile_rows * tile_cols))
+          throw std::runtime_error("the harness's tile geometry disagrees with ScanOrder at position " +
+                                   std::to_string(p));
+      }
+      if (base % gather_w != 0) throw std::runtime_error("a chunk that does not start a ring row");
+      const bool ends_tile = i + 1 == chunks.size() || chunks[i + 1].block != ch.block;
+      steps.push_back({row, nw, (int64_t{1} << last_lanes) - 1, n, base / gather_w % rows, tile_cols / gather_w,
+                       tile_rows * tile_cols / gather_w, mt, false, ends_tile, ch.p0});
+      row += nw;
+      base += n;
+    }
+    if (row > words)
+      throw std::runtime_error("the case's code memory (" + std::to_string(words) + " words) is smaller than a run's " +
+                               std::to_string(row));
+  }
+  steps.back().last = true;
+  return steps;
+}
+
 // One cycle of the detector's side: lane l decides group groups[l] (or nothing when negative).
 struct DecisionCycle {
   std::vector<int> groups, codes;
@@ -37,6 +93,23 @@ struct ChunkStats {
   int64_t partial_words = 0, wraps = 0;
 };
 
+// Random decisions for the k.n positions of `k` and G groups, each group's COMPUTE share drawn
+// from none, few, half, most, all or any; its lists from them.
+inline void random_codes(kaleido::Rng& rng, Chunk& k, int G) {
+  const int shares[] = {0, 5, 50, 95, 100, -1};
+  k.codes.assign(static_cast<size_t>(k.n * G), 0);
+  k.lists.assign(static_cast<size_t>(G), {});
+  for (int g = 0; g < G; ++g) {
+    int share = shares[rng.range(0, 5)];
+    if (share < 0) share = static_cast<int>(rng.range(0, 100));
+    for (int p = 0; p < k.n; ++p) {
+      const bool compute = rng.range(0, 99) < share;
+      k.codes[static_cast<size_t>(p * G + g)] = compute ? 0 : static_cast<int>(rng.range(1, 3));
+      if (compute) k.lists[static_cast<size_t>(g)].push_back(p);
+    }
+  }
+}
+
 // `count` chunks of 1 to `chunk` positions (every fifth whole) for G groups at LIST_W `list_w`,
 // each group's COMPUTE share drawn from none, few, half, most, all or any. Their rows follow one
 // another round a memory of `words` words; the first chunk is whole and starts at the memory's
@@ -44,7 +117,6 @@ struct ChunkStats {
 inline std::vector<Chunk> make_chunks(kaleido::Rng& rng, size_t count, int G, int chunk, int list_w, int words,
                                       ChunkStats& stats) {
   std::vector<Chunk> chunks(count);
-  const int shares[] = {0, 5, 50, 95, 100, -1};
   for (size_t q = 0, row = static_cast<size_t>(words - 1); q < chunks.size(); ++q) {
     Chunk& k = chunks[q];
     k.n = static_cast<int>(rng.range(1, chunk));
@@ -54,17 +126,7 @@ inline std::vector<Chunk> make_chunks(kaleido::Rng& rng, size_t count, int G, in
     stats.partial_words += k.n % list_w != 0;
     stats.wraps += k.row + k.words > words;
     row = (row + static_cast<size_t>(k.words)) % static_cast<size_t>(words);
-    k.codes.assign(static_cast<size_t>(k.n * G), 0);
-    k.lists.assign(static_cast<size_t>(G), {});
-    for (int g = 0; g < G; ++g) {
-      int share = shares[rng.range(0, 5)];
-      if (share < 0) share = static_cast<int>(rng.range(0, 100));
-      for (int p = 0; p < k.n; ++p) {
-        const bool compute = rng.range(0, 99) < share;
-        k.codes[static_cast<size_t>(p * G + g)] = compute ? 0 : static_cast<int>(rng.range(1, 3));
-        if (compute) k.lists[static_cast<size_t>(g)].push_back(p);
-      }
-    }
+    random_codes(rng, k, G);
   }
   return chunks;
 }
@@ -130,6 +192,32 @@ struct IssueBeat {
   bool pass_last = false, chunk_last = false;
   int64_t chunk = 0;
 };
+
+// Appends the issue's beats of chunk `k` (number `index` in the run) for the run's first `groups`
+// groups on `segs` segments: pass kt has max(1, longest list of groups kt*segs + s) beats, beat i
+// carrying for segment s entry i of its group's list when i is inside it. `pass` counts the passes
+// of the run before (a pass's weight buffer is its parity).
+inline void append_issue_beats(std::deque<IssueBeat>& out, const Chunk& k, int groups, int segs, int64_t& pass,
+                               int64_t index) {
+  const int kts = (groups + segs - 1) / segs;
+  for (int kt = 0; kt < kts; ++kt, ++pass) {
+    size_t reads = 1;
+    for (int s = 0; s < segs && kt * segs + s < groups; ++s)
+      reads = std::max(reads, k.lists[static_cast<size_t>(kt * segs + s)].size());
+    for (size_t i = 0; i < reads; ++i) {
+      IssueBeat b{0,         std::vector<int>(static_cast<size_t>(segs), -1), kt, static_cast<int>(pass & 1),
+                  i + 1 == reads, i + 1 == reads && kt == kts - 1,           index};
+      for (int s = 0; s < segs && kt * segs + s < groups; ++s) {
+        const auto& l = k.lists[static_cast<size_t>(kt * segs + s)];
+        if (i < l.size()) {
+          b.valid |= 1ull << s;
+          b.pos[static_cast<size_t>(s)] = l[i];
+        }
+      }
+      out.push_back(b);
+    }
+  }
+}
 
 // Compares the beat out after `edge` with `want` (positions only where a segment issues).
 template <class Model>

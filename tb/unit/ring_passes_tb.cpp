@@ -47,7 +47,6 @@ int run(const Job& job) {
     return chk.finish("kld_ring_passes");
   }
   const int groups = job.seed % 2 == 1 || G == 1 ? G : G - 1;
-  const int kts = (groups + S - 1) / S;
   // Chunks the writer may be ahead of the latest taken: the rows of the one it writes must not be
   // those of a chunk not yet read into the list builder.
   const size_t ahead = static_cast<size_t>(words / RingListsBlock::rows(chunk, LW) - 1);
@@ -61,24 +60,7 @@ int run(const Job& job) {
   std::deque<IssueBeat> expected;
   int64_t pass = 0;
   for (size_t q = 0; q < chunks.size(); ++q)
-    for (int kt = 0; kt < kts; ++kt, ++pass) {
-      size_t reads = 1;
-      for (int s = 0; s < S && kt * S + s < groups; ++s)
-        reads = std::max(reads, chunks[q].lists[static_cast<size_t>(kt * S + s)].size());
-      for (size_t i = 0; i < reads; ++i) {
-        // The pass's weight buffer is the parity of its place in the run.
-        IssueBeat b{0, std::vector<int>(static_cast<size_t>(S), -1), kt, static_cast<int>(pass & 1), i + 1 == reads,
-                    i + 1 == reads && kt == kts - 1, static_cast<int64_t>(q)};
-        for (int s = 0; s < S && kt * S + s < groups; ++s) {
-          const auto& l = chunks[q].lists[static_cast<size_t>(kt * S + s)];
-          if (i < l.size()) {
-            b.valid |= 1ull << s;
-            b.pos[static_cast<size_t>(s)] = l[i];
-          }
-        }
-        expected.push_back(b);
-      }
-    }
+    append_issue_beats(expected, chunks[q], groups, S, pass, static_cast<int64_t>(q));
   const size_t total_beats = expected.size();
 
   dut.rst_ni = 0;

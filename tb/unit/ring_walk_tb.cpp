@@ -11,7 +11,8 @@
 // chunk being its ring row + b (mod RING_DEPTH / GATHER_W), the codes of lanes b*GATHER_W ..
 // b*GATHER_W + GATHER_W - 1 of the chunk's positions (word chunk row + b*GATHER_W / LIST_W, mod
 // the memory's words; code_row_o is never past them, idle or not), its chunk's distances and last
-// flag; a beat is offered on every lane or none. In the steady case the first beat enters
+// flag; a beat is offered on every lane or none; `chunk_read_o` rises once per chunk, in order,
+// after its take and before its last beat is gathered, with code_row_o at its last beat's word. In the steady case the first beat enters
 // RingWalkBlock::first_beat_edges after the first chunk's take and every later one at the next
 // edge: the walk never starves a merge that always advances.
 #include <deque>
@@ -78,7 +79,7 @@ int run(const Job& job) {
   dut.rst_ni = 1;
 
   std::deque<int64_t> rows_read;  // code_row_o before each edge, newest last
-  size_t offered = 0, taken_chunk = 0;
+  size_t offered = 0, taken_chunk = 0, reads_done = 0;
   int64_t next_beat = 0, beats_checked = 0, wraps = 0, code_wraps = 0, stalled_beats = 0;
   int64_t first_take_edge = -1, last_beat_edge = -1;
   bool offering = false;
@@ -114,6 +115,17 @@ int run(const Job& job) {
     const int64_t row_now = static_cast<int64_t>(dut.code_row_o);
     if (row_now >= words) chk.fail("code_row_o " + std::to_string(row_now) + " past the code memory");
     rows_read.push_back(row_now % words);
+    // The walked chunk's last read: chunks in order, each once taken, at its last beat's word.
+    if (dut.chunk_read_o) {
+      if (reads_done >= offered) {
+        chk.fail("chunk_read_o for a chunk not taken, edge " + std::to_string(clock.cycle() + 1));
+      } else {
+        const Chunk& k = chunks[reads_done];
+        chk.equal(row_now, (k.row + (k.beats - 1) * GW / LW) % words,
+                  "chunk " + std::to_string(reads_done) + ": code_row_o at its chunk_read_o");
+      }
+      ++reads_done;
+    }
     const std::string at = "edge " + std::to_string(clock.cycle() + 1);
     const uint64_t valid = get_bits(dut.gather_valid_o, 0, GW);
     if (valid != 0 && valid != (uint64_t{1} << GW) - 1) chk.fail(at + ": a beat on some lanes only");
@@ -145,6 +157,8 @@ int run(const Job& job) {
           last_beat_edge = edge;
         }
         ++beats_checked;
+        if (next_beat + 1 == k.beats && reads_done <= taken_chunk)
+          chk.fail(what + ": its chunk's last beat gathered before its chunk_read_o");
         if (++next_beat == k.beats) {
           ++taken_chunk;
           next_beat = 0;
@@ -164,6 +178,8 @@ int run(const Job& job) {
   if (taken_chunk < chunks.size())
     chk.fail("only " + std::to_string(taken_chunk) + " of " + std::to_string(chunks.size()) + " chunks gathered in " +
              std::to_string(clock.cycle()) + " cycles");
+  if (reads_done != chunks.size())
+    chk.fail(std::to_string(reads_done) + " chunk_read_o for " + std::to_string(chunks.size()) + " chunks");
   if (wraps == 0) chk.fail("no chunk wrapped round the ring");
   if (code_wraps == 0) chk.fail("no chunk's words wrapped round the code memory");
   if (!steady && stalled_beats == 0) chk.fail("no beat held while the merge stalled");

@@ -385,5 +385,21 @@ TEST(HwLintRingWalk, RefusesABeatWiderThanACodeWord) {
   EXPECT_THROW(hw::RingWalkBlock::design(c, 128, 256, 8, 766), ConfigError);  // a ring not whole rows
 }
 
+// kld_ring_engine (chunks, passes and walk joined): the plans above, and GATHER_W 4 on a small
+// grid. It refuses what its walk of the walk buffer cannot take.
+TEST(HwLintRingEngine, LintSilentElaboratedAndDeterministic) {
+  hw::HwConfig four = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 6, 2, 0, 0, 7);
+  four.gather_w = 4;
+  expect_clean_plan_block("kld_ring_engine", "engine", hw::RingEngineBlock::design, {four, 12, 8, 4, 16});
+}
+
+TEST(HwLintRingEngine, RefusesABeatWiderThanACodeWord) {
+  hw::HwConfig c = hw::default_config_8x8();
+  c.gather_w = 4;
+  EXPECT_NO_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 768));
+  EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 2, 768), ConfigError);  // GATHER_W over LIST_W
+  EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 256), ConfigError);  // a ring of one chunk
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

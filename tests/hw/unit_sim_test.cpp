@@ -46,6 +46,9 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
   if (u.top == "kld_ring_walk")
     return hw::RingWalkBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                      u.options.at("list_w").get<int>(), u.ring_depth);
+  if (u.top == "kld_ring_engine")
+    return hw::RingEngineBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
+                                       u.options.at("list_w").get<int>(), u.ring_depth);
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                       u.options.at("list_w").get<int>());
@@ -177,6 +180,30 @@ UnitCase walk_case(const std::string& name, int groups, int gather, int chunk, i
   return u;
 }
 
+// kld_ring_engine for the groups and segments of `c` (eight groups on two segments) decided
+// `lanes` at a time, on grids up to t x h x w with GATHER_W `gather`, chunks of up to `chunk`
+// positions, LIST_W `list_w`, up to `mtiles` m-tiles, a ring of `depth` slots and a code memory
+// of a word per position (every run fits); 10 runs; `window_error` adds a run of whole frames past
+// the ring; the merge advances one cycle in `slow_pace` in its slow stretches (tb/unit/ring_engine_tb.cpp).
+UnitCase engine_case(const std::string& name, std::array<int, 3> grid, int lanes, int gather, int chunk, int list_w,
+                     int mtiles, int depth, bool window_error, bool slow, int slow_pace = 16) {
+  hw::HwConfig c = cfg(4, 3, 2, 8, 16, 0);
+  c.max_t = grid[0];
+  c.max_h = grid[1];
+  c.max_w = grid[2];
+  c.max_m = mtiles * c.cols;
+  c.gather_w = gather;
+  c.lanes = lanes;
+  UnitCase u{name, "kld_ring_engine", "ring_engine_tb", c, 10, slow};
+  u.ring_depth = depth;
+  u.options = {{"words", c.max_tokens()},
+               {"chunk", chunk},
+               {"list_w", list_w},
+               {"window_error", window_error},
+               {"slow_pace", slow_pace}};
+  return u;
+}
+
 // The same detector with lanes that decide two groups in alternate cycles.
 hw::HwConfig paired(hw::HwConfig c) {
   c.lane_groups = 2;
@@ -301,6 +328,13 @@ std::vector<UnitCase> cases() {
       walk_case("ring_walk_gw2_lw8_two_edge_reads_steady", 4, 2, 16, 8, 600, 40, true, false),
       walk_case("ring_walk_gw4_lw4", 3, 4, 16, 4, 30, 48, false, true),
       walk_case("ring_walk_gw1_lw4", 5, 1, 8, 4, 30, 20, false, true),
+      // kld_ring_engine: GATHER_W 2, chunks of two words of 4, a ring of 12 rows (whole frames of
+      // 16 rows past it); GATHER_W 1 at LIST_W 1; GATHER_W 4 and chunks of 34 words of 8 (a walk
+      // buffer of 136 words in two parts: walk reads of two edges), a code memory of 576 words (in
+      // parts: reads of two edges), its merge slower in its slow stretches (a chunk's issue is long).
+      engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 3, 2, 8, 4, 3, 24, true, false),
+      engine_case("ring_engine_gw1_c4_lw1", {2, 3, 5}, 2, 1, 4, 1, 2, 12, true, false),
+      engine_case("ring_engine_gw4_c272_lw8", {2, 12, 24}, 8, 4, 272, 8, 2, 576, false, true, 64),
   };
 }
 

@@ -1,0 +1,209 @@
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hw/blocks.hpp"
+
+namespace kaleido::hw {
+
+using namespace vlog;
+
+void RingEngineBlock::check(const HwConfig& c, int words, int chunk, int list_w, int depth) {
+  RingChunksBlock::check(c, words, chunk, list_w, depth);
+  RingPassesBlock::check(words, chunk, list_w);
+  RingWalkBlock::check(c, RingFrontBlock::walk_words(chunk, list_w), chunk, list_w, depth);
+}
+
+Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int list_w, int depth,
+                                 const Module& chunks, const Module& passes, const Module& walk) {
+  check(c, words, chunk, list_w, depth);
+  const int gb = RingListsBlock::lane_bits(c.gather_w), rw = clog2(depth / c.gather_w), cw = clog2(words);
+  const int tw_t = clog2(c.max_t + 1), tw_h = clog2(c.max_h + 1), tw_w = clog2(c.max_w + 1);
+  const int aw = clog2(c.max_h * c.max_w + 1), nw = clog2(chunk + 1), bw = clog2(chunk / c.gather_w + 1);
+  const int slot_words = RingListsBlock::rows(chunk, list_w), walk_words = RingFrontBlock::walk_words(chunk, list_w);
+  const int wrw = clog2(walk_words), S = RingFrontBlock::kWalkSlots, sb = clog2(S), cb = clog2(2 * S);
+  const int ww = clog2(slot_words + 1), G = c.max_groups(), GW = c.gather_w;
+  Module m("kld_ring_engine",
+           "The window-bounded ring's engine (docs/hardware.md, \"The ring's engine\"): the chunk "
+           "sequencer (kld_ring_chunks), the pass engine (kld_ring_passes) and the gather's walk "
+           "(kld_ring_walk) joined. A run's chunks go to the passes once their decisions are written "
+           "(codes_written_i); chunk n's words are kept in walk-buffer slot n mod 4 and what its walk "
+           "needs (beats, ring row, distances) in entry n mod 4 of a small table; once its partials "
+           "have landed in the ring (landed_i) the walk reads its codes from that slot and hands its "
+           "beats to the merge, and its last read frees the slot for chunk n + 4");
+  const Expr clk = m.input("clk_i", 1);
+  const Expr rst_n = m.input("rst_ni", 1);
+  const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while not busy_o)");
+  const Expr grid_t = m.input("grid_t_i", tw_t, Sign::Unsigned, "frames of the run, 1..MAX_T (held through it)");
+  const Expr grid_h = m.input("grid_h_i", tw_h, Sign::Unsigned, "rows of a frame, 1..MAX_H");
+  const Expr grid_w = m.input("grid_w_i", tw_w, Sign::Unsigned, "columns of a frame, 1..MAX_W");
+  const Expr tile_h = m.input("tile_h_i", tw_h, Sign::Unsigned, "rows of a scan tile (0: the whole frame)");
+  const Expr tile_w = m.input("tile_w_i", tw_w, Sign::Unsigned,
+                              "columns of a scan tile (0: the whole frame), a multiple of GATHER_W; a tile's "
+                              "area / GATHER_W below RING_DEPTH / GATHER_W (its t distance in ring rows)");
+  const Expr mtiles = m.input("mtiles_i", clog2(c.max_mt() + 1), Sign::Unsigned, "m-tiles of the run, 1..MAX_M / COLS");
+  const Expr busy = m.output("busy_o", 1, Sign::Unsigned,
+                             "the run's chunks are being offered, or a chunk taken has not had its last read "
+                             "by the walk");
+  const Expr codes_written = m.input("codes_written_i", clog2(words + 1), Sign::Unsigned,
+                                     "code words of the run written (rows 0 up): a chunk goes to the passes "
+                                     "once its last word is among them");
+  const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
+  RingIssueBlock::OuterPorts outer = RingIssueBlock::OuterPorts::declare_pass_side(m, c);
+  outer.declare_beat(m, c, chunk, list_w);
+  const Expr landed = m.input("landed_i", 1, Sign::Unsigned,
+                              "the partials of the oldest chunk issued and not yet landed are all in the ring");
+  const Expr gather_en = m.input("gather_en_i", 1, Sign::Unsigned, "the merge's gather advances at this edge");
+  const Expr gather_valid = m.output("gather_valid_o", GW, Sign::Unsigned, "a beat enters the merge (every lane)");
+  const Expr gather_row = m.output("gather_row_o", rw, Sign::Unsigned, "its ring row");
+  const Expr gather_code =
+      m.output("gather_code_o", GW * G * 2, Sign::Unsigned, "its codes: lane j, group g at (j*G + g)*2");
+  const Expr ref_off_h = m.output("ref_off_h_o", rw, Sign::Unsigned, "its tile's h distance in ring rows");
+  const Expr ref_off_t = m.output("ref_off_t_o", rw, Sign::Unsigned, "its tile's t distance in ring rows");
+  const Expr gather_last = m.output("gather_last_o", 1, Sign::Unsigned, "it is its chunk's last beat");
+  const Expr window_error = m.output("window_error_o", 1, Sign::Unsigned,
+                                     "the offered chunk's tile has a t distance (area / GATHER_W) of RING_DEPTH / "
+                                     "GATHER_W rows or more: past the ring. It is not taken: the run stops there "
+                                     "(kld_top's registers keep such tiles out; a reset recovers)");
+
+  // The chunk offered by the sequencer.
+  const Expr ch_valid = m.signal("ch_valid", 1), ch_ready = m.signal("ch_ready", 1), ch_busy = m.signal("ch_busy", 1);
+  const Expr ch_row = m.signal("ch_row", cw), ch_words = m.signal("ch_words", ww);
+  const Expr ch_lanes = m.signal("ch_lanes", list_w), ch_len = m.signal("ch_len", nw);
+  const Expr ch_slot_row = m.signal("ch_slot_row", rw), ch_off_h = m.signal("ch_off_h", tw_w - gb);
+  const Expr ch_off_t = m.signal("ch_off_t", aw - gb), ch_mt = m.signal("ch_mt", clog2(c.max_mt()));
+  const Expr ch_last = m.signal("ch_last", 1);
+  m.unused(concat({ch_mt, ch_last}),
+           "the chunk's m-tile and the run's last chunk: for kld_top's weights and output (not yet joined); "
+           "the run's end is busy_o");
+  const int dw = cw + 1;
+  // Registered, so no path runs from the sequencer's row through the sum and compare into the
+  // passes' take: a chunk goes on at the earliest in the second cycle it is offered. Its row and
+  // words are held while it is offered, and the words written only grow within a run.
+  const Expr decided = m.signal("decided_q", 1, Sign::Unsigned,
+                                "the chunk offered, offered in the cycle before too, has its code words written");
+  Always& decide = m.always_ff(clk, rst_n, "the offered chunk's decisions, written");
+  decide.flop(decided, ch_valid && zext(ch_row, dw) + zext(ch_words, dw) <= zext(codes_written, dw), 0);
+  // The tile's t distance (its largest, an h distance is at most it) must name a row of the ring.
+  const int rows = depth / GW, xw = std::max(aw - gb, clog2(rows + 1));
+  const Expr past = m.wire("past_ring", zext(ch_off_t, xw) >= constant(xw, static_cast<uint64_t>(rows)),
+                           "the offered chunk's t distance is past the ring");
+  m.assign(window_error, ch_valid && past);
+  const Expr pass_ready = m.signal("pass_ready", 1);
+  const Expr pass_valid = m.wire("pass_valid", ch_valid && decided && !past,
+                                 "a chunk whose decisions are written, its distances inside the ring, is offered");
+  const Expr take = m.wire("take", pass_valid && pass_ready, "the passes take the offered chunk");
+  m.assign(ch_ready, decided && !past && pass_ready);
+
+  // Chunks counted mod 8: taken by the passes, landed, taken by the walk, walked (at most four
+  // taken are unwalked: kld_ring_passes waits for a walk-buffer slot).
+  const Expr taken_q = m.signal("taken_q", cb, Sign::Unsigned, "chunks the passes have taken (mod 8)");
+  const Expr landed_q = m.signal("landed_q", cb, Sign::Unsigned, "chunks whose partials have landed (mod 8)");
+  const Expr walks_q = m.signal("walks_q", cb, Sign::Unsigned, "chunks the walk has taken (mod 8)");
+  const Expr walked_q = m.signal("walked_q", cb, Sign::Unsigned, "chunks whose last beat the walk has read (mod 8)");
+  const Expr walk_ready = m.signal("walk_ready", 1), walk_read = m.signal("walk_read", 1);
+  const Expr walk_valid = m.wire("walk_valid", landed_q != walks_q, "a landed chunk waits for the walk");
+  const Expr walk_take = m.wire("walk_take", walk_valid && walk_ready, "the walk takes the oldest landed chunk");
+  Always& count = m.always_ff(clk, rst_n, "the chunks' counts");
+  count.flop(taken_q, mux(take, taken_q + constant(cb, 1), taken_q), 0);
+  count.flop(landed_q, mux(landed, landed_q + constant(cb, 1), landed_q), 0);
+  count.flop(walks_q, mux(walk_take, walks_q + constant(cb, 1), walks_q), 0);
+  count.flop(walked_q, mux(walk_read, walked_q + constant(cb, 1), walked_q), 0);
+  const Expr engaged = m.wire("engaged", ch_busy || taken_q != walked_q, "busy_o");
+  m.assign(busy, engaged);
+  // A run is taken only once the last one's walk has read its last word: the new run's decisions
+  // overwrite the code memory's rows from 0.
+  const Expr run_start = m.wire("run_start", start && !engaged, "start_i, taken");
+
+  // What the walk needs of chunk n, kept in entry n mod 4 from its take by the passes until the
+  // walk takes it (entry n is written again for chunk n + 4, after chunk n's last read).
+  if (gb > 0) m.unused(ch_len.slice(gb - 1, 0), "a chunk is whole ring rows: CHUNK and the tiles' widths are multiples of GATHER_W");
+  const Expr beats = m.wire("ch_beats", resize(ch_len.slice(nw - 1, gb), bw), "the chunk's beats: positions / GATHER_W");
+  const Expr off_h = m.wire("ch_off_h_rows", resize(ch_off_h, rw), "its h distance at the ring row's width");
+  const Expr off_t = m.wire("ch_off_t_rows", resize(ch_off_t, rw), "its t distance at the ring row's width");
+  const Expr entry_in = m.wire("entry_in", concat({off_t, off_h, ch_slot_row, beats}),
+                               "the taken chunk's entry: {off_t, off_h, ring row, beats}");
+  const int ew = bw + 3 * rw;
+  std::vector<Expr> entry;
+  for (int e = 0; e < S; ++e)
+    entry.push_back(m.signal("entry_" + std::to_string(e) + "_q", ew, Sign::Unsigned,
+                             e == 0 ? "chunk n's walk: entry n mod 4" : ""));
+  Always& table = m.always_ff(clk, rst_n, "the walks of the chunks taken, by walk-buffer slot");
+  for (int e = 0; e < S; ++e)
+    table.flop(entry[static_cast<size_t>(e)],
+               mux(take && taken_q.slice(sb - 1, 0) == constant(sb, static_cast<uint64_t>(e)), entry_in,
+                   entry[static_cast<size_t>(e)]),
+               0);
+  const Expr walk_slot = walks_q.slice(sb - 1, 0);
+  const Expr head = m.wire("walk_entry", select(walk_slot, entry, zero(ew)), "the entry of the chunk walked next");
+  std::vector<Expr> slot_rows;
+  for (int e = 0; e < S; ++e) slot_rows.push_back(constant(wrw, static_cast<uint64_t>(e * slot_words)));
+  const Expr walk_row0 =
+      m.wire("walk_row0", select(walk_slot, slot_rows, zero(wrw)), "its first word's row in the walk buffer");
+
+  const Expr walk_row = m.signal("walk_row", wrw), walk_code = m.signal("walk_code", list_w * G * 2);
+  std::vector<Connection> chunk_ports = {{"clk_i", clk},       {"rst_ni", rst_n},       {"start_i", run_start},
+                                         {"grid_t_i", grid_t}, {"grid_h_i", grid_h},    {"grid_w_i", grid_w},
+                                         {"tile_h_i", tile_h}, {"tile_w_i", tile_w},    {"mtiles_i", mtiles},
+                                         {"busy_o", ch_busy},  {"chunk_valid_o", ch_valid}, {"chunk_ready_i", ch_ready}};
+  const RingCodesBlock::ChunkWordPorts offered{ch_row, ch_words, ch_lanes};
+  for (const Connection& p : offered.connect("chunk", "_o")) chunk_ports.push_back(p);
+  for (const Connection& p : std::vector<Connection>{{"chunk_len_o", ch_len},
+                                                     {"chunk_slot_row_o", ch_slot_row},
+                                                     {"chunk_off_h_o", ch_off_h},
+                                                     {"chunk_off_t_o", ch_off_t},
+                                                     {"chunk_mt_o", ch_mt},
+                                                     {"chunk_last_o", ch_last}})
+    chunk_ports.push_back(p);
+  m.instance(chunks, "u_chunks", chunk_ports, "the run's chunks, in scan order, once per m-tile");
+
+  std::vector<Connection> pass_ports = {{"chunk_valid_i", pass_valid}, {"chunk_ready_o", pass_ready}};
+  for (const std::vector<Connection>& part :
+       {offered.connect("chunk", "_i"), outer.beat(),
+        std::vector<Connection>{{"walk_row_i", walk_row}, {"walk_code_o", walk_code}, {"walked_i", walk_read}}})
+    pass_ports.insert(pass_ports.end(), part.begin(), part.end());
+  std::vector<Connection> pass_head = {{"clk_i", clk}, {"rst_ni", rst_n}};
+  for (const Connection& p : outer.pass_side()) pass_head.push_back(p);
+  m.instance(passes, "u_passes", dec.connect(pass_head, pass_ports),
+             "decision codes, the chunks' lists and their issue; the walk buffer");
+
+  m.instance(walk, "u_walk",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"chunk_valid_i", walk_valid},
+              {"chunk_ready_o", walk_ready},
+              {"chunk_read_o", walk_read},
+              {"chunk_row_i", walk_row0},
+              {"chunk_beats_i", head.slice(bw - 1, 0)},
+              {"chunk_slot_row_i", head.slice(bw + rw - 1, bw)},
+              {"chunk_off_h_i", head.slice(bw + 2 * rw - 1, bw + rw)},
+              {"chunk_off_t_i", head.slice(bw + 3 * rw - 1, bw + 2 * rw)},
+              {"code_row_o", walk_row},
+              {"code_i", walk_code},
+              {"gather_en_i", gather_en},
+              {"gather_valid_o", gather_valid},
+              {"gather_row_o", gather_row},
+              {"gather_code_o", gather_code},
+              {"ref_off_h_o", ref_off_h},
+              {"ref_off_t_o", ref_off_t},
+              {"beat_chunk_last_o", gather_last}},
+             "the gather's walk of the landed chunks, from the walk buffer");
+  return m;
+}
+
+vlog::Design RingEngineBlock::design(const HwConfig& c, int words, int chunk, int list_w, int depth) {
+  check(c, words, chunk, list_w, depth);
+  std::vector<std::pair<std::string, std::string>> params = RingFrontBlock::plan_params(words, chunk, list_w);
+  params.emplace_back("RING_DEPTH", std::to_string(depth));
+  vlog::Design d = empty_design(c, params);
+  RingPassesBlock::add(d, c, words, chunk, list_w);
+  d.add(RingChunksBlock::generate(c, words, chunk, list_w, depth));
+  d.add(RingWalkBlock::generate(c, RingFrontBlock::walk_words(chunk, list_w), chunk, list_w, depth));
+  d.add(generate(c, words, chunk, list_w, depth, d.module("kld_ring_chunks"), d.module("kld_ring_passes"),
+                 d.module("kld_ring_walk")));
+  d.check();
+  return d;
+}
+
+}  // namespace kaleido::hw

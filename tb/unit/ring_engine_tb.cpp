@@ -1,0 +1,292 @@
+// Block test of kld_ring_engine (kld_ring_chunks, kld_ring_passes and kld_ring_walk joined):
+// `iterations` runs, each on a random grid (W a multiple of GATHER_W), random scan tiles whose t
+// distance fits the ring (every fourth run whole frames when they fit), 1 to MAX_M / COLS m-tiles
+// and random decisions for the run's chunks (tb/unit/ring_common.hpp). The detector's side writes
+// the chunks' words in order from row 0, pausing up to 40 cycles before every third chunk, and
+// codes_written_i counts the words written; the weight loader is ready 0 to `weight_delay`
+// cycles after a pass begins; a chunk's partials land (landed_i) 0 to `land_delay` cycles after
+// its last beat is issued, in order; the merge advances at random (one cycle in four stalled, and
+// one in `slow_pace` (16 unless given) advancing for every other run of six chunks, so that
+// builds wait for the walk; every other run it holds until four chunks have begun issuing).
+// start_i is raised at random until each run's last chunk has landed (to be ignored: busy_o).
+//
+// What is checked, against the model's cut of the scan (run_steps, from ScanOrder) and the
+// decisions alone: the issue's beats are the run's chunks in order, once per m-tile, each pass as
+// kld_ring_passes' test has them (append_issue_beats), a pass beginning only with its weights
+// ready and no chunk's first beat before its words are written; the gather's beats are every
+// chunk's in order, beat b of a chunk at ring row (its positions before in the run / GATHER_W + b)
+// mod RING_DEPTH / GATHER_W with the decisions of its positions b*GATHER_W + j for every group, its
+// tile's distances in rows and its last flag, and none before the chunk has landed; busy_o is high
+// through the run and low once its last chunk's last word is read; window_error_o stays low. With
+// option `window_error`, a last run of whole frames whose t distance is past the ring must raise
+// window_error_o and issue nothing. The run fails unless the engine caught up with the writer (a
+// chunk's words written after the chunk before had begun issuing) and four chunks were issued and
+// not yet gathered at once (every walk-buffer slot in use).
+#include <deque>
+
+#include "Vkld_ring_engine.h"
+#include "hw/blocks.hpp"
+#include "ring_common.hpp"
+#include "unit_common.hpp"
+
+namespace {
+
+using kaleido::hw::RingChunksBlock;
+using kaleido::hw::RingListsBlock;
+using namespace kld_unit;
+using namespace kld_ring;
+
+int run(const Job& job) {
+  const kaleido::hw::HwConfig& c = job.hw;
+  const int G = c.max_groups(), S = c.segs(), L = c.det_lanes(), GW = c.gather_w;
+  const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
+  const int LW = job.raw.at("list_w").get<int>(), depth = job.raw.at("ring_depth").get<int>();
+  const int rows = depth / GW, ew = RingListsBlock::entry_w(chunk, LW);
+  const int64_t weight_delay = job.raw.value("weight_delay", 10), land_delay = job.raw.value("land_delay", 12);
+  const bool window_error = job.raw.value("window_error", false);
+  const int64_t slow_pace = job.raw.value("slow_pace", 16);
+  Vkld_ring_engine dut;
+  Clock<Vkld_ring_engine> clock(dut);
+  Checker chk(job);
+  kaleido::Rng rng(job.seed);
+  const int groups = job.seed % 2 == 1 || G == 1 ? G : G - 1;
+
+  dut.rst_ni = 0;
+  dut.start_i = 0;
+  dut.dec_valid_i = 0;
+  dut.dec_commit_i = 0;
+  dut.wt_ready_i = 0;
+  dut.landed_i = 0;
+  dut.gather_en_i = 0;
+  dut.codes_written_i = 0;
+  dut.groups_i = static_cast<uint32_t>(groups);
+  clock.edge();
+  dut.rst_ni = 1;
+
+  auto set_run = [&](const kaleido::ReuseConfig& cfg, int mtiles) {
+    dut.grid_t_i = static_cast<uint32_t>(cfg.grid.t);
+    dut.grid_h_i = static_cast<uint32_t>(cfg.grid.h);
+    dut.grid_w_i = static_cast<uint32_t>(cfg.grid.w);
+    dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
+    dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
+    dut.mtiles_i = static_cast<uint32_t>(mtiles);
+  };
+
+  int64_t pass = 0, passes_begun = 0, issue_beats = 0, gather_beats = 0, caught_up = 0, max_in_slots = 0;
+  int64_t stalled_gathers = 0, ignored_starts = 0, chunks_total = 0, multi_mt = 0, whole_runs = 0;
+  int64_t wt_ready_from = 0, chunks_gathered = 0;  // of the runs before
+  for (int64_t run_index = 0; run_index < job.iterations; ++run_index) {
+    // The run: tiles whose area (its t distance) is below the ring's rows x GATHER_W.
+    kaleido::ReuseConfig cfg;
+    cfg.grid.t = static_cast<int>(rng.range(1, c.max_t));
+    cfg.grid.h = static_cast<int>(rng.range(1, c.max_h));
+    cfg.grid.w = static_cast<int>(rng.range(1, c.max_w / GW)) * GW;
+    const bool whole = run_index % 4 == 0 && cfg.grid.h * cfg.grid.w / GW < rows;
+    do {
+      cfg.tile_h = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.h));
+      cfg.tile_w = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.w / GW)) * GW;
+    } while (cfg.tile_h_eff() * (cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w) / GW >= rows);
+    const int mtiles = static_cast<int>(rng.range(1, c.max_mt()));
+    whole_runs += cfg.tile_h == 0 && cfg.tile_w == 0;
+    multi_mt += mtiles > 1;
+    const std::vector<Step> steps = run_steps(cfg, chunk, LW, GW, rows, mtiles, words);
+    // The decisions of the m-tile's chunks (every m-tile reads them again).
+    std::vector<Chunk> ks;
+    for (const Step& s : steps)
+      if (s.mt == 0) {
+        Chunk k;
+        k.n = static_cast<int>(s.len);
+        k.row = static_cast<int>(s.row);
+        k.words = static_cast<int>(s.words);
+        random_codes(rng, k, G);
+        ks.push_back(k);
+      }
+    const size_t nk = ks.size(), ns = steps.size();
+    chunks_total += static_cast<int64_t>(ns);
+    std::deque<IssueBeat> expected;
+    for (size_t s = 0; s < ns; ++s) append_issue_beats(expected, ks[s % nk], groups, S, pass, static_cast<int64_t>(s));
+
+    // Idle, then the run's registers and start_i.
+    dut.start_i = 0;
+    for (int64_t i = rng.range(0, 3); i > 0; --i) {
+      clock.settle();
+      chk.equal(dut.busy_o, 0, "busy_o between runs, cycle " + std::to_string(clock.cycle()));
+      clock.edge();
+    }
+    set_run(cfg, mtiles);
+    dut.codes_written_i = 0;
+    dut.start_i = 1;
+    clock.edge();
+
+    size_t written = 0, committed_words = 0, landed = 0, gstep = 0;
+    int64_t gbeat = 0, pause_until = clock.cycle() + rng.range(0, 40);
+    std::deque<DecisionCycle> writing;
+    std::deque<int64_t> land_due;
+    std::vector<int64_t> committed_at(nk, -1), first_beat_at(ns, -1), landed_at(ns, -1);
+    size_t issued_first = 0;  // steps whose first beat is out
+    bool in_pass = false;
+    const int64_t limit = clock.cycle() + 2000 + static_cast<int64_t>(ns) * (chunk * (G + 40) + 200);
+    while ((!expected.empty() || gstep < ns) && clock.cycle() < limit) {
+      const int64_t now = clock.cycle();
+      // The detector's side: chunk `written`'s decisions, every third after a pause.
+      if (writing.empty() && written < nk && now >= pause_until) writing = decisions(rng, ks[written], G, L, LW, words);
+      DecisionCycle d = idle_decisions(L);
+      bool ends_chunk = false;
+      if (!writing.empty()) {
+        d = writing.front();
+        writing.pop_front();
+        ends_chunk = writing.empty();
+      }
+      drive_decisions(dut, rng, d, G, L, LW, words);
+      dut.codes_written_i = static_cast<uint32_t>(committed_words);
+      // Stray starts only while the run's last chunk has not landed (the walk cannot have read it).
+      const bool stray_start = landed < ns && rng.range(0, 4) == 0;
+      dut.start_i = stray_start;
+      const bool wt_ready = now >= wt_ready_from;
+      dut.wt_ready_i = wt_ready;
+      const bool land = !land_due.empty() && land_due.front() <= now;
+      dut.landed_i = land;
+      const bool slow = ((chunks_gathered + static_cast<int64_t>(gstep)) / 6) % 2 == 1;
+      // Every other run the merge holds until four chunks have begun issuing (or all have).
+      const bool hold =
+          run_index % 2 == 1 && issued_first < std::min<size_t>(ns, kaleido::hw::RingFrontBlock::kWalkSlots);
+      const bool en = !hold && (slow ? rng.range(0, slow_pace - 1) == 0 : rng.range(0, 3) != 0);
+      dut.gather_en_i = en;
+      clock.settle();
+      const std::string at = "run " + std::to_string(run_index) + ", edge " + std::to_string(now + 1);
+      if (landed < ns) chk.equal(dut.busy_o, 1, at + ": busy_o");
+      chk.equal(dut.window_error_o, 0, at + ": window_error_o");
+      ignored_starts += stray_start;
+      if (dut.pass_take_o && !wt_ready) chk.fail(at + ": a pass began without its weights");
+      const bool begin = dut.pass_take_o;
+      const uint64_t valid = get_bits(dut.gather_valid_o, 0, GW);
+      if (valid != 0 && valid != (uint64_t{1} << GW) - 1) chk.fail(at + ": a gather beat on some lanes only");
+      if (valid != 0 && en) {
+        if (gstep >= ns) {
+          chk.fail(at + ": a gather beat after the run's last");
+        } else {
+          const Step& s = steps[gstep];
+          const Chunk& k = ks[gstep % nk];
+          const std::string what = at + ", chunk " + std::to_string(gstep) + " gather beat " + std::to_string(gbeat);
+          if (landed_at[gstep] < 0) chk.fail(what + ": before its chunk landed");
+          chk.equal(dut.gather_row_o, (s.slot_row + gbeat) % rows, what + ": gather_row_o");
+          for (int j = 0; j < GW; ++j)
+            for (int g = 0; g < G; ++g)
+              chk.equal(static_cast<int64_t>(get_bits(dut.gather_code_o, (j * G + g) * 2, 2)),
+                        k.codes[static_cast<size_t>((gbeat * GW + j) * G + g)],
+                        what + ": lane " + std::to_string(j) + " group " + std::to_string(g) + " code");
+          chk.equal(dut.ref_off_h_o, s.off_h, what + ": ref_off_h_o");
+          chk.equal(dut.ref_off_t_o, s.off_t, what + ": ref_off_t_o");
+          chk.equal(dut.gather_last_o, gbeat + 1 == s.len / GW, what + ": gather_last_o");
+          ++gather_beats;
+          if (++gbeat == s.len / GW) {
+            ++gstep;
+            gbeat = 0;
+          }
+        }
+      } else if (valid != 0) {
+        ++stalled_gathers;
+      }
+
+      clock.edge();
+      const int64_t edge = clock.cycle();
+      if (ends_chunk) {
+        committed_at[written] = edge;
+        committed_words += static_cast<size_t>(ks[written].words);
+        ++written;
+        if (written % 3 == 0) pause_until = edge + rng.range(0, 40);
+      }
+      if (land) {
+        land_due.pop_front();
+        landed_at[landed++] = edge;
+      }
+      if (begin) {
+        ++passes_begun;
+        wt_ready_from = weight_delay == 0 || rng.range(0, 2) == 0 ? edge : edge + rng.range(1, weight_delay);
+      }
+      const bool present = dut.beat_valid_o != 0 || dut.beat_pass_last_o;
+      if (in_pass && !present) chk.fail(at + ": a pass's beats broken off");
+      if (present && expected.empty()) {
+        chk.fail(at + ": an issue beat after the run's last");
+        break;
+      }
+      if (present) {
+        const IssueBeat b = expected.front();
+        expected.pop_front();
+        check_beat(dut, chk, b, S, ew, edge);
+        const auto q = static_cast<size_t>(b.chunk);
+        if (first_beat_at[q] < 0) {
+          first_beat_at[q] = edge;
+          ++issued_first;
+          const int64_t committed = committed_at[q % nk];
+          if (committed < 0 || committed >= edge)
+            chk.fail(at + ": chunk " + std::to_string(q) + " issued before its words were written");
+          if (q > 0 && q < nk && committed > first_beat_at[q - 1]) ++caught_up;
+        }
+        if (b.chunk_last)
+          land_due.push_back(std::max(land_due.empty() ? 0 : land_due.back(), edge + rng.range(0, land_delay)));
+        in_pass = !b.pass_last;
+        ++issue_beats;
+      }
+      max_in_slots = std::max(max_in_slots, static_cast<int64_t>(issued_first) - static_cast<int64_t>(gstep));
+    }
+    if (!expected.empty() || gstep < ns) {
+      chk.fail("run " + std::to_string(run_index) + " did not end: " + std::to_string(gstep) + " of " +
+               std::to_string(ns) + " chunks gathered, " + std::to_string(expected.size()) + " issue beats left");
+      break;
+    }
+    chunks_gathered += static_cast<int64_t>(ns);
+    // busy_o falls once the last chunk's last word is read: by now, or within a few edges.
+    dut.start_i = 0;
+    dut.landed_i = 0;
+    for (int i = 0; i < 8 && (clock.settle(), dut.busy_o); ++i) clock.edge();
+    clock.settle();
+    chk.equal(dut.busy_o, 0, "run " + std::to_string(run_index) + ": busy_o after its last gather beat");
+  }
+
+  if (window_error) {
+    // Whole frames of the largest grid: a t distance of MAX_H x MAX_W / GATHER_W rows.
+    kaleido::ReuseConfig cfg;
+    cfg.grid = {c.max_t, c.max_h, c.max_w / GW * GW};
+    cfg.tile_h = 0;
+    cfg.tile_w = 0;
+    if (cfg.grid.h * cfg.grid.w / GW < rows) chk.fail("the case's whole frames fit its ring: no window error to see");
+    set_run(cfg, 1);
+    dut.codes_written_i = static_cast<uint32_t>(words);
+    dut.gather_en_i = 1;
+    dut.start_i = 1;
+    clock.edge();
+    dut.start_i = 0;
+    const int64_t due = clock.cycle() + RingChunksBlock::kTileEdges;
+    for (int i = 0; i < 40; ++i) {
+      clock.settle();
+      const std::string at = "window-error run, cycle " + std::to_string(clock.cycle());
+      chk.equal(dut.window_error_o, clock.cycle() >= due, at + ": window_error_o");
+      chk.equal(dut.busy_o, 1, at + ": busy_o");
+      clock.edge();
+      if (dut.beat_valid_o != 0 || dut.beat_pass_last_o) chk.fail(at + ": an issue beat of a tile past the ring");
+    }
+  }
+  if (passes_begun != pass) chk.fail(std::to_string(passes_begun) + " passes began for " + std::to_string(pass));
+  if (job.iterations >= 4 && caught_up == 0) chk.fail("the engine never caught up with the decisions' writer");
+  if (job.iterations >= 4 && max_in_slots < kaleido::hw::RingFrontBlock::kWalkSlots) chk.fail("never four chunks in the walk buffer");
+  if (multi_mt == 0) chk.fail("no run of several m-tiles");
+  if (stalled_gathers == 0) chk.fail("no gather beat held while the merge stalled");
+  dut.final();
+  return chk.finish("kld_ring_engine " + std::to_string(groups) + " of " + std::to_string(G) + " groups on " +
+                    std::to_string(S) + " segments, GATHER_W " + std::to_string(GW) + ", LIST_W " + std::to_string(LW) +
+                    ", chunks of up to " + std::to_string(chunk) + ", " + std::to_string(words) +
+                    " code words, ring of " + std::to_string(depth) + " slots: " + std::to_string(job.iterations) +
+                    " runs (" + std::to_string(whole_runs) + " of whole frames, " + std::to_string(multi_mt) +
+                    " of several m-tiles), " + std::to_string(chunks_total) + " chunks, " +
+                    std::to_string(issue_beats) + " issue beats in " + std::to_string(passes_begun) + " passes, " +
+                    std::to_string(gather_beats) + " gather beats (" + std::to_string(stalled_gathers) +
+                    " held), caught up with the writer " + std::to_string(caught_up) + " times, up to " +
+                    std::to_string(max_in_slots) + " chunks issued and not gathered, " +
+                    std::to_string(ignored_starts) + " starts ignored" + (window_error ? ", window error seen" : "") +
+                    ", " + std::to_string(clock.cycle()) + " cycles");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return harness_main(argc, argv, run); }
