@@ -52,6 +52,12 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
   RingIssueBlock::OuterPorts outer = RingIssueBlock::OuterPorts::declare_pass_side(m, c);
   outer.declare_beat(m, c, chunk, list_w);
+  const int tagw = RingMergeBlock::tag_width(c, depth), ktw = c.max_kt() > 1 ? clog2(c.max_kt()) : 0;
+  const int pew = RingListsBlock::entry_w(chunk, list_w), segs = c.segs();
+  const Expr beat_tag = m.output("beat_tag_o", segs * tagw, Sign::Unsigned,
+                                 "segment s's slot at s*TAG_W, kld_ring_merge's tap tag: {k-tile, ring row, "
+                                 "bank} of its position (the beat's chunk's first ring row + position / "
+                                 "GATHER_W, wrapped; position mod GATHER_W); from the beat's registers");
   const Expr landed = m.input("landed_i", 1, Sign::Unsigned,
                               "the partials of the oldest chunk issued and not yet landed are all in the ring");
   const Expr gather_en = m.input("gather_en_i", 1, Sign::Unsigned, "the merge's gather advances at this edge");
@@ -105,7 +111,9 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr walk_ready = m.signal("walk_ready", 1), walk_read = m.signal("walk_read", 1);
   const Expr walk_valid = m.wire("walk_valid", landed_q != walks_q, "a landed chunk waits for the walk");
   const Expr walk_take = m.wire("walk_take", walk_valid && walk_ready, "the walk takes the oldest landed chunk");
+  const Expr issued_q = m.signal("issued_q", cb, Sign::Unsigned, "chunks whose last beat is issued (mod 8)");
   Always& count = m.always_ff(clk, rst_n, "the chunks' counts");
+  count.flop(issued_q, mux(outer.beat_chunk_last, issued_q + constant(cb, 1), issued_q), 0);
   count.flop(taken_q, mux(take, taken_q + constant(cb, 1), taken_q), 0);
   count.flop(landed_q, mux(landed, landed_q + constant(cb, 1), landed_q), 0);
   count.flop(walks_q, mux(walk_take, walks_q + constant(cb, 1), walks_q), 0);
@@ -137,6 +145,32 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                0);
   const Expr walk_slot = walks_q.slice(sb - 1, 0);
   const Expr head = m.wire("walk_entry", select(walk_slot, entry, zero(ew)), "the entry of the chunk walked next");
+  // The issued beat's chunk is the oldest whose last beat is not out: entry issued mod 4 (it is
+  // rewritten only after that chunk's walk).
+  const Expr issuing = m.wire("issuing_entry", select(issued_q.slice(sb - 1, 0), entry, zero(ew)),
+                              "the entry of the chunk whose beats are issued");
+  const Expr issuing_row = issuing.slice(bw + rw - 1, bw);
+  m.unused(concat({issuing.slice(ew - 1, bw + rw), issuing.slice(bw - 1, 0)}),
+           "of the issued chunk's entry only its ring row names the beats' slots");
+  std::vector<Expr> tags;
+  for (int sg = 0; sg < segs; ++sg) {
+    const std::string sn = std::to_string(sg);
+    const Expr pos = outer.beat_pos.slice((sg + 1) * pew - 1, sg * pew);
+    const Expr sum = m.wire("slot_sum_" + sn, zext(issuing_row, rw + 1) + resize(pos.slice(pew - 1, gb), rw + 1),
+                            sg == 0 ? "segment s's ring row before the wrap (below 1.5 x the ring's rows)" : "");
+    const uint64_t rows_low = static_cast<uint64_t>(rows) & ((uint64_t{1} << rw) - 1);  // rows mod 2^rw
+    const Expr row = m.wire(
+        "slot_row_" + sn,
+        mux(sum >= static_cast<int64_t>(rows), trunc(sum, rw) - constant(rw, rows_low), trunc(sum, rw)),
+        sg == 0 ? "its ring row" : "");
+    std::vector<Expr> fields;
+    if (ktw > 0) fields.push_back(outer.beat_kt.slice(ktw - 1, 0));
+    fields.push_back(row);
+    if (gb > 0) fields.push_back(pos.slice(gb - 1, 0));
+    tags.push_back(concat(fields));
+  }
+  std::reverse(tags.begin(), tags.end());
+  m.assign(beat_tag, concat(tags));
   std::vector<Expr> slot_rows;
   for (int e = 0; e < S; ++e) slot_rows.push_back(constant(wrw, static_cast<uint64_t>(e * slot_words)));
   const Expr walk_row0 =

@@ -1,6 +1,7 @@
 // Block test of kld_ring_engine (kld_ring_chunks, kld_ring_passes and kld_ring_walk joined):
-// `iterations` runs, each on a random grid (W a multiple of GATHER_W), random scan tiles whose t
-// distance fits the ring (every fourth run whole frames when they fit), 1 to MAX_M / COLS m-tiles
+// `iterations` runs, each on a random grid (W a multiple of GATHER_W; every third run the largest,
+// with every m-tile), random scan tiles whose t distance fits the ring (every fourth run whole
+// frames when they fit), 1 to MAX_M / COLS m-tiles
 // and random decisions for the run's chunks (tb/unit/ring_common.hpp). The detector's side writes
 // the chunks' words in order from row 0, pausing up to 40 cycles before every third chunk, and
 // codes_written_i counts the words written; the weight loader is ready 0 to `weight_delay`
@@ -12,8 +13,10 @@
 //
 // What is checked, against the model's cut of the scan (run_steps, from ScanOrder) and the
 // decisions alone: the issue's beats are the run's chunks in order, once per m-tile, each pass as
-// kld_ring_passes' test has them (append_issue_beats), a pass beginning only with its weights
-// ready and no chunk's first beat before its words are written; the gather's beats are every
+// kld_ring_passes' test has them (append_issue_beats), each issuing segment's slot tag for the
+// merge ({k-tile, ring row, bank}: its chunk's ring row + position / GATHER_W, wrapped, and
+// position mod GATHER_W), a pass beginning only with its weights ready and no chunk's first beat
+// before its words are written; the gather's beats are every
 // chunk's in order, beat b of a chunk at ring row (its positions before in the run / GATHER_W + b)
 // mod RING_DEPTH / GATHER_W with the decisions of its positions b*GATHER_W + j for every group, its
 // tile's distances in rows and its last flag, and none before the chunk has landed; busy_o is high
@@ -42,6 +45,8 @@ int run(const Job& job) {
   const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
   const int LW = job.raw.at("list_w").get<int>(), depth = job.raw.at("ring_depth").get<int>();
   const int rows = depth / GW, ew = RingListsBlock::entry_w(chunk, LW);
+  const int tag_w = kaleido::hw::RingMergeBlock::tag_width(c, depth), row_w = kaleido::hw::RingMergeBlock::row_w(c, depth);
+  const int bank_w = kaleido::hw::RingMergeBlock::bank_w(c);
   const int64_t weight_delay = job.raw.value("weight_delay", 10), land_delay = job.raw.value("land_delay", 12);
   const bool window_error = job.raw.value("window_error", false);
   const int64_t slow_pace = job.raw.value("slow_pace", 16);
@@ -75,18 +80,21 @@ int run(const Job& job) {
   int64_t pass = 0, passes_begun = 0, issue_beats = 0, gather_beats = 0, caught_up = 0, max_in_slots = 0;
   int64_t stalled_gathers = 0, ignored_starts = 0, chunks_total = 0, multi_mt = 0, whole_runs = 0;
   int64_t wt_ready_from = 0, chunks_gathered = 0;  // of the runs before
+  int64_t slot_wraps = 0;                            // issued positions whose slot wraps the ring
   for (int64_t run_index = 0; run_index < job.iterations; ++run_index) {
     // The run: tiles whose area (its t distance) is below the ring's rows x GATHER_W.
+    // Every third run the largest grid and every m-tile (the most positions, so the ring wraps).
+    const bool largest = run_index % 3 == 2;
     kaleido::ReuseConfig cfg;
-    cfg.grid.t = static_cast<int>(rng.range(1, c.max_t));
-    cfg.grid.h = static_cast<int>(rng.range(1, c.max_h));
-    cfg.grid.w = static_cast<int>(rng.range(1, c.max_w / GW)) * GW;
+    cfg.grid.t = largest ? c.max_t : static_cast<int>(rng.range(1, c.max_t));
+    cfg.grid.h = largest ? c.max_h : static_cast<int>(rng.range(1, c.max_h));
+    cfg.grid.w = (largest ? c.max_w / GW : static_cast<int>(rng.range(1, c.max_w / GW))) * GW;
     const bool whole = run_index % 4 == 0 && cfg.grid.h * cfg.grid.w / GW < rows;
     do {
       cfg.tile_h = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.h));
       cfg.tile_w = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.w / GW)) * GW;
     } while (cfg.tile_h_eff() * (cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w) / GW >= rows);
-    const int mtiles = static_cast<int>(rng.range(1, c.max_mt()));
+    const int mtiles = largest ? c.max_mt() : static_cast<int>(rng.range(1, c.max_mt()));
     whole_runs += cfg.tile_h == 0 && cfg.tile_w == 0;
     multi_mt += mtiles > 1;
     const std::vector<Step> steps = run_steps(cfg, chunk, LW, GW, rows, mtiles, words);
@@ -214,6 +222,17 @@ int run(const Job& job) {
         const IssueBeat b = expected.front();
         expected.pop_front();
         check_beat(dut, chk, b, S, ew, edge);
+        // Each issuing segment's slot, the merge's tap tag: {k-tile, ring row, bank}.
+        const Step& st = steps[static_cast<size_t>(b.chunk)];
+        for (int sg = 0; sg < S; ++sg) {
+          const int p = b.pos[static_cast<size_t>(sg)];
+          if (p < 0) continue;
+          const int64_t row = (st.slot_row + p / GW) % rows;
+          slot_wraps += st.slot_row + p / GW >= rows;
+          const int64_t tag = ((static_cast<int64_t>(b.kt) << row_w) | row) << bank_w | (p % GW);
+          chk.equal(static_cast<int64_t>(get_bits(dut.beat_tag_o, sg * tag_w, tag_w)), tag,
+                    at + ": chunk " + std::to_string(b.chunk) + " segment " + std::to_string(sg) + " beat_tag_o");
+        }
         const auto q = static_cast<size_t>(b.chunk);
         if (first_beat_at[q] < 0) {
           first_beat_at[q] = edge;
@@ -271,6 +290,7 @@ int run(const Job& job) {
   if (job.iterations >= 4 && caught_up == 0) chk.fail("the engine never caught up with the decisions' writer");
   if (job.iterations >= 4 && max_in_slots < kaleido::hw::RingFrontBlock::kWalkSlots) chk.fail("never four chunks in the walk buffer");
   if (multi_mt == 0) chk.fail("no run of several m-tiles");
+  if (slot_wraps == 0) chk.fail("no issued position's slot wrapped round the ring");
   if (stalled_gathers == 0) chk.fail("no gather beat held while the merge stalled");
   dut.final();
   return chk.finish("kld_ring_engine " + std::to_string(groups) + " of " + std::to_string(G) + " groups on " +
@@ -281,7 +301,7 @@ int run(const Job& job) {
                     " of several m-tiles), " + std::to_string(chunks_total) + " chunks, " +
                     std::to_string(issue_beats) + " issue beats in " + std::to_string(passes_begun) + " passes, " +
                     std::to_string(gather_beats) + " gather beats (" + std::to_string(stalled_gathers) +
-                    " held), caught up with the writer " + std::to_string(caught_up) + " times, up to " +
+                    " held), " + std::to_string(slot_wraps) + " issued slots wrapping the ring, caught up with the writer " + std::to_string(caught_up) + " times, up to " +
                     std::to_string(max_in_slots) + " chunks issued and not gathered, " +
                     std::to_string(ignored_starts) + " starts ignored" + (window_error ? ", window error seen" : "") +
                     ", " + std::to_string(clock.cycle()) + " cycles");
