@@ -368,8 +368,10 @@ struct RingPassesBlock {
 // into chunks of at most CHUNK positions that never cross a tile (hw::ring_chunks), offered in
 // order once per m-tile with their code words (first row, count, last word's lanes), positions,
 // the ring row of their first position and their tile's h and t distances in ring rows. The
-// run's grid, tiles and m-tiles are inputs held through the run (kld_top's registers). Not yet in
-// kld_top.
+// run's grid, tiles and m-tiles are inputs held through the run (kld_top's registers). A block
+// mask (query blocks the tiles, key blocks of kb_mts_i m-tiles), read a bit per tile like a
+// registered memory, drops pairs: their chunks are cut but not offered, and the ring rows count
+// kept chunks only. Not yet in kld_top.
 struct RingChunksBlock {
   // GATHER_W a power of two; CHUNK and RING_DEPTH multiples of it, RING_DEPTH at least 2 CHUNK;
   // chunks as kld_ring_lists takes them; at least two code words.
@@ -380,6 +382,8 @@ struct RingChunksBlock {
   // chunk's cut (length, words, lanes), each registered; and from a take inside a tile: the cut.
   static constexpr int kTileEdges = 4;
   static constexpr int kChunkEdges = 1;
+  // Scan tiles a frame may have, the mask's query blocks: tiles of one row of GATHER_W columns.
+  static int max_tiles(const HwConfig& c) { return c.max_h * ((c.max_w + c.gather_w - 1) / c.gather_w); }
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth);
   // kld_ring_chunks alone.
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);

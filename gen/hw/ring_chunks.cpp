@@ -39,13 +39,15 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const int aw = clog2(c.max_h * c.max_w + 1), pw = clog2(static_cast<int>(c.max_tokens()) + 1);
   const int nw = clog2(chunk + 1), rows = depth / gw, rw = clog2(rows), cw = clog2(words);
   const int ww = clog2(RingListsBlock::rows(chunk, list_w) + 1), mtw = clog2(c.max_mt()), mtcw = clog2(c.max_mt() + 1);
+  const int tiw = clog2(max_tiles(c));
   Module m("kld_ring_chunks",
            "Chunk sequencer of the window-bounded ring (docs/hardware.md, \"The ring's chunks\"): a "
            "run's scan, tile by tile (every frame of a tile, rows of tile_w), cut into chunks of at most "
            "CHUNK positions that never cross a tile, offered in order once per m-tile with what the "
            "blocks after it need: the chunk's code words (first row, count, last word's lanes), its "
            "positions, the ring row of its first position (the run's position count, mod RING_DEPTH, "
-           "in rows of GATHER_W slots) and its tile's neighbour distances in rows");
+           "in rows of GATHER_W slots) and its tile's neighbour distances in rows. With a block mask, "
+           "the chunks of a dropped (tile, key block) pair are cut but not offered");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while idle)");
@@ -57,6 +59,15 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
                               "columns of a scan tile (0: the whole frame); tiles, edge tiles too, whole rows "
                               "of the ring: multiples of GATHER_W");
   const Expr mtiles = m.input("mtiles_i", mtcw, Sign::Unsigned, "m-tiles of the run, 1..MAX_M / COLS");
+  // The block mask (docs/hardware.md, "The ring's chunks"): query blocks are the scan tiles, key
+  // blocks KB_MTS m-tiles of COLS output columns; a dropped pair's chunks are cut but not offered.
+  const Expr mask_en = m.input("mask_en_i", 1, Sign::Unsigned, "drop the (tile, key block) pairs the mask clears");
+  const Expr kb_mts = m.input("kb_mts_i", mtcw, Sign::Unsigned, "m-tiles of a key block, 1..MAX_M / COLS");
+  const Expr mask_tile = m.output("mask_tile_o", tiw, Sign::Unsigned,
+                                  "the mask read: the tile's number in scan order (every m-tile from 0)");
+  const Expr mask_kb = m.output("mask_kb_o", mtw, Sign::Unsigned, "... and the m-tile's key block");
+  const Expr mask_keep = m.input("mask_keep_i", 1, Sign::Unsigned,
+                                 "the pair's keep bit, for the mask_*_o of the edge before (a registered read)");
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned, "the run's chunks are being offered");
   const Expr valid = m.output("chunk_valid_o", 1, Sign::Unsigned, "a chunk is offered, held until taken");
   const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "it is taken at this edge");
@@ -139,7 +150,10 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr mt_next = m.wire("mt_next", zext(mt_q, mtcw) + constant(mtcw, 1), "the next m-tile");
   const Expr mt_more = m.wire("mt_more", mt_next < mtiles, "an m-tile after this one");
   const Expr last = m.wire("last", end_q && !row_more && !col_more && !mt_more, "the offered chunk is the run's last");
-  const Expr take = m.wire("take", st_offer && ready, "the offered chunk is taken at this edge");
+  const Expr keep_q = m.signal("keep_q", 1, Sign::Unsigned, "the tile's chunks are offered (its pair kept)");
+  const Expr take = m.wire("take", st_offer && (ready || !keep_q),
+                           "the chunk is taken at this edge, or dropped (in its first cycle ready)");
+  const Expr take_kept = m.wire("take_kept", st_offer && keep_q && ready, "an offered chunk is taken");
   const Expr next_tile = m.wire("next_tile", take && end_q, "the tile's last chunk is taken");
   const Expr next_mt = m.wire("next_mt", next_tile && !row_more && !col_more, "... and the m-tile's");
 
@@ -186,10 +200,28 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   seq.flop(len_q, mux(st_cut, len, len_q), 0);
   seq.flop(words_q, mux(st_cut, words_of, words_q), 0);
   seq.flop(lanes_q, mux(st_cut, concat(lanes), lanes_q), 0);
-  seq.flop(slot_row_q, mux(begin, zero(rw), mux(take, slot_next, slot_row_q)), 0);
+  seq.flop(slot_row_q, mux(begin, zero(rw), mux(take_kept, slot_next, slot_row_q)), 0);
+  // The mask's read: the tile's number and the key block, counted in the tile's first step
+  // (StDims, from flags the takes set, so no take drives an adder), read through StArea, the keep
+  // bit back in StLeft and registered there.
+  const Expr tile_q = m.signal("tile_q", tiw, Sign::Unsigned, "the tile's number in scan order");
+  const Expr kbm_q = m.signal("kbm_q", mtw, Sign::Unsigned, "the m-tile's place in its key block");
+  const Expr kb_q = m.signal("kb_q", mtw, Sign::Unsigned, "the m-tile's key block");
+  const Expr first_q = m.signal("first_q", 1, Sign::Unsigned, "the next tile is its m-tile's first");
+  const Expr new_mt_q = m.signal("new_mt_q", 1, Sign::Unsigned, "the next tile begins an m-tile after the first");
+  const Expr kb_end = m.wire("kb_end", zext(kbm_q, mtcw) + constant(mtcw, 1) >= kb_mts, "the key block's last m-tile");
+  const Expr step_kb = m.wire("step_kb", st_dims && new_mt_q, "a new m-tile's first tile begins: count it");
+  seq.flop(first_q, mux(begin || next_mt, bit(true), mux(st_dims, bit(false), first_q)), 0);
+  seq.flop(new_mt_q, mux(begin, bit(false), mux(next_mt, bit(true), mux(st_dims, bit(false), new_mt_q))), 0);
+  seq.flop(tile_q, mux(st_dims, mux(first_q, zero(tiw), tile_q + constant(tiw, 1)), tile_q), 0);
+  seq.flop(kbm_q, mux(begin || (step_kb && kb_end), zero(mtw), mux(step_kb, kbm_q + constant(mtw, 1), kbm_q)), 0);
+  seq.flop(kb_q, mux(begin, zero(mtw), mux(step_kb && kb_end, kb_q + constant(mtw, 1), kb_q)), 0);
+  seq.flop(keep_q, mux(state_q == st[kLeft], mask_keep || !mask_en, keep_q), 0);
+  m.assign(mask_tile, tile_q);
+  m.assign(mask_kb, kb_q);
 
   m.assign(busy, !st_idle);
-  m.assign(valid, st_offer);
+  m.assign(valid, st_offer && keep_q);
   m.assign(out.row, row_q);
   m.assign(out.words, words_q);
   m.assign(out.lanes, lanes_q);

@@ -43,6 +43,12 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                               "columns of a scan tile (0: the whole frame), a multiple of GATHER_W; a tile's "
                               "area / GATHER_W below RING_DEPTH / GATHER_W (its t distance in ring rows)");
   const Expr mtiles = m.input("mtiles_i", clog2(c.max_mt() + 1), Sign::Unsigned, "m-tiles of the run, 1..MAX_M / COLS");
+  const Expr mask_en = m.input("mask_en_i", 1, Sign::Unsigned, "drop the (tile, key block) pairs the mask clears");
+  const Expr kb_mts = m.input("kb_mts_i", clog2(c.max_mt() + 1), Sign::Unsigned, "m-tiles of a key block");
+  const Expr mask_tile = m.output("mask_tile_o", clog2(RingChunksBlock::max_tiles(c)), Sign::Unsigned,
+                                  "the block mask's read: the tile's number in scan order");
+  const Expr mask_kb = m.output("mask_kb_o", clog2(c.max_mt()), Sign::Unsigned, "... and the key block");
+  const Expr mask_keep = m.input("mask_keep_i", 1, Sign::Unsigned, "the keep bit of the read of the edge before");
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned,
                              "the run's chunks are being offered, or a chunk taken has not had its last read "
                              "by the walk");
@@ -180,6 +186,8 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   std::vector<Connection> chunk_ports = {{"clk_i", clk},       {"rst_ni", rst_n},       {"start_i", run_start},
                                          {"grid_t_i", grid_t}, {"grid_h_i", grid_h},    {"grid_w_i", grid_w},
                                          {"tile_h_i", tile_h}, {"tile_w_i", tile_w},    {"mtiles_i", mtiles},
+                                         {"mask_en_i", mask_en}, {"kb_mts_i", kb_mts}, {"mask_tile_o", mask_tile},
+                                         {"mask_kb_o", mask_kb}, {"mask_keep_i", mask_keep},
                                          {"busy_o", ch_busy},  {"chunk_valid_o", ch_valid}, {"chunk_ready_i", ch_ready}};
   const RingCodesBlock::ChunkWordPorts offered{ch_row, ch_words, ch_lanes};
   for (const Connection& p : offered.connect("chunk", "_o")) chunk_ports.push_back(p);

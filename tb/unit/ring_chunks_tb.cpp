@@ -13,9 +13,13 @@
 // distances in rows (from the tile of its first position; checked against ScanOrder's reference
 // distances inside the chunk). `chunk_valid_o` is high exactly from RingChunksBlock::kTileEdges
 // edges after the edge that took the run or a tile's last chunk, and from kChunkEdges after a take
-// inside a tile; `busy_o` from the run's take to its last chunk's.
+// inside a tile; `busy_o` from the run's take to its last chunk's. Every third run has a random
+// block mask (ring_common.hpp: key blocks of 1 to all the m-tiles, pairs dropped at random, the
+// first tile in every key block), read through mask_tile_o / mask_kb_o a cycle ahead like a
+// registered memory: a dropped chunk is never offered and is passed over at the edge it would
+// have been offered at; the ring rows count the kept chunks only.
 // The run fails without edge tiles, whole-frame tiles, a ring row that wraps, a short last chunk
-// of a tile, or several m-tiles.
+// of a tile, several m-tiles, or (with masks) a tile whose chunks are all dropped.
 #include <algorithm>
 
 #include "Vkld_ring_chunks.h"
@@ -49,6 +53,15 @@ int run(const Job& job) {
   clock.edge();
   dut.rst_ni = 1;
 
+  // The mask memory's registered read (ring_common.hpp): the pair named at each edge, back after it.
+  kld_ring::BlockMask mask;
+  auto tick = [&] {
+    clock.settle();
+    const uint64_t bit = kld_ring::mask_read(mask, rng, dut.mask_tile_o, dut.mask_kb_o);
+    clock.edge();
+    dut.mask_keep_i = bit;
+  };
+  int64_t masked_runs = 0, dropped = 0, dropped_tiles = 0;
   int64_t runs_with_edge_tiles = 0, whole_frame_runs = 0, wraps = 0, short_chunks = 0, multi_mt = 0, steps_seen = 0;
   int64_t ignored_starts = 0;
   for (int64_t run_index = 0; run_index < job.iterations; ++run_index) {
@@ -66,12 +79,20 @@ int run(const Job& job) {
     if (cfg.tile_h == 0 && cfg.tile_w == 0) ++whole_frame_runs;
     if (mtiles > 1) ++multi_mt;
 
-    // The run's steps: every chunk of the scan, once per m-tile.
-    const std::vector<Step> steps = kld_ring::run_steps(cfg, chunk, LW, GW, rows, mtiles, words);
+    // Every third run a random block mask (its first tile dropped in every key block).
+    mask = {};
+    if (run_index % 3 == 1) {
+      mask = kld_ring::random_mask(rng, kaleido::hw::ring_chunks(cfg, chunk).back().block + 1, mtiles);
+      ++masked_runs;
+    }
+    // The run's steps: every chunk of the scan, once per m-tile, some dropped by the mask.
+    const std::vector<Step> steps = kld_ring::run_steps(cfg, chunk, LW, GW, rows, mtiles, words, mask);
     int64_t base = 0;
     for (const Step& s : steps) {
       short_chunks += s.len < chunk;
-      base += s.len;
+      base += s.kept ? s.len : 0;
+      dropped += !s.kept;
+      dropped_tiles += !s.kept && s.ends_tile;
     }
     if (base / GW >= rows) ++wraps;
 
@@ -81,7 +102,7 @@ int run(const Job& job) {
       clock.settle();
       chk.equal(dut.busy_o, 0, "busy_o between runs, cycle " + std::to_string(clock.cycle()));
       chk.equal(dut.chunk_valid_o, 0, "chunk_valid_o between runs, cycle " + std::to_string(clock.cycle()));
-      clock.edge();
+      tick();
     }
     dut.grid_t_i = static_cast<uint32_t>(cfg.grid.t);
     dut.grid_h_i = static_cast<uint32_t>(cfg.grid.h);
@@ -89,10 +110,12 @@ int run(const Job& job) {
     dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
     dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
     dut.mtiles_i = static_cast<uint32_t>(mtiles);
+    dut.mask_en_i = mask.enabled;
+    dut.kb_mts_i = static_cast<uint32_t>(mask.enabled ? mask.kb_mts : rng.range(0, c.max_mt()));
     dut.start_i = 1;
     clock.settle();
     chk.equal(dut.busy_o, 0, "busy_o before the run, cycle " + std::to_string(clock.cycle()));
-    clock.edge();
+    tick();
 
     // From the run's take: the first chunk is due kTileEdges edges on; a chunk inside its tile
     // kChunkEdges after the one before is taken, a tile's first kTileEdges after the last tile's last.
@@ -107,7 +130,7 @@ int run(const Job& job) {
       const std::string when = "cycle " + std::to_string(clock.cycle()) + ", step " + std::to_string(next) + " of " +
                                std::to_string(steps.size()) + " (run " + std::to_string(run_index) + ")";
       chk.equal(dut.busy_o, 1, when + ": busy_o");
-      const bool offered = clock.cycle() >= due;
+      const bool due_now = clock.cycle() >= due, offered = due_now && steps[next].kept;
       chk.equal(dut.chunk_valid_o, offered, when + ": chunk_valid_o");
       if (offered) {
         const Step& s = steps[next];
@@ -122,9 +145,10 @@ int run(const Job& job) {
         chk.equal(dut.chunk_last_o, s.last, when + ": chunk_last_o");
         if (stray_start) ++ignored_starts;
       }
-      clock.edge();
-      if (offered && take) {
-        ++steps_seen;
+      tick();
+      // A dropped chunk is passed over at the edge it would have been offered at.
+      if (due_now && (take || !steps[next].kept)) {
+        steps_seen += steps[next].kept;
         due = clock.cycle() + (steps[next].ends_tile ? RingChunksBlock::kTileEdges : RingChunksBlock::kChunkEdges);
         ++next;
       }
@@ -139,6 +163,7 @@ int run(const Job& job) {
   if (short_chunks == 0) chk.fail("no tile ended in a short chunk");
   if (multi_mt == 0) chk.fail("no run of several m-tiles");
   if (ignored_starts == 0) chk.fail("no start_i raised during a run");
+  if (masked_runs > 0 && dropped_tiles == 0) chk.fail("no tile's chunks all dropped by a mask");
   dut.final();
   return chk.finish("kld_ring_chunks, grids up to " + std::to_string(c.max_t) + "x" + std::to_string(c.max_h) + "x" +
                     std::to_string(c.max_w) + ", chunks of up to " + std::to_string(chunk) + ", LIST_W " +
@@ -146,7 +171,8 @@ int run(const Job& job) {
                     " slots, " + std::to_string(job.iterations) + " runs (" + std::to_string(runs_with_edge_tiles) +
                     " with edge tiles, " + std::to_string(whole_frame_runs) + " of whole frames, " +
                     std::to_string(wraps) + " wrapping the ring), " + std::to_string(steps_seen) + " chunks (" +
-                    std::to_string(short_chunks) + " short), " + std::to_string(clock.cycle()) + " cycles");
+                    std::to_string(short_chunks) + " short; " + std::to_string(dropped) + " more dropped by the masks of " +
+                    std::to_string(masked_runs) + " runs), " + std::to_string(clock.cycle()) + " cycles");
 }
 
 }  // namespace

@@ -34,18 +34,55 @@ struct Chunk {
 // chunks before it, a chunk starting a word), words, last word's lanes, positions, ring row (the
 // run's positions before it / GATHER_W, mod the ring's rows), its tile's h and t distances in rows
 // (from the tile of its first position, checked against ScanOrder's references inside the chunk),
-// its m-tile, whether it is the run's last and whether it ends its tile.
+// its m-tile, whether it is the run's last (of the scan, kept or not) and whether it ends its tile;
+// whether a block mask keeps it (the ring rows count kept chunks only).
 struct Step {
   int64_t row, words, lanes, len, slot_row, off_h, off_t, mt;
   bool last, ends_tile;
-  int64_t p0;  // its first scan position
+  int64_t p0;        // its first scan position
+  int block = 0;     // its tile's number in scan order (the mask's query block)
+  size_t index = 0;  // its number among the m-tile's chunks
+  bool kept = true;
 };
 
+// A block mask as kld_ring_chunks reads it: key blocks of `kb_mts` m-tiles, keep[block * kbs + kb].
+struct BlockMask {
+  bool enabled = false;
+  int kb_mts = 1, kbs = 1;
+  std::vector<uint8_t> keep;
+  bool keeps(int block, int64_t mt) const {
+    return !enabled || keep[static_cast<size_t>(block * kbs) + static_cast<size_t>(mt / kb_mts)] != 0;
+  }
+};
+
+// A random mask for `blocks` tiles and `mtiles` m-tiles: key blocks of 1 to `mtiles` m-tiles, each
+// pair dropped one time in three, and the first tile dropped in every key block (a whole tile's
+// chunks cut and not offered).
+inline BlockMask random_mask(kaleido::Rng& rng, int blocks, int mtiles) {
+  BlockMask mask;
+  mask.enabled = true;
+  mask.kb_mts = static_cast<int>(rng.range(1, mtiles));
+  mask.kbs = (mtiles + mask.kb_mts - 1) / mask.kb_mts;
+  mask.keep.assign(static_cast<size_t>(blocks * mask.kbs), 1);
+  for (size_t i = 0; i < mask.keep.size(); ++i)
+    mask.keep[i] = i < static_cast<size_t>(mask.kbs) ? 0 : rng.range(0, 2) != 0;
+  return mask;
+}
+
+// The mask memory's registered read: the keep bit of the pair kld_ring_chunks names (mask_tile_o,
+// mask_kb_o) at an edge, for mask_keep_i in the cycle after; garbage outside the mask or without one.
+inline uint64_t mask_read(const BlockMask& mask, kaleido::Rng& rng, uint64_t tile, uint64_t kb) {
+  const size_t at = static_cast<size_t>(tile) * static_cast<size_t>(mask.kbs) + static_cast<size_t>(kb);
+  if (!mask.enabled || kb >= static_cast<uint64_t>(mask.kbs) || at >= mask.keep.size()) return rng.next() & 1;
+  return mask.keep[at];
+}
+
 // The run's steps: every chunk of the scan of `cfg`, once per m-tile, at LIST_W `list_w`, GATHER_W
-// `gather_w` and a ring of `rows` rows. Throws if the tile geometry disagrees with ScanOrder, a
-// chunk does not start a ring row or an m-tile's words exceed `words`.
+// `gather_w` and a ring of `rows` rows, each kept or dropped by `mask`. Throws if the tile
+// geometry disagrees with ScanOrder, a chunk does not start a ring row or an m-tile's words exceed
+// `words`.
 inline std::vector<Step> run_steps(const kaleido::ReuseConfig& cfg, int chunk, int list_w, int gather_w, int rows,
-                                   int mtiles, int words) {
+                                   int mtiles, int words, const BlockMask& mask = {}) {
   const kaleido::ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
   const int th = cfg.tile_h_eff(), tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
   const std::vector<kaleido::hw::RingChunk> chunks = kaleido::hw::ring_chunks(cfg, chunk);
@@ -69,10 +106,11 @@ inline std::vector<Step> run_steps(const kaleido::ReuseConfig& cfg, int chunk, i
       }
       if (base % gather_w != 0) throw std::runtime_error("a chunk that does not start a ring row");
       const bool ends_tile = i + 1 == chunks.size() || chunks[i + 1].block != ch.block;
+      const bool kept = mask.keeps(ch.block, mt);
       steps.push_back({row, nw, (int64_t{1} << last_lanes) - 1, n, base / gather_w % rows, tile_cols / gather_w,
-                       tile_rows * tile_cols / gather_w, mt, false, ends_tile, ch.p0});
+                       tile_rows * tile_cols / gather_w, mt, false, ends_tile, ch.p0, ch.block, i, kept});
       row += nw;
-      base += n;
+      if (kept) base += n;
     }
     if (row > words)
       throw std::runtime_error("the case's code memory (" + std::to_string(words) + " words) is smaller than a run's " +

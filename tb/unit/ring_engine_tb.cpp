@@ -20,7 +20,9 @@
 // chunk's in order, beat b of a chunk at ring row (its positions before in the run / GATHER_W + b)
 // mod RING_DEPTH / GATHER_W with the decisions of its positions b*GATHER_W + j for every group, its
 // tile's distances in rows and its last flag, and none before the chunk has landed; busy_o is high
-// through the run and low once its last chunk's last word is read; window_error_o stays low. With
+// through the run and low once its last chunk's last word is read; window_error_o stays low.
+// Every third run has a random block mask (ring_common.hpp), read like a registered memory: its
+// dropped chunks are neither issued nor gathered, the ring rows counting kept chunks only. With
 // option `window_error`, a last run of whole frames whose t distance is past the ring must raise
 // window_error_o and issue nothing. The run fails unless the engine caught up with the writer (a
 // chunk's words written after the chunk before had begun issuing) and four chunks were issued and
@@ -68,6 +70,7 @@ int run(const Job& job) {
   clock.edge();
   dut.rst_ni = 1;
 
+  BlockMask mask;  // the run's block mask
   auto set_run = [&](const kaleido::ReuseConfig& cfg, int mtiles) {
     dut.grid_t_i = static_cast<uint32_t>(cfg.grid.t);
     dut.grid_h_i = static_cast<uint32_t>(cfg.grid.h);
@@ -75,12 +78,22 @@ int run(const Job& job) {
     dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
     dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
     dut.mtiles_i = static_cast<uint32_t>(mtiles);
+    dut.mask_en_i = mask.enabled;
+    dut.kb_mts_i = static_cast<uint32_t>(mask.enabled ? mask.kb_mts : 1);
   };
 
   int64_t pass = 0, passes_begun = 0, issue_beats = 0, gather_beats = 0, caught_up = 0, max_in_slots = 0;
   int64_t stalled_gathers = 0, ignored_starts = 0, chunks_total = 0, multi_mt = 0, whole_runs = 0;
   int64_t wt_ready_from = 0, chunks_gathered = 0;  // of the runs before
   int64_t slot_wraps = 0;                            // issued positions whose slot wraps the ring
+  int64_t masked_runs = 0, dropped = 0;
+  // The block mask's memory, a registered read (ring_common.hpp).
+  auto tick = [&] {
+    clock.settle();
+    const uint64_t bit = mask_read(mask, rng, dut.mask_tile_o, dut.mask_kb_o);
+    clock.edge();
+    dut.mask_keep_i = bit;
+  };
   for (int64_t run_index = 0; run_index < job.iterations; ++run_index) {
     // The run: tiles whose area (its t distance) is below the ring's rows x GATHER_W.
     // Every third run the largest grid and every m-tile (the most positions, so the ring wraps).
@@ -97,10 +110,20 @@ int run(const Job& job) {
     const int mtiles = largest ? c.max_mt() : static_cast<int>(rng.range(1, c.max_mt()));
     whole_runs += cfg.tile_h == 0 && cfg.tile_w == 0;
     multi_mt += mtiles > 1;
-    const std::vector<Step> steps = run_steps(cfg, chunk, LW, GW, rows, mtiles, words);
+    // Every third run a random block mask: its dropped chunks are neither issued nor gathered.
+    mask = {};
+    if (run_index % 3 == 1) {
+      mask = random_mask(rng, kaleido::hw::ring_chunks(cfg, chunk).back().block + 1, mtiles);
+      ++masked_runs;
+    }
+    const std::vector<Step> all_steps = run_steps(cfg, chunk, LW, GW, rows, mtiles, words, mask);
+    std::vector<Step> steps;  // the kept ones
+    for (const Step& s : all_steps)
+      if (s.kept) steps.push_back(s);
+    dropped += static_cast<int64_t>(all_steps.size() - steps.size());
     // The decisions of the m-tile's chunks (every m-tile reads them again).
     std::vector<Chunk> ks;
-    for (const Step& s : steps)
+    for (const Step& s : all_steps)
       if (s.mt == 0) {
         Chunk k;
         k.n = static_cast<int>(s.len);
@@ -112,19 +135,20 @@ int run(const Job& job) {
     const size_t nk = ks.size(), ns = steps.size();
     chunks_total += static_cast<int64_t>(ns);
     std::deque<IssueBeat> expected;
-    for (size_t s = 0; s < ns; ++s) append_issue_beats(expected, ks[s % nk], groups, S, pass, static_cast<int64_t>(s));
+    for (size_t s = 0; s < ns; ++s)
+      append_issue_beats(expected, ks[steps[s].index], groups, S, pass, static_cast<int64_t>(s));
 
     // Idle, then the run's registers and start_i.
     dut.start_i = 0;
     for (int64_t i = rng.range(0, 3); i > 0; --i) {
       clock.settle();
       chk.equal(dut.busy_o, 0, "busy_o between runs, cycle " + std::to_string(clock.cycle()));
-      clock.edge();
+      tick();
     }
     set_run(cfg, mtiles);
     dut.codes_written_i = 0;
     dut.start_i = 1;
-    clock.edge();
+    tick();
 
     size_t written = 0, committed_words = 0, landed = 0, gstep = 0;
     int64_t gbeat = 0, pause_until = clock.cycle() + rng.range(0, 40);
@@ -174,7 +198,7 @@ int run(const Job& job) {
           chk.fail(at + ": a gather beat after the run's last");
         } else {
           const Step& s = steps[gstep];
-          const Chunk& k = ks[gstep % nk];
+          const Chunk& k = ks[s.index];
           const std::string what = at + ", chunk " + std::to_string(gstep) + " gather beat " + std::to_string(gbeat);
           if (landed_at[gstep] < 0) chk.fail(what + ": before its chunk landed");
           chk.equal(dut.gather_row_o, (s.slot_row + gbeat) % rows, what + ": gather_row_o");
@@ -196,7 +220,7 @@ int run(const Job& job) {
         ++stalled_gathers;
       }
 
-      clock.edge();
+      tick();
       const int64_t edge = clock.cycle();
       if (ends_chunk) {
         committed_at[written] = edge;
@@ -237,10 +261,10 @@ int run(const Job& job) {
         if (first_beat_at[q] < 0) {
           first_beat_at[q] = edge;
           ++issued_first;
-          const int64_t committed = committed_at[q % nk];
+          const int64_t committed = committed_at[steps[q].index];
           if (committed < 0 || committed >= edge)
             chk.fail(at + ": chunk " + std::to_string(q) + " issued before its words were written");
-          if (q > 0 && q < nk && committed > first_beat_at[q - 1]) ++caught_up;
+          if (q > 0 && steps[q].mt == 0 && committed > first_beat_at[q - 1]) ++caught_up;
         }
         if (b.chunk_last)
           land_due.push_back(std::max(land_due.empty() ? 0 : land_due.back(), edge + rng.range(0, land_delay)));
@@ -258,7 +282,8 @@ int run(const Job& job) {
     // busy_o falls once the last chunk's last word is read: by now, or within a few edges.
     dut.start_i = 0;
     dut.landed_i = 0;
-    for (int i = 0; i < 8 && (clock.settle(), dut.busy_o); ++i) clock.edge();
+    // (A mask's dropped chunks after the last kept one are cut, two edges each, then a tile's four.)
+    for (size_t i = 0; i < 8 + 6 * all_steps.size() && (clock.settle(), dut.busy_o); ++i) tick();
     clock.settle();
     chk.equal(dut.busy_o, 0, "run " + std::to_string(run_index) + ": busy_o after its last gather beat");
   }
@@ -269,12 +294,13 @@ int run(const Job& job) {
     cfg.grid = {c.max_t, c.max_h, c.max_w / GW * GW};
     cfg.tile_h = 0;
     cfg.tile_w = 0;
+    mask = {};
     if (cfg.grid.h * cfg.grid.w / GW < rows) chk.fail("the case's whole frames fit its ring: no window error to see");
     set_run(cfg, 1);
     dut.codes_written_i = static_cast<uint32_t>(words);
     dut.gather_en_i = 1;
     dut.start_i = 1;
-    clock.edge();
+    tick();
     dut.start_i = 0;
     const int64_t due = clock.cycle() + RingChunksBlock::kTileEdges;
     for (int i = 0; i < 40; ++i) {
@@ -282,13 +308,15 @@ int run(const Job& job) {
       const std::string at = "window-error run, cycle " + std::to_string(clock.cycle());
       chk.equal(dut.window_error_o, clock.cycle() >= due, at + ": window_error_o");
       chk.equal(dut.busy_o, 1, at + ": busy_o");
-      clock.edge();
+      tick();
       if (dut.beat_valid_o != 0 || dut.beat_pass_last_o) chk.fail(at + ": an issue beat of a tile past the ring");
     }
   }
   if (passes_begun != pass) chk.fail(std::to_string(passes_begun) + " passes began for " + std::to_string(pass));
   if (job.iterations >= 4 && caught_up == 0) chk.fail("the engine never caught up with the decisions' writer");
-  if (job.iterations >= 4 && max_in_slots < kaleido::hw::RingFrontBlock::kWalkSlots) chk.fail("never four chunks in the walk buffer");
+  if (job.iterations >= 4 && max_in_slots < kaleido::hw::RingFrontBlock::kWalkSlots)
+    chk.fail("never four chunks in the walk buffer");
+  if (job.iterations >= 2 && dropped == 0) chk.fail("no chunk dropped by a block mask");
   if (multi_mt == 0) chk.fail("no run of several m-tiles");
   if (slot_wraps == 0) chk.fail("no issued position's slot wrapped round the ring");
   if (stalled_gathers == 0) chk.fail("no gather beat held while the merge stalled");
@@ -297,8 +325,10 @@ int run(const Job& job) {
                     std::to_string(S) + " segments, GATHER_W " + std::to_string(GW) + ", LIST_W " + std::to_string(LW) +
                     ", chunks of up to " + std::to_string(chunk) + ", " + std::to_string(words) +
                     " code words, ring of " + std::to_string(depth) + " slots: " + std::to_string(job.iterations) +
-                    " runs (" + std::to_string(whole_runs) + " of whole frames, " + std::to_string(multi_mt) +
-                    " of several m-tiles), " + std::to_string(chunks_total) + " chunks, " +
+                    " runs (" + std::to_string(whole_runs) + " of whole frames, " + std::to_string(masked_runs) + " masked, " +
+                    std::to_string(multi_mt) +
+                    " of several m-tiles), " + std::to_string(chunks_total) + " chunks (" + std::to_string(dropped) +
+                    " more dropped), " +
                     std::to_string(issue_beats) + " issue beats in " + std::to_string(passes_begun) + " passes, " +
                     std::to_string(gather_beats) + " gather beats (" + std::to_string(stalled_gathers) +
                     " held), " + std::to_string(slot_wraps) + " issued slots wrapping the ring, caught up with the writer " + std::to_string(caught_up) + " times, up to " +
