@@ -380,6 +380,13 @@ struct RingChunksBlock {
   // Edges from the one a run or a tile's last chunk is taken at to the one after which the next
   // tile's first chunk is offered: the tile's rows and columns, its area, its positions, its first
   // chunk's cut (length, words, lanes), each registered; and from a take inside a tile: the cut.
+  // The run's inputs (kld_top's registers, held through a run) and the block mask's read, declared
+  // on `m`: kld_ring_chunks takes them, kld_ring_engine passes them on.
+  struct RunPorts {
+    vlog::Expr grid_t, grid_h, grid_w, tile_h, tile_w, mtiles, mask_en, kb_mts, mask_tile, mask_kb, mask_keep;
+    static RunPorts declare(vlog::Module& m, const HwConfig& c);
+    std::vector<vlog::Connection> connect() const;
+  };
   static constexpr int kTileEdges = 4;
   static constexpr int kChunkEdges = 1;
   // Scan tiles a frame may have, the mask's query blocks: tiles of one row of GATHER_W columns.

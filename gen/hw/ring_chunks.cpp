@@ -14,6 +14,35 @@ constexpr const char* kChunkStateNames[] = {"StIdle", "StDims", "StArea", "StLef
 enum ChunkState { kSeqIdle = 0, kDims = 1, kArea = 2, kLeft = 3, kCut = 4, kOffer = 5 };
 }  // namespace
 
+RingChunksBlock::RunPorts RingChunksBlock::RunPorts::declare(Module& m, const HwConfig& c) {
+  const int tw_h = clog2(c.max_h + 1), tw_w = clog2(c.max_w + 1), mtcw = clog2(c.max_mt() + 1);
+  RunPorts p;
+  p.grid_t = m.input("grid_t_i", clog2(c.max_t + 1), Sign::Unsigned, "frames of the run, 1..MAX_T (held through it)");
+  p.grid_h = m.input("grid_h_i", tw_h, Sign::Unsigned, "rows of a frame, 1..MAX_H");
+  p.grid_w = m.input("grid_w_i", tw_w, Sign::Unsigned, "columns of a frame, 1..MAX_W");
+  p.tile_h = m.input("tile_h_i", tw_h, Sign::Unsigned, "rows of a scan tile (0: the whole frame)");
+  p.tile_w = m.input("tile_w_i", tw_w, Sign::Unsigned,
+                     "columns of a scan tile (0: the whole frame); tiles, edge tiles too, whole rows of the "
+                     "ring: multiples of GATHER_W");
+  p.mtiles = m.input("mtiles_i", mtcw, Sign::Unsigned, "m-tiles of the run, 1..MAX_M / COLS");
+  // The block mask (docs/hardware.md, "The ring's chunks"): query blocks are the scan tiles, key
+  // blocks KB_MTS m-tiles of COLS output columns; a dropped pair's chunks are cut but not offered.
+  p.mask_en = m.input("mask_en_i", 1, Sign::Unsigned, "drop the (tile, key block) pairs the mask clears");
+  p.kb_mts = m.input("kb_mts_i", mtcw, Sign::Unsigned, "m-tiles of a key block, 1..MAX_M / COLS");
+  p.mask_tile = m.output("mask_tile_o", clog2(max_tiles(c)), Sign::Unsigned,
+                         "the mask read: the tile's number in scan order (every m-tile from 0)");
+  p.mask_kb = m.output("mask_kb_o", clog2(c.max_mt()), Sign::Unsigned, "... and the m-tile's key block");
+  p.mask_keep = m.input("mask_keep_i", 1, Sign::Unsigned,
+                        "the pair's keep bit, for the mask_*_o of the edge before (a registered read)");
+  return p;
+}
+
+std::vector<Connection> RingChunksBlock::RunPorts::connect() const {
+  return {{"grid_t_i", grid_t},   {"grid_h_i", grid_h},       {"grid_w_i", grid_w},   {"tile_h_i", tile_h},
+          {"tile_w_i", tile_w},   {"mtiles_i", mtiles},       {"mask_en_i", mask_en}, {"kb_mts_i", kb_mts},
+          {"mask_tile_o", mask_tile}, {"mask_kb_o", mask_kb}, {"mask_keep_i", mask_keep}};
+}
+
 void RingChunksBlock::check(const HwConfig& c, int words, int chunk, int list_w, int depth) {
   RingListsBlock::check(chunk, list_w);
   const int gw = c.gather_w;
@@ -35,7 +64,7 @@ void RingChunksBlock::check(const HwConfig& c, int words, int chunk, int list_w,
 Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int list_w, int depth) {
   check(c, words, chunk, list_w, depth);
   const int gw = c.gather_w, gb = RingListsBlock::lane_bits(gw), lb = RingListsBlock::lane_bits(list_w);
-  const int tw_t = clog2(c.max_t + 1), tw_h = clog2(c.max_h + 1), tw_w = clog2(c.max_w + 1);
+  const int tw_h = clog2(c.max_h + 1), tw_w = clog2(c.max_w + 1);
   const int aw = clog2(c.max_h * c.max_w + 1), pw = clog2(static_cast<int>(c.max_tokens()) + 1);
   const int nw = clog2(chunk + 1), rows = depth / gw, rw = clog2(rows), cw = clog2(words);
   const int ww = clog2(RingListsBlock::rows(chunk, list_w) + 1), mtw = clog2(c.max_mt()), mtcw = clog2(c.max_mt() + 1);
@@ -51,23 +80,9 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while idle)");
-  const Expr grid_t = m.input("grid_t_i", tw_t, Sign::Unsigned, "frames of the run, 1..MAX_T (held through it)");
-  const Expr grid_h = m.input("grid_h_i", tw_h, Sign::Unsigned, "rows of a frame, 1..MAX_H");
-  const Expr grid_w = m.input("grid_w_i", tw_w, Sign::Unsigned, "columns of a frame, 1..MAX_W");
-  const Expr tile_h = m.input("tile_h_i", tw_h, Sign::Unsigned, "rows of a scan tile (0: the whole frame)");
-  const Expr tile_w = m.input("tile_w_i", tw_w, Sign::Unsigned,
-                              "columns of a scan tile (0: the whole frame); tiles, edge tiles too, whole rows "
-                              "of the ring: multiples of GATHER_W");
-  const Expr mtiles = m.input("mtiles_i", mtcw, Sign::Unsigned, "m-tiles of the run, 1..MAX_M / COLS");
-  // The block mask (docs/hardware.md, "The ring's chunks"): query blocks are the scan tiles, key
-  // blocks KB_MTS m-tiles of COLS output columns; a dropped pair's chunks are cut but not offered.
-  const Expr mask_en = m.input("mask_en_i", 1, Sign::Unsigned, "drop the (tile, key block) pairs the mask clears");
-  const Expr kb_mts = m.input("kb_mts_i", mtcw, Sign::Unsigned, "m-tiles of a key block, 1..MAX_M / COLS");
-  const Expr mask_tile = m.output("mask_tile_o", tiw, Sign::Unsigned,
-                                  "the mask read: the tile's number in scan order (every m-tile from 0)");
-  const Expr mask_kb = m.output("mask_kb_o", mtw, Sign::Unsigned, "... and the m-tile's key block");
-  const Expr mask_keep = m.input("mask_keep_i", 1, Sign::Unsigned,
-                                 "the pair's keep bit, for the mask_*_o of the edge before (a registered read)");
+  const RunPorts run = RunPorts::declare(m, c);
+  const Expr grid_t = run.grid_t, grid_h = run.grid_h, grid_w = run.grid_w, tile_h = run.tile_h, tile_w = run.tile_w;
+  const Expr mtiles = run.mtiles, mask_en = run.mask_en, kb_mts = run.kb_mts, mask_keep = run.mask_keep;
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned, "the run's chunks are being offered");
   const Expr valid = m.output("chunk_valid_o", 1, Sign::Unsigned, "a chunk is offered, held until taken");
   const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "it is taken at this edge");
@@ -217,8 +232,8 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   seq.flop(kbm_q, mux(begin || (step_kb && kb_end), zero(mtw), mux(step_kb, kbm_q + constant(mtw, 1), kbm_q)), 0);
   seq.flop(kb_q, mux(begin, zero(mtw), mux(step_kb && kb_end, kb_q + constant(mtw, 1), kb_q)), 0);
   seq.flop(keep_q, mux(state_q == st[kLeft], mask_keep || !mask_en, keep_q), 0);
-  m.assign(mask_tile, tile_q);
-  m.assign(mask_kb, kb_q);
+  m.assign(run.mask_tile, tile_q);
+  m.assign(run.mask_kb, kb_q);
 
   m.assign(busy, !st_idle);
   m.assign(valid, st_offer && keep_q);

@@ -19,7 +19,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                                  const Module& chunks, const Module& passes, const Module& walk) {
   check(c, words, chunk, list_w, depth);
   const int gb = RingListsBlock::lane_bits(c.gather_w), rw = clog2(depth / c.gather_w), cw = clog2(words);
-  const int tw_t = clog2(c.max_t + 1), tw_h = clog2(c.max_h + 1), tw_w = clog2(c.max_w + 1);
+  const int tw_w = clog2(c.max_w + 1);
   const int aw = clog2(c.max_h * c.max_w + 1), nw = clog2(chunk + 1), bw = clog2(chunk / c.gather_w + 1);
   const int slot_words = RingListsBlock::rows(chunk, list_w), walk_words = RingFrontBlock::walk_words(chunk, list_w);
   const int wrw = clog2(walk_words), S = RingFrontBlock::kWalkSlots, sb = clog2(S), cb = clog2(2 * S);
@@ -35,20 +35,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while not busy_o)");
-  const Expr grid_t = m.input("grid_t_i", tw_t, Sign::Unsigned, "frames of the run, 1..MAX_T (held through it)");
-  const Expr grid_h = m.input("grid_h_i", tw_h, Sign::Unsigned, "rows of a frame, 1..MAX_H");
-  const Expr grid_w = m.input("grid_w_i", tw_w, Sign::Unsigned, "columns of a frame, 1..MAX_W");
-  const Expr tile_h = m.input("tile_h_i", tw_h, Sign::Unsigned, "rows of a scan tile (0: the whole frame)");
-  const Expr tile_w = m.input("tile_w_i", tw_w, Sign::Unsigned,
-                              "columns of a scan tile (0: the whole frame), a multiple of GATHER_W; a tile's "
-                              "area / GATHER_W below RING_DEPTH / GATHER_W (its t distance in ring rows)");
-  const Expr mtiles = m.input("mtiles_i", clog2(c.max_mt() + 1), Sign::Unsigned, "m-tiles of the run, 1..MAX_M / COLS");
-  const Expr mask_en = m.input("mask_en_i", 1, Sign::Unsigned, "drop the (tile, key block) pairs the mask clears");
-  const Expr kb_mts = m.input("kb_mts_i", clog2(c.max_mt() + 1), Sign::Unsigned, "m-tiles of a key block");
-  const Expr mask_tile = m.output("mask_tile_o", clog2(RingChunksBlock::max_tiles(c)), Sign::Unsigned,
-                                  "the block mask's read: the tile's number in scan order");
-  const Expr mask_kb = m.output("mask_kb_o", clog2(c.max_mt()), Sign::Unsigned, "... and the key block");
-  const Expr mask_keep = m.input("mask_keep_i", 1, Sign::Unsigned, "the keep bit of the read of the edge before");
+  const RingChunksBlock::RunPorts run = RingChunksBlock::RunPorts::declare(m, c);
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned,
                              "the run's chunks are being offered, or a chunk taken has not had its last read "
                              "by the walk");
@@ -183,12 +170,11 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
       m.wire("walk_row0", select(walk_slot, slot_rows, zero(wrw)), "its first word's row in the walk buffer");
 
   const Expr walk_row = m.signal("walk_row", wrw), walk_code = m.signal("walk_code", list_w * G * 2);
-  std::vector<Connection> chunk_ports = {{"clk_i", clk},       {"rst_ni", rst_n},       {"start_i", run_start},
-                                         {"grid_t_i", grid_t}, {"grid_h_i", grid_h},    {"grid_w_i", grid_w},
-                                         {"tile_h_i", tile_h}, {"tile_w_i", tile_w},    {"mtiles_i", mtiles},
-                                         {"mask_en_i", mask_en}, {"kb_mts_i", kb_mts}, {"mask_tile_o", mask_tile},
-                                         {"mask_kb_o", mask_kb}, {"mask_keep_i", mask_keep},
-                                         {"busy_o", ch_busy},  {"chunk_valid_o", ch_valid}, {"chunk_ready_i", ch_ready}};
+  std::vector<Connection> chunk_ports = {{"clk_i", clk}, {"rst_ni", rst_n}, {"start_i", run_start}};
+  for (const Connection& p : run.connect()) chunk_ports.push_back(p);
+  for (const Connection& p : std::vector<Connection>{
+           {"busy_o", ch_busy}, {"chunk_valid_o", ch_valid}, {"chunk_ready_i", ch_ready}})
+    chunk_ports.push_back(p);
   const RingCodesBlock::ChunkWordPorts offered{ch_row, ch_words, ch_lanes};
   for (const Connection& p : offered.connect("chunk", "_o")) chunk_ports.push_back(p);
   for (const Connection& p : std::vector<Connection>{{"chunk_len_o", ch_len},

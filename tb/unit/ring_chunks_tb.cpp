@@ -104,14 +104,7 @@ int run(const Job& job) {
       chk.equal(dut.chunk_valid_o, 0, "chunk_valid_o between runs, cycle " + std::to_string(clock.cycle()));
       tick();
     }
-    dut.grid_t_i = static_cast<uint32_t>(cfg.grid.t);
-    dut.grid_h_i = static_cast<uint32_t>(cfg.grid.h);
-    dut.grid_w_i = static_cast<uint32_t>(cfg.grid.w);
-    dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
-    dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
-    dut.mtiles_i = static_cast<uint32_t>(mtiles);
-    dut.mask_en_i = mask.enabled;
-    dut.kb_mts_i = static_cast<uint32_t>(mask.enabled ? mask.kb_mts : rng.range(0, c.max_mt()));
+    kld_ring::drive_run(dut, cfg, mtiles, mask, rng.range(0, c.max_mt()));
     dut.start_i = 1;
     clock.settle();
     chk.equal(dut.busy_o, 0, "busy_o before the run, cycle " + std::to_string(clock.cycle()));

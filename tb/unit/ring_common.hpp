@@ -77,6 +77,20 @@ inline uint64_t mask_read(const BlockMask& mask, kaleido::Rng& rng, uint64_t til
   return mask.keep[at];
 }
 
+// Drives a run's inputs of kld_ring_chunks (as kld_ring_engine passes them on): its grid, tiles,
+// m-tiles and block mask (`kb_mts` the key blocks' m-tiles, garbage without a mask).
+template <class Model>
+void drive_run(Model& dut, const kaleido::ReuseConfig& cfg, int mtiles, const BlockMask& mask, uint64_t kb_mts) {
+  dut.grid_t_i = static_cast<uint32_t>(cfg.grid.t);
+  dut.grid_h_i = static_cast<uint32_t>(cfg.grid.h);
+  dut.grid_w_i = static_cast<uint32_t>(cfg.grid.w);
+  dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
+  dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
+  dut.mtiles_i = static_cast<uint32_t>(mtiles);
+  dut.mask_en_i = mask.enabled;
+  dut.kb_mts_i = static_cast<uint32_t>(mask.enabled ? static_cast<uint64_t>(mask.kb_mts) : kb_mts);
+}
+
 // The run's steps: every chunk of the scan of `cfg`, once per m-tile, at LIST_W `list_w`, GATHER_W
 // `gather_w` and a ring of `rows` rows, each kept or dropped by `mask`. Throws if the tile
 // geometry disagrees with ScanOrder, a chunk does not start a ring row or an m-tile's words exceed

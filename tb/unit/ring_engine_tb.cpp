@@ -71,16 +71,6 @@ int run(const Job& job) {
   dut.rst_ni = 1;
 
   BlockMask mask;  // the run's block mask
-  auto set_run = [&](const kaleido::ReuseConfig& cfg, int mtiles) {
-    dut.grid_t_i = static_cast<uint32_t>(cfg.grid.t);
-    dut.grid_h_i = static_cast<uint32_t>(cfg.grid.h);
-    dut.grid_w_i = static_cast<uint32_t>(cfg.grid.w);
-    dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
-    dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
-    dut.mtiles_i = static_cast<uint32_t>(mtiles);
-    dut.mask_en_i = mask.enabled;
-    dut.kb_mts_i = static_cast<uint32_t>(mask.enabled ? mask.kb_mts : 1);
-  };
 
   int64_t pass = 0, passes_begun = 0, issue_beats = 0, gather_beats = 0, caught_up = 0, max_in_slots = 0;
   int64_t stalled_gathers = 0, ignored_starts = 0, chunks_total = 0, multi_mt = 0, whole_runs = 0;
@@ -145,7 +135,7 @@ int run(const Job& job) {
       chk.equal(dut.busy_o, 0, "busy_o between runs, cycle " + std::to_string(clock.cycle()));
       tick();
     }
-    set_run(cfg, mtiles);
+    drive_run(dut, cfg, mtiles, mask, rng.range(0, c.max_mt()));
     dut.codes_written_i = 0;
     dut.start_i = 1;
     tick();
@@ -296,7 +286,7 @@ int run(const Job& job) {
     cfg.tile_w = 0;
     mask = {};
     if (cfg.grid.h * cfg.grid.w / GW < rows) chk.fail("the case's whole frames fit its ring: no window error to see");
-    set_run(cfg, 1);
+    drive_run(dut, cfg, 1, mask, 1);
     dut.codes_written_i = static_cast<uint32_t>(words);
     dut.gather_en_i = 1;
     dut.start_i = 1;

@@ -180,27 +180,17 @@ UnitCase walk_case(const std::string& name, int groups, int gather, int chunk, i
   return u;
 }
 
-// kld_ring_engine for the groups and segments of `c` (eight groups on two segments) decided
-// `lanes` at a time, on grids up to t x h x w with GATHER_W `gather`, chunks of up to `chunk`
-// positions, LIST_W `list_w`, up to `mtiles` m-tiles, a ring of `depth` slots and a code memory
-// of a word per position (every run fits); 10 runs; `window_error` adds a run of whole frames past
-// the ring; the merge advances one cycle in `slow_pace` in its slow stretches (tb/unit/ring_engine_tb.cpp).
+// kld_ring_engine as kld_ring_chunks' case above (eight groups on two segments) decided `lanes`
+// at a time; 10 runs; `window_error` adds a run of whole frames past the ring; the merge advances
+// one cycle in `slow_pace` in its slow stretches (tb/unit/ring_engine_tb.cpp).
 UnitCase engine_case(const std::string& name, std::array<int, 3> grid, int lanes, int gather, int chunk, int list_w,
                      int mtiles, int depth, bool window_error, bool slow, int slow_pace = 16) {
-  hw::HwConfig c = cfg(4, 3, 2, 8, 16, 0);
-  c.max_t = grid[0];
-  c.max_h = grid[1];
-  c.max_w = grid[2];
-  c.max_m = mtiles * c.cols;
-  c.gather_w = gather;
-  c.lanes = lanes;
-  UnitCase u{name, "kld_ring_engine", "ring_engine_tb", c, 10, slow};
-  u.ring_depth = depth;
-  u.options = {{"words", c.max_tokens()},
-               {"chunk", chunk},
-               {"list_w", list_w},
-               {"window_error", window_error},
-               {"slow_pace", slow_pace}};
+  UnitCase u = chunks_case(name, grid, gather, chunk, list_w, mtiles, depth, slow);
+  u.top = "kld_ring_engine";
+  u.harness = "ring_engine_tb";
+  u.iterations = 10;
+  u.hw.lanes = lanes;
+  u.options.update({{"window_error", window_error}, {"slow_pace", slow_pace}});
   return u;
 }
 
