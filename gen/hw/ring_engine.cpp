@@ -119,8 +119,11 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
 
   // What the walk needs of chunk n, kept in entry n mod 4 from its take by the passes until the
   // walk takes it (entry n is written again for chunk n + 4, after chunk n's last read).
-  if (gb > 0) m.unused(ch_len.slice(gb - 1, 0), "a chunk is whole ring rows: CHUNK and the tiles' widths are multiples of GATHER_W");
-  const Expr beats = m.wire("ch_beats", resize(ch_len.slice(nw - 1, gb), bw), "the chunk's beats: positions / GATHER_W");
+  if (gb > 0)
+    m.unused(ch_len.slice(gb - 1, 0),
+             "a chunk is whole ring rows: CHUNK and the tiles' widths are multiples of GATHER_W");
+  const Expr beats =
+      m.wire("ch_beats", resize(ch_len.slice(nw - 1, gb), bw), "the chunk's beats: positions / GATHER_W");
   const Expr off_h = m.wire("ch_off_h_rows", resize(ch_off_h, rw), "its h distance at the ring row's width");
   const Expr off_t = m.wire("ch_off_t_rows", resize(ch_off_t, rw), "its t distance at the ring row's width");
   const Expr entry_in = m.wire("entry_in", concat({off_t, off_h, ch_slot_row, beats}),

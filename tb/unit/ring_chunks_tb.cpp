@@ -164,8 +164,9 @@ int run(const Job& job) {
                     " slots, " + std::to_string(job.iterations) + " runs (" + std::to_string(runs_with_edge_tiles) +
                     " with edge tiles, " + std::to_string(whole_frame_runs) + " of whole frames, " +
                     std::to_string(wraps) + " wrapping the ring), " + std::to_string(steps_seen) + " chunks (" +
-                    std::to_string(short_chunks) + " short; " + std::to_string(dropped) + " more dropped by the masks of " +
-                    std::to_string(masked_runs) + " runs), " + std::to_string(clock.cycle()) + " cycles");
+                    std::to_string(short_chunks) + " short; " + std::to_string(dropped) +
+                    " more dropped by the masks of " + std::to_string(masked_runs) + " runs), " +
+                    std::to_string(clock.cycle()) + " cycles");
 }
 
 }  // namespace

@@ -47,8 +47,9 @@ int run(const Job& job) {
   const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
   const int LW = job.raw.at("list_w").get<int>(), depth = job.raw.at("ring_depth").get<int>();
   const int rows = depth / GW, ew = RingListsBlock::entry_w(chunk, LW);
-  const int tag_w = kaleido::hw::RingMergeBlock::tag_width(c, depth), row_w = kaleido::hw::RingMergeBlock::row_w(c, depth);
-  const int bank_w = kaleido::hw::RingMergeBlock::bank_w(c);
+  using kaleido::hw::RingMergeBlock;
+  const int tag_w = RingMergeBlock::tag_width(c, depth), row_w = RingMergeBlock::row_w(c, depth);
+  const int bank_w = RingMergeBlock::bank_w(c);
   const int64_t weight_delay = job.raw.value("weight_delay", 10), land_delay = job.raw.value("land_delay", 12);
   const bool window_error = job.raw.value("window_error", false);
   const int64_t slow_pace = job.raw.value("slow_pace", 16);
@@ -315,13 +316,16 @@ int run(const Job& job) {
                     std::to_string(S) + " segments, GATHER_W " + std::to_string(GW) + ", LIST_W " + std::to_string(LW) +
                     ", chunks of up to " + std::to_string(chunk) + ", " + std::to_string(words) +
                     " code words, ring of " + std::to_string(depth) + " slots: " + std::to_string(job.iterations) +
-                    " runs (" + std::to_string(whole_runs) + " of whole frames, " + std::to_string(masked_runs) + " masked, " +
+                    " runs (" + std::to_string(whole_runs) + " of whole frames, " + std::to_string(masked_runs) +
+                    " masked, " +
                     std::to_string(multi_mt) +
                     " of several m-tiles), " + std::to_string(chunks_total) + " chunks (" + std::to_string(dropped) +
                     " more dropped), " +
                     std::to_string(issue_beats) + " issue beats in " + std::to_string(passes_begun) + " passes, " +
                     std::to_string(gather_beats) + " gather beats (" + std::to_string(stalled_gathers) +
-                    " held), " + std::to_string(slot_wraps) + " issued slots wrapping the ring, caught up with the writer " + std::to_string(caught_up) + " times, up to " +
+                    " held), " + std::to_string(slot_wraps) + " issued slots wrapping the ring, caught up with the " +
+                    "writer " +
+                    std::to_string(caught_up) + " times, up to " +
                     std::to_string(max_in_slots) + " chunks issued and not gathered, " +
                     std::to_string(ignored_starts) + " starts ignored" + (window_error ? ", window error seen" : "") +
                     ", " + std::to_string(clock.cycle()) + " cycles");

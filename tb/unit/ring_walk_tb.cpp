@@ -12,9 +12,10 @@
 // b*GATHER_W + GATHER_W - 1 of the chunk's positions (word chunk row + b*GATHER_W / LIST_W, mod
 // the memory's words; code_row_o is never past them, idle or not), its chunk's distances and last
 // flag; a beat is offered on every lane or none; `chunk_read_o` rises once per chunk, in order,
-// after its take and before its last beat is gathered, with code_row_o at its last beat's word. In the steady case the first beat enters
-// RingWalkBlock::first_beat_edges after the first chunk's take and every later one at the next
-// edge: the walk never starves a merge that always advances.
+// after its take and before its last beat is gathered, with code_row_o at its last beat's word.
+// In the steady case the first beat enters RingWalkBlock::first_beat_edges after the first
+// chunk's take and every later one at the next edge: the walk never starves a merge that always
+// advances.
 #include <deque>
 
 #include "Vkld_ring_walk.h"

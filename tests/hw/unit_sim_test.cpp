@@ -319,9 +319,10 @@ std::vector<UnitCase> cases() {
       walk_case("ring_walk_gw4_lw4", 3, 4, 16, 4, 30, 48, false, true),
       walk_case("ring_walk_gw1_lw4", 5, 1, 8, 4, 30, 20, false, true),
       // kld_ring_engine: GATHER_W 2, chunks of two words of 4, a ring of 11 rows (whole frames of
-      // 16 rows past it; not a whole number of chunks, so chunks' slots wrap); GATHER_W 1 at LIST_W 1; GATHER_W 4 and chunks of 34 words of 8 (a walk
-      // buffer of 136 words in two parts: walk reads of two edges), a code memory of 576 words (in
-      // parts: reads of two edges), its merge slower in its slow stretches (a chunk's issue is long).
+      // 16 rows past it; not a whole number of chunks, so chunks' slots wrap); GATHER_W 1 at
+      // LIST_W 1; GATHER_W 4 and chunks of 34 words of 8 (a walk buffer of 136 words in two parts:
+      // walk reads of two edges), a code memory of 576 words (in parts: reads of two edges), its
+      // merge slower in its slow stretches (a chunk's issue is long).
       engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 3, 2, 8, 4, 3, 22, true, false),
       engine_case("ring_engine_gw1_c4_lw1", {2, 3, 5}, 2, 1, 4, 1, 2, 11, true, false),
       engine_case("ring_engine_gw4_c272_lw8", {2, 12, 24}, 8, 4, 272, 8, 2, 580, false, true, 64),
