@@ -120,6 +120,27 @@ struct DetectorBlock {
   static vlog::Module generate(const HwConfig& c, const vlog::Module& lane);
 };
 
+// The detector's scan (kld_dispatcher's, kld_ring_detect's): the scan positions, tile by tile
+// (tiles in raster order; inside a tile t, h, w), each with its token, window slot (position mod
+// WIN_CAP) and references available in the tile and the window, and, a cycle ahead, the t and h
+// references' window slots and whether they are at distance 1 or 2. Emitted into the module that
+// holds it (its registers are that module's), so kld_dispatcher keeps its text.
+struct ScanBlock {
+  static int coord_w(const HwConfig& c);  // bits of a coordinate: origin + tile size
+  struct Inputs {
+    vlog::Expr clk, rst_n;
+    vlog::Expr dim_t, dim_h, dim_w, tile_h, tile_w;  // ScanBlock::coord_w bits, held through a scan
+    vlog::Expr win;                                  // window depth in positions (1..WIN_CAP)
+    vlog::Expr clear;      // restart the scan at position 0 (only while it does not step)
+    vlog::Expr step_next;  // move to the next position at the next cycle
+  };
+  struct Outputs {
+    vlog::Expr token, token_next, slot, avail, ref_slot_next, ref_near_next, ref_two_next, last;
+    vlog::Expr tile_last;  // the position is its tile's last (a step from it starts a tile)
+  };
+  static Outputs emit(vlog::Module& m, const HwConfig& c, const Inputs& in);
+};
+
 // kld_dispatcher: scan-order and reference address generation for the
 // detector, compute lists per group, and dense packing of COMPUTE work into
 // the array segments.
