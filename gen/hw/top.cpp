@@ -24,8 +24,6 @@ const Module& find(const std::vector<const Module*>& parts, const std::string& n
   throw InternalError("block " + name + " was not generated before kld_top");
 }
 
-int coord_w(const HwConfig& c) { return clog2(2 * std::max({c.max_t, c.max_h, c.max_w}) + 1); }
-
 // Tags {bank, k-tile, token} of the segments' issues (ArrayBlock::tag_width), segment s at
 // s*width; the bank only when `bank` is given, the k-tile only when there can be more than one.
 Expr issue_tags(const Expr& kt, const Expr& tokens, const HwConfig& c, int segs, const Expr& bank = Expr()) {
@@ -109,7 +107,7 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
            "performance counters");
   const int dw = c.data_w, aw = c.acc_w, gw = c.group_w, rows = c.rows, cols = c.cols, segs = c.segs();
   const int G = c.max_groups(), lanes = c.det_lanes(), tw = c.token_w(), sw = DetectorBlock::slot_w(c);
-  const int cw = coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
+  const int cw = ScanBlock::coord_w(c), ktw = clog2(c.max_kt()), mtw = clog2(c.max_mt()), gcw = clog2(G + 1);
   // Round r decides groups r*LANES + l. With LANE_GROUPS 2 each lane takes two groups in
   // alternate cycles (rounds 2p and 2p+1 of pair p): bit 0 of the round is the lane's phase.
   // A lane's groups are decided in a set of LANE_GROUPS consecutive rounds (set = round >>
