@@ -254,7 +254,7 @@ struct RingCodesBlock {
   static int parts(int words);
   static int part_rows(int words) { return (words + parts(words) - 1) / parts(words); }
   // The detector's side (dec_*_i), declared on `m`: kld_ring_codes takes it, kld_ring_front passes
-  // it on.
+  // it on; kld_ring_detect gives it (dec_*_o, `output`).
   struct DecisionPorts {
     vlog::Expr valid, group, reuse, axis, lane, row, commit;
     // Connections of the same ports of an instance (kld_ring_codes' in kld_ring_front,
@@ -270,7 +270,8 @@ struct RingCodesBlock {
       return first;
     }
   };
-  static DecisionPorts decision_ports(vlog::Module& m, const HwConfig& c, int words, int list_w);
+  static DecisionPorts decision_ports(vlog::Module& m, const HwConfig& c, int words, int list_w,
+                                      bool output = false);
   // A chunk's code words as the ring's blocks hand it on (kld_ring_chunks offers it, kld_ring_passes
   // takes it, kld_ring_front builds from it): the row of its first word in a memory of `words`,
   // its word count (1 to ceil(chunk / LIST_W)) and its last word's lanes (lane l: bit l).
@@ -457,6 +458,26 @@ struct RingEngineBlock {
   // The block with its blocks and memories; its header names the plan's CODE_WORDS, CHUNK, LIST_W
   // and RING_DEPTH. kld_ring_walk in it walks the walk buffer (RingFrontBlock::walk_words).
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
+};
+
+// kld_ring_detect: the ring's detector (docs/hardware.md, "The ring's detector"): the run's scan
+// positions (ScanBlock), their A streamed in scan order, LANE_GROUPS beats of LANES groups a
+// position, decided by kld_detector, every group of a position before the next, and handed to the
+// code memory (kld_ring_codes' dec_* ports) as words of LIST_W positions, a chunk (hw::ring_chunks)
+// starting a word. It counts the words written for kld_ring_engine (codes_written_o). Not yet in
+// kld_top.
+struct RingDetectBlock {
+  // As kld_ring_codes and kld_ring_lists; LANES x LANE_GROUPS at least G (one set of rounds).
+  static void check(const HwConfig& c, int words, int chunk, int list_w);
+  // Edges from the take of a word's last A beat to the one the word is written at (its commit
+  // out), when the next beat follows at once: the beat presented, its decision (the lanes' second
+  // stage), the decisions' registers. The stages wait together for A, so a gap delays it.
+  static constexpr int kDecideEdges = 3;
+  static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, const vlog::Module& detector);
+  // Adds the block with kld_detector, its lanes and their window memory to `d`.
+  static void add(vlog::Design& d, const HwConfig& c, int words, int chunk, int list_w);
+  // The same in a design of its own, for its block test.
+  static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };
 
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A

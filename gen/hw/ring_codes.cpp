@@ -21,18 +21,21 @@ int RingCodesBlock::parts(int words) {
   return parts;
 }
 
-RingCodesBlock::DecisionPorts RingCodesBlock::decision_ports(Module& m, const HwConfig& c, int words, int list_w) {
+RingCodesBlock::DecisionPorts RingCodesBlock::decision_ports(Module& m, const HwConfig& c, int words, int list_w,
+                                                             bool output) {
   const int L = c.det_lanes(), gb = clog2(c.max_groups()), lg = RingListsBlock::lane_bits(list_w);
+  auto port = [&](const std::string& name, int width, const std::string& comment) {
+    return output ? m.output(name + "_o", width, Sign::Unsigned, comment)
+                  : m.input(name + "_i", width, Sign::Unsigned, comment);
+  };
   DecisionPorts p;
-  p.valid = m.input("dec_valid_i", L, Sign::Unsigned, "lane l holds a decision this cycle");
-  p.group = m.input("dec_group_i", L * gb, Sign::Unsigned, "lane l's group at l*clog2(G)");
-  p.reuse = m.input("dec_reuse_i", L, Sign::Unsigned, "lane l's pair is REUSE (detector reuse_o)");
-  p.axis = m.input("dec_axis_i", 2 * L, Sign::Unsigned, "lane l's reference axis at 2l: 0 t, 1 h, 2 w (detector axis_o)");
-  p.lane = m.input("dec_lane_i", lg > 0 ? lg : 1, Sign::Unsigned,
-                   lg > 0 ? "the position's lane in its word" : "unused: one position a word");
-  p.row = m.input("dec_row_i", clog2(words), Sign::Unsigned, "the word's row");
-  p.commit = m.input("dec_commit_i", 1, Sign::Unsigned,
-                     "the word's last decisions: the word, with them, is written at this edge");
+  p.valid = port("dec_valid", L, "lane l holds a decision this cycle");
+  p.group = port("dec_group", L * gb, "lane l's group at l*clog2(G)");
+  p.reuse = port("dec_reuse", L, "lane l's pair is REUSE (detector reuse_o)");
+  p.axis = port("dec_axis", 2 * L, "lane l's reference axis at 2l: 0 t, 1 h, 2 w (detector axis_o)");
+  p.lane = port("dec_lane", lg > 0 ? lg : 1, lg > 0 ? "the position's lane in its word" : "unused: one position a word");
+  p.row = port("dec_row", clog2(words), "the word's row");
+  p.commit = port("dec_commit", 1, "the word's last decisions: the word, with them, is written at this edge");
   return p;
 }
 

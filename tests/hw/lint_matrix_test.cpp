@@ -401,5 +401,40 @@ TEST(HwLintRingEngine, RefusesABeatWiderThanACodeWord) {
   EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 256), ConfigError);  // a ring of one chunk
 }
 
+// kld_ring_detect: the 8x8 plan's and the 480p head's arrays with lanes deciding two groups (every
+// group of a position in two beats), and one group a lane at LIST_W 1 (no lane in a word).
+TEST(HwLintRingDetect, LintSilentElaboratedAndDeterministic) {
+  hw::HwConfig eight = hw::default_config_8x8();
+  eight.lane_groups = 2;
+  hw::HwConfig head = hw::default_config_16x16();
+  head.lane_groups = 2;
+  head.max_t = 21;
+  head.max_h = 30;
+  head.max_w = 52;
+  head.max_k = 128;
+  head.max_m = 32768;
+  hw::HwConfig one = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 6, 2, 3, 0, 7);
+  const std::vector<std::tuple<hw::HwConfig, int, int, int>> cases = {
+      {eight, 128, 256, 8}, {head, 4095, 256, 8}, {one, 12, 4, 1}};
+  for (const auto& [c, words, chunk, list_w] : cases)
+    expect_clean_block(c.name() + "_detect" + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
+                           std::to_string(list_w),
+                       "kld_ring_detect", [&] { return hw::RingDetectBlock::design(c, words, chunk, list_w); });
+}
+
+TEST(HwLintRingDetect, RefusesGroupsItCannotDecideAtOnce) {
+  hw::HwConfig c = hw::default_config_8x8();  // eight groups, four lanes of one group
+  EXPECT_THROW(hw::RingDetectBlock::design(c, 128, 256, 8), ConfigError);
+  c.lanes = 8;
+  EXPECT_NO_THROW(hw::RingDetectBlock::design(c, 128, 256, 8));
+  c.lanes = 3;
+  c.lane_groups = 2;
+  EXPECT_THROW(hw::RingDetectBlock::design(c, 128, 256, 8), ConfigError);
+  c.lanes = 4;
+  EXPECT_NO_THROW(hw::RingDetectBlock::design(c, 128, 256, 8));
+  EXPECT_THROW(hw::RingDetectBlock::design(c, 128, 256, 3), ConfigError);  // LIST_W not a power of two
+  EXPECT_THROW(hw::RingDetectBlock::design(c, 1, 256, 8), ConfigError);    // one code word
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

@@ -49,6 +49,9 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
   if (u.top == "kld_ring_engine")
     return hw::RingEngineBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                        u.options.at("list_w").get<int>(), u.ring_depth);
+  if (u.top == "kld_ring_detect")
+    return hw::RingDetectBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
+                                       u.options.at("list_w").get<int>());
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                       u.options.at("list_w").get<int>());
@@ -200,6 +203,16 @@ hw::HwConfig paired(hw::HwConfig c) {
   return c;
 }
 
+// kld_ring_detect for detector `c` (its lanes deciding every group), `words` code words of LIST_W
+// `list_w`, chunks of up to `chunk` positions; 12 runs, some past the code memory when `overflow`
+// (tb/unit/ring_detect_tb.cpp).
+UnitCase detect_case(const std::string& name, const hw::HwConfig& c, int words, int chunk, int list_w, bool overflow,
+                     bool slow) {
+  UnitCase u{name, "kld_ring_detect", "ring_detect_tb", c, 12, slow};
+  u.options = {{"words", words}, {"chunk", chunk}, {"list_w", list_w}, {"overflow", overflow}};
+  return u;
+}
+
 hw::HwConfig dispatcher_cfg(int rows, int gw, int max_k, int win_cap) {
   hw::HwConfig c = cfg(rows, 2, gw, 8, 16, 0);
   c.max_t = 3;
@@ -323,6 +336,12 @@ std::vector<UnitCase> cases() {
       // LIST_W 1; GATHER_W 4 and chunks of 34 words of 8 (a walk buffer of 136 words in two parts:
       // walk reads of two edges), a code memory of 576 words (in parts: reads of two edges), its
       // merge slower in its slow stretches (a chunk's issue is long).
+      // kld_ring_detect: eight groups on four lanes of two (two beats a position), chunks of two
+      // words of 4, a code memory some runs overflow; four groups on four lanes of one, LIST_W 1;
+      // a window of 8 (references past it) at LIST_W 8, chunks of a word and a half.
+      detect_case("ring_detect_pairs_c8_lw4", paired(detector_cfg(2, 8, 16, 4, 0, 7)), 6, 8, 4, true, false),
+      detect_case("ring_detect_l4_c4_lw1", detector_cfg(2, 8, 8, 4, 0, 7), 64, 4, 1, false, false),
+      detect_case("ring_detect_pairs_win8_c12_lw8", paired(detector_cfg(4, 6, 16, 2, 8, 7)), 40, 12, 8, false, true),
       engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 3, 2, 8, 4, 3, 22, true, false),
       engine_case("ring_engine_gw1_c4_lw1", {2, 3, 5}, 2, 1, 4, 1, 2, 11, true, false),
       engine_case("ring_engine_gw4_c272_lw8", {2, 12, 24}, 8, 4, 272, 8, 2, 580, false, true, 64),
