@@ -211,12 +211,13 @@ int run(const Job& job) {
     commits_total += commits;
     // Idle: nothing is taken or handed on.
     dut.start_i = 0;
-    for (int k = static_cast<int>(rng.range(0, 3)); k > 0; --k) {
+    for (int k = static_cast<int>(rng.range(1, 3)); k > 0; --k) {
       dut.a_valid_i = rng.range(0, 1);
       garbage_beat();
       clock.settle();
       if (dut.a_ready_o || get_bits(dut.dec_valid_o, 0, L) || dut.dec_commit_o || dut.busy_o)
         chk.fail(name + ": active while idle");
+      chk.equal(dut.codes_error_o, run_words > words, name + ": codes_error_o until the next start");
       clock.edge();
     }
   }

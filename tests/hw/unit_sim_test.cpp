@@ -336,10 +336,10 @@ std::vector<UnitCase> cases() {
       // LIST_W 1; GATHER_W 4 and chunks of 34 words of 8 (a walk buffer of 136 words in two parts:
       // walk reads of two edges), a code memory of 576 words (in parts: reads of two edges), its
       // merge slower in its slow stretches (a chunk's issue is long).
-      // kld_ring_detect: eight groups on four lanes of two (two beats a position), chunks of two
-      // words of 4, a code memory some runs overflow; four groups on four lanes of one, LIST_W 1;
-      // a window of 8 (references past it) at LIST_W 8, chunks of a word and a half.
-      detect_case("ring_detect_pairs_c8_lw4", paired(detector_cfg(2, 8, 16, 4, 0, 7)), 6, 8, 4, true, false),
+      // kld_ring_detect: eight groups on four lanes of two (two beats a position), chunks of a word
+      // and a half of 4, a code memory some runs overflow; four groups on four lanes of one, LIST_W
+      // 1; a window of 8 (references past it) at LIST_W 8, chunks of a word and a half.
+      detect_case("ring_detect_pairs_c6_lw4", paired(detector_cfg(2, 8, 16, 4, 0, 7)), 6, 6, 4, true, false),
       detect_case("ring_detect_l4_c4_lw1", detector_cfg(2, 8, 8, 4, 0, 7), 64, 4, 1, false, false),
       detect_case("ring_detect_pairs_win8_c12_lw8", paired(detector_cfg(4, 6, 16, 2, 8, 7)), 40, 12, 8, false, true),
       engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 3, 2, 8, 4, 3, 22, true, false),
