@@ -221,6 +221,19 @@ struct RingPlanCommand {
                  " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), "
                  "joined in kld_ring_engine, into " +
                  rtl;
+      // The detector, where its lanes decide every group of a position (else the note says why not),
+      // its window the plan's (a power of two), not kld_top's whole frame.
+      try {
+        hw::HwConfig det = sized;
+        det.win_cap = 1;
+        while (det.win_cap < hw::ring_window(cfg)) det.win_cap *= 2;
+        hw::RingDetectBlock::design(det, code_words, shape.chunk, list_w).write(rtl);
+        rtl_note += "; and kld_ring_detect (the detector, " + std::to_string(det.det_lanes()) + " lanes x " +
+                    std::to_string(det.lane_groups) + " groups, WIN_CAP " + std::to_string(det.win_cap) +
+                    ", handing its decisions to kld_ring_codes' words)";
+      } catch (const ConfigError& e) {
+        rtl_note += "; kld_ring_detect not written: " + std::string(e.what());
+      }
       progress(rtl_note);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -316,9 +329,9 @@ struct RingPlanCommand {
                   static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
                   bits_text(r["bits"].get<int64_t>()).c_str());
     std::printf("\nA model of an architecture whose RTL has only its merge, its passes' front end and "
-                "issue, its chunk sequencer and its gather's walk so far (kld_ring_merge; kld_ring_engine: "
-                "kld_ring_chunks, kld_ring_passes (kld_ring_front, kld_ring_issue), kld_ring_walk; --rtl; "
-                "docs/hardware.md, "
+                "issue, its chunk sequencer, its gather's walk and its detector so far (kld_ring_merge; "
+                "kld_ring_engine: kld_ring_chunks, kld_ring_passes (kld_ring_front, kld_ring_issue), "
+                "kld_ring_walk; kld_ring_detect; --rtl; docs/hardware.md, "
                 "\"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }
@@ -330,8 +343,8 @@ void register_ring_plan(CLI::App& app) {
   auto cmd = std::make_shared<RingPlanCommand>();
   CLI::App* sub = app.add_subcommand(
       "ring-plan", "Size and time the window-bounded ring architecture (a model; of its RTL only the merge, the "
-      "passes' front end and issue, the chunk sequencer and the gather's walk, --rtl) on a workload (synthetic by "
-      "default; --workload qk: one attention head of a clip, every key)");
+      "passes' front end and issue, the chunk sequencer, the gather's walk and the detector, --rtl) on a workload "
+      "(synthetic by default; --workload qk: one attention head of a clip, every key)");
   cmd->sub = sub;
   cmd->hw.add_to(*sub);
   cmd->w.add_to(*sub);
@@ -355,7 +368,9 @@ void register_ring_plan(CLI::App& app) {
                   "kld_ring_front (its decision codes, kld_ring_codes, for its words, read into its list builder, "
                   "kld_ring_lists, for its chunk and --list-w) joined to kld_ring_issue (the passes' issue from "
                   "the lists), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), joined "
-                  "in kld_ring_engine, into this folder (block-tested; not yet in kld_top; one --chunks value)");
+                  "in kld_ring_engine, and kld_ring_detect (the detector handing its decisions to the code words; "
+                  "when LANES x LANE_GROUPS reaches G), into this folder (block-tested; not yet in kld_top; one "
+                  "--chunks value)");
   sub->callback([cmd] { cmd->run(); });
 }
 
