@@ -209,31 +209,26 @@ struct RingPlanCommand {
       const hw::RingShape shape{chunk_list.front(), lead, list_w};
       const int depth = static_cast<int>(hw::ring_depth(cfg, shape));
       const int code_words = static_cast<int>(hw::ring_code_words(cfg, shape));
-      hw::RingMergeBlock::design(sized, depth).write(rtl);
-      hw::RingEngineBlock::design(sized, code_words, shape.chunk, list_w, depth).write(rtl);
+      // The engine's detector windows the plan's window (a power of two), not kld_top's whole frame.
+      hw::HwConfig det = sized;
+      det.win_cap = 1;
+      while (det.win_cap < hw::ring_window(cfg)) det.win_cap *= 2;
+      // Both designs before either is written: a refused one leaves no folder behind.
+      const vlog::Design merge = hw::RingMergeBlock::design(sized, depth);
+      const vlog::Design engine = hw::RingEngineBlock::design(det, code_words, shape.chunk, list_w, depth);
+      merge.write(rtl);
+      engine.write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
                  std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
                  " columns, GATHER_W " + std::to_string(sized.gather_w) +
-                 ") and kld_ring_passes: kld_ring_front (kld_ring_codes, " + std::to_string(code_words) +
+                 ") and kld_ring_engine: kld_ring_detect (the detector, " + std::to_string(det.det_lanes()) +
+                 " lanes x " + std::to_string(det.lane_groups) + " groups, WIN_CAP " + std::to_string(det.win_cap) +
+                 "), kld_ring_passes: kld_ring_front (kld_ring_codes, " + std::to_string(code_words) +
                  " words of " + std::to_string(list_w) + " positions, read into kld_ring_lists, chunks of " +
                  std::to_string(shape.chunk) + ", LIST_W " + std::to_string(list_w) + ") and kld_ring_issue (" +
                  std::to_string(sized.segs()) + " segments, " + std::to_string(sized.max_kt()) +
-                 " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), "
-                 "joined in kld_ring_engine, into " +
+                 " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), into " +
                  rtl;
-      // The detector, where its lanes decide every group of a position (else the note says why not),
-      // its window the plan's (a power of two), not kld_top's whole frame.
-      try {
-        hw::HwConfig det = sized;
-        det.win_cap = 1;
-        while (det.win_cap < hw::ring_window(cfg)) det.win_cap *= 2;
-        hw::RingDetectBlock::design(det, code_words, shape.chunk, list_w).write(rtl);
-        rtl_note += "; and kld_ring_detect (the detector, " + std::to_string(det.det_lanes()) + " lanes x " +
-                    std::to_string(det.lane_groups) + " groups, WIN_CAP " + std::to_string(det.win_cap) +
-                    ", handing its decisions to kld_ring_codes' words)";
-      } catch (const ConfigError& e) {
-        rtl_note += "; kld_ring_detect not written: " + std::string(e.what());
-      }
       progress(rtl_note);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -368,9 +363,8 @@ void register_ring_plan(CLI::App& app) {
                   "kld_ring_front (its decision codes, kld_ring_codes, for its words, read into its list builder, "
                   "kld_ring_lists, for its chunk and --list-w) joined to kld_ring_issue (the passes' issue from "
                   "the lists), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), joined "
-                  "in kld_ring_engine, and kld_ring_detect (the detector handing its decisions to the code words; "
-                  "when LANES x LANE_GROUPS reaches G), into this folder (block-tested; not yet in kld_top; one "
-                  "--chunks value)");
+                  "in kld_ring_engine with kld_ring_detect (the detector: LANES x LANE_GROUPS must reach G), into "
+                  "this folder (block-tested; not yet in kld_top; one --chunks value)");
   sub->callback([cmd] { cmd->run(); });
 }
 

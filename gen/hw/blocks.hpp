@@ -445,16 +445,19 @@ struct RingWalkBlock {
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
 };
 
-// kld_ring_engine: the ring's engine (docs/hardware.md, "The ring's engine"): kld_ring_chunks,
-// kld_ring_passes and kld_ring_walk joined. The run's chunks go to the passes once their code
-// words are written (codes_written_i); chunk n is built with its words kept in walk-buffer slot
-// n mod 4, issued, and once its partials have landed in the ring (landed_i, from kld_top) walked
-// from that slot, the walk's last read freeing it. Not yet in kld_top.
+// kld_ring_engine: the ring's engine (docs/hardware.md, "The ring's engine"): kld_ring_detect,
+// kld_ring_chunks, kld_ring_passes and kld_ring_walk joined. The detector decides the run's
+// positions from A's stream into the code words; the run's chunks go to the passes once their
+// words are written; chunk n is built with its words kept in walk-buffer slot n mod 4, issued,
+// and once its partials have landed in the ring (landed_i, from kld_top) walked from that slot,
+// the walk's last read freeing it. Not yet in kld_top.
 struct RingEngineBlock {
-  // As kld_ring_chunks and kld_ring_passes; the walk's as kld_ring_walk over the walk buffer.
+  // As kld_ring_detect, kld_ring_chunks and kld_ring_passes; the walk's as kld_ring_walk over the
+  // walk buffer.
   static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth,
-                               const vlog::Module& chunks, const vlog::Module& passes, const vlog::Module& walk);
+                               const vlog::Module& detect, const vlog::Module& chunks, const vlog::Module& passes,
+                               const vlog::Module& walk);
   // The block with its blocks and memories; its header names the plan's CODE_WORDS, CHUNK, LIST_W
   // and RING_DEPTH. kld_ring_walk in it walks the walk buffer (RingFrontBlock::walk_words).
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
@@ -473,6 +476,17 @@ struct RingDetectBlock {
   // out), when the next beat follows at once: the beat presented, its decision (the lanes' second
   // stage), the decisions' registers. The stages wait together for A, so a gap delays it.
   static constexpr int kDecideEdges = 3;
+  // The run's detection (window, policy, axis list, each group's enable, RoPE axes and threshold)
+  // and A's stream, declared on `m`: kld_ring_detect takes them, kld_ring_engine passes them on.
+  struct DetectPorts {
+    vlog::Expr win, policy, naxes, axes, enable, rope, tau, a_valid, a_ready, a;
+    static DetectPorts declare(vlog::Module& m, const HwConfig& c);
+    std::vector<vlog::Connection> connect() const {
+      return {{"win_i", win},         {"policy_i", policy},   {"naxes_i", naxes},   {"axes_i", axes},
+              {"enable_i", enable},   {"rope_i", rope},       {"tau_i", tau},       {"a_valid_i", a_valid},
+              {"a_ready_o", a_ready}, {"a_i", a}};
+    }
+  };
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, const vlog::Module& detector);
   // Adds the block with kld_detector, its lanes and their window memory to `d`.
   static void add(vlog::Design& d, const HwConfig& c, int words, int chunk, int list_w);

@@ -13,7 +13,26 @@ void RingDetectBlock::check(const HwConfig& c, int words, int chunk, int list_w)
     throw ConfigError("lanes", std::to_string(L),
                       "the ring's detector decides every group of a position before the next (a code word is "
                       "written whole): LANES x LANE_GROUPS must reach G = MAX_K / GROUP_W = " +
-                          std::to_string(G) + " (LANE_GROUPS is " + std::to_string(c.lane_groups) + ")");
+                          std::to_string(G) + " (LANE_GROUPS is " + std::to_string(c.lane_groups) + "; --lanes, --lane-groups)");
+}
+
+RingDetectBlock::DetectPorts RingDetectBlock::DetectPorts::declare(Module& m, const HwConfig& c) {
+  const int G = c.max_groups(), L = c.det_lanes(), tauw = c.tau_w();
+  DetectPorts p;
+  p.win = m.input("win_i", clog2(c.window_cap() + 1), Sign::Unsigned,
+                  "the reference window in scan positions, 1..WIN_CAP");
+  p.policy = m.input("policy_i", 2, Sign::Unsigned, "0 fixed, 1 rope-orthogonal, 2 adaptive");
+  p.naxes = m.input("naxes_i", 2, Sign::Unsigned, "fixed policy: length of the axis list");
+  p.axes = m.input("axes_i", 6, Sign::Unsigned, "fixed policy: axis list, first at [1:0]");
+  p.enable = m.input("enable_i", G, Sign::Unsigned, "reuse enabled for group g");
+  p.rope = m.input("rope_i", 3 * G, Sign::Unsigned, "RoPE axes of group g at 3g");
+  p.tau = m.input("tau_i", tauw * G, Sign::Unsigned, "threshold of group g at g*TAU_W");
+  p.a_valid = m.input("a_valid_i", 1, Sign::Unsigned, "an A beat is offered");
+  p.a_ready = m.output("a_ready_o", 1, Sign::Unsigned, "it is taken at this edge");
+  p.a = m.input("a_i", L * c.group_w * c.data_w, Sign::Unsigned,
+                c.lane_groups == 2 ? "a position's groups p*LANES + l (beat p of 2) at l*GROUP_W*DATA_W, in scan order"
+                                   : "a position's group l at l*GROUP_W*DATA_W, in scan order");
+  return p;
 }
 
 Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int list_w, const Module& detector) {
@@ -38,20 +57,10 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr tile_h = m.input("tile_h_i", clog2(c.max_h + 1), Sign::Unsigned, "rows of a scan tile (0: the frame)");
   const Expr tile_w = m.input("tile_w_i", clog2(c.max_w + 1), Sign::Unsigned,
                               "columns of a scan tile (0: the frame)");
-  const Expr win = m.input("win_i", clog2(c.window_cap() + 1), Sign::Unsigned,
-                           "the reference window in scan positions, 1..WIN_CAP");
   const Expr groups = m.input("groups_i", gcw, Sign::Unsigned, "G of the run, 1..MAX_K / GROUP_W");
-  const Expr policy = m.input("policy_i", 2, Sign::Unsigned, "0 fixed, 1 rope-orthogonal, 2 adaptive");
-  const Expr naxes = m.input("naxes_i", 2, Sign::Unsigned, "fixed policy: length of the axis list");
-  const Expr axes = m.input("axes_i", 6, Sign::Unsigned, "fixed policy: axis list, first at [1:0]");
-  const Expr enable = m.input("enable_i", G, Sign::Unsigned, "reuse enabled for group g");
-  const Expr rope = m.input("rope_i", 3 * G, Sign::Unsigned, "RoPE axes of group g at 3g");
-  const Expr tau = m.input("tau_i", tauw * G, Sign::Unsigned, "threshold of group g at g*TAU_W");
-  const Expr a_valid = m.input("a_valid_i", 1, Sign::Unsigned, "an A beat is offered");
-  const Expr a_ready = m.output("a_ready_o", 1, Sign::Unsigned, "it is taken at this edge");
-  const Expr a = m.input("a_i", L * gw * dw, Sign::Unsigned,
-                         paired ? "a position's groups p*LANES + l (beat p of 2) at l*GROUP_W*DATA_W, in scan order"
-                                : "a position's group l at l*GROUP_W*DATA_W, in scan order");
+  const DetectPorts in = DetectPorts::declare(m, c);
+  const Expr win = in.win, policy = in.policy, naxes = in.naxes, axes = in.axes, enable = in.enable;
+  const Expr rope = in.rope, tau = in.tau, a_valid = in.a_valid, a_ready = in.a_ready, a = in.a;
   const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w, true);
   const Expr written = m.output("codes_written_o", xw, Sign::Unsigned,
                                 "code words of the run handed on (rows 0 up; each is written at the edge its "

@@ -10,13 +10,15 @@ namespace kaleido::hw {
 using namespace vlog;
 
 void RingEngineBlock::check(const HwConfig& c, int words, int chunk, int list_w, int depth) {
+  RingDetectBlock::check(c, words, chunk, list_w);
   RingChunksBlock::check(c, words, chunk, list_w, depth);
   RingPassesBlock::check(words, chunk, list_w);
   RingWalkBlock::check(c, RingFrontBlock::walk_words(chunk, list_w), chunk, list_w, depth);
 }
 
 Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int list_w, int depth,
-                                 const Module& chunks, const Module& passes, const Module& walk) {
+                                 const Module& detect, const Module& chunks, const Module& passes,
+                                 const Module& walk) {
   check(c, words, chunk, list_w, depth);
   const int gb = RingListsBlock::lane_bits(c.gather_w), rw = clog2(depth / c.gather_w), cw = clog2(words);
   const int tw_w = clog2(c.max_w + 1);
@@ -25,10 +27,11 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const int wrw = clog2(walk_words), S = RingFrontBlock::kWalkSlots, sb = clog2(S), cb = clog2(2 * S);
   const int ww = clog2(slot_words + 1), G = c.max_groups(), GW = c.gather_w;
   Module m("kld_ring_engine",
-           "The window-bounded ring's engine (docs/hardware.md, \"The ring's engine\"): the chunk "
-           "sequencer (kld_ring_chunks), the pass engine (kld_ring_passes) and the gather's walk "
-           "(kld_ring_walk) joined. A run's chunks go to the passes once their decisions are written "
-           "(codes_written_i); chunk n's words are kept in walk-buffer slot n mod 4 and what its walk "
+           "The window-bounded ring's engine (docs/hardware.md, \"The ring's engine\"): the detector "
+           "(kld_ring_detect), the chunk sequencer (kld_ring_chunks), the pass engine (kld_ring_passes) "
+           "and the gather's walk (kld_ring_walk) joined. The detector decides the run's positions from "
+           "A's stream into the code words; a run's chunks go to the passes once their words are "
+           "written; chunk n's words are kept in walk-buffer slot n mod 4 and what its walk "
            "needs (beats, ring row, distances) in entry n mod 4 of a small table; once its partials "
            "have landed in the ring (landed_i) the walk reads its codes from that slot and hands its "
            "beats to the merge, and its last read frees the slot for chunk n + 4");
@@ -37,12 +40,18 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while not busy_o)");
   const RingChunksBlock::RunPorts run = RingChunksBlock::RunPorts::declare(m, c);
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned,
-                             "the run's chunks are being offered, or a chunk taken has not had its last read "
-                             "by the walk");
-  const Expr codes_written = m.input("codes_written_i", clog2(words + 1), Sign::Unsigned,
-                                     "code words of the run written (rows 0 up): a chunk goes to the passes "
-                                     "once its last word is among them");
-  const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w);
+                             "the run's positions are being decided or its chunks offered, or a chunk taken "
+                             "has not had its last read by the walk");
+  const RingDetectBlock::DetectPorts detection = RingDetectBlock::DetectPorts::declare(m, c);
+  const Expr written_out = m.output("codes_written_o", clog2(words + 1), Sign::Unsigned,
+                                      "code words of the run written (rows 0 up): a chunk goes to the passes "
+                                      "once its last word is among them");
+  const Expr codes_error = m.output("codes_error_o", 1, Sign::Unsigned,
+                                    "the run has more code words than CODE_WORDS (kld_ring_detect's): its "
+                                    "later chunks have no decisions; kld_top's registers keep such runs out, "
+                                    "and what follows the error is undefined until a reset");
+  const Expr codes_written = m.signal("codes_written", clog2(words + 1), Sign::Unsigned,
+                                      "the detector's words written");
   RingIssueBlock::OuterPorts outer = RingIssueBlock::OuterPorts::declare_pass_side(m, c);
   outer.declare_beat(m, c, chunk, list_w);
   const int tagw = RingMergeBlock::tag_width(c, depth), ktw = c.max_kt() > 1 ? clog2(c.max_kt()) : 0;
@@ -111,7 +120,8 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   count.flop(landed_q, mux(landed, landed_q + constant(cb, 1), landed_q), 0);
   count.flop(walks_q, mux(walk_take, walks_q + constant(cb, 1), walks_q), 0);
   count.flop(walked_q, mux(walk_read, walked_q + constant(cb, 1), walked_q), 0);
-  const Expr engaged = m.wire("engaged", ch_busy || taken_q != walked_q, "busy_o");
+  const Expr det_busy = m.signal("det_busy", 1);
+  const Expr engaged = m.wire("engaged", det_busy || ch_busy || taken_q != walked_q, "busy_o");
   m.assign(busy, engaged);
   // A run is taken only once the last one's walk has read its last word: the new run's decisions
   // overwrite the code memory's rows from 0.
@@ -173,6 +183,26 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
       m.wire("walk_row0", select(walk_slot, slot_rows, zero(wrw)), "its first word's row in the walk buffer");
 
   const Expr walk_row = m.signal("walk_row", wrw), walk_code = m.signal("walk_code", list_w * G * 2);
+  // The detector: the run's decisions into the code words, counted for the chunks' offers.
+  const int L = c.det_lanes(), lg = RingListsBlock::lane_bits(list_w);
+  const RingCodesBlock::DecisionPorts dec{m.signal("dec_valid", L),          m.signal("dec_group", L * clog2(G)),
+                                          m.signal("dec_reuse", L),          m.signal("dec_axis", 2 * L),
+                                          m.signal("dec_lane", lg > 0 ? lg : 1), m.signal("dec_row", cw),
+                                          m.signal("dec_commit", 1)};
+  std::vector<Connection> detect_ports = {{"clk_i", clk},          {"rst_ni", rst_n},         {"start_i", run_start},
+                                          {"busy_o", det_busy},    {"grid_t_i", run.grid_t},  {"grid_h_i", run.grid_h},
+                                          {"grid_w_i", run.grid_w}, {"tile_h_i", run.tile_h}, {"tile_w_i", run.tile_w},
+                                          {"groups_i", outer.groups}};
+  for (const Connection& p : detection.connect()) detect_ports.push_back(p);
+  std::vector<Connection> decisions_out = {{"dec_valid_o", dec.valid}, {"dec_group_o", dec.group},
+                                           {"dec_reuse_o", dec.reuse}, {"dec_axis_o", dec.axis},
+                                           {"dec_lane_o", dec.lane},   {"dec_row_o", dec.row},
+                                           {"dec_commit_o", dec.commit}, {"codes_written_o", codes_written},
+                                           {"codes_error_o", codes_error}};
+  detect_ports.insert(detect_ports.end(), decisions_out.begin(), decisions_out.end());
+  m.instance(detect, "u_detect", detect_ports, "the run's decisions, from A's stream, into the code words");
+  m.assign(written_out, codes_written);
+
   std::vector<Connection> chunk_ports = {{"clk_i", clk}, {"rst_ni", rst_n}, {"start_i", run_start}};
   for (const Connection& p : run.connect()) chunk_ports.push_back(p);
   for (const Connection& p : std::vector<Connection>{
@@ -228,11 +258,12 @@ vlog::Design RingEngineBlock::design(const HwConfig& c, int words, int chunk, in
   std::vector<std::pair<std::string, std::string>> params = RingFrontBlock::plan_params(words, chunk, list_w);
   params.emplace_back("RING_DEPTH", std::to_string(depth));
   vlog::Design d = empty_design(c, params);
+  RingDetectBlock::add(d, c, words, chunk, list_w);
   RingPassesBlock::add(d, c, words, chunk, list_w);
   d.add(RingChunksBlock::generate(c, words, chunk, list_w, depth));
   d.add(RingWalkBlock::generate(c, RingFrontBlock::walk_words(chunk, list_w), chunk, list_w, depth));
-  d.add(generate(c, words, chunk, list_w, depth, d.module("kld_ring_chunks"), d.module("kld_ring_passes"),
-                 d.module("kld_ring_walk")));
+  d.add(generate(c, words, chunk, list_w, depth, d.module("kld_ring_detect"), d.module("kld_ring_chunks"),
+                 d.module("kld_ring_passes"), d.module("kld_ring_walk")));
   d.check();
   return d;
 }

@@ -31,8 +31,7 @@ using namespace kld_detect;
 
 int run(const Job& job) {
   const kaleido::hw::HwConfig& hw = job.hw;
-  const int L = hw.det_lanes(), P = hw.lane_groups, gw = hw.group_w, dw = hw.data_w, tauw = hw.tau_w();
-  const int gb = kaleido::clog2(hw.max_groups()), maxG = hw.max_groups();
+  const int L = hw.det_lanes(), P = hw.lane_groups, gb = kaleido::clog2(hw.max_groups());
   const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
   const int LW = job.raw.at("list_w").get<int>(), lb = RingListsBlock::lane_bits(LW);
   const bool want_overflow = job.raw.value("overflow", false);
@@ -81,41 +80,10 @@ int run(const Job& job) {
     dut.grid_w_i = static_cast<uint32_t>(cfg.grid.w);
     dut.tile_h_i = static_cast<uint32_t>(cfg.tile_h);
     dut.tile_w_i = static_cast<uint32_t>(cfg.tile_w);
-    dut.win_i = static_cast<uint32_t>(gold.window_depth);
     dut.groups_i = static_cast<uint32_t>(G);
-    dut.policy_i = static_cast<uint8_t>(policy);
-    if (policy == Policy::Fixed) {
-      dut.naxes_i = static_cast<uint8_t>(cfg.fixed_axes.size());
-      uint32_t axes = 0;
-      for (size_t k = 0; k < cfg.fixed_axes.size(); ++k) axes |= static_cast<uint32_t>(cfg.fixed_axes[k]) << (2 * k);
-      dut.axes_i = static_cast<uint8_t>(axes);
-    } else {
-      dut.naxes_i = static_cast<uint8_t>(rng.range(0, 3));
-      dut.axes_i = static_cast<uint8_t>(rng.range(0, 63));
-    }
-    for (int g = 0; g < maxG; ++g) {
-      const bool has = g < G;
-      set_bits(dut.enable_i, g, 1, has ? cfg.group_enabled(g) : rng.range(0, 1));
-      set_bits(dut.rope_i, 3 * g, 3, has ? cfg.rope_mask(g) : rng.next());
-      set_bits(dut.tau_i, g * tauw, tauw, has ? cfg.tau_of(g) : rng.next());
-    }
+    drive_detection(dut, hw, cfg, gold, rng);
 
-    // The beats: position p's beat b holds group b*LANES + l on lane l.
-    const int64_t beats = scan.size() * P;
-    auto drive_beat = [&](int64_t k) {
-      const int64_t p = k / P;
-      const int b = static_cast<int>(k % P);
-      const int32_t tok = scan.token_at(p);
-      for (int l = 0; l < L; ++l) {
-        const int g = b * L + l;
-        for (int j = 0; j < gw; ++j)
-          set_bits(dut.a_i, (l * gw + j) * dw, dw, g < G ? static_cast<uint64_t>(a.at(tok, g * gw + j)) : rng.next());
-      }
-    };
-    auto garbage_beat = [&] {
-      for (int l = 0; l < L * gw; ++l) set_bits(dut.a_i, l * dw, dw, rng.next());
-    };
-
+    const int64_t beats = scan.size() * P;  // position p's beat b: groups b*LANES + l on lane l
     // The start: taken at the first edge (the block is idle between runs).
     if (dut.busy_o) chk.fail(name + ": busy_o before the start");
     dut.start_i = 1;
@@ -128,9 +96,9 @@ int run(const Job& job) {
       // The stream: a beat offered is held until taken; gaps at random (none in a steady run).
       if (!offering && next_beat < beats && (steady || rng.range(0, 3) != 0)) offering = true;
       if (offering)
-        drive_beat(next_beat);
+        drive_beat(dut, a, scan, next_beat, hw, G, rng);
       else
-        garbage_beat();
+        garbage_beat(dut, hw, rng);
       // Past the run's last beat, a garbage beat is offered at times: it must not be taken.
       const bool extra = !offering && next_beat == beats && rng.range(0, 2) == 0;
       dut.a_valid_i = offering || extra;
@@ -213,7 +181,7 @@ int run(const Job& job) {
     dut.start_i = 0;
     for (int k = static_cast<int>(rng.range(1, 3)); k > 0; --k) {
       dut.a_valid_i = rng.range(0, 1);
-      garbage_beat();
+      garbage_beat(dut, hw, rng);
       clock.settle();
       if (dut.a_ready_o || get_bits(dut.dec_valid_o, 0, L) || dut.dec_commit_o || dut.busy_o)
         chk.fail(name + ": active while idle");

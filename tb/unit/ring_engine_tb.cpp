@@ -1,10 +1,11 @@
-// Block test of kld_ring_engine (kld_ring_chunks, kld_ring_passes and kld_ring_walk joined):
-// `iterations` runs, each on a random grid (W a multiple of GATHER_W; every third run the largest,
-// with every m-tile), random scan tiles whose t distance fits the ring (every fourth run whole
-// frames when they fit), 1 to MAX_M / COLS m-tiles
-// and random decisions for the run's chunks (tb/unit/ring_common.hpp). The detector's side writes
-// the chunks' words in order from row 0, pausing up to 40 cycles before every third chunk, and
-// codes_written_i counts the words written; the weight loader is ready 0 to `weight_delay`
+// Block test of kld_ring_engine (kld_ring_detect, kld_ring_chunks, kld_ring_passes and
+// kld_ring_walk joined): `iterations` runs, each on a random grid (W a multiple of GATHER_W; every
+// third run the largest, with every m-tile), random scan tiles whose t distance fits the ring (every
+// fourth run whole frames when they fit), 1 to MAX_M / COLS m-tiles, and a random detection (policy,
+// axis list, RoPE split, thresholds, enables; detect_common.hpp) of a correlated A, which the
+// harness streams in scan order (LANE_GROUPS beats a position), pausing 20 to 60 cycles before
+// every third chunk's first beat: the decisions are the golden model's (run_reuse), made by the
+// engine's detector; the weight loader is ready 0 to `weight_delay`
 // cycles after a pass begins; a chunk's partials land (landed_i) 0 to `land_delay` cycles after
 // its last beat is issued, in order; the merge advances at random (one cycle in four stalled, and
 // one in `slow_pace` (16 unless given) advancing for every other run of six chunks, so that
@@ -12,7 +13,8 @@
 // start_i is raised at random until each run's last chunk has landed (to be ignored: busy_o).
 //
 // What is checked, against the model's cut of the scan (run_steps, from ScanOrder) and the
-// decisions alone: the issue's beats are the run's chunks in order, once per m-tile, each pass as
+// golden decisions alone (codes_written_o, the detector's words written, marks when a chunk's
+// words are in): the issue's beats are the run's chunks in order, once per m-tile, each pass as
 // kld_ring_passes' test has them (append_issue_beats), each issuing segment's slot tag for the
 // merge ({k-tile, ring row, bank}: its chunk's ring row + position / GATHER_W, wrapped, and
 // position mod GATHER_W), a pass beginning only with its weights ready and no chunk's first beat
@@ -20,7 +22,8 @@
 // chunk's in order, beat b of a chunk at ring row (its positions before in the run / GATHER_W + b)
 // mod RING_DEPTH / GATHER_W with the decisions of its positions b*GATHER_W + j for every group, its
 // tile's distances in rows and its last flag, and none before the chunk has landed; busy_o is high
-// through the run and low once its last chunk's last word is read; window_error_o stays low.
+// through the run and low once its last chunk's last word is read; window_error_o and
+// codes_error_o stay low.
 // Every third run has a random block mask (ring_common.hpp), read like a registered memory: its
 // dropped chunks are neither issued nor gathered, the ring rows counting kept chunks only. With
 // option `window_error`, a last run of whole frames whose t distance is past the ring must raise
@@ -28,8 +31,11 @@
 // chunk's words written after the chunk before had begun issuing) and four chunks were issued and
 // not yet gathered at once (every walk-buffer slot in use).
 #include <deque>
+#include <map>
 
 #include "Vkld_ring_engine.h"
+#include "detect_common.hpp"
+#include "golden/reuse.hpp"
 #include "hw/blocks.hpp"
 #include "ring_common.hpp"
 #include "unit_common.hpp"
@@ -40,10 +46,30 @@ using kaleido::hw::RingChunksBlock;
 using kaleido::hw::RingListsBlock;
 using namespace kld_unit;
 using namespace kld_ring;
+using namespace kld_detect;
+
+// Chunk k's codes (scan positions p0 on) as the engine's detector writes them: the golden
+// model's decision of each group below `groups` (0 COMPUTE, axis + 1 REUSE) and COMPUTE for the
+// groups past the run's (never decided: a word is cleared when written); its lists from them.
+void gold_codes(Chunk& k, const kaleido::IntReuse& gold, const kaleido::ScanOrder& scan, int64_t p0, int groups,
+                int G) {
+  k.codes.assign(static_cast<size_t>(k.n * G), 0);
+  k.lists.assign(static_cast<size_t>(G), {});
+  for (int p = 0; p < k.n; ++p)
+    for (int g = 0; g < G; ++g) {
+      int code = 0;
+      if (g < groups) {
+        const kaleido::PairDecision& e = gold.at(scan.token_at(p0 + p), g);
+        if (e.kind == kaleido::PairKind::Reuse) code = static_cast<int>(e.axis) + 1;
+      }
+      k.codes[static_cast<size_t>(p * G + g)] = code;
+      if (code == 0) k.lists[static_cast<size_t>(g)].push_back(p);
+    }
+}
 
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
-  const int G = c.max_groups(), S = c.segs(), L = c.det_lanes(), GW = c.gather_w;
+  const int G = c.max_groups(), S = c.segs(), GW = c.gather_w, P = c.lane_groups;
   const int words = job.raw.at("words").get<int>(), chunk = job.raw.at("chunk").get<int>();
   const int LW = job.raw.at("list_w").get<int>(), depth = job.raw.at("ring_depth").get<int>();
   const int rows = depth / GW, ew = RingListsBlock::entry_w(chunk, LW);
@@ -61,12 +87,10 @@ int run(const Job& job) {
 
   dut.rst_ni = 0;
   dut.start_i = 0;
-  dut.dec_valid_i = 0;
-  dut.dec_commit_i = 0;
+  dut.a_valid_i = 0;
   dut.wt_ready_i = 0;
   dut.landed_i = 0;
   dut.gather_en_i = 0;
-  dut.codes_written_i = 0;
   dut.groups_i = static_cast<uint32_t>(groups);
   clock.edge();
   dut.rst_ni = 1;
@@ -77,7 +101,10 @@ int run(const Job& job) {
   int64_t stalled_gathers = 0, ignored_starts = 0, chunks_total = 0, multi_mt = 0, whole_runs = 0;
   int64_t wt_ready_from = 0, chunks_gathered = 0;  // of the runs before
   int64_t slot_wraps = 0;                            // issued positions whose slot wraps the ring
-  int64_t masked_runs = 0, dropped = 0;
+  int64_t masked_runs = 0, dropped = 0, pairs = 0, reused = 0;
+  std::vector<Policy> policies;
+  for (int p = 0; p < 3; ++p)
+    if (c.policies & (1u << p)) policies.push_back(static_cast<Policy>(p));
   // The block mask's memory, a registered read (ring_common.hpp).
   auto tick = [&] {
     clock.settle();
@@ -107,6 +134,19 @@ int run(const Job& job) {
       mask = random_mask(rng, kaleido::hw::ring_chunks(cfg, chunk).back().block + 1, mtiles);
       ++masked_runs;
     }
+    // The run's detection: the golden model's decisions on a correlated A.
+    const Policy policy = policies[static_cast<size_t>(run_index % static_cast<int64_t>(policies.size()))];
+    cfg.group_w = c.group_w;
+    cfg.channels = groups * c.group_w;
+    cfg.out_cols = 1;
+    cfg.data_w = c.data_w;
+    cfg.acc_w = c.acc_w;
+    random_detection(cfg, rng, policy);
+    random_enables(cfg, rng);
+    const kaleido::IntMatrix a = correlated_a(cfg, rng);
+    random_thresholds(cfg, a, rng);
+    const kaleido::IntReuse gold = kaleido::run_reuse(cfg, a);
+    const kaleido::ScanOrder scan(cfg.grid, cfg.tile_h, cfg.tile_w);
     const std::vector<Step> all_steps = run_steps(cfg, chunk, LW, GW, rows, mtiles, words, mask);
     std::vector<Step> steps;  // the kept ones
     for (const Step& s : all_steps)
@@ -114,14 +154,19 @@ int run(const Job& job) {
     dropped += static_cast<int64_t>(all_steps.size() - steps.size());
     // The decisions of the m-tile's chunks (every m-tile reads them again).
     std::vector<Chunk> ks;
+    std::vector<int64_t> ks_p0;  // their first positions
     for (const Step& s : all_steps)
       if (s.mt == 0) {
         Chunk k;
         k.n = static_cast<int>(s.len);
         k.row = static_cast<int>(s.row);
         k.words = static_cast<int>(s.words);
-        random_codes(rng, k, G);
+        gold_codes(k, gold, scan, s.p0, groups, G);
+        for (int p = 0; p < k.n; ++p)
+          for (int g = 0; g < groups; ++g) reused += k.codes[static_cast<size_t>(p * G + g)] != 0;
+        pairs += static_cast<int64_t>(k.n) * groups;
         ks.push_back(k);
+        ks_p0.push_back(s.p0);
       }
     const size_t nk = ks.size(), ns = steps.size();
     chunks_total += static_cast<int64_t>(ns);
@@ -137,31 +182,41 @@ int run(const Job& job) {
       tick();
     }
     drive_run(dut, cfg, mtiles, mask, rng.range(0, c.max_mt()));
-    dut.codes_written_i = 0;
+    drive_detection(dut, c, cfg, gold, rng);
+    // A's beats, a pause of 20 to 60 cycles before every third chunk's first.
+    const int64_t beats = scan.size() * P;
+    std::map<int64_t, int64_t> pause_at;
+    for (size_t i = 0; i < nk; i += 3) pause_at[ks_p0[i] * P] = rng.range(20, 60);
+    int64_t next_beat = 0, pause_until = 0;
+    bool offering = false;
     dut.start_i = 1;
     tick();
 
-    size_t written = 0, committed_words = 0, landed = 0, gstep = 0;
-    int64_t gbeat = 0, pause_until = clock.cycle() + rng.range(0, 40);
-    std::deque<DecisionCycle> writing;
+    size_t written = 0, landed = 0, gstep = 0;
+    int64_t gbeat = 0;
     std::deque<int64_t> land_due;
     std::vector<int64_t> committed_at(nk, -1), first_beat_at(ns, -1), landed_at(ns, -1);
     size_t issued_first = 0;  // steps whose first beat is out
     bool in_pass = false;
     const int64_t limit = clock.cycle() + 2000 + static_cast<int64_t>(ns) * (chunk * (G + 40) + 200);
-    while ((!expected.empty() || gstep < ns) && clock.cycle() < limit) {
+    // Until every chunk is issued and gathered and every beat of A taken (a mask's dropped chunks
+    // are decided too: the detector does not know the mask).
+    while ((!expected.empty() || gstep < ns || next_beat < beats) && clock.cycle() < limit) {
       const int64_t now = clock.cycle();
-      // The detector's side: chunk `written`'s decisions, every third after a pause.
-      if (writing.empty() && written < nk && now >= pause_until) writing = decisions(rng, ks[written], G, L, LW, words);
-      DecisionCycle d = idle_decisions(L);
-      bool ends_chunk = false;
-      if (!writing.empty()) {
-        d = writing.front();
-        writing.pop_front();
-        ends_chunk = writing.empty();
+      // A: a beat offered is held until taken.
+      if (!offering && next_beat < beats) {
+        const auto pause = pause_at.find(next_beat);
+        if (pause != pause_at.end()) {
+          pause_until = now + pause->second;
+          pause_at.erase(pause);
+        }
+        offering = now >= pause_until;
       }
-      drive_decisions(dut, rng, d, G, L, LW, words);
-      dut.codes_written_i = static_cast<uint32_t>(committed_words);
+      if (offering)
+        drive_beat(dut, a, scan, next_beat, c, groups, rng);
+      else
+        garbage_beat(dut, c, rng);
+      dut.a_valid_i = offering;
       // Stray starts only while the run's last chunk has not landed (the walk cannot have read it).
       const bool stray_start = landed < ns && rng.range(0, 4) == 0;
       dut.start_i = stray_start;
@@ -179,6 +234,8 @@ int run(const Job& job) {
       const std::string at = "run " + std::to_string(run_index) + ", edge " + std::to_string(now + 1);
       if (landed < ns) chk.equal(dut.busy_o, 1, at + ": busy_o");
       chk.equal(dut.window_error_o, 0, at + ": window_error_o");
+      chk.equal(dut.codes_error_o, 0, at + ": codes_error_o");
+      const bool took = offering && dut.a_ready_o;
       ignored_starts += stray_start;
       if (dut.pass_take_o && !wt_ready) chk.fail(at + ": a pass began without its weights");
       const bool begin = dut.pass_take_o;
@@ -213,12 +270,13 @@ int run(const Job& job) {
 
       tick();
       const int64_t edge = clock.cycle();
-      if (ends_chunk) {
-        committed_at[written] = edge;
-        committed_words += static_cast<size_t>(ks[written].words);
-        ++written;
-        if (written % 3 == 0) pause_until = edge + rng.range(0, 40);
+      if (took) {
+        ++next_beat;
+        offering = false;
       }
+      // The chunks whose words are written by this edge.
+      while (written < nk && static_cast<int64_t>(dut.codes_written_o) >= ks[written].row + ks[written].words)
+        committed_at[written++] = edge;
       if (land) {
         land_due.pop_front();
         landed_at[landed++] = edge;
@@ -264,12 +322,13 @@ int run(const Job& job) {
       }
       max_in_slots = std::max(max_in_slots, static_cast<int64_t>(issued_first) - static_cast<int64_t>(gstep));
     }
-    if (!expected.empty() || gstep < ns) {
+    if (!expected.empty() || gstep < ns || next_beat < beats) {
       chk.fail("run " + std::to_string(run_index) + " did not end: " + std::to_string(gstep) + " of " +
                std::to_string(ns) + " chunks gathered, " + std::to_string(expected.size()) + " issue beats left");
       break;
     }
     chunks_gathered += static_cast<int64_t>(ns);
+    dut.a_valid_i = 0;  // the run's beats are all taken
     // busy_o falls once the last chunk's last word is read: by now, or within a few edges.
     dut.start_i = 0;
     dut.landed_i = 0;
@@ -288,7 +347,7 @@ int run(const Job& job) {
     mask = {};
     if (cfg.grid.h * cfg.grid.w / GW < rows) chk.fail("the case's whole frames fit its ring: no window error to see");
     drive_run(dut, cfg, 1, mask, 1);
-    dut.codes_written_i = static_cast<uint32_t>(words);
+    dut.a_valid_i = 0;  // no decisions: the sequencer stops at the tile before they matter
     dut.gather_en_i = 1;
     dut.start_i = 1;
     tick();
@@ -311,16 +370,20 @@ int run(const Job& job) {
   if (multi_mt == 0) chk.fail("no run of several m-tiles");
   if (slot_wraps == 0) chk.fail("no issued position's slot wrapped round the ring");
   if (stalled_gathers == 0) chk.fail("no gather beat held while the merge stalled");
+  if (reused == 0 || reused == pairs) chk.fail("decisions were all REUSE or all COMPUTE: the test is too weak");
   dut.final();
   return chk.finish("kld_ring_engine " + std::to_string(groups) + " of " + std::to_string(G) + " groups on " +
                     std::to_string(S) + " segments, GATHER_W " + std::to_string(GW) + ", LIST_W " + std::to_string(LW) +
                     ", chunks of up to " + std::to_string(chunk) + ", " + std::to_string(words) +
-                    " code words, ring of " + std::to_string(depth) + " slots: " + std::to_string(job.iterations) +
+                    " code words, ring of " + std::to_string(depth) + " slots, LANES " +
+                    std::to_string(c.det_lanes()) + " x LANE_GROUPS " + std::to_string(P) + ": " +
+                    std::to_string(job.iterations) +
                     " runs (" + std::to_string(whole_runs) + " of whole frames, " + std::to_string(masked_runs) +
                     " masked, " +
                     std::to_string(multi_mt) +
                     " of several m-tiles), " + std::to_string(chunks_total) + " chunks (" + std::to_string(dropped) +
-                    " more dropped), " +
+                    " more dropped; " + std::to_string(pairs) + " pairs decided, " + std::to_string(reused) +
+                    " reused), " +
                     std::to_string(issue_beats) + " issue beats in " + std::to_string(passes_begun) + " passes, " +
                     std::to_string(gather_beats) + " gather beats (" + std::to_string(stalled_gathers) +
                     " held), " + std::to_string(slot_wraps) + " issued slots wrapping the ring, caught up with the " +

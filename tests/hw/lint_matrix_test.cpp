@@ -332,8 +332,11 @@ TEST(HwLintRingPasses, LintSilentElaboratedAndDeterministic) {
 // `small` (its words, chunk, LIST_W, depth).
 void expect_clean_plan_block(const std::string& top, const std::string& tag,
                              const std::function<vlog::Design(const hw::HwConfig&, int, int, int, int)>& design,
-                             const std::tuple<hw::HwConfig, int, int, int, int>& small) {
+                             const std::tuple<hw::HwConfig, int, int, int, int>& small, int lane_groups = 1) {
+  hw::HwConfig eight = hw::default_config_8x8();
+  eight.lane_groups = lane_groups;
   hw::HwConfig head = hw::default_config_16x16();
+  head.lane_groups = lane_groups;
   head.gather_w = 4;
   head.max_t = 21;
   head.max_h = 30;
@@ -341,7 +344,7 @@ void expect_clean_plan_block(const std::string& top, const std::string& tag,
   head.max_k = 128;
   head.max_m = 32768;
   const std::vector<std::tuple<hw::HwConfig, int, int, int, int>> cases = {
-      {hw::default_config_8x8(), 128, 256, 8, 768}, {head, 4095, 256, 8, 768}, small};
+      {eight, 128, 256, 8, 768}, {head, 4095, 256, 8, 768}, small};
   for (const auto& [c, words, chunk, list_w, depth] : cases)
     expect_clean_block(c.name() + "_" + tag + std::to_string(words) + "x" + std::to_string(chunk) + "x" +
                            std::to_string(list_w) + "x" + std::to_string(depth),
@@ -385,17 +388,20 @@ TEST(HwLintRingWalk, RefusesABeatWiderThanACodeWord) {
   EXPECT_THROW(hw::RingWalkBlock::design(c, 128, 256, 8, 766), ConfigError);  // a ring not whole rows
 }
 
-// kld_ring_engine (chunks, passes and walk joined): the plans above, and GATHER_W 4 on a small
-// grid. It refuses what its walk of the walk buffer cannot take.
+// kld_ring_engine (detector, chunks, passes and walk joined): the plans above with lanes of two
+// groups, and GATHER_W 4 on a small grid (three groups on three lanes of one). It refuses what its
+// walk of the walk buffer cannot take, and lanes that cannot decide every group of a position.
 TEST(HwLintRingEngine, LintSilentElaboratedAndDeterministic) {
   hw::HwConfig four = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 6, 2, 0, 0, 7);
   four.gather_w = 4;
-  expect_clean_plan_block("kld_ring_engine", "engine", hw::RingEngineBlock::design, {four, 12, 8, 4, 16});
+  expect_clean_plan_block("kld_ring_engine", "engine", hw::RingEngineBlock::design, {four, 12, 8, 4, 16}, 2);
 }
 
 TEST(HwLintRingEngine, RefusesABeatWiderThanACodeWord) {
   hw::HwConfig c = hw::default_config_8x8();
   c.gather_w = 4;
+  EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 768), ConfigError);  // eight groups, four lanes of one
+  c.lane_groups = 2;
   EXPECT_NO_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 768));
   EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 2, 768), ConfigError);  // GATHER_W over LIST_W
   EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 256), ConfigError);  // a ring of one chunk

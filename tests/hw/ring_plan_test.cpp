@@ -439,6 +439,22 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   // The gather's walk: a beat of GATHER_W 2 lanes x 4 groups x 2 bits of codes.
   const std::string walk = read_file(dir.path() / "rtl" / "kld_ring_walk.v");
   EXPECT_NE(walk.find("output wire [15:0] gather_code_o"), std::string::npos) << walk.substr(0, 4000);
+  // The engine holds the detector, its window the plan's (tiles of 3 x 4: 12 positions) rounded
+  // up to a power of two, not the sized array's whole frame (6 x 6: 64).
+  const std::string engine = read_file(dir.path() / "rtl" / "kld_ring_engine.v");
+  EXPECT_NE(engine.find("kld_ring_detect u_detect ("), std::string::npos);
+  EXPECT_NE(engine.find("//   WIN_CAP = 16\n"), std::string::npos) << engine.substr(0, 2000);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_detect.v"));
+  // Eight groups on the 8x8 preset's four lanes of one group: the ring's detector cannot decide a
+  // position's groups at once, so --rtl is refused (the plan alone is not).
+  const ProcessResult lanes = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels",
+                                           "64", "--tau", "4", "--chunks", "8", "--rtl", rtl + "lanes"});
+  EXPECT_FALSE(lanes.ok());
+  EXPECT_NE(lanes.output.find("--lane-groups"), std::string::npos) << lanes.output;
+  EXPECT_FALSE(std::filesystem::exists(rtl + "lanes"));
+  EXPECT_TRUE(run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "64", "--tau", "4",
+                           "--chunks", "8", "--lane-groups", "2", "--rtl", rtl + "pairs"})
+                  .ok());
   const ProcessResult odd = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels", "32",
                                          "--out-cols", "16", "--tau", "4", "--tile", "3x3", "--chunks", "8",
                                          "--gather-w", "2", "--rtl", rtl + "odd"});

@@ -183,16 +183,18 @@ UnitCase walk_case(const std::string& name, int groups, int gather, int chunk, i
   return u;
 }
 
-// kld_ring_engine as kld_ring_chunks' case above (eight groups on two segments) decided `lanes`
-// at a time; 10 runs; `window_error` adds a run of whole frames past the ring; the merge advances
-// one cycle in `slow_pace` in its slow stretches (tb/unit/ring_engine_tb.cpp).
-UnitCase engine_case(const std::string& name, std::array<int, 3> grid, int lanes, int gather, int chunk, int list_w,
-                     int mtiles, int depth, bool window_error, bool slow, int slow_pace = 16) {
+// kld_ring_engine as kld_ring_chunks' case above (eight groups on two segments) decided by
+// `lanes` lanes of `lane_groups` groups; 10 runs; `window_error` adds a run of whole frames past
+// the ring; the merge advances one cycle in `slow_pace` in its slow stretches
+// (tb/unit/ring_engine_tb.cpp).
+UnitCase engine_case(const std::string& name, std::array<int, 3> grid, int lanes, int lane_groups, int gather,
+                     int chunk, int list_w, int mtiles, int depth, bool window_error, bool slow, int slow_pace = 16) {
   UnitCase u = chunks_case(name, grid, gather, chunk, list_w, mtiles, depth, slow);
   u.top = "kld_ring_engine";
   u.harness = "ring_engine_tb";
   u.iterations = 10;
   u.hw.lanes = lanes;
+  u.hw.lane_groups = lane_groups;
   u.options.update({{"window_error", window_error}, {"slow_pace", slow_pace}});
   return u;
 }
@@ -331,20 +333,21 @@ std::vector<UnitCase> cases() {
       walk_case("ring_walk_gw2_lw8_two_edge_reads_steady", 4, 2, 16, 8, 600, 40, true, false),
       walk_case("ring_walk_gw4_lw4", 3, 4, 16, 4, 30, 48, false, true),
       walk_case("ring_walk_gw1_lw4", 5, 1, 8, 4, 30, 20, false, true),
-      // kld_ring_engine: GATHER_W 2, chunks of two words of 4, a ring of 11 rows (whole frames of
-      // 16 rows past it; not a whole number of chunks, so chunks' slots wrap); GATHER_W 1 at
-      // LIST_W 1; GATHER_W 4 and chunks of 34 words of 8 (a walk buffer of 136 words in two parts:
-      // walk reads of two edges), a code memory of 576 words (in parts: reads of two edges), its
-      // merge slower in its slow stretches (a chunk's issue is long).
       // kld_ring_detect: eight groups on four lanes of two (two beats a position), chunks of a word
       // and a half of 4, a code memory some runs overflow; four groups on four lanes of one, LIST_W
       // 1; a window of 8 (references past it) at LIST_W 8, chunks of a word and a half.
       detect_case("ring_detect_pairs_c6_lw4", paired(detector_cfg(2, 8, 16, 4, 0, 7)), 6, 6, 4, true, false),
       detect_case("ring_detect_l4_c4_lw1", detector_cfg(2, 8, 8, 4, 0, 7), 64, 4, 1, false, false),
       detect_case("ring_detect_pairs_win8_c12_lw8", paired(detector_cfg(4, 6, 16, 2, 8, 7)), 40, 12, 8, false, true),
-      engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 3, 2, 8, 4, 3, 22, true, false),
-      engine_case("ring_engine_gw1_c4_lw1", {2, 3, 5}, 2, 1, 4, 1, 2, 11, true, false),
-      engine_case("ring_engine_gw4_c272_lw8", {2, 12, 24}, 8, 4, 272, 8, 2, 580, false, true, 64),
+      // kld_ring_engine: GATHER_W 2, chunks of two words of 4, a ring of 11 rows (whole frames of
+      // 16 rows past it; not a whole number of chunks, so chunks' slots wrap), four lanes of two
+      // groups; GATHER_W 1 at LIST_W 1, eight lanes of one; GATHER_W 4 and chunks of 34 words of 8
+      // (a walk buffer of 136 words in two parts: walk reads of two edges), a code memory of 576
+      // words (in parts: reads of two edges), its merge slower in its slow stretches (a chunk's
+      // issue is long).
+      engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 4, 2, 2, 8, 4, 3, 22, true, false),
+      engine_case("ring_engine_gw1_c4_lw1", {2, 3, 5}, 8, 1, 1, 4, 1, 2, 11, true, false),
+      engine_case("ring_engine_gw4_c272_lw8", {2, 12, 24}, 4, 2, 4, 272, 8, 2, 580, false, true, 64),
   };
 }
 
