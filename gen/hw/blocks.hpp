@@ -113,13 +113,6 @@ namespace kaleido::hw {
 // kld_detector_lane: the closed-loop reuse decisions of two groups in
 // alternate cycles, with their windows of effective inputs and roots (golden
 // model, DESIGN.md sec. 2). kld_detector: LANES lanes sharing the scan position.
-struct DetectorBlock {
-  static int slot_w(const HwConfig& c);  // bits of a window slot index
-  static int window_depth(const HwConfig& c);  // words of a lane's window: two groups' slots
-  static vlog::Module generate_lane(const HwConfig& c, const vlog::Module& window_sram);
-  static vlog::Module generate(const HwConfig& c, const vlog::Module& lane);
-};
-
 // The detector's scan (kld_dispatcher's, kld_ring_detect's): the scan positions, tile by tile
 // (tiles in raster order; inside a tile t, h, w), each with its token, window slot (position mod
 // WIN_CAP) and references available in the tile and the window, and, a cycle ahead, the t and h
@@ -139,6 +132,25 @@ struct ScanBlock {
     vlog::Expr tile_last;  // the position is its tile's last (a step from it starts a tile)
   };
   static Outputs emit(vlog::Module& m, const HwConfig& c, const Inputs& in);
+};
+
+struct DetectorBlock {
+  // A kld_detector instance's connections (kld_top's, kld_ring_detect's): the step and retire of
+  // the next cycle, the presented position and its references from the scan (`scan`'s token, slot,
+  // avail, ref_slot_next, ref_near_next; with LANE_GROUPS 2 `phase_next` instead of its
+  // ref_two_next), the run's policy, the presented beat's lanes, and the decisions out.
+  struct Instance {
+    vlog::Expr clk, rst_n, step_next, retire_next;
+    ScanBlock::Outputs scan;
+    vlog::Expr phase_next;
+    vlog::Expr policy, naxes, axes, lane_valid, enable, rope, tau, a;
+    vlog::Expr reuse, axis, root, root_last;
+    std::vector<vlog::Connection> connect(const HwConfig& c) const;
+  };
+  static int slot_w(const HwConfig& c);  // bits of a window slot index
+  static int window_depth(const HwConfig& c);  // words of a lane's window: two groups' slots
+  static vlog::Module generate_lane(const HwConfig& c, const vlog::Module& window_sram);
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& lane);
 };
 
 // kld_dispatcher: scan-order and reference address generation for the
@@ -467,8 +479,8 @@ struct RingEngineBlock {
 // positions (ScanBlock), their A streamed in scan order, LANE_GROUPS beats of LANES groups a
 // position, decided by kld_detector, every group of a position before the next, and handed to the
 // code memory (kld_ring_codes' dec_* ports) as words of LIST_W positions, a chunk (hw::ring_chunks)
-// starting a word. It counts the words written for kld_ring_engine (codes_written_o). Not yet in
-// kld_top.
+// starting a word. It counts the words written (codes_written_o), which kld_ring_engine, holding
+// it, offers its chunks by. Not yet in kld_top.
 struct RingDetectBlock {
   // As kld_ring_codes and kld_ring_lists; LANES x LANE_GROUPS at least G (one set of rounds).
   static void check(const HwConfig& c, int words, int chunk, int list_w);

@@ -8,6 +8,32 @@ namespace {
 const char* const kAxis[3] = {"t", "h", "w"};
 }
 
+std::vector<Connection> DetectorBlock::Instance::connect(const HwConfig& c) const {
+  const bool paired = c.lane_groups == 2;
+  return {{"clk_i", clk},
+          {"rst_ni", rst_n},
+          {"step_next_i", step_next},
+          {"retire_next_i", retire_next},
+          {"token_i", scan.token},
+          {"slot_i", scan.slot},
+          {"ref_avail_i", scan.avail},
+          {"ref_slot_next_i", scan.ref_slot_next},
+          {"ref_near_next_i", scan.ref_near_next},
+          {paired ? "phase_next_i" : "ref_two_next_i", paired ? phase_next : scan.ref_two_next},
+          {"policy_i", policy},
+          {"naxes_i", naxes},
+          {"axes_i", axes},
+          {"lane_valid_i", lane_valid},
+          {"enable_i", enable},
+          {"rope_i", rope},
+          {"tau_i", tau},
+          {"a_i", a},
+          {"reuse_o", reuse},
+          {"axis_o", axis},
+          {"root_o", root},
+          {"root_last_o", root_last}};
+}
+
 int DetectorBlock::slot_w(const HwConfig& c) { return clog2(c.window_cap()); }
 int DetectorBlock::window_depth(const HwConfig& c) { return c.lane_groups << slot_w(c); }
 

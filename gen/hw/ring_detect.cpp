@@ -178,30 +178,26 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr reuse = m.signal("det_reuse", L), axis = m.signal("det_axis", 2 * L);
   const Expr root = m.signal("det_root", L * tw), root_last = m.signal("det_root_last", L * tw);
   m.unused(concat({root, root_last}), "the ring resolves a REUSE pair through its codes, not through roots");
-  m.instance(detector, "u_detector",
-             {{"clk_i", clk},
-              {"rst_ni", rst_n},
-              {"step_next_i", a_take},
-              {"retire_next_i", s2_valid_d && advance_next},
-              {"token_i", sc.token},
-              {"slot_i", sc.slot},
-              {"ref_avail_i", sc.avail},
-              {"ref_slot_next_i", sc.ref_slot_next},
-              {"ref_near_next_i", sc.ref_near_next},
-              {paired ? "phase_next_i" : "ref_two_next_i", paired ? phase_d : sc.ref_two_next},
-              {"policy_i", policy},
-              {"naxes_i", naxes},
-              {"axes_i", axes},
-              {"lane_valid_i", lanes_valid},
-              {"enable_i", m.wire("lane_enable", concat(lane_en))},
-              {"rope_i", m.wire("lane_rope", concat(lane_rope))},
-              {"tau_i", m.wire("lane_tau", concat(lane_tau))},
-              {"a_i", lane_a},
-              {"reuse_o", reuse},
-              {"axis_o", axis},
-              {"root_o", root},
-              {"root_last_o", root_last}},
-             "LANES groups of the presented position a cycle");
+  DetectorBlock::Instance det;
+  det.clk = clk;
+  det.rst_n = rst_n;
+  det.step_next = a_take;
+  det.retire_next = s2_valid_d && advance_next;
+  det.scan = sc;
+  det.phase_next = phase_d;
+  det.policy = policy;
+  det.naxes = naxes;
+  det.axes = axes;
+  det.lane_valid = lanes_valid;
+  det.enable = m.wire("lane_enable", concat(lane_en));
+  det.rope = m.wire("lane_rope", concat(lane_rope));
+  det.tau = m.wire("lane_tau", concat(lane_tau));
+  det.a = lane_a;
+  det.reuse = reuse;
+  det.axis = axis;
+  det.root = root;
+  det.root_last = root_last;
+  m.instance(detector, "u_detector", det.connect(c), "LANES groups of the presented position a cycle");
   if (paired) m.unused(sc.ref_two_next, "lanes deciding two groups find distance-2 references in the window");
 
   // The decisions out, registered: lane l's group, code and word.

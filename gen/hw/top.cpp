@@ -565,29 +565,27 @@ Module TopBlock::generate(const HwConfig& c, const std::vector<const Module*>& p
                                  "A word of each lane's group at the scan position");
   m.always_ff_no_reset(clk, "the lanes' A words, read a cycle ahead").assign(lane_a_q, concat(lane_a_next));
   const Expr lanes_valid = m.wire("lane_valid", concat(lane_valid), "lane l decides group round*LANES + l");
-  m.instance(find(parts, "kld_detector"), "u_detector",
-             {{"clk_i", clk},
-              {"rst_ni", rst_n},
-              {"step_next_i", step_next},
-              {"retire_next_i", retire_next},
-              {"token_i", scan_token},
-              {"slot_i", scan_slot},
-              {"ref_avail_i", scan_avail},
-              {"ref_slot_next_i", scan_ref_slot_next},
-              {"ref_near_next_i", scan_ref_near_next},
-              {paired ? "phase_next_i" : "ref_two_next_i", paired ? round_d[0] : scan_ref_two_next},
-              {"policy_i", pol},
-              {"naxes_i", naxes},
-              {"axes_i", axes},
-              {"lane_valid_i", lanes_valid},
-              {"enable_i", m.wire("lane_enable", concat(lane_en))},
-              {"rope_i", m.wire("lane_rope", concat(lane_rope))},
-              {"tau_i", m.wire("lane_tau", concat(lane_tau))},
-              {"a_i", lane_a_q},
-              {"reuse_o", reuse},
-              {"axis_o", axis},
-              {"root_o", root},
-              {"root_last_o", root_q}});
+  DetectorBlock::Instance det;
+  det.clk = clk;
+  det.rst_n = rst_n;
+  det.step_next = step_next;
+  det.retire_next = retire_next;
+  det.scan = {scan_token, Expr(), scan_slot, scan_avail, scan_ref_slot_next, scan_ref_near_next, scan_ref_two_next,
+              scan_last, Expr()};
+  det.phase_next = paired ? round_d[0] : Expr();
+  det.policy = pol;
+  det.naxes = naxes;
+  det.axes = axes;
+  det.lane_valid = lanes_valid;
+  det.enable = m.wire("lane_enable", concat(lane_en));
+  det.rope = m.wire("lane_rope", concat(lane_rope));
+  det.tau = m.wire("lane_tau", concat(lane_tau));
+  det.a = lane_a_q;
+  det.reuse = reuse;
+  det.axis = axis;
+  det.root = root;
+  det.root_last = root_q;
+  m.instance(find(parts, "kld_detector"), "u_detector", det.connect(c));
   if (paired) m.unused(scan_ref_two_next, "lanes deciding two groups find distance-2 references in the window");
 
   // ---- the array ----
