@@ -462,7 +462,8 @@ struct RingWalkBlock {
 // positions from A's stream into the code words; the run's chunks go to the passes once their
 // words are written; chunk n is built with its words kept in walk-buffer slot n mod 4, issued,
 // and once its partials have landed in the ring (landed_i, from kld_top) walked from that slot,
-// the walk's last read freeing it. Not yet in kld_top.
+// the walk's last read freeing it. The weight loader is told each next pass's B tile (wt_*_o:
+// its chunk's m-tile and its k-tile). Not yet in kld_top.
 struct RingEngineBlock {
   // As kld_ring_detect, kld_ring_chunks and kld_ring_passes; the walk's as kld_ring_walk over the
   // walk buffer.

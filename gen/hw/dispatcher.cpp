@@ -11,7 +11,8 @@ Module DispatcherBlock::generate(const HwConfig& c, const Module& list_sram) {
   Module m("kld_dispatcher",
            "Scan-order and reference address generation for the detector; per-group compute lists; packing of "
            "COMPUTE work into the array segments, one token per segment per cycle, no bubbles for reused pairs");
-  const int tw = c.token_w(), sw = DetectorBlock::slot_w(c), cw = ScanBlock::coord_w(c), segs = c.segs(), G = c.max_groups();
+  const int tw = c.token_w(), sw = DetectorBlock::slot_w(c), cw = ScanBlock::coord_w(c), segs = c.segs();
+  const int G = c.max_groups();
   const int gcw = clog2(G + 1), ktw = clog2(c.max_kt()), ww = clog2(c.window_cap() + 1);
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);

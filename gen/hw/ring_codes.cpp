@@ -33,7 +33,8 @@ RingCodesBlock::DecisionPorts RingCodesBlock::decision_ports(Module& m, const Hw
   p.group = port("dec_group", L * gb, "lane l's group at l*clog2(G)");
   p.reuse = port("dec_reuse", L, "lane l's pair is REUSE (detector reuse_o)");
   p.axis = port("dec_axis", 2 * L, "lane l's reference axis at 2l: 0 t, 1 h, 2 w (detector axis_o)");
-  p.lane = port("dec_lane", lg > 0 ? lg : 1, lg > 0 ? "the position's lane in its word" : "unused: one position a word");
+  p.lane = port("dec_lane", lg > 0 ? lg : 1,
+                 lg > 0 ? "the position's lane in its word" : "unused: one position a word");
   p.row = port("dec_row", clog2(words), "the word's row");
   p.commit = port("dec_commit", 1, "the word's last decisions: the word, with them, is written at this edge");
   return p;

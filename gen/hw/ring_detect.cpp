@@ -13,7 +13,8 @@ void RingDetectBlock::check(const HwConfig& c, int words, int chunk, int list_w)
     throw ConfigError("lanes", std::to_string(L),
                       "the ring's detector decides every group of a position before the next (a code word is "
                       "written whole): LANES x LANE_GROUPS must reach G = MAX_K / GROUP_W = " +
-                          std::to_string(G) + " (LANE_GROUPS is " + std::to_string(c.lane_groups) + "; --lanes, --lane-groups)");
+                          std::to_string(G) + " (LANE_GROUPS is " + std::to_string(c.lane_groups) +
+                          "; --lanes, --lane-groups)");
 }
 
 RingDetectBlock::DetectPorts RingDetectBlock::DetectPorts::declare(Module& m, const HwConfig& c) {

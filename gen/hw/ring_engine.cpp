@@ -44,8 +44,8 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                              "has not had its last read by the walk");
   const RingDetectBlock::DetectPorts detection = RingDetectBlock::DetectPorts::declare(m, c);
   const Expr written_out = m.output("codes_written_o", clog2(words + 1), Sign::Unsigned,
-                                      "code words of the run written (rows 0 up): a chunk goes to the passes "
-                                      "once its last word is among them");
+                                    "code words of the run written (rows 0 up): a chunk goes to the passes "
+                                    "once its last word is among them");
   const Expr codes_error = m.output("codes_error_o", 1, Sign::Unsigned,
                                     "the run has more code words than CODE_WORDS (kld_ring_detect's): its "
                                     "later chunks have no decisions; kld_top's registers keep such runs out, "
@@ -60,6 +60,13 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                                  "segment s's slot at s*TAG_W, kld_ring_merge's tap tag: {k-tile, ring row, "
                                  "bank} of its position (the beat's chunk's first ring row + position / "
                                  "GATHER_W, wrapped; position mod GATHER_W); from the beat's registers");
+  const int mtw = clog2(c.max_mt()), kw = clog2(c.max_kt());
+  const Expr wt_valid = m.output("wt_valid_o", 1, Sign::Unsigned,
+                                 "the next pass is known (its chunk taken by the passes): the weight loader "
+                                 "loads its B tile, wt_mt_o's columns and wt_kt_o's rows, and raises "
+                                 "wt_ready_i; pass_take_o moves on to the pass after");
+  const Expr wt_mt = m.output("wt_mt_o", mtw, Sign::Unsigned, "the next pass's m-tile");
+  const Expr wt_kt = m.output("wt_kt_o", kw, Sign::Unsigned, "the next pass's k-tile");
   const Expr landed = m.input("landed_i", 1, Sign::Unsigned,
                               "the partials of the oldest chunk issued and not yet landed are all in the ring");
   const Expr gather_en = m.input("gather_en_i", 1, Sign::Unsigned, "the merge's gather advances at this edge");
@@ -82,9 +89,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr ch_slot_row = m.signal("ch_slot_row", rw), ch_off_h = m.signal("ch_off_h", tw_w - gb);
   const Expr ch_off_t = m.signal("ch_off_t", aw - gb), ch_mt = m.signal("ch_mt", clog2(c.max_mt()));
   const Expr ch_last = m.signal("ch_last", 1);
-  m.unused(concat({ch_mt, ch_last}),
-           "the chunk's m-tile and the run's last chunk: for kld_top's weights and output (not yet joined); "
-           "the run's end is busy_o");
+  m.unused(ch_last, "the run's last chunk: for kld_top's output (not yet joined); the run's end is busy_o");
   const int dw = cw + 1;
   // Registered, so no path runs from the sequencer's row through the sum and compare into the
   // passes' take: a chunk goes on at the earliest in the second cycle it is offered. Its row and
@@ -136,9 +141,9 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
       m.wire("ch_beats", resize(ch_len.slice(nw - 1, gb), bw), "the chunk's beats: positions / GATHER_W");
   const Expr off_h = m.wire("ch_off_h_rows", resize(ch_off_h, rw), "its h distance at the ring row's width");
   const Expr off_t = m.wire("ch_off_t_rows", resize(ch_off_t, rw), "its t distance at the ring row's width");
-  const Expr entry_in = m.wire("entry_in", concat({off_t, off_h, ch_slot_row, beats}),
-                               "the taken chunk's entry: {off_t, off_h, ring row, beats}");
-  const int ew = bw + 3 * rw;
+  const Expr entry_in = m.wire("entry_in", concat({ch_mt, off_t, off_h, ch_slot_row, beats}),
+                               "the taken chunk's entry: {m-tile, off_t, off_h, ring row, beats}");
+  const int ew = bw + 3 * rw + mtw;
   std::vector<Expr> entry;
   for (int e = 0; e < S; ++e)
     entry.push_back(m.signal("entry_" + std::to_string(e) + "_q", ew, Sign::Unsigned,
@@ -158,6 +163,29 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr issuing_row = issuing.slice(bw + rw - 1, bw);
   m.unused(concat({issuing.slice(ew - 1, bw + rw), issuing.slice(bw - 1, 0)}),
            "of the issued chunk's entry only its ring row names the beats' slots");
+  m.unused(head.slice(ew - 1, bw + 3 * rw), "the walked chunk's m-tile: its weights', not its walk's");
+
+  // The pass the weights are asked for next: the k-tile after the last pass begun, of the chunk
+  // whose passes are under way, or k-tile 0 of the next chunk taken. Chunk n's entry (n mod 4)
+  // keeps its m-tile from its take until after its walk, so through its passes. A chunk has
+  // ceil(G / SEGS) passes: its last is the one whose (k-tile + 1) x SEGS reaches G.
+  const Expr pass_kt_q = m.signal("wt_kt_q", kw, Sign::Unsigned, "the next pass's k-tile");
+  const Expr pass_chunk_q = m.signal("wt_chunk_q", cb, Sign::Unsigned, "chunks whose passes have all begun (mod 8)");
+  const int kx = std::max(clog2(c.max_kt() * segs + 1), outer.groups.width());
+  const Expr chunk_done = m.wire("wt_chunk_done",
+                                 zext(pass_kt_q, kx) * constant(kx, static_cast<uint64_t>(segs)) +
+                                         constant(kx, static_cast<uint64_t>(segs)) >=
+                                     zext(outer.groups, kx),
+                                 "the next pass is its chunk's last");
+  Always& wts = m.always_ff(clk, rst_n, "the next pass: its chunk and k-tile");
+  wts.flop(pass_kt_q, mux(outer.pass_take, mux(chunk_done, zero(kw), pass_kt_q + constant(kw, 1)), pass_kt_q), 0);
+  wts.flop(pass_chunk_q, mux(outer.pass_take && chunk_done, pass_chunk_q + constant(cb, 1), pass_chunk_q), 0);
+  const Expr passing = m.wire("wt_entry", select(pass_chunk_q.slice(sb - 1, 0), entry, zero(ew)),
+                              "the entry of the next pass's chunk");
+  m.unused(passing.slice(ew - mtw - 1, 0), "of the next pass's chunk only its m-tile names its weights");
+  m.assign(wt_valid, pass_chunk_q != taken_q);
+  m.assign(wt_mt, passing.slice(ew - 1, ew - mtw));
+  m.assign(wt_kt, pass_kt_q);
   std::vector<Expr> tags;
   for (int sg = 0; sg < segs; ++sg) {
     const std::string sn = std::to_string(sg);

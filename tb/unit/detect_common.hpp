@@ -91,7 +91,8 @@ inline kaleido::IntMatrix correlated_a(const kaleido::ReuseConfig& c, kaleido::R
   kaleido::IntMatrix a(c.grid.tokens(), c.channels);
   for (int ch = 0; ch < c.channels; ++ch) {
     const int64_t base = r.range(lo, hi);
-    const int64_t st = r.range(-span / 16, span / 16), sh = r.range(-span / 32, span / 32), sw = r.range(-span / 32, span / 32);
+    const int64_t st = r.range(-span / 16, span / 16), sh = r.range(-span / 32, span / 32);
+    const int64_t sw = r.range(-span / 32, span / 32);
     const int64_t noise = r.range(0, span / 32);
     for (int t = 0; t < c.grid.t; ++t)
       for (int h = 0; h < c.grid.h; ++h)

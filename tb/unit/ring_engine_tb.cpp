@@ -83,7 +83,9 @@ int run(const Job& job) {
   Clock<Vkld_ring_engine> clock(dut);
   Checker chk(job);
   kaleido::Rng rng(job.seed);
-  const int groups = job.seed % 2 == 1 || G == 1 ? G : G - 1;
+  // Even seeds: fewer groups than the hardware's, a partial last k-tile and fewer k-tiles than
+  // MAX_KT (the passes' k-tile wraps before its counter does).
+  const int groups = job.seed % 2 == 1 || G <= S + 1 ? G : G - S - 1;
 
   dut.rst_ni = 0;
   dut.start_i = 0;
@@ -134,8 +136,10 @@ int run(const Job& job) {
       mask = random_mask(rng, kaleido::hw::ring_chunks(cfg, chunk).back().block + 1, mtiles);
       ++masked_runs;
     }
-    // The run's detection: the golden model's decisions on a correlated A.
-    const Policy policy = policies[static_cast<size_t>(run_index % static_cast<int64_t>(policies.size()))];
+    // The run's detection: the golden model's decisions on a correlated A (over nine runs, each
+    // policy on the largest grid, a masked run and another).
+    const Policy policy =
+        policies[static_cast<size_t>((run_index + run_index / 3) % static_cast<int64_t>(policies.size()))];
     cfg.group_w = c.group_w;
     cfg.channels = groups * c.group_w;
     cfg.out_cols = 1;
@@ -173,6 +177,11 @@ int run(const Job& job) {
     std::deque<IssueBeat> expected;
     for (size_t s = 0; s < ns; ++s)
       append_issue_beats(expected, ks[steps[s].index], groups, S, pass, static_cast<int64_t>(s));
+    // The run's passes in order, as the weight loader is asked for them: {m-tile, k-tile}.
+    std::vector<std::pair<int64_t, int64_t>> run_passes;
+    for (const Step& s : steps)
+      for (int kt = 0; kt * S < groups; ++kt) run_passes.emplace_back(s.mt, kt);
+    size_t run_passes_begun = 0;
 
     // Idle, then the run's registers and start_i.
     dut.start_i = 0;
@@ -239,6 +248,20 @@ int run(const Job& job) {
       ignored_starts += stray_start;
       if (dut.pass_take_o && !wt_ready) chk.fail(at + ": a pass began without its weights");
       const bool begin = dut.pass_take_o;
+      // The weights asked for are the next pass's (none past the run's last), and a pass begins
+      // only with them asked for.
+      if (dut.wt_valid_o || begin) {
+        if (run_passes_begun >= run_passes.size()) {
+          chk.fail(at + ": weights asked for, or a pass begun, past the run's last pass");
+        } else {
+          const auto& [want_mt, want_kt] = run_passes[run_passes_begun];
+          const std::string what = at + ": pass " + std::to_string(run_passes_begun) + " ";
+          chk.equal(dut.wt_valid_o, 1, what + "wt_valid_o");
+          chk.equal(dut.wt_mt_o, want_mt, what + "wt_mt_o");
+          chk.equal(dut.wt_kt_o, want_kt, what + "wt_kt_o");
+        }
+      }
+      run_passes_begun += begin;
       const uint64_t valid = get_bits(dut.gather_valid_o, 0, GW);
       if (valid != 0 && valid != (uint64_t{1} << GW) - 1) chk.fail(at + ": a gather beat on some lanes only");
       if (valid != 0 && en) {
@@ -322,6 +345,9 @@ int run(const Job& job) {
       }
       max_in_slots = std::max(max_in_slots, static_cast<int64_t>(issued_first) - static_cast<int64_t>(gstep));
     }
+    if (run_passes_begun != run_passes.size())
+      chk.fail("run " + std::to_string(run_index) + ": " + std::to_string(run_passes_begun) + " passes of " +
+               std::to_string(run_passes.size()) + " began");
     if (!expected.empty() || gstep < ns || next_beat < beats) {
       chk.fail("run " + std::to_string(run_index) + " did not end: " + std::to_string(gstep) + " of " +
                std::to_string(ns) + " chunks gathered, " + std::to_string(expected.size()) + " issue beats left");
