@@ -126,6 +126,7 @@ struct ScanBlock {
     vlog::Expr win;                                  // window depth in positions (1..WIN_CAP)
     vlog::Expr clear;      // restart the scan at position 0 (only while it does not step)
     vlog::Expr step_next;  // move to the next position at the next cycle
+    bool tokens = true;    // build the token index (Outputs::token, token_next; absent without)
   };
   struct Outputs {
     vlog::Expr token, token_next, slot, avail, ref_slot_next, ref_near_next, ref_two_next, last;
@@ -135,6 +136,12 @@ struct ScanBlock {
 };
 
 struct DetectorBlock {
+  // kTop: kld_top's lanes (kld_detector, kld_detector_lane), whose window entries carry each Ahat's
+  // root for the merge's root tables. kRing: kld_ring_detect's (kld_ring_detector,
+  // kld_ring_detector_lane), without roots, since the ring resolves a REUSE pair through its codes;
+  // with LANE_GROUPS 2 each lane keeps its own phase, so no net from the top reaches the window's
+  // read address.
+  enum class Variant { kTop, kRing };
   // A kld_detector instance's connections (kld_top's, kld_ring_detect's): the step and retire of
   // the next cycle, the presented position and its references from the scan (`scan`'s token, slot,
   // avail, ref_slot_next, ref_near_next; with LANE_GROUPS 2 `phase_next` instead of its
@@ -144,13 +151,15 @@ struct DetectorBlock {
     ScanBlock::Outputs scan;
     vlog::Expr phase_next;
     vlog::Expr policy, naxes, axes, lane_valid, enable, rope, tau, a;
-    vlog::Expr reuse, axis, root, root_last;
+    vlog::Expr reuse, axis, root, root_last;  // root, root_last: kTop only
+    Variant variant = Variant::kTop;          // kRing: no token, roots or phase_next
     std::vector<vlog::Connection> connect(const HwConfig& c) const;
   };
   static int slot_w(const HwConfig& c);  // bits of a window slot index
   static int window_depth(const HwConfig& c);  // words of a lane's window: two groups' slots
-  static vlog::Module generate_lane(const HwConfig& c, const vlog::Module& window_sram);
-  static vlog::Module generate(const HwConfig& c, const vlog::Module& lane);
+  static int entry_w(const HwConfig& c, Variant v);  // bits of a window entry: Ahat (and root)
+  static vlog::Module generate_lane(const HwConfig& c, const vlog::Module& window_sram, Variant v = Variant::kTop);
+  static vlog::Module generate(const HwConfig& c, const vlog::Module& lane, Variant v = Variant::kTop);
 };
 
 // kld_dispatcher: scan-order and reference address generation for the

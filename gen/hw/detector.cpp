@@ -9,50 +9,59 @@ const char* const kAxis[3] = {"t", "h", "w"};
 }
 
 std::vector<Connection> DetectorBlock::Instance::connect(const HwConfig& c) const {
-  const bool paired = c.lane_groups == 2;
-  return {{"clk_i", clk},
-          {"rst_ni", rst_n},
-          {"step_next_i", step_next},
-          {"retire_next_i", retire_next},
-          {"token_i", scan.token},
-          {"slot_i", scan.slot},
-          {"ref_avail_i", scan.avail},
-          {"ref_slot_next_i", scan.ref_slot_next},
-          {"ref_near_next_i", scan.ref_near_next},
-          {paired ? "phase_next_i" : "ref_two_next_i", paired ? phase_next : scan.ref_two_next},
-          {"policy_i", policy},
-          {"naxes_i", naxes},
-          {"axes_i", axes},
-          {"lane_valid_i", lane_valid},
-          {"enable_i", enable},
-          {"rope_i", rope},
-          {"tau_i", tau},
-          {"a_i", a},
-          {"reuse_o", reuse},
-          {"axis_o", axis},
-          {"root_o", root},
-          {"root_last_o", root_last}};
+  const bool paired = c.lane_groups == 2, roots = variant == Variant::kTop;
+  std::vector<Connection> conns = {
+      {"clk_i", clk}, {"rst_ni", rst_n}, {"step_next_i", step_next}, {"retire_next_i", retire_next}};
+  if (roots) conns.push_back({"token_i", scan.token});
+  for (const Connection& k : std::vector<Connection>{{"slot_i", scan.slot},
+                                                     {"ref_avail_i", scan.avail},
+                                                     {"ref_slot_next_i", scan.ref_slot_next},
+                                                     {"ref_near_next_i", scan.ref_near_next}})
+    conns.push_back(k);
+  if (!paired) conns.push_back({"ref_two_next_i", scan.ref_two_next});
+  if (paired && roots) conns.push_back({"phase_next_i", phase_next});
+  for (const Connection& k : std::vector<Connection>{{"policy_i", policy},
+                                                     {"naxes_i", naxes},
+                                                     {"axes_i", axes},
+                                                     {"lane_valid_i", lane_valid},
+                                                     {"enable_i", enable},
+                                                     {"rope_i", rope},
+                                                     {"tau_i", tau},
+                                                     {"a_i", a},
+                                                     {"reuse_o", reuse},
+                                                     {"axis_o", axis}})
+    conns.push_back(k);
+  if (roots) {
+    conns.push_back({"root_o", root});
+    conns.push_back({"root_last_o", root_last});
+  }
+  return conns;
 }
 
 int DetectorBlock::slot_w(const HwConfig& c) { return clog2(c.window_cap()); }
 int DetectorBlock::window_depth(const HwConfig& c) { return c.lane_groups << slot_w(c); }
+int DetectorBlock::entry_w(const HwConfig& c, Variant v) {
+  return c.group_w * c.data_w + (v == Variant::kTop ? c.token_w() : 0);
+}
 
-Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram) {
+Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram, Variant v) {
   // LANE_GROUPS 1: one group, a position per cycle, the first stage measuring against every value
   // the position before can take. LANE_GROUPS 2: two groups in alternate cycles, so a group's
   // position before is decided when the next one is measured (half the distance trees).
-  const bool paired = c.lane_groups == 2;
-  Module m("kld_detector_lane",
-           paired ? "Closed-loop reuse decisions of two channel groups in alternate cycles, each in two stages: "
+  const bool paired = c.lane_groups == 2, roots = v == Variant::kTop;
+  Module m(roots ? "kld_detector_lane" : "kld_ring_detector_lane",
+           std::string(roots ? "" : "Without roots (the ring resolves a REUSE pair through its codes). ") +
+           (paired ? "Closed-loop reuse decisions of two channel groups in alternate cycles, each in two stages: "
                     "the distances d(r) = max |A - Ahat[r]| of the position in the first (but their last max "
                     "level), the threshold, the policy's choice and the window write in the second. REUSE if d <= "
                     "tau, the policy picks the reference"
                   : "Closed-loop reuse decision of one channel group per position, in two stages: the distances "
                     "d(r) = max |A - Ahat[r]| of the position in the first (but their last max level), the "
                     "threshold, the policy's choice and the window write in the second. REUSE if d <= tau, the "
-                    "policy picks the reference");
+                    "policy picks the reference"));
   const int dw = c.data_w, gw = c.group_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
-  const int word = gw * dw, ew = word + tw;
+  const int word = gw * dw, ew = entry_w(c, v);
+  const std::string entry = roots ? "{root, Ahat}" : "Ahat";
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr step_next = m.input("step_next_i", 1, Sign::Unsigned,
@@ -60,11 +69,11 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr retire_next = m.input("retire_next_i", 1, Sign::Unsigned,
                                    "next cycle, the second stage's position is decided: write the window (a "
                                    "cycle after its step, later when the trace holds it)");
-  const Expr phase_next =
-      paired ? m.input("phase_next_i", 1, Sign::Unsigned,
-                       "which of the lane's two groups the position presented next cycle belongs to")
-             : Expr();
-  const Expr token = m.input("token_i", tw, Sign::Unsigned, "token being decided");
+  Expr phase_next =
+      paired && roots ? m.input("phase_next_i", 1, Sign::Unsigned,
+                                "which of the lane's two groups the position presented next cycle belongs to")
+                      : Expr();
+  const Expr token = roots ? m.input("token_i", tw, Sign::Unsigned, "token being decided") : Expr();
   const Expr slot = m.input("slot_i", sw, Sign::Unsigned, "window slot of this position (scan position mod WIN_CAP)");
   const Expr ref_avail = m.input("ref_avail_i", 3, Sign::Unsigned, "reference exists in the tile and window: bit 0 t, 1 h, 2 w");
   const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw, Sign::Unsigned,
@@ -84,9 +93,11 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   const Expr a = m.input("a_i", word, Sign::Unsigned, "the group's channels of this token");
   const Expr reuse = m.output("reuse_o", 1, Sign::Unsigned, "the second stage's pair is REUSE");
   const Expr axis_out = m.output("axis_o", 2, Sign::Unsigned, "chosen reference axis (0 when COMPUTE)");
-  const Expr root_out = m.output("root_o", tw, Sign::Unsigned, "token whose partial this pair carries");
-  const Expr root_last = m.output("root_last_o", tw, Sign::Unsigned,
-                                  "root of the last decided pair (registered when it was decided)");
+  const Expr root_out = roots ? m.output("root_o", tw, Sign::Unsigned, "token whose partial this pair carries")
+                              : Expr();
+  const Expr root_last = roots ? m.output("root_last_o", tw, Sign::Unsigned,
+                                          "root of the last decided pair (registered when it was decided)")
+                               : Expr();
   // Why step and retire arrive a cycle early and are registered here: each enables a few hundred
   // of the lane's flops. Driven from kld_top, one net would cross into every lane, and the top's
   // synthesis, which cannot see the loads behind the ports, gives it its weakest driver.
@@ -99,6 +110,13 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
                                    : "this lane's copies of the detector's step and retire");
   ctl.flop(step, step_next, 0);
   ctl.flop(retire, retire_next, 0);
+  // The ring's lane keeps its phase itself: each step moves to the other group, as the scan's
+  // phase does. The next cycle's group, the window's read address, has a flip-flop of its own:
+  // step_q enables hundreds of flops, and its buffers stood in front of the read.
+  if (paired && !roots) {
+    phase_next = m.signal("phase_next_q", 1, Sign::Unsigned, "the group of the position presented next cycle");
+    ctl.flop(phase_next, phase_next != step_next, 0);
+  }
   if (paired) ctl.flop(phase_q, phase_next, 0);
 
   // Why two stages: the w reference of a position is the one before it, so Ahat of one position
@@ -110,14 +128,14 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   // group's positions are two cycles apart: the position before is decided (second stage) in the
   // cycle before the next one is measured (first stage), so the first stage measures against the
   // decided Ahat, one distance tree per reference, and the loop spans both stages.
-  const Expr new_entry = m.signal("new_entry", ew, Sign::Unsigned, "{root, Ahat} of the second stage's position");
+  const Expr new_entry = m.signal("new_entry", ew, Sign::Unsigned, entry + " of the second stage's position");
   const Expr last_q = paired ? m.signal("last_entry_q", ew, Sign::Unsigned,
-                                        "{root, Ahat} of the last decided position: the w reference of the "
+                                        entry + " of the last decided position: the w reference of the "
                                         "presented one")
                              : m.signal("last_entry_q", ew, Sign::Unsigned,
-                                        "{root, Ahat} of the last decided position");
+                                        entry + " of the last decided position");
   const Expr prev_q = paired ? m.signal("prev_entry_q", ew, Sign::Unsigned,
-                                        "{root, Ahat} decided before last_entry_q: the w reference of the second "
+                                        entry + " decided before last_entry_q: the w reference of the second "
                                         "stage's")
                              : Expr();
   const Expr src = paired ? Expr()
@@ -127,7 +145,8 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
                                        "Ahat of the last decided position: 0 its A, 1 its t entry, 2 its h entry, 3 "
                                        "the Ahat before it (a w reference, or a t or h reference at distance 1)");
   // Second-stage registers: the position's inputs and first-stage results.
-  const Expr a_q = m.signal("s2_a_q", word), token_q = m.signal("s2_token_q", tw), slot_q = m.signal("s2_slot_q", sw);
+  const Expr a_q = m.signal("s2_a_q", word), token_q = roots ? m.signal("s2_token_q", tw) : Expr();
+  const Expr slot_q = m.signal("s2_slot_q", sw);
   const Expr s2_phase_q =
       paired ? m.signal("s2_phase_q", 1, Sign::Unsigned, "the second stage's group: 0 or 1") : Expr();
   const Expr ok_q = m.signal("s2_ok_q", 3, Sign::Unsigned, "reference available and allowed, group enabled: t, h, w");
@@ -239,7 +258,7 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   }
   Block& s1 = m.always_ff_no_reset(clk, "first stage -> second stage, at a step").if_(step).then_();
   s1.assign(a_q, a);
-  s1.assign(token_q, token);
+  if (roots) s1.assign(token_q, token);
   s1.assign(slot_q, slot);
   if (paired) s1.assign(s2_phase_q, phase_q);
   s1.assign(et_q, held[0]);
@@ -330,7 +349,8 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
 
   const Expr picked = m.wire("picked", mux(sel_axis == constant(2, 2), rd[2], mux(sel_axis == constant(2, 1), rd[1], rd[0])),
                              "window entry of the chosen reference");
-  m.assign(new_entry, mux(sel_valid, picked, concat({token_q, a_q})), "REUSE copies the reference's Ahat and root");
+  m.assign(new_entry, mux(sel_valid, picked, roots ? concat({token_q, a_q}) : a_q),
+           roots ? "REUSE copies the reference's Ahat and root" : "REUSE copies the reference's Ahat");
   if (paired) {
     Block& s2 = m.always_ff_no_reset(clk, "the decided positions' entries, the newest two").if_(retire).then_();
     s2.assign(prev_q, last_q);
@@ -349,16 +369,20 @@ Module DetectorBlock::generate_lane(const HwConfig& c, const Module& window_sram
   }
   m.assign(reuse, sel_valid);
   m.assign(axis_out, sel_axis);
-  m.assign(root_out, new_entry.slice(ew - 1, word));
-  // The decided pair's root is already in last_entry_q, the w reference's register: kld_top
-  // writes its root table from there, not from a second register behind the decision logic.
-  m.assign(root_last, last_q.slice(ew - 1, word));
+  if (roots) {
+    m.assign(root_out, new_entry.slice(ew - 1, word));
+    // The decided pair's root is already in last_entry_q, the w reference's register: kld_top
+    // writes its root table from there, not from a second register behind the decision logic.
+    m.assign(root_last, last_q.slice(ew - 1, word));
+  }
   return m;
 }
 
-Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
-  Module m("kld_detector",
-           "Reuse detector: LANES groups decided per cycle at one scan position, a cycle after its step");
+Module DetectorBlock::generate(const HwConfig& c, const Module& lane, Variant v) {
+  const bool roots = v == Variant::kTop;
+  Module m(roots ? "kld_detector" : "kld_ring_detector",
+           std::string("Reuse detector: LANES groups decided per cycle at one scan position, a cycle after its step") +
+               (roots ? "" : " (without roots)"));
   const int lanes = c.det_lanes(), gw = c.group_w, dw = c.data_w, tw = c.token_w(), sw = slot_w(c), tauw = c.tau_w();
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
@@ -366,7 +390,7 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
                                  "next cycle, the presented position enters the lanes' second stage");
   const Expr retire_next = m.input("retire_next_i", 1, Sign::Unsigned,
                                    "next cycle, the second stage's position is decided");
-  const Expr token = m.input("token_i", tw);
+  const Expr token = roots ? m.input("token_i", tw) : Expr();
   const Expr slot = m.input("slot_i", sw);
   const Expr ref_avail = m.input("ref_avail_i", 3);
   const Expr ref_slot_next = m.input("ref_slot_next_i", 2 * sw);
@@ -374,8 +398,8 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   const bool paired = c.lane_groups == 2;
   const Expr ref_two_next = paired ? Expr() : m.input("ref_two_next_i", 2);
   const Expr phase_next =
-      paired ? m.input("phase_next_i", 1, Sign::Unsigned, "next cycle's position is each lane's group 0 or 1")
-             : Expr();
+      paired && roots ? m.input("phase_next_i", 1, Sign::Unsigned, "next cycle's position is each lane's group 0 or 1")
+                      : Expr();
   const Expr policy = m.input("policy_i", 2);
   const Expr naxes = m.input("naxes_i", 2);
   const Expr axes = m.input("axes_i", 6);
@@ -386,33 +410,33 @@ Module DetectorBlock::generate(const HwConfig& c, const Module& lane) {
   const Expr a = m.input("a_i", gw * dw * lanes, Sign::Unsigned, "lane l's group channels at l*GROUP_W*DATA_W");
   const Expr reuse = m.output("reuse_o", lanes);
   const Expr axis = m.output("axis_o", 2 * lanes);
-  const Expr root = m.output("root_o", tw * lanes);
-  const Expr root_last = m.output("root_last_o", tw * lanes, Sign::Unsigned,
-                                  "lane l's last decided root at l*TW (registered)");
+  const Expr root = roots ? m.output("root_o", tw * lanes) : Expr();
+  const Expr root_last =
+      roots ? m.output("root_last_o", tw * lanes, Sign::Unsigned, "lane l's last decided root at l*TW (registered)")
+            : Expr();
   // One lane instance per group decided in a cycle (a generate loop when there are several).
   auto conns = [&](const Expr& l) -> std::vector<Connection> {
-    return {{"clk_i", clk},
-            {"rst_ni", rst_n},
-            {"step_next_i", step_next},
-            {"retire_next_i", retire_next},
-            {"token_i", token},
-            {"slot_i", slot},
-            {"ref_avail_i", ref_avail},
-            {"ref_slot_next_i", ref_slot_next},
-            {"ref_near_next_i", ref_near_next},
-            {paired ? "phase_next_i" : "ref_two_next_i", paired ? phase_next : ref_two_next},
-            {"policy_i", policy},
-            {"naxes_i", naxes},
-            {"axes_i", axes},
-            {"lane_valid_i", element(lane_valid, l)},
-            {"enable_i", element(enable, l)},
-            {"rope_i", element(rope, l, 3)},
-            {"tau_i", element(tau, l, tauw)},
-            {"a_i", element(a, l, gw * dw)},
-            {"reuse_o", element(reuse, l)},
-            {"axis_o", element(axis, l, 2)},
-            {"root_o", element(root, l, tw)},
-            {"root_last_o", element(root_last, l, tw)}};
+    Instance lane_at;  // the ports a lane shares with kld_detector, and lane l's own
+    lane_at.clk = clk;
+    lane_at.rst_n = rst_n;
+    lane_at.step_next = step_next;
+    lane_at.retire_next = retire_next;
+    lane_at.scan = {token, Expr(), slot, ref_avail, ref_slot_next, ref_near_next, ref_two_next, Expr(), Expr()};
+    lane_at.phase_next = phase_next;
+    lane_at.policy = policy;
+    lane_at.naxes = naxes;
+    lane_at.axes = axes;
+    lane_at.lane_valid = element(lane_valid, l);
+    lane_at.enable = element(enable, l);
+    lane_at.rope = element(rope, l, 3);
+    lane_at.tau = element(tau, l, tauw);
+    lane_at.a = element(a, l, gw * dw);
+    lane_at.reuse = element(reuse, l);
+    lane_at.axis = element(axis, l, 2);
+    lane_at.root = roots ? element(root, l, tw) : Expr();
+    lane_at.root_last = roots ? element(root_last, l, tw) : Expr();
+    lane_at.variant = v;
+    return lane_at.connect(c);
   };
   if (lanes == 1) {
     m.instance(lane, "u_lane", conns(Expr()));

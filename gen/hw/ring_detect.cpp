@@ -40,14 +40,14 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   check(c, words, chunk, list_w);
   const int G = c.max_groups(), L = c.det_lanes(), gw = c.group_w, dw = c.data_w, tauw = c.tau_w();
   const int gb = clog2(G), gcw = clog2(G + 1), lb = RingListsBlock::lane_bits(list_w), cw = ScanBlock::coord_w(c);
-  const int rw = clog2(words), xw = clog2(words + 1), nb = clog2(chunk), tw = c.token_w();
+  const int rw = clog2(words), xw = clog2(words + 1), nb = clog2(chunk);
   const bool paired = c.lane_groups == 2;
   Module m("kld_ring_detect",
            "Detector of the window-bounded ring (docs/hardware.md, \"The ring's detector\"): the run's scan "
            "positions, tile by tile, each with its A streamed in (LANE_GROUPS beats of LANES groups), decided "
-           "by kld_detector, every group of a position before the next, and the decisions handed to the "
-           "code memory as words of LIST_W positions: a chunk (at most CHUNK positions, never across a "
-           "tile) starts a word, and a word's row follows the last");
+           "by kld_ring_detector (kld_detector's lanes without roots), every group of a position before the "
+           "next, and the decisions handed to the code memory as words of LIST_W positions: a chunk (at most "
+           "CHUNK positions, never across a tile) starts a word, and a word's row follows the last");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while not busy_o)");
@@ -60,7 +60,7 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
                               "columns of a scan tile (0: the frame)");
   const Expr groups = m.input("groups_i", gcw, Sign::Unsigned, "G of the run, 1..MAX_K / GROUP_W");
   const DetectPorts in = DetectPorts::declare(m, c);
-  const Expr win = in.win, policy = in.policy, naxes = in.naxes, axes = in.axes, enable = in.enable;
+  const Expr policy = in.policy, naxes = in.naxes, axes = in.axes, enable = in.enable;
   const Expr rope = in.rope, tau = in.tau, a_valid = in.a_valid, a_ready = in.a_ready, a = in.a;
   const RingCodesBlock::DecisionPorts dec = RingCodesBlock::decision_ports(m, c, words, list_w, true);
   const Expr written = m.output("codes_written_o", xw, Sign::Unsigned,
@@ -70,13 +70,17 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
                                     "the run has more code words than CODE_WORDS: the later ones are not handed "
                                     "on (kld_top's registers keep such runs out; the next start clears it)");
 
-  // The run's grid at the scan's coordinate width; a tile of 0 is the whole frame.
-  const Expr dim_t = m.wire("dim_t", resize(grid_t, cw)), dim_h = m.wire("dim_h", resize(grid_h, cw));
-  const Expr dim_w = m.wire("dim_w", resize(grid_w, cw));
-  const Expr tile_hc = m.wire("tile_h_eff", mux(tile_h == zero(tile_h.width()), dim_h, resize(tile_h, cw)),
-                              "the scan tile's rows (the frame's for 0)");
-  const Expr tile_wc = m.wire("tile_w_eff", mux(tile_w == zero(tile_w.width()), dim_w, resize(tile_w, cw)),
-                              "the scan tile's columns (the frame's for 0)");
+  // The run's grid, scan tile (0: the frame) and window, taken at its start: the scan's tile
+  // arithmetic then starts at flip-flops rather than at the ports. The scan restarts a cycle later,
+  // when they hold the run's, and no beat is taken in the start's own cycle.
+  const int ww = clog2(c.window_cap() + 1);
+  const Expr dim_t = m.signal("dim_t_q", cw, Sign::Unsigned, "the run's frames");
+  const Expr dim_h = m.signal("dim_h_q", cw, Sign::Unsigned, "... rows of a frame");
+  const Expr dim_w = m.signal("dim_w_q", cw, Sign::Unsigned, "... columns of a frame");
+  const Expr tile_hc = m.signal("tile_h_q", cw, Sign::Unsigned, "... rows of a scan tile (the frame's for 0)");
+  const Expr tile_wc = m.signal("tile_w_q", cw, Sign::Unsigned, "... columns of a scan tile (the frame's for 0)");
+  const Expr win_q = m.signal("win_q", ww, Sign::Unsigned, "... reference window");
+  const Expr clear_q = m.signal("scan_clear_q", 1, Sign::Unsigned, "the run started last cycle: the scan restarts");
 
   // The detection engine, as kld_top's: a position steps into the lanes' second stage a cycle after
   // its A beat is taken (step_next, registered in every lane), and is decided when the stages next
@@ -97,9 +101,11 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr scan_last = m.signal("scan_last", 1), tile_last = m.signal("scan_tile_last", 1);
   const Expr moves = m.wire("scan_moves", paired ? step && phase_q : step,
                             "the presented position's last beat steps in: the scan moves on");
-  const Expr busy_d = m.wire("scan_busy_d", mux(run_start, bit(true), busy_q && !(moves && scan_last)));
-  m.assign(a_ready, busy_d);
-  const Expr a_take = m.wire("a_take", a_valid && busy_d, "a beat is taken: it steps in next cycle");
+  const Expr busy_run =
+      m.wire("scan_busy_run", busy_q && !(moves && scan_last), "positions of the run are left to take, past its start");
+  const Expr busy_d = m.wire("scan_busy_d", mux(run_start, bit(true), busy_run));
+  m.assign(a_ready, busy_run);
+  const Expr a_take = m.wire("a_take", a_valid && busy_run, "a beat is taken: it steps in next cycle");
   const Expr advance_next = m.wire("advance_d", a_take || !busy_d, "the stages move on next cycle");
   const Expr s2_valid_d = m.wire("s2_valid_d", mux(adv_q, step, s2_valid));
   const Expr phase_d = paired ? m.wire("phase_d", phase_q != step, "the next cycle's beat's groups") : Expr();
@@ -111,6 +117,14 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   eng.flop(s2_valid, s2_valid_d, 0);
   // A run ends with a step from group 1, so it starts at phase 0.
   if (paired) eng.flop(phase_q, phase_d, 0);
+  eng.flop(clear_q, run_start, 0);
+  Always& run_regs = m.always_ff(clk, rst_n, "the run's grid, scan tile and window, taken at its start");
+  const Expr grid_hc = resize(grid_h, cw), grid_wc = resize(grid_w, cw);
+  for (const auto& [reg, d] :
+       {std::pair{dim_t, resize(grid_t, cw)}, {dim_h, grid_hc}, {dim_w, grid_wc},
+        {tile_hc, mux(tile_h == zero(tile_h.width()), grid_hc, resize(tile_h, cw))},
+        {tile_wc, mux(tile_w == zero(tile_w.width()), grid_wc, resize(tile_w, cw))}, {win_q, in.win}})
+    run_regs.flop(reg, mux(run_start, d, reg), 0);
   const Expr lane_a = m.signal("lane_a_q", L * gw * dw, Sign::Unsigned, "the presented beat's A");
   m.always_ff_no_reset(clk, "the beat taken, presented next cycle").if_(a_take).then_().assign(lane_a, a);
 
@@ -118,10 +132,10 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr scan_step_next = m.wire("scan_step_next", paired ? a_take && phase_d : a_take,
                                      "next cycle's step moves the scan on");
   const ScanBlock::Outputs sc =
-      ScanBlock::emit(m, c, {clk, rst_n, dim_t, dim_h, dim_w, tile_hc, tile_wc, win, run_start, scan_step_next});
+      ScanBlock::emit(m, c, {clk, rst_n, dim_t, dim_h, dim_w, tile_hc, tile_wc, win_q, clear_q, scan_step_next,
+                             /*tokens=*/false});
   m.assign(scan_last, sc.last);
   m.assign(tile_last, sc.tile_last);
-  m.unused(sc.token_next, "A streams in scan order: no memory is read at a token");
 
   // Where the presented position's codes go: a chunk starts a word, a word ends at lane LIST_W - 1
   // or with its chunk, and the next word takes the next row.
@@ -177,15 +191,12 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   s2.assign(s2_past, past);
 
   const Expr reuse = m.signal("det_reuse", L), axis = m.signal("det_axis", 2 * L);
-  const Expr root = m.signal("det_root", L * tw), root_last = m.signal("det_root_last", L * tw);
-  m.unused(concat({root, root_last}), "the ring resolves a REUSE pair through its codes, not through roots");
   DetectorBlock::Instance det;
   det.clk = clk;
   det.rst_n = rst_n;
   det.step_next = a_take;
   det.retire_next = s2_valid_d && advance_next;
   det.scan = sc;
-  det.phase_next = phase_d;
   det.policy = policy;
   det.naxes = naxes;
   det.axes = axes;
@@ -196,8 +207,7 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   det.a = lane_a;
   det.reuse = reuse;
   det.axis = axis;
-  det.root = root;
-  det.root_last = root_last;
+  det.variant = DetectorBlock::Variant::kRing;
   m.instance(detector, "u_detector", det.connect(c), "LANES groups of the presented position a cycle");
   if (paired) m.unused(sc.ref_two_next, "lanes deciding two groups find distance-2 references in the window");
 
@@ -245,10 +255,11 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
 
 void RingDetectBlock::add(vlog::Design& d, const HwConfig& c, int words, int chunk, int list_w) {
   check(c, words, chunk, list_w);
-  const int depth = DetectorBlock::window_depth(c), width = c.group_w * c.data_w + c.token_w();
+  const DetectorBlock::Variant ring = DetectorBlock::Variant::kRing;
+  const int depth = DetectorBlock::window_depth(c), width = DetectorBlock::entry_w(c, ring);
   if (!d.has(SramBlock::name(depth, width, 2))) d.add(SramBlock::generate(c, depth, width, 2));
-  const vlog::Module& lane = d.add(DetectorBlock::generate_lane(c, d.module(SramBlock::name(depth, width, 2))));
-  const vlog::Module& detector = d.add(DetectorBlock::generate(c, lane));
+  const vlog::Module& lane = d.add(DetectorBlock::generate_lane(c, d.module(SramBlock::name(depth, width, 2)), ring));
+  const vlog::Module& detector = d.add(DetectorBlock::generate(c, lane, ring));
   d.add(generate(c, words, chunk, list_w, detector));
 }
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <functional>
 
 #include "hw/blocks.hpp"
 
@@ -94,85 +95,92 @@ ScanBlock::Outputs ScanBlock::emit(Module& m, const HwConfig& c, const Inputs& i
   edges.flop(w_rest_q, mux(scan_clear, dim_w - tile_w, dim_w - tile_w - nr.w0), 0);
   edges.flop(h_rest_q, mux(scan_clear, dim_h - tile_h, dim_h - tile_h - nr.h0), 0);
 
-  // The token index (t*H + h)*W + w follows the position by additions only, so no multiplier sits in
-  // front of the A memory that scan_token_next_o addresses: beside the token, the tokens at (t, h, w0)
-  // (its row in the tile), (t, h0, w0), (0, h0, w0) (the tile) and (0, h0, 0) (the row of tiles), and
-  // the strides H*W and TILE_H*W registered at scan_clear_i. Every sum is a token of the grid when it
-  // is taken, so TW bits hold it.
-  const Expr row_q = m.signal("scan_row_q", tw, Sign::Unsigned, "token at (t, h, w0)");
-  const Expr tbase_q = m.signal("scan_tbase_q", tw, Sign::Unsigned, "token at (t, h0, w0)");
-  const Expr tile_q = m.signal("scan_tile_q", tw, Sign::Unsigned, "token at (0, h0, w0)");
-  const Expr trow_q = m.signal("scan_trow_q", tw, Sign::Unsigned, "token at (0, h0, 0)");
-  const Expr hw_q = m.signal("stride_hw_q", tw, Sign::Unsigned, "H*W (used only when t+1 < T, so below 2^TW)");
-  const Expr thw_q = m.signal("stride_thw_q", tw, Sign::Unsigned, "TILE_H*W (used only below the last row of tiles)");
-  const Expr token_q = m.signal("scan_token_q", tw);
-  const Expr dw_t = m.wire("dim_w_t", resize(dim_w, tw)), tile_w_t = m.wire("tile_w_t", resize(tile_w, tw));
-  const int pw = std::max(2 * cw, tw);  // H*W and TILE_H*W (below 2^(2*CW)) before truncation
-  const Expr hw_full = m.wire("stride_hw", resize(dim_h, pw) * resize(dim_w, pw));
-  const Expr thw_full = m.wire("stride_thw", resize(tile_h, pw) * resize(dim_w, pw));
-  // The sums a step may take past the row (the row + W, the frame + H*W, the tile + TILE_W, the row
-  // of tiles + TILE_H*W) are registered a cycle early from the registers' next values, and so is
-  // the token after the position (scan_token_step_q): no adder or choice among sums sits between
-  // the scan registers and the A memories they address.
-  const Expr row_inc_q = m.signal("scan_row_inc_q", tw, Sign::Unsigned, "token at (t, h + 1, w0)");
-  const Expr tbase_inc_q = m.signal("scan_tbase_inc_q", tw, Sign::Unsigned, "token at (t + 1, h0, w0)");
-  const Expr tile_inc_q = m.signal("scan_tile_inc_q", tw, Sign::Unsigned, "token at (0, h0, w0 + TILE_W)");
-  const Expr trow_inc_q = m.signal("scan_trow_inc_q", tw, Sign::Unsigned, "token at (0, h0 + TILE_H, 0)");
-  // The tokens a step may move to past the row, from where the position lies (its last_* flags) and
-  // the sums: of the current position from the registers, of the next cycle's from their next values.
+  // Without tokens (the ring's detector: A streams in scan order, and no window entry carries a root)
+  // none of the token arithmetic is built.
   struct StepTokens {
     Expr tile, t, row;
   };
-  auto step_tokens = [&](const std::array<Expr, 5>& last, const std::array<Expr, 4>& inc, const std::string& sfx) {
-    const auto& [lw, lh, lt, lcol, lrow] = last;
-    const auto& [row_inc, tbase_inc, tile_inc, trow_inc] = inc;
-    StepTokens s;
-    s.tile = m.wire("scan_tile_next" + sfx, mux(lw && lh && lt && lcol, mux(lrow, zero(tw), trow_inc), tile_inc),
-                    "token of the next tile");
-    s.t = m.wire("scan_t_next" + sfx, mux(lw && lh && lt, s.tile, tbase_inc), "token at the next (t, h0, w0)");
-    s.row = m.wire("scan_row_next" + sfx, mux(lw && lh, s.t, row_inc), "token at the next row start");
-    return s;
-  };
-  const StepTokens now = step_tokens({last_w, last_h, last_t, last_tcol, last_trow},
-                                     {row_inc_q, tbase_inc_q, tile_inc_q, trow_inc_q}, "");
-  const Expr tile_next = now.tile, t_next = now.t, row_next = now.row;
-  // The token after the current position, registered a cycle early (from the next cycle's flags and
-  // sums): the A memories' read address (scan_token_next_q, below) is then one choice between the
-  // next values of two registers.
-  const Expr token_step = m.signal("scan_token_step_q", tw, Sign::Unsigned, "token of the position after this one");
-  const Expr token_run = m.wire("token_run", mux(step, token_step, token_q));
-  const Expr token_d = m.wire("token_d", mux(scan_clear, zero(tw), token_run),
-                              "token of the next cycle's position");
-  const Expr hw_d = m.wire("stride_hw_d", mux(scan_clear, trunc(hw_full, tw), hw_q));
-  const Expr thw_d = m.wire("stride_thw_d", mux(scan_clear, trunc(thw_full, tw), thw_q));
-  const Expr row_run = m.wire("scan_row_run", mux(step && wrap_w, row_next, row_q));
-  const Expr tbase_run = m.wire("scan_tbase_run", mux(step && wrap_h, t_next, tbase_q));
-  const Expr tile_run = m.wire("scan_tile_run", mux(step && wrap_t, tile_next, tile_q));
-  const Expr trow_run = m.wire("scan_trow_run", mux(step && wrap_col, tile_next, trow_q));
-  const Expr row_d = m.wire("scan_row_d", mux(scan_clear, zero(tw), row_run));
-  const Expr tbase_d = m.wire("scan_tbase_d", mux(scan_clear, zero(tw), tbase_run));
-  const Expr tile_d = m.wire("scan_tile_d", mux(scan_clear, zero(tw), tile_run));
-  const Expr trow_d = m.wire("scan_trow_d", mux(scan_clear, zero(tw), trow_run));
-  Always& strides = m.always_ff(clk, rst_n, "scan strides and row, tile and frame starts, and their steps");
-  strides.flop(hw_q, hw_d, 0);
-  strides.flop(thw_q, thw_d, 0);
-  strides.flop(row_q, row_d, 0);
-  strides.flop(tbase_q, tbase_d, 0);
-  strides.flop(tile_q, tile_d, 0);
-  strides.flop(trow_q, trow_d, 0);
-  // At a clear every start is 0: its sum is the stride itself, the product off the adder. The
-  // sums are taken from the scan's next values without the clear, which chooses last: it comes
-  // from the START checks, a long path, and stood in front of the adders.
-  const std::array<Expr, 4> inc_d = {
-      m.wire("scan_row_inc_d", mux(scan_clear, dw_t, row_run + dw_t)),
-      m.wire("scan_tbase_inc_d", mux(scan_clear, trunc(hw_full, tw), tbase_run + hw_q)),
-      m.wire("scan_tile_inc_d", mux(scan_clear, tile_w_t, tile_run + tile_w_t)),
-      m.wire("scan_trow_inc_d", mux(scan_clear, trunc(thw_full, tw), trow_run + thw_q))};
-  for (const auto& [reg, d] : {std::pair{row_inc_q, inc_d[0]}, {tbase_inc_q, inc_d[1]}, {tile_inc_q, inc_d[2]},
-                               {trow_inc_q, inc_d[3]}})
-    strides.flop(reg, d, 0);
-  if (pw > tw) m.unused(concat({hw_full.slice(pw - 1, tw), thw_full.slice(pw - 1, tw)}),
-                        "the strides are used only while they are below N");
+  Expr token_q, token_d, token_run, token_step, token_next_q;
+  std::array<Expr, 4> inc_d;
+  std::function<StepTokens(const std::array<Expr, 5>&, const std::array<Expr, 4>&, const std::string&)> step_tokens;
+  if (in.tokens) {
+    // The token index (t*H + h)*W + w follows the position by additions only, so no multiplier sits in
+    // front of the A memory that scan_token_next_o addresses: beside the token, the tokens at (t, h, w0)
+    // (its row in the tile), (t, h0, w0), (0, h0, w0) (the tile) and (0, h0, 0) (the row of tiles), and
+    // the strides H*W and TILE_H*W registered at scan_clear_i. Every sum is a token of the grid when it
+    // is taken, so TW bits hold it.
+    const Expr row_q = m.signal("scan_row_q", tw, Sign::Unsigned, "token at (t, h, w0)");
+    const Expr tbase_q = m.signal("scan_tbase_q", tw, Sign::Unsigned, "token at (t, h0, w0)");
+    const Expr tile_q = m.signal("scan_tile_q", tw, Sign::Unsigned, "token at (0, h0, w0)");
+    const Expr trow_q = m.signal("scan_trow_q", tw, Sign::Unsigned, "token at (0, h0, 0)");
+    const Expr hw_q = m.signal("stride_hw_q", tw, Sign::Unsigned, "H*W (used only when t+1 < T, so below 2^TW)");
+    const Expr thw_q = m.signal("stride_thw_q", tw, Sign::Unsigned, "TILE_H*W (used only below the last row of tiles)");
+    token_q = m.signal("scan_token_q", tw);
+    const Expr dw_t = m.wire("dim_w_t", resize(dim_w, tw)), tile_w_t = m.wire("tile_w_t", resize(tile_w, tw));
+    const int pw = std::max(2 * cw, tw);  // H*W and TILE_H*W (below 2^(2*CW)) before truncation
+    const Expr hw_full = m.wire("stride_hw", resize(dim_h, pw) * resize(dim_w, pw));
+    const Expr thw_full = m.wire("stride_thw", resize(tile_h, pw) * resize(dim_w, pw));
+    // The sums a step may take past the row (the row + W, the frame + H*W, the tile + TILE_W, the row
+    // of tiles + TILE_H*W) are registered a cycle early from the registers' next values, and so is
+    // the token after the position (scan_token_step_q): no adder or choice among sums sits between
+    // the scan registers and the A memories they address.
+    const Expr row_inc_q = m.signal("scan_row_inc_q", tw, Sign::Unsigned, "token at (t, h + 1, w0)");
+    const Expr tbase_inc_q = m.signal("scan_tbase_inc_q", tw, Sign::Unsigned, "token at (t + 1, h0, w0)");
+    const Expr tile_inc_q = m.signal("scan_tile_inc_q", tw, Sign::Unsigned, "token at (0, h0, w0 + TILE_W)");
+    const Expr trow_inc_q = m.signal("scan_trow_inc_q", tw, Sign::Unsigned, "token at (0, h0 + TILE_H, 0)");
+    // The tokens a step may move to past the row, from where the position lies (its last_* flags) and
+    // the sums: of the current position from the registers, of the next cycle's from their next values.
+    step_tokens = [&](const std::array<Expr, 5>& last, const std::array<Expr, 4>& inc, const std::string& sfx) {
+      const auto& [lw, lh, lt, lcol, lrow] = last;
+      const auto& [row_inc, tbase_inc, tile_inc, trow_inc] = inc;
+      StepTokens s;
+      s.tile = m.wire("scan_tile_next" + sfx, mux(lw && lh && lt && lcol, mux(lrow, zero(tw), trow_inc), tile_inc),
+                      "token of the next tile");
+      s.t = m.wire("scan_t_next" + sfx, mux(lw && lh && lt, s.tile, tbase_inc), "token at the next (t, h0, w0)");
+      s.row = m.wire("scan_row_next" + sfx, mux(lw && lh, s.t, row_inc), "token at the next row start");
+      return s;
+    };
+    const StepTokens now = step_tokens({last_w, last_h, last_t, last_tcol, last_trow},
+                                       {row_inc_q, tbase_inc_q, tile_inc_q, trow_inc_q}, "");
+    const Expr tile_next = now.tile, t_next = now.t, row_next = now.row;
+    // The token after the current position, registered a cycle early (from the next cycle's flags and
+    // sums): the A memories' read address (scan_token_next_q, below) is then one choice between the
+    // next values of two registers.
+    token_step = m.signal("scan_token_step_q", tw, Sign::Unsigned, "token of the position after this one");
+    token_run = m.wire("token_run", mux(step, token_step, token_q));
+    token_d = m.wire("token_d", mux(scan_clear, zero(tw), token_run),
+                                "token of the next cycle's position");
+    const Expr hw_d = m.wire("stride_hw_d", mux(scan_clear, trunc(hw_full, tw), hw_q));
+    const Expr thw_d = m.wire("stride_thw_d", mux(scan_clear, trunc(thw_full, tw), thw_q));
+    const Expr row_run = m.wire("scan_row_run", mux(step && wrap_w, row_next, row_q));
+    const Expr tbase_run = m.wire("scan_tbase_run", mux(step && wrap_h, t_next, tbase_q));
+    const Expr tile_run = m.wire("scan_tile_run", mux(step && wrap_t, tile_next, tile_q));
+    const Expr trow_run = m.wire("scan_trow_run", mux(step && wrap_col, tile_next, trow_q));
+    const Expr row_d = m.wire("scan_row_d", mux(scan_clear, zero(tw), row_run));
+    const Expr tbase_d = m.wire("scan_tbase_d", mux(scan_clear, zero(tw), tbase_run));
+    const Expr tile_d = m.wire("scan_tile_d", mux(scan_clear, zero(tw), tile_run));
+    const Expr trow_d = m.wire("scan_trow_d", mux(scan_clear, zero(tw), trow_run));
+    Always& strides = m.always_ff(clk, rst_n, "scan strides and row, tile and frame starts, and their steps");
+    strides.flop(hw_q, hw_d, 0);
+    strides.flop(thw_q, thw_d, 0);
+    strides.flop(row_q, row_d, 0);
+    strides.flop(tbase_q, tbase_d, 0);
+    strides.flop(tile_q, tile_d, 0);
+    strides.flop(trow_q, trow_d, 0);
+    // At a clear every start is 0: its sum is the stride itself, the product off the adder. The
+    // sums are taken from the scan's next values without the clear, which chooses last: it comes
+    // from the START checks, a long path, and stood in front of the adders.
+    inc_d = {
+        m.wire("scan_row_inc_d", mux(scan_clear, dw_t, row_run + dw_t)),
+        m.wire("scan_tbase_inc_d", mux(scan_clear, trunc(hw_full, tw), tbase_run + hw_q)),
+        m.wire("scan_tile_inc_d", mux(scan_clear, tile_w_t, tile_run + tile_w_t)),
+        m.wire("scan_trow_inc_d", mux(scan_clear, trunc(thw_full, tw), trow_run + thw_q))};
+    for (const auto& [reg, d] : {std::pair{row_inc_q, inc_d[0]}, {tbase_inc_q, inc_d[1]}, {tile_inc_q, inc_d[2]},
+                                 {trow_inc_q, inc_d[3]}})
+      strides.flop(reg, d, 0);
+    if (pw > tw) m.unused(concat({hw_full.slice(pw - 1, tw), thw_full.slice(pw - 1, tw)}),
+                          "the strides are used only while they are below N");
+  }
   const int dist_w = std::max(ww, tw + 1);  // distances and the window depth compared at full width
   const Expr win_x = m.wire("win_x", zext(win, dist_w));
   // A tile's sizes as the scan uses them: its width and area mod 2^SW (the h and t references'
@@ -294,23 +302,25 @@ ScanBlock::Outputs ScanBlock::emit(Module& m, const HwConfig& c, const Inputs& i
   const Expr last_tcol_d = at_next(&Derived::last_tcol, "last_tile_col_d");
   const Expr last_trow_d = at_next(&Derived::last_trow, "last_tile_row_d");
   const Expr last_d = at_next(&Derived::last, "last_d");
-  const StepTokens after = step_tokens({last_w_d, last_h_d, last_t_d, last_tcol_d, last_trow_d}, inc_d, "_d");
-  const Expr token_step_d = m.wire("scan_token_step_d", mux(last_w_d, after.row, mux(scan_clear, constant(tw, 1),
-                                                                                    token_run + constant(tw, 1))),
-                                   "the token after the next cycle's position");
-  // The A memories' read address of the next cycle, registered: the step of the next cycle
-  // (scan_step_next_i) chooses between the two tokens the scan registers take, so the address
-  // leaves a flip-flop with no choice behind it; that choice and its select's buffering stood
-  // between the scan and every A bank's read.
-  const Expr token_next_q = m.signal("scan_token_next_q", tw, Sign::Unsigned,
-                                     "token at the scan position of the next cycle (the A banks' read-ahead)");
-  Always& tokens = m.always_ff(clk, rst_n, "the token after the next cycle's position, and the next cycle's");
-  tokens.flop(token_step, token_step_d, 0);
-  tokens.flop(token_next_q, mux(scan_step_next, token_step_d, token_d), 0);
+  if (in.tokens) {
+    const StepTokens after = step_tokens({last_w_d, last_h_d, last_t_d, last_tcol_d, last_trow_d}, inc_d, "_d");
+    const Expr token_step_d = m.wire("scan_token_step_d", mux(last_w_d, after.row, mux(scan_clear, constant(tw, 1),
+                                                                                      token_run + constant(tw, 1))),
+                                     "the token after the next cycle's position");
+    // The A memories' read address of the next cycle, registered: the step of the next cycle
+    // (scan_step_next_i) chooses between the two tokens the scan registers take, so the address
+    // leaves a flip-flop with no choice behind it; that choice and its select's buffering stood
+    // between the scan and every A bank's read.
+    token_next_q = m.signal("scan_token_next_q", tw, Sign::Unsigned,
+                                       "token at the scan position of the next cycle (the A banks' read-ahead)");
+    Always& tokens = m.always_ff(clk, rst_n, "the token after the next cycle's position, and the next cycle's");
+    tokens.flop(token_step, token_step_d, 0);
+    tokens.flop(token_next_q, mux(scan_step_next, token_step_d, token_d), 0);
+  }
   const Expr avail_q = m.signal("scan_avail_q", 3);
   const Expr last_q = m.signal("scan_last_q", 1);
   Always& outs = m.always_ff(clk, rst_n, "registered scan outputs");
-  outs.flop(token_q, token_d, 0);
+  if (in.tokens) outs.flop(token_q, token_d, 0);
   outs.flop(avail_q, avail_d, 0);
   outs.flop(dist_h_q, tw_s, 0);
   outs.flop(dist_t_q, area_s, 0);

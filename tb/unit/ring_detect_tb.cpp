@@ -11,6 +11,7 @@
 // pair is out, every (position, group) of the word once; codes_written_o counts the commits whose
 // edge has passed (from the edge after the start on). A run of more words than the memory holds
 // must hand on its first CODE_WORDS words only and raise codes_error_o. Also: no beat is taken
+// in the start's cycle (the block takes the run's grid then) but one is in the next, none
 // past the run's last, start_i is ignored while busy (stray pulses), and in a run without gaps
 // each word is written RingDetectBlock::kDecideEdges edges after its last beat's take.
 #include <algorithm>
@@ -114,6 +115,8 @@ int run(const Job& job) {
       }
       const std::string at = name + " cycle " + std::to_string(clock.cycle() - start_cycle);
       if (extra && dut.a_ready_o) chk.fail(at + ": a beat past the run's last would be taken");
+      if (clock.cycle() == start_cycle && dut.a_ready_o) chk.fail(at + ": a beat would be taken with the start");
+      if (clock.cycle() == start_cycle + 1 && !dut.a_ready_o) chk.fail(at + ": no beat taken after the start");
       if (clock.cycle() > start_cycle)  // the start's edge clears the last run's count
         chk.equal(static_cast<int64_t>(dut.codes_written_o), commits, at + ": codes_written_o");
       // The decisions handed on: the word being assembled, a position of it, the golden code.
