@@ -13,28 +13,23 @@ std::vector<Connection> DetectorBlock::Instance::connect(const HwConfig& c) cons
   std::vector<Connection> conns = {
       {"clk_i", clk}, {"rst_ni", rst_n}, {"step_next_i", step_next}, {"retire_next_i", retire_next}};
   if (roots) conns.push_back({"token_i", scan.token});
-  for (const Connection& k : std::vector<Connection>{{"slot_i", scan.slot},
-                                                     {"ref_avail_i", scan.avail},
-                                                     {"ref_slot_next_i", scan.ref_slot_next},
-                                                     {"ref_near_next_i", scan.ref_near_next}})
-    conns.push_back(k);
+  conns.insert(conns.end(), {{"slot_i", scan.slot},
+                             {"ref_avail_i", scan.avail},
+                             {"ref_slot_next_i", scan.ref_slot_next},
+                             {"ref_near_next_i", scan.ref_near_next}});
   if (!paired) conns.push_back({"ref_two_next_i", scan.ref_two_next});
   if (paired && roots) conns.push_back({"phase_next_i", phase_next});
-  for (const Connection& k : std::vector<Connection>{{"policy_i", policy},
-                                                     {"naxes_i", naxes},
-                                                     {"axes_i", axes},
-                                                     {"lane_valid_i", lane_valid},
-                                                     {"enable_i", enable},
-                                                     {"rope_i", rope},
-                                                     {"tau_i", tau},
-                                                     {"a_i", a},
-                                                     {"reuse_o", reuse},
-                                                     {"axis_o", axis}})
-    conns.push_back(k);
-  if (roots) {
-    conns.push_back({"root_o", root});
-    conns.push_back({"root_last_o", root_last});
-  }
+  conns.insert(conns.end(), {{"policy_i", policy},
+                             {"naxes_i", naxes},
+                             {"axes_i", axes},
+                             {"lane_valid_i", lane_valid},
+                             {"enable_i", enable},
+                             {"rope_i", rope},
+                             {"tau_i", tau},
+                             {"a_i", a},
+                             {"reuse_o", reuse},
+                             {"axis_o", axis}});
+  if (roots) conns.insert(conns.end(), {{"root_o", root}, {"root_last_o", root_last}});
   return conns;
 }
 
