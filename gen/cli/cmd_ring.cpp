@@ -216,8 +216,10 @@ struct RingPlanCommand {
       // Both designs before either is written: a refused one leaves no folder behind.
       const vlog::Design merge = hw::RingMergeBlock::design(sized, depth);
       const vlog::Design engine = hw::RingEngineBlock::design(det, code_words, shape.chunk, list_w, depth);
+      const vlog::Design a_buffers = hw::RingABuffersBlock::design(det, shape.chunk);
       merge.write(rtl);
       engine.write(rtl);
+      a_buffers.write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
                  std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
                  " columns, GATHER_W " + std::to_string(sized.gather_w) +
@@ -227,8 +229,9 @@ struct RingPlanCommand {
                  " words of " + std::to_string(list_w) + " positions, read into kld_ring_lists, chunks of " +
                  std::to_string(shape.chunk) + ", LIST_W " + std::to_string(list_w) + ") and kld_ring_issue (" +
                  std::to_string(sized.segs()) + " segments, " + std::to_string(sized.max_kt()) +
-                 " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), into " +
-                 rtl;
+                 " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), and "
+                 "kld_ring_a_buffers (A of two chunks, " +
+                 std::to_string(hw::RingABuffersBlock::word_groups(det)) + " groups a bank word), into " + rtl;
       progress(rtl_note);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -516,6 +516,31 @@ struct RingDetectBlock {
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w);
 };
 
+// kld_ring_a_buffers: the A chunk buffers of the window-bounded ring (docs/hardware.md, "The ring's
+// A chunk buffers"): the A of two chunks, the one the issue reads and the next, written from A's
+// stream as it is taken (LANE_GROUPS beats a position, beat p lane l holding group p*LANES + l) and
+// read by the issue's beats (segment s, its position, group k-tile*SEGS + s). A chunk is read once
+// all of it is written, and its buffer is written again once the reader frees it; the stream waits
+// while both are held. One memory (bank) per segment, a word holding the LANES / SEGS groups of a
+// beat that are the segment's. Not yet in kld_top.
+struct RingABuffersBlock {
+  // CHUNK at least 2; LANES a multiple of SEGS, LANES / SEGS a power of two; LANE_GROUPS 1 or 2 and
+  // LANES x LANE_GROUPS at least G (every group of a position streamed).
+  static void check(const HwConfig& c, int chunk);
+  // Groups of a word: a beat's groups of one segment.
+  static int word_groups(const HwConfig& c) { return c.det_lanes() / c.segs(); }
+  // Words of a bank: both buffers' positions, LANE_GROUPS words a position.
+  static int bank_words(const HwConfig& c, int chunk) { return 2 * chunk * c.lane_groups; }
+  // Edges from a read's address (rd_*_i) to its A on rd_a_o: the bank's read
+  // (RingCodesBlock::read_edges of its words), then the segment's group picked into a register.
+  static int read_edges(const HwConfig& c, int chunk) { return RingCodesBlock::read_edges(bank_words(c, chunk)) + 1; }
+  static vlog::Module generate(const HwConfig& c, int chunk, const vlog::Module& part_sram);
+  // Adds the block with its memories to `d`.
+  static void add(vlog::Design& d, const HwConfig& c, int chunk);
+  // The block alone; its header names CHUNK.
+  static vlog::Design design(const HwConfig& c, int chunk);
+};
+
 // Registers between kld_top's issue and its array: the issued token (then the A read) and the A
 // word. Neither the compute-list read nor the A read then shares a path with another memory or a PE.
 constexpr int kIssueStages = 2;

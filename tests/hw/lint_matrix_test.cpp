@@ -442,5 +442,39 @@ TEST(HwLintRingDetect, RefusesGroupsItCannotDecideAtOnce) {
   EXPECT_THROW(hw::RingDetectBlock::design(c, 1, 256, 8), ConfigError);    // one code word
 }
 
+// kld_ring_a_buffers: the 8x8 plan's and the 480p head's arrays with lanes of two groups (words of
+// four groups; banks of 1,024 words, in parts), and two lanes of two groups on two segments with
+// chunks of 6 (words of one group, the buffer's base added to the row).
+TEST(HwLintRingABuffers, LintSilentElaboratedAndDeterministic) {
+  hw::HwConfig eight = hw::default_config_8x8();
+  eight.lane_groups = 2;
+  hw::HwConfig head = hw::default_config_16x16();
+  head.lane_groups = 2;
+  head.max_k = 128;
+  hw::HwConfig small = make(4, 2, 2, 8, 32, 0, {2, 3, 4}, 8, 2, 2, 0, 7);
+  small.lane_groups = 2;
+  for (const auto& [c, chunk] : std::vector<std::pair<hw::HwConfig, int>>{{eight, 256}, {head, 256}, {small, 6}})
+    expect_clean_block(c.name() + "_a_buffers" + std::to_string(chunk), "kld_ring_a_buffers",
+                       [&] { return hw::RingABuffersBlock::design(c, chunk); });
+}
+
+TEST(HwLintRingABuffers, RefusesStreamsItCannotStore) {
+  hw::HwConfig c = hw::default_config_16x16();  // two segments
+  c.max_k = 128;                                // sixteen groups
+  c.lanes = 8;
+  c.lane_groups = 2;
+  EXPECT_NO_THROW(hw::RingABuffersBlock::design(c, 256));
+  EXPECT_THROW(hw::RingABuffersBlock::design(c, 1), ConfigError);  // a chunk of one position
+  c.lane_groups = 1;
+  EXPECT_THROW(hw::RingABuffersBlock::design(c, 256), ConfigError);  // eight of sixteen groups a position
+  c.lanes = 16;
+  EXPECT_NO_THROW(hw::RingABuffersBlock::design(c, 256));
+  c.lanes = 12;  // six groups of a beat a segment's: not a power of two
+  c.lane_groups = 2;
+  EXPECT_THROW(hw::RingABuffersBlock::design(c, 256), ConfigError);
+  c.lanes = 9;  // not a multiple of the segments
+  EXPECT_THROW(hw::RingABuffersBlock::design(c, 256), ConfigError);
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

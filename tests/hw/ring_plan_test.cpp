@@ -445,6 +445,10 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   EXPECT_NE(engine.find("kld_ring_detect u_detect ("), std::string::npos);
   EXPECT_NE(engine.find("//   WIN_CAP = 16\n"), std::string::npos) << engine.substr(0, 2000);
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rtl" / "kld_ring_detect.v"));
+  // The A chunk buffers: two chunks of 8 positions, a word of the 4 groups a position streams in
+  // one beat (4 x 8 channels x 8 bits) in the one segment's bank.
+  const std::string a_buffers = read_file(dir.path() / "rtl" / "kld_ring_a_buffers.v");
+  EXPECT_NE(a_buffers.find("kld_sram_16x256_sync u_bank_0 ("), std::string::npos) << a_buffers;
   // Eight groups on the 8x8 preset's four lanes of one group: the ring's detector cannot decide a
   // position's groups at once, so --rtl is refused (the plan alone is not).
   const ProcessResult lanes = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels",

@@ -66,7 +66,7 @@ TEST(SramBudget, ManifestTotalsEqualTheInstantiatedMemories) {
 
 // The ring's built blocks against the roles the plan prices them by: kld_ring_merge's memories are
 // the ring of partial sums, kld_ring_lists' the compute lists, kld_ring_codes' the decision codes,
-// kld_ring_front's the codes, the lists and the walk buffer.
+// kld_ring_front's the codes, the lists and the walk buffer, kld_ring_a_buffers' the A chunk buffers.
 // The cases: whole list words; chunks that are not (C = 20 at LIST_W 8: 20, 20 and 8 positions,
 // 7 code words where N / LIST_W is 6) with the ring banked by gather lane; a ring deeper than a
 // bank may be (384 rows, split in parts); 297 code words, four memories of 75 rows.
@@ -104,6 +104,11 @@ TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
     hw::RingFrontBlock::design(sized, static_cast<int>(hw::ring_code_words(cfg, shape)), k.chunk, k.list_w).write(rtl);
     EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_front", &log), roles[1].bits() + roles[4].bits() + roles[7].bits())
         << name << "\n" << log;
+    // kld_ring_a_buffers, its lanes streaming every group of a position in one beat.
+    hw::HwConfig streamed = sized;
+    streamed.lanes = sized.max_groups();
+    hw::RingABuffersBlock::design(streamed, k.chunk).write(rtl);
+    EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_a_buffers", &log), roles[3].bits()) << name << "\n" << log;
   }
 }
 

@@ -52,6 +52,7 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
   if (u.top == "kld_ring_detect")
     return hw::RingDetectBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                        u.options.at("list_w").get<int>());
+  if (u.top == "kld_ring_a_buffers") return hw::RingABuffersBlock::design(u.hw, u.options.at("chunk").get<int>());
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                       u.options.at("list_w").get<int>());
@@ -199,6 +200,12 @@ UnitCase engine_case(const std::string& name, std::array<int, 3> grid, int lanes
   return u;
 }
 
+// `c` with K up to `max_k`.
+hw::HwConfig with_k(hw::HwConfig c, int max_k) {
+  c.max_k = max_k;
+  return c;
+}
+
 // The same detector with lanes that decide two groups in alternate cycles.
 hw::HwConfig paired(hw::HwConfig c) {
   c.lane_groups = 2;
@@ -212,6 +219,16 @@ UnitCase detect_case(const std::string& name, const hw::HwConfig& c, int words, 
                      bool slow) {
   UnitCase u{name, "kld_ring_detect", "ring_detect_tb", c, 12, slow};
   u.options = {{"words", words}, {"chunk", chunk}, {"list_w", list_w}, {"overflow", overflow}};
+  return u;
+}
+
+// kld_ring_a_buffers for the segments and groups of `c` streamed by `lanes` lanes of `lane_groups`
+// groups, chunks of up to `chunk` positions; 40 chunks (tb/unit/ring_a_buffers_tb.cpp).
+UnitCase a_buffers_case(const std::string& name, hw::HwConfig c, int lanes, int lane_groups, int chunk, bool slow) {
+  c.lanes = lanes;
+  c.lane_groups = lane_groups;
+  UnitCase u{name, "kld_ring_a_buffers", "ring_a_buffers_tb", c, 40, slow};
+  u.options = {{"chunk", chunk}};
   return u;
 }
 
@@ -348,6 +365,17 @@ std::vector<UnitCase> cases() {
       engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 4, 2, 2, 8, 4, 3, 22, true, false),
       engine_case("ring_engine_gw1_c4_lw1", {2, 3, 5}, 8, 1, 1, 4, 1, 2, 11, true, false),
       engine_case("ring_engine_gw4_c272_lw8", {2, 12, 24}, 4, 2, 4, 272, 8, 2, 580, false, true, 64),
+      // kld_ring_a_buffers: eight groups on two segments, four lanes of two groups (words of two
+      // groups, two beats a position), chunks of 8 (the buffer the row's top bit); eight lanes of
+      // one (words of four), chunks of 100 (a bank of 200 words in two parts: reads of three edges;
+      // the buffer's base added); three groups on two segments (a last k-tile of one), two lanes of
+      // two (words of one group), chunks of 6; four groups so streamed; twelve groups on three
+      // segments.
+      a_buffers_case("ring_a_buffers_s2_l4x2_c8", cfg(4, 3, 2, 8, 16, 0), 4, 2, 8, false),
+      a_buffers_case("ring_a_buffers_s2_l8_c100_parts", cfg(4, 3, 2, 8, 16, 0), 8, 1, 100, false),
+      a_buffers_case("ring_a_buffers_s2_g3_c6", with_k(cfg(4, 3, 2, 8, 16, 0), 6), 2, 2, 6, true),
+      a_buffers_case("ring_a_buffers_s2_l2x2_c4", with_k(cfg(4, 3, 2, 8, 16, 0), 8), 2, 2, 4, true),
+      a_buffers_case("ring_a_buffers_s3_l6x2_c5", cfg(6, 3, 2, 8, 16, 0), 6, 2, 5, true),
   };
 }
 
