@@ -217,9 +217,11 @@ struct RingPlanCommand {
       const vlog::Design merge = hw::RingMergeBlock::design(sized, depth);
       const vlog::Design engine = hw::RingEngineBlock::design(det, code_words, shape.chunk, list_w, depth);
       const vlog::Design a_buffers = hw::RingABuffersBlock::design(det, shape.chunk);
+      const vlog::Design a_replay = hw::RingAReplayBlock::design(det, shape.chunk);
       merge.write(rtl);
       engine.write(rtl);
       a_buffers.write(rtl);
+      a_replay.write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
                  std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
                  " columns, GATHER_W " + std::to_string(sized.gather_w) +
@@ -231,7 +233,9 @@ struct RingPlanCommand {
                  std::to_string(sized.segs()) + " segments, " + std::to_string(sized.max_kt()) +
                  " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), and "
                  "kld_ring_a_buffers (A of two chunks, " +
-                 std::to_string(hw::RingABuffersBlock::word_groups(det)) + " groups a bank word), into " + rtl;
+                 std::to_string(hw::RingABuffersBlock::word_groups(det)) +
+                 " groups a bank word) and kld_ring_a_replay (the later m-tiles' A, FIFOs of " +
+                 std::to_string(hw::RingAReplayBlock::fifo_words(shape.chunk)) + " groups), into " + rtl;
       progress(rtl_note);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -535,9 +535,33 @@ struct RingABuffersBlock {
   // (RingCodesBlock::read_edges of its words), then the segment's group picked into a register.
   static int read_edges(const HwConfig& c, int chunk) { return RingCodesBlock::read_edges(bank_words(c, chunk)) + 1; }
   static vlog::Module generate(const HwConfig& c, int chunk, const vlog::Module& part_sram);
+  // The read side of both A blocks (this one and kld_ring_a_replay): `valid` (a bit per segment)
+  // and `pick` (the group of a word to take, none for words of one group) travel the memories'
+  // `memory_edges`; then segment s's group of `words[s]` lands in a register enabled by its read,
+  // on `valid_out` and `a_out`.
+  static void registered_reads(vlog::Module& m, const vlog::Expr& clk, const vlog::Expr& rst_n, int memory_edges,
+                               const vlog::Expr& valid, const vlog::Expr& pick, const std::vector<vlog::Expr>& words,
+                               int gbits, const vlog::Expr& valid_out, const vlog::Expr& a_out);
   // Adds the block with its memories to `d`.
   static void add(vlog::Design& d, const HwConfig& c, int chunk);
   // The block alone; its header names CHUNK.
+  static vlog::Design design(const HwConfig& c, int chunk);
+};
+
+// kld_ring_a_replay: the A of the later m-tiles (docs/hardware.md, "The ring's A in the later
+// m-tiles"): the issue's order is the same in every m-tile, so the A the first m-tile's issue read
+// from kld_ring_a_buffers, written out in that order, is streamed back: per pass, each segment's
+// groups in its list's order, into a FIFO per segment. A pass may begin once all of its A is in;
+// the issue's reads take each FIFO's head in order. Not yet in kld_top.
+struct RingAReplayBlock {
+  // CHUNK at least 2 (a pass's list of a segment is at most CHUNK entries).
+  static void check(const HwConfig& c, int chunk);
+  // Entries of a segment's FIFO: two passes' lists of CHUNK, the one issued and the next.
+  static int fifo_words(int chunk) { return 2 * chunk; }
+  // Edges from a read (rd_i) to its A on rd_a_o: the FIFO memory's read edges, then a register.
+  static int read_edges(int chunk) { return RingCodesBlock::read_edges(fifo_words(chunk)) + 1; }
+  static vlog::Module generate(const HwConfig& c, int chunk, const vlog::Module& part_sram);
+  // The block alone with its memories; its header names CHUNK.
   static vlog::Design design(const HwConfig& c, int chunk);
 };
 

@@ -32,7 +32,6 @@ Module RingABuffersBlock::generate(const HwConfig& c, int chunk, const Module& p
   const int words = bank_words(c, chunk), rw = clog2(2 * chunk), pw = clog2(chunk);
   const int ktw = clog2(c.max_kt() + 1), RM = RingCodesBlock::read_edges(words), R = read_edges(c, chunk);
   const bool pow2 = (chunk & (chunk - 1)) == 0;
-  auto idx = [](int i) { return static_cast<size_t>(i); };
   Module m("kld_ring_a_buffers",
            "A chunk buffers of the window-bounded ring (docs/hardware.md, \"The ring's A chunk buffers\"): "
            "the A of two chunks, the one the issue reads and the next. They are written from A's stream as "
@@ -115,9 +114,19 @@ Module RingABuffersBlock::generate(const HwConfig& c, int chunk, const Module& p
                                 clk, take, waddr, concat(lanes), raddr, bank_out.back());
   }
 
-  // The read in flight through the banks: its segments and the word's group it picks.
+  registered_reads(m, clk, rst_n, RM, rd_valid, jb > 0 ? kt.slice(jb - 1, 0) : Expr(), bank_out, gbits, rd_valid_o,
+                   rd_a);
+  return m;
+}
+
+void RingABuffersBlock::registered_reads(Module& m, const Expr& clk, const Expr& rst_n, int memory_edges,
+                                         const Expr& valid, const Expr& pick, const std::vector<Expr>& words, int gbits,
+                                         const Expr& valid_out, const Expr& a_out) {
+  const int S = valid.width(), groups = words.front().width() / gbits, jb = pick.valid() ? pick.width() : 0;
+  auto idx = [](int i) { return static_cast<size_t>(i); };
+  // The read in flight through the memories: its segments and the word's group it picks.
   std::vector<Expr> fl_valid, fl_pick;
-  for (int k = 0; k < RM; ++k) {
+  for (int k = 0; k < memory_edges; ++k) {
     const std::string ks = std::to_string(k);
     fl_valid.push_back(m.signal("fl_valid_" + ks + "_q", S, Sign::Unsigned,
                                 k == 0 ? "segments read k + 1 edges ago, their words on their way" : ""));
@@ -125,10 +134,10 @@ Module RingABuffersBlock::generate(const HwConfig& c, int chunk, const Module& p
       fl_pick.push_back(m.signal("fl_pick_" + ks + "_q", jb, Sign::Unsigned, k == 0 ? "... and the word's group" : ""));
   }
   Always& flight = m.always_ff(clk, rst_n, "reads in flight through the banks");
-  for (int k = 0; k < RM; ++k) {
+  for (int k = 0; k < memory_edges; ++k) {
     const auto i = idx(k);
-    flight.flop(fl_valid[i], k == 0 ? rd_valid : fl_valid[i - 1], 0);
-    if (jb > 0) flight.flop(fl_pick[i], k == 0 ? kt.slice(jb - 1, 0) : fl_pick[i - 1], 0);
+    flight.flop(fl_valid[i], k == 0 ? valid : fl_valid[i - 1], 0);
+    if (jb > 0) flight.flop(fl_pick[i], k == 0 ? pick : fl_pick[i - 1], 0);
   }
   // Every bank's word lands in a register, its segment's group picked (enabled by the read: an
   // idle segment's register holds).
@@ -139,15 +148,14 @@ Module RingABuffersBlock::generate(const HwConfig& c, int chunk, const Module& p
   std::vector<Expr> out_a;  // least significant first
   for (int s = 0; s < S; ++s) {
     const std::string ss = std::to_string(s);
-    std::vector<Expr> groups;
-    for (int j = 0; j < WG; ++j) groups.push_back(bank_out[idx(s)].slice((j + 1) * gbits - 1, j * gbits));
-    const Expr pick = jb > 0 ? select(fl_pick.back(), groups, zero(gbits)) : groups[0];
+    std::vector<Expr> in_word;
+    for (int j = 0; j < groups; ++j) in_word.push_back(words[idx(s)].slice((j + 1) * gbits - 1, j * gbits));
+    const Expr picked = jb > 0 ? select(fl_pick.back(), in_word, zero(gbits)) : in_word[0];
     out_a.push_back(m.signal("out_a_" + ss + "_q", gbits, Sign::Unsigned, s == 0 ? "segment s's group read" : ""));
-    out.flop(out_a.back(), mux(arrive[s], pick, out_a.back()), 0);
+    out.flop(out_a.back(), mux(arrive[s], picked, out_a.back()), 0);
   }
-  m.assign(rd_valid_o, out_valid_q);
-  m.assign(rd_a, concat(std::vector<Expr>(out_a.rbegin(), out_a.rend())));
-  return m;
+  m.assign(valid_out, out_valid_q);
+  m.assign(a_out, concat(std::vector<Expr>(out_a.rbegin(), out_a.rend())));
 }
 
 void RingABuffersBlock::add(vlog::Design& d, const HwConfig& c, int chunk) {

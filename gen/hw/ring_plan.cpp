@@ -158,6 +158,9 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
       // (the code memory's one read port is the builds'), in parts as the code memory.
       {"walk buffer (codes of the chunks built, not yet walked)", "4 x ceil(C / LIST_W) x LIST_W*2G", 1,
        RingCodesBlock::parts(walk_words) * RingCodesBlock::part_rows(walk_words), shape.list_w * 2 * G},
+      // As kld_ring_a_replay holds them: the later m-tiles' A, streamed back in the order.
+      {"A replay FIFOs (later m-tiles: the pass issued and the next)", "SEGS x 2C x GROUP_W*DATA_W", hw.segs(),
+       RingAReplayBlock::fifo_words(shape.chunk), static_cast<int64_t>(hw.group_w) * hw.data_w},
   };
 }
 

@@ -476,5 +476,18 @@ TEST(HwLintRingABuffers, RefusesStreamsItCannotStore) {
   EXPECT_THROW(hw::RingABuffersBlock::design(c, 256), ConfigError);
 }
 
+// kld_ring_a_replay: the 8x8 plan's and the 480p head's arrays (FIFOs of 512 in four parts), and
+// three segments with lists of up to 5; a chunk of one position refused.
+TEST(HwLintRingAReplay, LintSilentElaboratedAndDeterministic) {
+  hw::HwConfig head = hw::default_config_16x16();
+  head.max_k = 128;
+  hw::HwConfig three = make(6, 2, 2, 8, 32, 0, {2, 3, 4}, 12, 2, 0, 0, 7);
+  for (const auto& [c, chunk] :
+       std::vector<std::pair<hw::HwConfig, int>>{{hw::default_config_8x8(), 256}, {head, 256}, {three, 5}})
+    expect_clean_block(c.name() + "_a_replay" + std::to_string(chunk), "kld_ring_a_replay",
+                       [&] { return hw::RingAReplayBlock::design(c, chunk); });
+  EXPECT_THROW(hw::RingAReplayBlock::design(head, 1), ConfigError);
+}
+
 }  // namespace
 }  // namespace kaleido::hwtest

@@ -130,7 +130,7 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   const HwConfig hw = default_config_8x8();
   const ReuseConfig cfg = workload_config({2, 4, 4}, 32, 16);
   const std::vector<SramRole> roles = ring_storage(hw, cfg, {4, 1, 4});
-  ASSERT_EQ(roles.size(), 8u);
+  ASSERT_EQ(roles.size(), 9u);
   EXPECT_EQ(roles[0].bits(), 4 * 8 * (16 + 8) * 19);  // ring: G*COLS x (W + 2C) x PARTIAL_W
   EXPECT_EQ(roles[1].bits(), 32 * 2 * 4);             // codes: N x 2G, the chunks whole words
   // Otherwise every chunk starts a word: N = 40 in chunks of 20, LIST_W 8, is 2 x 3 words of 8 x 2G.
@@ -144,9 +144,10 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   EXPECT_EQ(roles[5].bits(), 32 / 4);             // chunk summaries: ceil(N / C) x 1
   EXPECT_EQ(roles[6].bits(), 2 * 32 * 8 * 8);     // B slices: 2 x K x COLS*DATA_W
   EXPECT_EQ(roles[7].bits(), 4 * 1 * 4 * 2 * 4);  // walk buffer: 4 chunks of 1 word of LIST_W x 2G
+  EXPECT_EQ(roles[8].bits(), 1 * 2 * 4 * 8 * 8);  // A replay: SEGS x 2C x GROUP_W*DATA_W
   // Chunks of 20 at LIST_W 8 are 3 words each: 4 x 3 words of 8 x 2G.
   EXPECT_EQ(ring_storage(hw, workload_config({2, 4, 5}, 32, 16), {20, 1, 8})[7].bits(), 4 * 3 * 8 * 2 * 4);
-  EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 8 + 4096 + 128);
+  EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 8 + 4096 + 128 + 512);
   EXPECT_THROW(ring_storage(hw, cfg, {0, 1}), ConfigError);
   EXPECT_THROW(ring_storage(hw, cfg, {4, 0}), ConfigError);
   EXPECT_THROW(ring_storage(hw, cfg, {4, 1, 0}), ConfigError);
@@ -449,6 +450,9 @@ TEST(RingPlanCommand, WritesTheRingsMergeSizedByThePlan) {
   // one beat (4 x 8 channels x 8 bits) in the one segment's bank.
   const std::string a_buffers = read_file(dir.path() / "rtl" / "kld_ring_a_buffers.v");
   EXPECT_NE(a_buffers.find("kld_sram_16x256_sync u_bank_0 ("), std::string::npos) << a_buffers;
+  // The later m-tiles' A: a FIFO of two lists of 8 groups of 8 x 8 bits for the one segment.
+  const std::string a_replay = read_file(dir.path() / "rtl" / "kld_ring_a_replay.v");
+  EXPECT_NE(a_replay.find("kld_sram_16x64_sync u_fifo_0 ("), std::string::npos) << a_replay;
   // Eight groups on the 8x8 preset's four lanes of one group: the ring's detector cannot decide a
   // position's groups at once, so --rtl is refused (the plan alone is not).
   const ProcessResult lanes = run_process({KALEIDO_TEST_KALEIDO_BIN, "ring-plan", "--grid", "2x6x6", "--channels",

@@ -66,7 +66,8 @@ TEST(SramBudget, ManifestTotalsEqualTheInstantiatedMemories) {
 
 // The ring's built blocks against the roles the plan prices them by: kld_ring_merge's memories are
 // the ring of partial sums, kld_ring_lists' the compute lists, kld_ring_codes' the decision codes,
-// kld_ring_front's the codes, the lists and the walk buffer, kld_ring_a_buffers' the A chunk buffers.
+// kld_ring_front's the codes, the lists and the walk buffer, kld_ring_a_buffers' the A chunk buffers,
+// kld_ring_a_replay's the A replay FIFOs.
 // The cases: whole list words; chunks that are not (C = 20 at LIST_W 8: 20, 20 and 8 positions,
 // 7 code words where N / LIST_W is 6) with the ring banked by gather lane; a ring deeper than a
 // bank may be (384 rows, split in parts); 297 code words, four memories of 75 rows.
@@ -89,7 +90,7 @@ TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
     cfg.group_w = sized.group_w;
     const hw::RingShape shape{k.chunk, 1, k.list_w};
     const std::vector<hw::SramRole> roles = hw::ring_storage(sized, cfg, shape);
-    ASSERT_EQ(roles.size(), 8u);
+    ASSERT_EQ(roles.size(), 9u);
     const std::string name = "C " + std::to_string(k.chunk) + ", LIST_W " + std::to_string(k.list_w);
     testing::TestDir dir("ring_sram_budget");
     const fs::path rtl = dir.path() / "rtl";
@@ -109,6 +110,8 @@ TEST(SramBudget, RingBlocksHoldTheBitsOfTheirRoles) {
     streamed.lanes = sized.max_groups();
     hw::RingABuffersBlock::design(streamed, k.chunk).write(rtl);
     EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_a_buffers", &log), roles[3].bits()) << name << "\n" << log;
+    hw::RingAReplayBlock::design(sized, k.chunk).write(rtl);
+    EXPECT_EQ(counted_sram_bits(rtl, "kld_ring_a_replay", &log), roles[8].bits()) << name << "\n" << log;
   }
 }
 

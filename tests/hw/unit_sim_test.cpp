@@ -52,6 +52,7 @@ std::optional<vlog::Design> own_design(const UnitCase& u) {
   if (u.top == "kld_ring_detect")
     return hw::RingDetectBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
                                        u.options.at("list_w").get<int>());
+  if (u.top == "kld_ring_a_replay") return hw::RingAReplayBlock::design(u.hw, u.options.at("chunk").get<int>());
   if (u.top == "kld_ring_a_buffers") return hw::RingABuffersBlock::design(u.hw, u.options.at("chunk").get<int>());
   if (u.top == "kld_ring_front")
     return hw::RingFrontBlock::design(u.hw, u.options.at("words").get<int>(), u.options.at("chunk").get<int>(),
@@ -232,6 +233,14 @@ UnitCase a_buffers_case(const std::string& name, hw::HwConfig c, int lanes, int 
   return u;
 }
 
+// kld_ring_a_replay for the segments of `c`, passes' lists of up to `chunk` groups; 60 passes
+// (tb/unit/ring_a_replay_tb.cpp).
+UnitCase a_replay_case(const std::string& name, const hw::HwConfig& c, int chunk, bool slow) {
+  UnitCase u{name, "kld_ring_a_replay", "ring_a_replay_tb", c, 60, slow};
+  u.options = {{"chunk", chunk}};
+  return u;
+}
+
 hw::HwConfig dispatcher_cfg(int rows, int gw, int max_k, int win_cap) {
   hw::HwConfig c = cfg(rows, 2, gw, 8, 16, 0);
   c.max_t = 3;
@@ -376,6 +385,13 @@ std::vector<UnitCase> cases() {
       a_buffers_case("ring_a_buffers_s2_g3_c6", with_k(cfg(4, 3, 2, 8, 16, 0), 6), 2, 2, 6, true),
       a_buffers_case("ring_a_buffers_s2_l2x2_c4", with_k(cfg(4, 3, 2, 8, 16, 0), 8), 2, 2, 4, true),
       a_buffers_case("ring_a_buffers_s3_l6x2_c5", cfg(6, 3, 2, 8, 16, 0), 6, 2, 5, true),
+      // kld_ring_a_replay: two segments, lists of up to 8 (FIFOs of 16) and of up to 100 (FIFOs of
+      // 200 in two parts: reads of three edges); three segments, lists of up to 5; one segment,
+      // lists of up to 2.
+      a_replay_case("ring_a_replay_s2_c8", cfg(4, 3, 2, 8, 16, 0), 8, false),
+      a_replay_case("ring_a_replay_s2_c100_parts", cfg(4, 3, 2, 8, 16, 0), 100, false),
+      a_replay_case("ring_a_replay_s3_c5", cfg(6, 3, 2, 8, 16, 0), 5, true),
+      a_replay_case("ring_a_replay_s1_c2", cfg(2, 3, 2, 8, 16, 0), 2, true),
   };
 }
 
