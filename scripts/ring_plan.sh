@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reference runs of `kaleido ring-plan` (the window-bounded ring architecture, a model; of its
-# RTL the merge, the passes, the chunk sequencer and the walk are built, not yet joined) into
+# RTL the merge, the engine and the A buffers are built, not yet joined in kld_top) into
 # reports/ring_plan/: each file holds its command and the plan it printed. About 40 seconds.
 #   scripts/ring_plan.sh [OUT_DIR]     (default reports/ring_plan)
 set -euo pipefail

@@ -331,10 +331,10 @@ struct RingPlanCommand {
                   static_cast<long long>(r["depth"].get<int64_t>()), static_cast<long long>(r["width"].get<int64_t>()),
                   bits_text(r["bits"].get<int64_t>()).c_str());
     std::printf("\nA model of an architecture whose RTL has only its merge, its passes' front end and "
-                "issue, its chunk sequencer, its gather's walk and its detector so far (kld_ring_merge; "
-                "kld_ring_engine: kld_ring_detect, kld_ring_chunks, kld_ring_passes (kld_ring_front, "
-                "kld_ring_issue), kld_ring_walk; --rtl; docs/hardware.md, "
-                "\"The window-bounded ring\"); %.1f s\n",
+                "issue, its chunk sequencer, its gather's walk, its detector and its A buffers so far "
+                "(kld_ring_merge; kld_ring_engine: kld_ring_detect, kld_ring_chunks, kld_ring_passes "
+                "(kld_ring_front, kld_ring_issue), kld_ring_walk; kld_ring_a_buffers, kld_ring_a_replay; "
+                "--rtl; docs/hardware.md, \"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }
 };
