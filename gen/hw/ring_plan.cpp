@@ -138,6 +138,7 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
   const int64_t K = cfg.channels, G = cfg.groups(), W = ring_window(cfg), C = shape.chunk;
   const int code_words = static_cast<int>(ring_code_words(cfg, shape));
   const int walk_words = RingFrontBlock::walk_words(shape.chunk, shape.list_w);
+  const int replay_words = RingAReplayBlock::fifo_words(shape.chunk);
   return {
       {"ring of partial sums (one per group and column)", "G*COLS x (W + (L + 1) C) x PARTIAL_W", G * hw.cols,
        ring_depth(cfg, shape), hw.sum_w(hw.group_w)},
@@ -158,9 +159,11 @@ std::vector<SramRole> ring_storage(const HwConfig& hw, const ReuseConfig& cfg, c
       // (the code memory's one read port is the builds'), in parts as the code memory.
       {"walk buffer (codes of the chunks built, not yet walked)", "4 x ceil(C / LIST_W) x LIST_W*2G", 1,
        RingCodesBlock::parts(walk_words) * RingCodesBlock::part_rows(walk_words), shape.list_w * 2 * G},
-      // As kld_ring_a_replay holds them: the later m-tiles' A, streamed back in the order.
+      // As kld_ring_a_replay holds them: the later m-tiles' A, streamed back in the order;
+      // FIFOs deeper than a memory reads in a cycle are parts of equal rows (rounded up).
       {"A replay FIFOs (later m-tiles: the pass issued and the next)", "SEGS x 2C x GROUP_W*DATA_W", hw.segs(),
-       RingAReplayBlock::fifo_words(shape.chunk), static_cast<int64_t>(hw.group_w) * hw.data_w},
+       RingCodesBlock::parts(replay_words) * RingCodesBlock::part_rows(replay_words),
+       static_cast<int64_t>(hw.group_w) * hw.data_w},
   };
 }
 

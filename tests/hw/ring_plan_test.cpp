@@ -145,6 +145,8 @@ TEST(RingPlan, MemoriesFollowTheirFormulas) {
   EXPECT_EQ(roles[6].bits(), 2 * 32 * 8 * 8);     // B slices: 2 x K x COLS*DATA_W
   EXPECT_EQ(roles[7].bits(), 4 * 1 * 4 * 2 * 4);  // walk buffer: 4 chunks of 1 word of LIST_W x 2G
   EXPECT_EQ(roles[8].bits(), 1 * 2 * 4 * 8 * 8);  // A replay: SEGS x 2C x GROUP_W*DATA_W
+  // Lists of up to 257: a FIFO of 514 entries is 8 parts of 65 rows, as kld_ring_a_replay holds it.
+  EXPECT_EQ(ring_storage(hw, workload_config({2, 16, 16}, 32, 16), {257, 1, 8})[8].depth, 8 * 65);
   // Chunks of 20 at LIST_W 8 are 3 words each: 4 x 3 words of 8 x 2G.
   EXPECT_EQ(ring_storage(hw, workload_config({2, 4, 5}, 32, 16), {20, 1, 8})[7].bits(), 4 * 3 * 8 * 2 * 4);
   EXPECT_EQ(sram_bits_total(roles), 14592 + 256 + 4096 + 2048 + 64 + 8 + 4096 + 128 + 512);
