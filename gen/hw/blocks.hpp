@@ -413,8 +413,8 @@ struct RingPassesBlock {
 // the ring row of their first position and their tile's h and t distances in ring rows. The
 // run's grid, tiles and m-tiles are inputs held through the run (kld_top's registers). A block
 // mask (query blocks the tiles, key blocks of kb_mts_i m-tiles), read a bit per tile like a
-// registered memory, drops pairs: their chunks are cut but not offered, and the ring rows count
-// kept chunks only. Not yet in kld_top.
+// registered memory, drops pairs: their chunks are offered as dropped (chunk_drop_o), to be
+// passed over, and the ring rows count kept chunks only. Not yet in kld_top.
 struct RingChunksBlock {
   // GATHER_W a power of two; CHUNK and RING_DEPTH multiples of it, RING_DEPTH at least 2 CHUNK;
   // chunks as kld_ring_lists takes them; at least two code words.
@@ -477,9 +477,11 @@ struct RingEngineBlock {
   // As kld_ring_detect, kld_ring_chunks and kld_ring_passes; the walk's as kld_ring_walk over the
   // walk buffer.
   static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
+  // Edges from an issue beat (beat_*_o) to its A on issue_a_o: the A buffers' read.
+  static int a_edges(const HwConfig& c, int chunk);
   static vlog::Module generate(const HwConfig& c, int words, int chunk, int list_w, int depth,
                                const vlog::Module& detect, const vlog::Module& chunks, const vlog::Module& passes,
-                               const vlog::Module& walk);
+                               const vlog::Module& walk, const vlog::Module& a_buffers, const vlog::Module& a_replay);
   // The block with its blocks and memories; its header names the plan's CODE_WORDS, CHUNK, LIST_W
   // and RING_DEPTH. kld_ring_walk in it walks the walk buffer (RingFrontBlock::walk_words).
   static vlog::Design design(const HwConfig& c, int words, int chunk, int list_w, int depth);
@@ -561,6 +563,8 @@ struct RingAReplayBlock {
   // Edges from a read (rd_i) to its A on rd_a_o: the FIFO memory's read edges, then a register.
   static int read_edges(int chunk) { return RingCodesBlock::read_edges(fifo_words(chunk)) + 1; }
   static vlog::Module generate(const HwConfig& c, int chunk, const vlog::Module& part_sram);
+  // Adds the block with its memories to `d`.
+  static void add(vlog::Design& d, const HwConfig& c, int chunk);
   // The block alone with its memories; its header names CHUNK.
   static vlog::Design design(const HwConfig& c, int chunk);
 };

@@ -76,7 +76,8 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
            "blocks after it need: the chunk's code words (first row, count, last word's lanes), its "
            "positions, the ring row of its first position (the run's position count, mod RING_DEPTH, "
            "in rows of GATHER_W slots) and its tile's neighbour distances in rows. With a block mask, "
-           "the chunks of a dropped (tile, key block) pair are cut but not offered");
+           "the chunks of a dropped (tile, key block) pair are cut and offered as dropped (chunk_drop_o), "
+           "to be passed over: their code words are the consumer's to free");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while idle)");
@@ -85,7 +86,10 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr mtiles = run.mtiles, mask_en = run.mask_en, kb_mts = run.kb_mts, mask_keep = run.mask_keep;
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned, "the run's chunks are being offered");
   const Expr valid = m.output("chunk_valid_o", 1, Sign::Unsigned, "a chunk is offered, held until taken");
-  const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "it is taken at this edge");
+  const Expr drop = m.output("chunk_drop_o", 1, Sign::Unsigned,
+                             "a chunk the mask drops is offered instead, held until passed over: its code "
+                             "words, positions and m-tile are on chunk_*_o as a kept chunk's");
+  const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "the chunk offered is taken (or passed over)");
   const RingCodesBlock::ChunkWordPorts out = RingCodesBlock::ChunkWordPorts::declare(m, "chunk", true, words, chunk,
                                                                                      list_w);
   const Expr out_len = m.output("chunk_len_o", nw, Sign::Unsigned, "its positions n, 1..CHUNK");
@@ -166,8 +170,7 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr mt_more = m.wire("mt_more", mt_next < mtiles, "an m-tile after this one");
   const Expr last = m.wire("last", end_q && !row_more && !col_more && !mt_more, "the offered chunk is the run's last");
   const Expr keep_q = m.signal("keep_q", 1, Sign::Unsigned, "the tile's chunks are offered (its pair kept)");
-  const Expr take = m.wire("take", st_offer && (ready || !keep_q),
-                           "the chunk is taken at this edge, or dropped (in its first cycle ready)");
+  const Expr take = m.wire("take", st_offer && ready, "the chunk is taken at this edge, or passed over");
   const Expr take_kept = m.wire("take_kept", st_offer && keep_q && ready, "an offered chunk is taken");
   const Expr next_tile = m.wire("next_tile", take && end_q, "the tile's last chunk is taken");
   const Expr next_mt = m.wire("next_mt", next_tile && !row_more && !col_more, "... and the m-tile's");
@@ -237,6 +240,7 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
 
   m.assign(busy, !st_idle);
   m.assign(valid, st_offer && keep_q);
+  m.assign(drop, st_offer && !keep_q);
   m.assign(out.row, row_q);
   m.assign(out.words, words_q);
   m.assign(out.lanes, lanes_q);

@@ -69,6 +69,12 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr codes_error = m.output("codes_error_o", 1, Sign::Unsigned,
                                     "the run has more code words than CODE_WORDS: the later ones are not handed "
                                     "on (kld_top's registers keep such runs out; the next start clears it)");
+  const Expr beat_valid = m.output("a_beat_valid_o", 1, Sign::Unsigned,
+                                   "the A beat taken at the edge before is presented (on a_beat_o): the A "
+                                   "buffers write it");
+  const Expr beat_a = m.output("a_beat_o", L * gw * dw, Sign::Unsigned, "the presented beat, as a_i took it");
+  const Expr beat_last = m.output("a_beat_chunk_last_o", 1, Sign::Unsigned,
+                                  "the presented beat is its chunk's last (its position's last beat)");
 
   // The run's grid, scan tile (0: the frame) and window, taken at its start: the scan's tile
   // arithmetic then starts at flip-flops rather than at the ports. The scan restarts a cycle later,
@@ -154,6 +160,9 @@ Module RingDetectBlock::generate(const HwConfig& c, int words, int chunk, int li
     addr.flop(lane_q,
               mux(run_start, zero(lb), mux(moves, mux(chunk_end, zero(lb), lane_q + constant(lb, 1)), lane_q)), 0);
   addr.flop(row_q, mux(run_start, zero(xw), mux(moves && word_end && !past, row_q + constant(xw, 1), row_q)), 0);
+  m.assign(beat_valid, step);
+  m.assign(beat_a, lane_a);
+  m.assign(beat_last, paired ? chunk_end && phase_q : chunk_end);
 
   // The presented beat's lanes: lane l decides group phase * LANES + l.
   auto group_of = [&](int l, int p) { return p * L + l; };

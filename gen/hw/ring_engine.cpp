@@ -11,14 +11,18 @@ using namespace vlog;
 
 void RingEngineBlock::check(const HwConfig& c, int words, int chunk, int list_w, int depth) {
   RingDetectBlock::check(c, words, chunk, list_w);
+  RingABuffersBlock::check(c, chunk);
+  RingAReplayBlock::check(c, chunk);
   RingChunksBlock::check(c, words, chunk, list_w, depth);
   RingPassesBlock::check(words, chunk, list_w);
   RingWalkBlock::check(c, RingFrontBlock::walk_words(chunk, list_w), chunk, list_w, depth);
 }
 
+int RingEngineBlock::a_edges(const HwConfig& c, int chunk) { return RingABuffersBlock::read_edges(c, chunk); }
+
 Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int list_w, int depth,
                                  const Module& detect, const Module& chunks, const Module& passes,
-                                 const Module& walk) {
+                                 const Module& walk, const Module& a_buffers, const Module& a_replay) {
   check(c, words, chunk, list_w, depth);
   const int gb = RingListsBlock::lane_bits(c.gather_w), rw = clog2(depth / c.gather_w), cw = clog2(words);
   const int tw_w = clog2(c.max_w + 1);
@@ -34,7 +38,10 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
            "written; chunk n's words are kept in walk-buffer slot n mod 4 and what its walk "
            "needs (beats, ring row, distances) in entry n mod 4 of a small table; once its partials "
            "have landed in the ring (landed_i) the walk reads its codes from that slot and hands its "
-           "beats to the merge, and its last read frees the slot for chunk n + 4");
+           "beats to the merge, and its last read frees the slot for chunk n + 4. The issue's A: the "
+           "detector's beats are kept in the A buffers (kld_ring_a_buffers), which the first m-tile's issue "
+           "reads and writes out (save_*_o); the later m-tiles' issue reads it streamed back "
+           "(kld_ring_a_replay, replay_*_i)");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while not busy_o)");
@@ -81,9 +88,31 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                                      "the offered chunk's tile has a t distance (area / GATHER_W) of RING_DEPTH / "
                                      "GATHER_W rows or more: past the ring. It is not taken: the run stops there "
                                      "(kld_top's registers keep such tiles out; a reset recovers)");
+  const int gbits = c.group_w * c.data_w, RA = a_edges(c, chunk), RR = RingAReplayBlock::read_edges(chunk);
+  const Expr issue_a_valid = m.output("issue_a_valid_o", segs, Sign::Unsigned,
+                                      "segment s's A for the issue beat " + std::to_string(RA) +
+                                          " edges before is on issue_a_o: its position's group beat_kt_o*SEGS + s");
+  const Expr issue_a = m.output("issue_a_o", segs * gbits, Sign::Unsigned,
+                                "segment s's at s*GROUP_W*DATA_W: the A buffers' in the first m-tile, the "
+                                "replay's in the later ones");
+  const Expr save_valid = m.output("save_valid_o", 1, Sign::Unsigned,
+                                   "a beat of the first m-tile's issued A, written out in issue order for the "
+                                   "later m-tiles' replay (no back-pressure: one beat a cycle at most)");
+  const Expr save_lanes = m.output("save_lanes_o", segs, Sign::Unsigned, "segment s's group is in the beat");
+  const Expr save_a = m.output("save_a_o", segs * gbits, Sign::Unsigned, "the groups, segment s's at s*GROUP_W*DATA_W");
+  const Expr save_pass_last = m.output("save_pass_last_o", 1, Sign::Unsigned,
+                                       "the beat ends its pass (an empty pass: a beat with no lane)");
+  const Expr replay_valid = m.input("replay_valid_i", 1, Sign::Unsigned,
+                                    "a beat of the saved A streamed back: every later m-tile's kept chunks' "
+                                    "passes in issue order, each pass as saved");
+  const Expr replay_ready = m.output("replay_ready_o", 1, Sign::Unsigned, "it is taken at this edge");
+  const Expr replay_lanes = m.input("replay_lanes_i", segs, Sign::Unsigned, "segment s's next group is in the beat");
+  const Expr replay_a = m.input("replay_a_i", segs * gbits, Sign::Unsigned, "the groups, segment s's at s*GROUP_W*DATA_W");
+  const Expr replay_pass_last = m.input("replay_pass_last_i", 1, Sign::Unsigned, "the beat ends its pass");
 
   // The chunk offered by the sequencer.
   const Expr ch_valid = m.signal("ch_valid", 1), ch_ready = m.signal("ch_ready", 1), ch_busy = m.signal("ch_busy", 1);
+  const Expr ch_drop = m.signal("ch_drop", 1);
   const Expr ch_row = m.signal("ch_row", cw), ch_words = m.signal("ch_words", ww);
   const Expr ch_lanes = m.signal("ch_lanes", list_w), ch_len = m.signal("ch_len", nw);
   const Expr ch_slot_row = m.signal("ch_slot_row", rw), ch_off_h = m.signal("ch_off_h", tw_w - gb);
@@ -97,7 +126,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr decided = m.signal("decided_q", 1, Sign::Unsigned,
                                 "the chunk offered, offered in the cycle before too, has its code words written");
   Always& decide = m.always_ff(clk, rst_n, "the offered chunk's decisions, written");
-  decide.flop(decided, ch_valid && zext(ch_row, dw) + zext(ch_words, dw) <= zext(codes_written, dw), 0);
+  decide.flop(decided, (ch_valid || ch_drop) && zext(ch_row, dw) + zext(ch_words, dw) <= zext(codes_written, dw), 0);
   // The tile's t distance (its largest, an h distance is at most it) must name a row of the ring.
   const int rows = depth / GW, xw = std::max(aw - gb, clog2(rows + 1));
   const Expr past = m.wire("past_ring", zext(ch_off_t, xw) >= constant(xw, static_cast<uint64_t>(rows)),
@@ -107,7 +136,11 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr pass_valid = m.wire("pass_valid", ch_valid && decided && !past,
                                  "a chunk whose decisions are written, its distances inside the ring, is offered");
   const Expr take = m.wire("take", pass_valid && pass_ready, "the passes take the offered chunk");
-  m.assign(ch_ready, decided && !past && pass_ready);
+  // A dropped chunk of the first m-tile is passed over once its decisions are written, so its A
+  // is in the A buffers by then (they free it in chunk order); in later m-tiles at once.
+  const Expr first_mt = m.wire("ch_first_mt", ch_mt == zero(ch_mt.width()), "the offered chunk is the first m-tile's");
+  m.assign(ch_ready, mux(ch_drop, decided || !first_mt, decided && !past && pass_ready));
+  const Expr drop_take = m.wire("drop_take", ch_drop && ch_ready, "the offered chunk, dropped, is passed over");
 
   // Chunks counted mod 8: taken by the passes, landed, taken by the walk, walked (at most four
   // taken are unwalked: kld_ring_passes waits for a walk-buffer slot).
@@ -161,8 +194,10 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr issuing = m.wire("issuing_entry", select(issued_q.slice(sb - 1, 0), entry, zero(ew)),
                               "the entry of the chunk whose beats are issued");
   const Expr issuing_row = issuing.slice(bw + rw - 1, bw);
-  m.unused(concat({issuing.slice(ew - 1, bw + rw), issuing.slice(bw - 1, 0)}),
-           "of the issued chunk's entry only its ring row names the beats' slots");
+  const Expr issuing_first = m.wire("issuing_first_mt", issuing.slice(ew - 1, ew - mtw) == zero(mtw),
+                                    "the issued chunk is the first m-tile's: its A is in the A buffers");
+  m.unused(concat({issuing.slice(ew - mtw - 1, bw + rw), issuing.slice(bw - 1, 0)}),
+           "of the issued chunk's entry its ring row names the beats' slots, its m-tile their A");
   m.unused(head.slice(ew - 1, bw + 3 * rw), "the walked chunk's m-tile: its weights', not its walk's");
 
   // The pass the weights are asked for next: the k-tile after the last pass begun, of the chunk
@@ -184,7 +219,8 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                               "the entry of the next pass's chunk");
   m.unused(passing.slice(ew - mtw - 1, 0), "of the next pass's chunk only its m-tile names its weights");
   m.assign(wt_valid, pass_chunk_q != taken_q);
-  m.assign(wt_mt, passing.slice(ew - 1, ew - mtw));
+  const Expr next_mt = m.wire("wt_next_mt", passing.slice(ew - 1, ew - mtw), "the next pass's m-tile");
+  m.assign(wt_mt, next_mt);
   m.assign(wt_kt, pass_kt_q);
   std::vector<Expr> tags;
   for (int sg = 0; sg < segs; ++sg) {
@@ -221,12 +257,30 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                                           {"busy_o", det_busy},    {"grid_t_i", run.grid_t},  {"grid_h_i", run.grid_h},
                                           {"grid_w_i", run.grid_w}, {"tile_h_i", run.tile_h}, {"tile_w_i", run.tile_w},
                                           {"groups_i", outer.groups}};
-  for (const Connection& p : detection.connect()) detect_ports.push_back(p);
+  // A's stream is taken when the detector and the A buffers both take it. The buffers write the
+  // detector's presented beat, a cycle after its take, so a beat is taken only if there is room
+  // for it even when the beat presented fills a buffer.
+  const Expr buf_chunks = m.signal("abuf_chunks", 2), a_beat_valid = m.signal("a_beat_valid", 1);
+  const Expr a_beat = m.signal("a_beat", c.det_lanes() * gbits), a_beat_last = m.signal("a_beat_chunk_last", 1);
+  const Expr det_a_ready = m.signal("det_a_ready", 1);
+  const Expr a_room = m.wire("a_room",
+                             buf_chunks == zero(2) || (buf_chunks == constant(2, 1) && !(a_beat_valid && a_beat_last)),
+                             "a buffer has room for a beat taken now, written next cycle");
+  m.assign(detection.a_ready, det_a_ready && a_room);
+  for (const Connection& p : detection.connect()) {
+    if (p.port == "a_valid_i")
+      detect_ports.push_back({p.port, detection.a_valid && a_room});
+    else if (p.port == "a_ready_o")
+      detect_ports.push_back({p.port, det_a_ready});
+    else
+      detect_ports.push_back(p);
+  }
   std::vector<Connection> decisions_out = {{"dec_valid_o", dec.valid}, {"dec_group_o", dec.group},
                                            {"dec_reuse_o", dec.reuse}, {"dec_axis_o", dec.axis},
                                            {"dec_lane_o", dec.lane},   {"dec_row_o", dec.row},
                                            {"dec_commit_o", dec.commit}, {"codes_written_o", codes_written},
-                                           {"codes_error_o", codes_error}};
+                                           {"codes_error_o", codes_error}, {"a_beat_valid_o", a_beat_valid},
+                                           {"a_beat_o", a_beat}, {"a_beat_chunk_last_o", a_beat_last}};
   detect_ports.insert(detect_ports.end(), decisions_out.begin(), decisions_out.end());
   m.instance(detect, "u_detect", detect_ports, "the run's decisions, from A's stream, into the code words");
   m.assign(written_out, codes_written);
@@ -245,6 +299,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                                                      {"chunk_mt_o", ch_mt},
                                                      {"chunk_last_o", ch_last}})
     chunk_ports.push_back(p);
+  chunk_ports.push_back({"chunk_drop_o", ch_drop});
   m.instance(chunks, "u_chunks", chunk_ports, "the run's chunks, in scan order, once per m-tile");
 
   std::vector<Connection> pass_ports = {{"chunk_valid_i", pass_valid}, {"chunk_ready_o", pass_ready}};
@@ -252,8 +307,13 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
        {offered.connect("chunk", "_i"), outer.beat(),
         std::vector<Connection>{{"walk_row_i", walk_row}, {"walk_code_o", walk_code}, {"walked_i", walk_read}}})
     pass_ports.insert(pass_ports.end(), part.begin(), part.end());
+  // A later m-tile's pass begins only once its A is all in the replay's FIFOs.
+  const Expr replay_pass_ready = m.signal("replay_pass_ready", 1);
+  const Expr pass_a_ready = m.wire("pass_a_ready", next_mt == zero(mtw) || replay_pass_ready,
+                                   "the next pass's A is at hand: in the A buffers, or in the replay's FIFOs");
   std::vector<Connection> pass_head = {{"clk_i", clk}, {"rst_ni", rst_n}};
-  for (const Connection& p : outer.pass_side()) pass_head.push_back(p);
+  for (const Connection& p : outer.pass_side())
+    pass_head.push_back(p.port == "wt_ready_i" ? Connection{p.port, outer.wt_ready && pass_a_ready} : p);
   m.instance(passes, "u_passes", dec.connect(pass_head, pass_ports),
              "decision codes, the chunks' lists and their issue; the walk buffer");
 
@@ -278,6 +338,92 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
               {"ref_off_t_o", ref_off_t},
               {"beat_chunk_last_o", gather_last}},
              "the gather's walk of the landed chunks, from the walk buffer");
+
+  // The A buffers free the first m-tile's chunks in chunk order: a kept one with its issue's last
+  // beat, a dropped one once passed over. Their fates are queued: a chunk's fate is known only
+  // while its A is held (it is decided), so at most two are.
+  const Expr fate_n_q = m.signal("fate_n_q", 2, Sign::Unsigned, "chunks held whose fate is known (0..2)");
+  const Expr fate0_q = m.signal("fate0_q", 1, Sign::Unsigned, "the oldest one's: 1 dropped, 0 issued");
+  const Expr fate1_q = m.signal("fate1_q", 1, Sign::Unsigned, "the next one's");
+  const Expr kept_end = m.wire("kept_end", outer.beat_chunk_last && issuing_first,
+                               "a first m-tile's chunk has its last beat issued (its last A read)");
+  const Expr free = m.wire("abuf_free", fate_n_q != zero(2) && (fate0_q || kept_end),
+                           "the oldest chunk held is freed: dropped, or issued to its end");
+  const Expr push = m.wire("fate_push", (take || drop_take) && first_mt, "a first m-tile's chunk's fate is known");
+  const Expr n_left = m.wire("fate_n_left", fate_n_q - zext(free, 2), "fates held past the free");
+  Always& fates = m.always_ff(clk, rst_n, "the fates of the chunks held, oldest first");
+  fates.flop(fate0_q, mux(push && n_left == zero(2), drop_take, mux(free, fate1_q, fate0_q)), 0);
+  fates.flop(fate1_q, mux(push && n_left == constant(2, 1), drop_take, fate1_q), 0);
+  fates.flop(fate_n_q, n_left + zext(push, 2), 0);
+
+  const Expr buf_wr_ready = m.signal("abuf_wr_ready", 1);
+  m.unused(buf_wr_ready, "a beat is taken from A's stream only with room for it (a_room)");
+  const Expr buf_rd_valid = m.signal("abuf_rd_valid", segs), buf_rd_a = m.signal("abuf_rd_a", segs * gbits);
+  const int pw = clog2(chunk);
+  std::vector<Expr> rd_pos;
+  for (int sg = segs - 1; sg >= 0; --sg) rd_pos.push_back(resize(outer.beat_pos.slice((sg + 1) * pew - 1, sg * pew), pw));
+  m.instance(a_buffers, "u_a_buffers",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"wr_valid_i", a_beat_valid},
+              {"wr_ready_o", buf_wr_ready},
+              {"wr_a_i", a_beat},
+              {"wr_chunk_last_i", a_beat_last},
+              {"free_i", free},
+              {"chunks_o", buf_chunks},
+              {"rd_valid_i", mux(issuing_first, outer.beat_valid, zero(segs))},
+              {"rd_pos_i", concat(rd_pos)},
+              {"rd_kt_i", outer.beat_kt},
+              {"rd_valid_o", buf_rd_valid},
+              {"rd_a_o", buf_rd_a}},
+             "the A of two chunks of the first m-tile: written from the detector's beats, read by the issue");
+
+  // The later m-tiles' reads take the replay's FIFO heads, delayed to land with the buffers' reads.
+  Expr replay_rd = mux(issuing_first, zero(segs), outer.beat_valid);
+  if (RA > RR) {
+    Always& delay = m.always_ff(clk, rst_n, "the replay's reads, delayed to the A buffers' read edges");
+    for (int k = 0; k < RA - RR; ++k) {
+      const Expr q = m.signal("replay_rd_" + std::to_string(k) + "_q", segs, Sign::Unsigned,
+                              k == 0 ? "the later m-tiles' reads, k + 1 edges late" : "");
+      delay.flop(q, replay_rd, 0);
+      replay_rd = q;
+    }
+  }
+  const Expr rep_rd_valid = m.signal("replay_rd_valid", segs), rep_rd_a = m.signal("replay_rd_a", segs * gbits);
+  m.instance(a_replay, "u_a_replay",
+             {{"clk_i", clk},
+              {"rst_ni", rst_n},
+              {"in_valid_i", replay_valid},
+              {"in_ready_o", replay_ready},
+              {"in_lanes_i", replay_lanes},
+              {"in_a_i", replay_a},
+              {"in_pass_last_i", replay_pass_last},
+              {"pass_ready_o", replay_pass_ready},
+              {"pass_begin_i", outer.pass_take && next_mt != zero(mtw)},
+              {"rd_i", replay_rd},
+              {"rd_valid_o", rep_rd_valid},
+              {"rd_a_o", rep_rd_a}},
+             "the later m-tiles' A, streamed back into a FIFO per segment");
+  std::vector<Expr> a_out;  // most significant first
+  for (int sg = segs - 1; sg >= 0; --sg)
+    a_out.push_back(mux(rep_rd_valid[sg], rep_rd_a.slice((sg + 1) * gbits - 1, sg * gbits),
+                        buf_rd_a.slice((sg + 1) * gbits - 1, sg * gbits)));
+  m.assign(issue_a_valid, buf_rd_valid | rep_rd_valid);
+  m.assign(issue_a, concat(a_out));
+
+  // The first m-tile's reads written out as they land, each pass's end with them.
+  Expr pass_end = outer.beat_pass_last && issuing_first;
+  Always& ends = m.always_ff(clk, rst_n, "the first m-tile's pass ends, delayed to their last reads' A");
+  for (int k = 0; k < RA; ++k) {
+    const Expr q = m.signal("save_end_" + std::to_string(k) + "_q", 1, Sign::Unsigned,
+                            k == 0 ? "a first m-tile's pass ended k + 1 edges ago" : "");
+    ends.flop(q, pass_end, 0);
+    pass_end = q;
+  }
+  m.assign(save_valid, buf_rd_valid != zero(segs) || pass_end);
+  m.assign(save_lanes, buf_rd_valid);
+  m.assign(save_a, buf_rd_a);
+  m.assign(save_pass_last, pass_end);
   return m;
 }
 
@@ -290,8 +436,11 @@ vlog::Design RingEngineBlock::design(const HwConfig& c, int words, int chunk, in
   RingPassesBlock::add(d, c, words, chunk, list_w);
   d.add(RingChunksBlock::generate(c, words, chunk, list_w, depth));
   d.add(RingWalkBlock::generate(c, RingFrontBlock::walk_words(chunk, list_w), chunk, list_w, depth));
+  RingABuffersBlock::add(d, c, chunk);
+  RingAReplayBlock::add(d, c, chunk);
   d.add(generate(c, words, chunk, list_w, depth, d.module("kld_ring_detect"), d.module("kld_ring_chunks"),
-                 d.module("kld_ring_passes"), d.module("kld_ring_walk")));
+                 d.module("kld_ring_passes"), d.module("kld_ring_walk"), d.module("kld_ring_a_buffers"),
+                 d.module("kld_ring_a_replay")));
   d.check();
   return d;
 }

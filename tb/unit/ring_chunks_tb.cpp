@@ -16,8 +16,9 @@
 // inside a tile; `busy_o` from the run's take to its last chunk's. Every third run has a random
 // block mask (ring_common.hpp: key blocks of 1 to all the m-tiles, pairs dropped at random, the
 // first tile in every key block), read through mask_tile_o / mask_kb_o a cycle ahead like a
-// registered memory: a dropped chunk is never offered and is passed over at the edge it would
-// have been offered at; the ring rows count the kept chunks only.
+// registered memory: a dropped chunk is offered as dropped (chunk_drop_o, never chunk_valid_o,
+// with its code words, positions and m-tile) and passed over when taken; the ring rows count the
+// kept chunks only.
 // The run fails without edge tiles, whole-frame tiles, a ring row that wraps, a short last chunk
 // of a tile, several m-tiles, or (with masks) a tile whose chunks are all dropped.
 #include <algorithm>
@@ -125,22 +126,26 @@ int run(const Job& job) {
       chk.equal(dut.busy_o, 1, when + ": busy_o");
       const bool due_now = clock.cycle() >= due, offered = due_now && steps[next].kept;
       chk.equal(dut.chunk_valid_o, offered, when + ": chunk_valid_o");
-      if (offered) {
+      chk.equal(dut.chunk_drop_o, due_now && !steps[next].kept, when + ": chunk_drop_o");
+      if (due_now) {
         const Step& s = steps[next];
         chk.equal(dut.chunk_row_o, s.row, when + ": chunk_row_o");
         chk.equal(dut.chunk_words_o, s.words, when + ": chunk_words_o");
         chk.equal(dut.chunk_lanes_o, s.lanes, when + ": chunk_lanes_o");
         chk.equal(dut.chunk_len_o, s.len, when + ": chunk_len_o");
+        chk.equal(dut.chunk_mt_o, s.mt, when + ": chunk_mt_o");
+      }
+      if (offered) {
+        const Step& s = steps[next];
         chk.equal(dut.chunk_slot_row_o, s.slot_row, when + ": chunk_slot_row_o");
         chk.equal(dut.chunk_off_h_o, s.off_h, when + ": chunk_off_h_o");
         chk.equal(dut.chunk_off_t_o, s.off_t, when + ": chunk_off_t_o");
-        chk.equal(dut.chunk_mt_o, s.mt, when + ": chunk_mt_o");
         chk.equal(dut.chunk_last_o, s.last, when + ": chunk_last_o");
         if (stray_start) ++ignored_starts;
       }
       tick();
-      // A dropped chunk is passed over at the edge it would have been offered at.
-      if (due_now && (take || !steps[next].kept)) {
+      // A dropped chunk is passed over as a kept one is taken.
+      if (due_now && take) {
         steps_seen += steps[next].kept;
         due = clock.cycle() + (steps[next].ends_tile ? RingChunksBlock::kTileEdges : RingChunksBlock::kChunkEdges);
         ++next;

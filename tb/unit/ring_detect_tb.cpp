@@ -13,9 +13,12 @@
 // must hand on its first CODE_WORDS words only and raise codes_error_o. Also: no beat is taken
 // in the start's cycle (the block takes the run's grid then) but one is in the next, none
 // past the run's last, start_i is ignored while busy (stray pulses), and in a run without gaps
-// each word is written RingDetectBlock::kDecideEdges edges after its last beat's take.
+// each word is written RingDetectBlock::kDecideEdges edges after its last beat's take. The beat
+// taken at an edge is presented in the cycle after it (a_beat_valid_o, a_beat_o as a_i held it,
+// a_beat_chunk_last_o on the last beat of a chunk's last position), and no beat at other times.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "Vkld_ring_detect.h"
 #include "detect_common.hpp"
@@ -93,6 +96,11 @@ int run(const Job& job) {
     bool offering = false;
     std::map<std::pair<int64_t, int>, int> delivered;  // (position, group) -> times handed on
     std::vector<int64_t> last_take(static_cast<size_t>(run_words), -1);  // cycle of a word's last beat's take
+    std::set<int64_t> chunk_last;  // the last position of each chunk
+    for (const kaleido::hw::RingChunk& ch : kaleido::hw::ring_chunks(cfg, chunk)) chunk_last.insert(ch.p1 - 1);
+    const int beat_w = L * hw.group_w * hw.data_w;
+    std::vector<uint64_t> taken_a;  // the beat taken at the last edge, 32 bits a word
+    int64_t taken_beat = -1;        // ... its number, -1 for none
     while (true) {
       // The stream: a beat offered is held until taken; gaps at random (none in a steady run).
       if (!offering && next_beat < beats && (steady || rng.range(0, 3) != 0)) offering = true;
@@ -119,6 +127,16 @@ int run(const Job& job) {
       if (clock.cycle() == start_cycle + 1 && !dut.a_ready_o) chk.fail(at + ": no beat taken after the start");
       if (clock.cycle() > start_cycle)  // the start's edge clears the last run's count
         chk.equal(static_cast<int64_t>(dut.codes_written_o), commits, at + ": codes_written_o");
+      // The beat taken at the last edge is presented.
+      chk.equal(dut.a_beat_valid_o, taken_beat >= 0, at + ": a_beat_valid_o");
+      if (taken_beat >= 0) {
+        for (int w = 0; w * 32 < beat_w; ++w)
+          chk.equal(get_bits(dut.a_beat_o, w * 32, std::min(32, beat_w - w * 32)), taken_a[static_cast<size_t>(w)],
+                    at + ": a_beat_o bits " + std::to_string(w * 32) + " up");
+        chk.equal(dut.a_beat_chunk_last_o, taken_beat % P == P - 1 && chunk_last.count(taken_beat / P) == 1,
+                  at + ": a_beat_chunk_last_o");
+      }
+      taken_beat = -1;
       // The decisions handed on: the word being assembled, a position of it, the golden code.
       const uint64_t valid = get_bits(dut.dec_valid_o, 0, L);
       const int64_t row = static_cast<int64_t>(dut.dec_row_o), lane = lb > 0 ? static_cast<int64_t>(dut.dec_lane_o) : 0;
@@ -170,6 +188,9 @@ int run(const Job& job) {
         while (word_pos[static_cast<size_t>(beat_word)].back() < p) ++beat_word;
         if (p == word_pos[static_cast<size_t>(beat_word)].back() && next_beat % P == P - 1)
           last_take[static_cast<size_t>(beat_word)] = clock.cycle();
+        taken_beat = next_beat;
+        taken_a.clear();
+        for (int w = 0; w * 32 < beat_w; ++w) taken_a.push_back(get_bits(dut.a_i, w * 32, std::min(32, beat_w - w * 32)));
         ++next_beat;
         offering = false;
       }

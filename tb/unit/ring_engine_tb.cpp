@@ -30,6 +30,14 @@
 // window_error_o and issue nothing. The run fails unless the engine caught up with the writer (a
 // chunk's words written after the chunk before had begun issuing) and four chunks were issued and
 // not yet gathered at once (every walk-buffer slot in use).
+// The issue's A: every issue beat's A is on issue_a_o RingEngineBlock::a_edges edges after it,
+// each issuing segment's group (beat_kt*SEGS + s) of its position exactly A's (and no A at other
+// edges); the first m-tile's beats are saved (save_*_o: the same groups, lanes and pass ends), and
+// the harness plays the memory they go to: it streams each later m-tile's kept chunks' passes back
+// from what was saved (replay_*_i, each pass's groups in random beats of some segments, with
+// gaps), so a later m-tile's A is the saved A. A block mask keeps in a later key block only tiles
+// the first keeps (the save has no A of chunks the first m-tile drops: docs/hardware.md). The run
+// fails unless A's stream waited for the A buffers at times.
 #include <deque>
 #include <map>
 
@@ -67,6 +75,42 @@ void gold_codes(Chunk& k, const kaleido::IntReuse& gold, const kaleido::ScanOrde
     }
 }
 
+// A group's A (GROUP_W values of DATA_W bits) in 32-bit words, least significant first.
+using GroupBits = std::vector<uint64_t>;
+GroupBits group_bits(const kaleido::IntMatrix& a, int32_t token, int g, int gw, int dw) {
+  GroupBits out(static_cast<size_t>((gw * dw + 31) / 32), 0);
+  for (int j = 0; j < gw; ++j) {
+    const uint64_t v = static_cast<uint64_t>(a.at(token, g * gw + j)) & ((uint64_t{1} << dw) - 1);
+    for (int b = 0; b < dw; ++b)
+      if ((v >> b) & 1) out[static_cast<size_t>((j * dw + b) / 32)] |= uint64_t{1} << ((j * dw + b) % 32);
+  }
+  return out;
+}
+
+// The group at bit `lsb` of a port, as group_bits packs it.
+template <class Port>
+GroupBits port_group(const Port& port, int lsb, int gbits) {
+  GroupBits out;
+  for (int w = 0; w * 32 < gbits; ++w) out.push_back(get_bits(port, lsb + w * 32, std::min(32, gbits - w * 32)));
+  return out;
+}
+
+// The A an issue beat's segments must see on issue_a_o, `due` the edge it lands at.
+struct ExpectedA {
+  int64_t due = 0;
+  bool first_mt = false;  // the first m-tile's: saved too
+  uint64_t valid = 0;
+  std::vector<GroupBits> seg;
+  bool pass_last = false;
+  size_t chunk = 0;  // the m-tile's chunk number (Step::index)
+};
+
+// A pass's saved A: per segment its groups in issue order.
+struct SavedPass {
+  std::vector<std::vector<GroupBits>> seg;
+  bool done = false;
+};
+
 int run(const Job& job) {
   const kaleido::hw::HwConfig& c = job.hw;
   const int G = c.max_groups(), S = c.segs(), GW = c.gather_w, P = c.lane_groups;
@@ -78,6 +122,7 @@ int run(const Job& job) {
   const int bank_w = RingMergeBlock::bank_w(c);
   const int64_t weight_delay = job.raw.value("weight_delay", 10), land_delay = job.raw.value("land_delay", 12);
   const bool window_error = job.raw.value("window_error", false);
+  const int RA = kaleido::hw::RingEngineBlock::a_edges(c, chunk), gbits = c.group_w * c.data_w;
   const int64_t slow_pace = job.raw.value("slow_pace", 16);
   Vkld_ring_engine dut;
   Clock<Vkld_ring_engine> clock(dut);
@@ -93,6 +138,7 @@ int run(const Job& job) {
   dut.wt_ready_i = 0;
   dut.landed_i = 0;
   dut.gather_en_i = 0;
+  dut.replay_valid_i = 0;
   dut.groups_i = static_cast<uint32_t>(groups);
   clock.edge();
   dut.rst_ni = 1;
@@ -104,6 +150,7 @@ int run(const Job& job) {
   int64_t wt_ready_from = 0, chunks_gathered = 0;  // of the runs before
   int64_t slot_wraps = 0;                            // issued positions whose slot wraps the ring
   int64_t masked_runs = 0, dropped = 0, pairs = 0, reused = 0;
+  int64_t a_groups = 0, saved_beats = 0, replayed_beats = 0, a_waits = 0, replay_waits = 0;
   std::vector<Policy> policies;
   for (int p = 0; p < 3; ++p)
     if (c.policies & (1u << p)) policies.push_back(static_cast<Policy>(p));
@@ -134,6 +181,9 @@ int run(const Job& job) {
     mask = {};
     if (run_index % 3 == 1) {
       mask = random_mask(rng, kaleido::hw::ring_chunks(cfg, chunk).back().block + 1, mtiles);
+      // A later key block keeps only tiles the first keeps: the replay's A is the first m-tile's.
+      for (size_t t = 0; t < mask.keep.size(); t += static_cast<size_t>(mask.kbs))
+        for (size_t kb = 1; kb < static_cast<size_t>(mask.kbs); ++kb) mask.keep[t + kb] &= mask.keep[t];
       ++masked_runs;
     }
     // The run's detection: the golden model's decisions on a correlated A (over nine runs, each
@@ -182,6 +232,18 @@ int run(const Job& job) {
     for (const Step& s : steps)
       for (int kt = 0; kt * S < groups; ++kt) run_passes.emplace_back(s.mt, kt);
     size_t run_passes_begun = 0;
+    // The issue's A, due at its edges; the first m-tile's passes as saved, by chunk; the later
+    // m-tiles' passes in order, streamed back from the save (chunk, k-tile).
+    std::deque<ExpectedA> a_due;
+    std::vector<std::vector<SavedPass>> saved(nk);
+    std::vector<std::pair<size_t, int>> replay_passes;
+    for (const Step& s : steps)
+      if (s.mt > 0)
+        for (int kt = 0; kt * S < groups; ++kt) replay_passes.emplace_back(s.index, kt);
+    size_t replay_next = 0;
+    std::vector<size_t> replay_at(static_cast<size_t>(S), 0);  // each segment's next group of the pass
+    bool replaying = false, replay_last = false;
+    uint64_t replay_lanes = 0;
 
     // Idle, then the run's registers and start_i.
     dut.start_i = 0;
@@ -210,7 +272,9 @@ int run(const Job& job) {
     const int64_t limit = clock.cycle() + 2000 + static_cast<int64_t>(ns) * (chunk * (G + 40) + 200);
     // Until every chunk is issued and gathered and every beat of A taken (a mask's dropped chunks
     // are decided too: the detector does not know the mask).
-    while ((!expected.empty() || gstep < ns || next_beat < beats) && clock.cycle() < limit) {
+    while ((!expected.empty() || gstep < ns || next_beat < beats || !a_due.empty() ||
+            replay_next < replay_passes.size()) &&
+           clock.cycle() < limit) {
       const int64_t now = clock.cycle();
       // A: a beat offered is held until taken.
       if (!offering && next_beat < beats) {
@@ -226,6 +290,35 @@ int run(const Job& job) {
       else
         garbage_beat(dut, c, rng);
       dut.a_valid_i = offering;
+      // The replay: the next saved pass once the save has it all, in beats of random segments.
+      if (!replaying && replay_next < replay_passes.size() && rng.range(0, 3) != 0) {
+        const auto& [k, kt] = replay_passes[replay_next];
+        if (saved[k].size() > static_cast<size_t>(kt) && saved[k][static_cast<size_t>(kt)].done) {
+          const SavedPass& sp = saved[k][static_cast<size_t>(kt)];
+          std::vector<int> left;
+          for (int sg = 0; sg < S; ++sg)
+            if (replay_at[static_cast<size_t>(sg)] < sp.seg[static_cast<size_t>(sg)].size()) left.push_back(sg);
+          replay_lanes = 0;
+          for (int sg : left)
+            if (rng.range(0, 1) == 0) replay_lanes |= uint64_t{1} << sg;
+          if (replay_lanes == 0 && !left.empty())
+            replay_lanes = uint64_t{1} << left[static_cast<size_t>(rng.range(0, static_cast<int64_t>(left.size()) - 1))];
+          replay_last = true;
+          for (int sg : left)
+            replay_last = replay_last && ((replay_lanes >> sg) & 1) &&
+                          replay_at[static_cast<size_t>(sg)] + 1 == sp.seg[static_cast<size_t>(sg)].size();
+          for (int sg = 0; sg < S; ++sg)
+            for (int w = 0; w * 32 < gbits; ++w)
+              set_bits(dut.replay_a_i, sg * gbits + w * 32, std::min(32, gbits - w * 32),
+                       (replay_lanes >> sg) & 1 ? sp.seg[static_cast<size_t>(sg)][replay_at[static_cast<size_t>(sg)]]
+                                                                                     [static_cast<size_t>(w)]
+                                                : rng.next());
+          replaying = true;
+        }
+      }
+      dut.replay_valid_i = replaying;
+      dut.replay_lanes_i = replaying ? replay_lanes : rng.next() & ((uint64_t{1} << S) - 1);
+      dut.replay_pass_last_i = replaying ? replay_last : rng.range(0, 1);
       // Stray starts only while the run's last chunk has not landed (the walk cannot have read it).
       const bool stray_start = landed < ns && rng.range(0, 4) == 0;
       dut.start_i = stray_start;
@@ -245,6 +338,9 @@ int run(const Job& job) {
       chk.equal(dut.window_error_o, 0, at + ": window_error_o");
       chk.equal(dut.codes_error_o, 0, at + ": codes_error_o");
       const bool took = offering && dut.a_ready_o;
+      a_waits += offering && !dut.a_ready_o;
+      const bool replay_took = replaying && dut.replay_ready_o;
+      replay_waits += replaying && !dut.replay_ready_o;
       ignored_starts += stray_start;
       if (dut.pass_take_o && !wt_ready) chk.fail(at + ": a pass began without its weights");
       const bool begin = dut.pass_take_o;
@@ -297,6 +393,48 @@ int run(const Job& job) {
         ++next_beat;
         offering = false;
       }
+      if (replay_took) {
+        for (int sg = 0; sg < S; ++sg) replay_at[static_cast<size_t>(sg)] += (replay_lanes >> sg) & 1;
+        if (replay_last) {
+          ++replay_next;
+          std::fill(replay_at.begin(), replay_at.end(), 0);
+        }
+        replaying = false;
+        ++replayed_beats;
+      }
+      // The issue's A due at this edge (none at others); the first m-tile's saved.
+      if (!a_due.empty() && a_due.front().due == edge) {
+        const ExpectedA e = a_due.front();
+        a_due.pop_front();
+        const std::string what = at + ": chunk " + std::to_string(e.chunk) + " A";
+        chk.equal(static_cast<int64_t>(get_bits(dut.issue_a_valid_o, 0, S)), static_cast<int64_t>(e.valid),
+                  what + ": issue_a_valid_o");
+        chk.equal(dut.save_valid_o, e.first_mt, what + ": save_valid_o");
+        if (e.first_mt) {
+          chk.equal(static_cast<int64_t>(get_bits(dut.save_lanes_o, 0, S)), static_cast<int64_t>(e.valid),
+                    what + ": save_lanes_o");
+          chk.equal(dut.save_pass_last_o, e.pass_last, what + ": save_pass_last_o");
+          std::vector<SavedPass>& passes = saved[e.chunk];
+          if (passes.empty() || passes.back().done) passes.push_back({std::vector<std::vector<GroupBits>>(S), false});
+          passes.back().done = e.pass_last;
+          ++saved_beats;
+        }
+        for (int sg = 0; sg < S; ++sg) {
+          if (!((e.valid >> sg) & 1)) continue;
+          const std::string seg = what + " segment " + std::to_string(sg);
+          if (port_group(dut.issue_a_o, sg * gbits, gbits) != e.seg[static_cast<size_t>(sg)])
+            chk.fail(seg + ": issue_a_o is not the position's group");
+          ++a_groups;
+          if (e.first_mt) {
+            const GroupBits out = port_group(dut.save_a_o, sg * gbits, gbits);
+            if (out != e.seg[static_cast<size_t>(sg)]) chk.fail(seg + ": save_a_o is not the position's group");
+            saved[e.chunk].back().seg[static_cast<size_t>(sg)].push_back(out);
+          }
+        }
+      } else {
+        if (get_bits(dut.issue_a_valid_o, 0, S) != 0) chk.fail(at + ": issue_a_valid_o with no beat's A due");
+        chk.equal(dut.save_valid_o, 0, at + ": save_valid_o with no first m-tile beat's A due");
+      }
       // The chunks whose words are written by this edge.
       while (written < nk && static_cast<int64_t>(dut.codes_written_o) >= ks[written].row + ks[written].words)
         committed_at[written++] = edge;
@@ -318,6 +456,18 @@ int run(const Job& job) {
         const IssueBeat b = expected.front();
         expected.pop_front();
         check_beat(dut, chk, b, S, ew, edge);
+        {
+          const Step& st = steps[static_cast<size_t>(b.chunk)];
+          ExpectedA e{edge + RA, st.mt == 0, b.valid, std::vector<GroupBits>(static_cast<size_t>(S)), b.pass_last,
+                      st.index};
+          for (int sg = 0; sg < S; ++sg) {
+            const int p = b.pos[static_cast<size_t>(sg)];
+            if (p >= 0)
+              e.seg[static_cast<size_t>(sg)] =
+                  group_bits(a, scan.token_at(ks_p0[st.index] + p), b.kt * S + sg, c.group_w, c.data_w);
+          }
+          a_due.push_back(e);
+        }
         // Each issuing segment's slot, the merge's tap tag: {k-tile, ring row, bank}.
         const Step& st = steps[static_cast<size_t>(b.chunk)];
         for (int sg = 0; sg < S; ++sg) {
@@ -348,11 +498,14 @@ int run(const Job& job) {
     if (run_passes_begun != run_passes.size())
       chk.fail("run " + std::to_string(run_index) + ": " + std::to_string(run_passes_begun) + " passes of " +
                std::to_string(run_passes.size()) + " began");
-    if (!expected.empty() || gstep < ns || next_beat < beats) {
+    if (!expected.empty() || gstep < ns || next_beat < beats || !a_due.empty() ||
+        replay_next < replay_passes.size()) {
       chk.fail("run " + std::to_string(run_index) + " did not end: " + std::to_string(gstep) + " of " +
-               std::to_string(ns) + " chunks gathered, " + std::to_string(expected.size()) + " issue beats left");
+               std::to_string(ns) + " chunks gathered, " + std::to_string(expected.size()) + " issue beats left, " +
+               std::to_string(replay_next) + " of " + std::to_string(replay_passes.size()) + " passes replayed");
       break;
     }
+    dut.replay_valid_i = 0;
     chunks_gathered += static_cast<int64_t>(ns);
     dut.a_valid_i = 0;  // the run's beats are all taken
     // busy_o falls once the last chunk's last word is read: by now, or within a few edges.
@@ -397,6 +550,8 @@ int run(const Job& job) {
   if (slot_wraps == 0) chk.fail("no issued position's slot wrapped round the ring");
   if (stalled_gathers == 0) chk.fail("no gather beat held while the merge stalled");
   if (reused == 0 || reused == pairs) chk.fail("decisions were all REUSE or all COMPUTE: the test is too weak");
+  if (a_waits == 0) chk.fail("A's stream never waited (for the A buffers)");
+  if (replayed_beats == 0) chk.fail("no A replayed");
   dut.final();
   return chk.finish("kld_ring_engine " + std::to_string(groups) + " of " + std::to_string(G) + " groups on " +
                     std::to_string(S) + " segments, GATHER_W " + std::to_string(GW) + ", LIST_W " + std::to_string(LW) +
@@ -416,7 +571,11 @@ int run(const Job& job) {
                     "writer " +
                     std::to_string(caught_up) + " times, up to " +
                     std::to_string(max_in_slots) + " chunks issued and not gathered, " +
-                    std::to_string(ignored_starts) + " starts ignored" + (window_error ? ", window error seen" : "") +
+                    std::to_string(ignored_starts) + " starts ignored, " + std::to_string(a_groups) +
+                    " issued groups' A checked (" + std::to_string(saved_beats) + " beats saved, " +
+                    std::to_string(replayed_beats) + " replayed, " + std::to_string(replay_waits) +
+                    " replay beats held; A's stream held " + std::to_string(a_waits) + " cycles)" +
+                    (window_error ? ", window error seen" : "") +
                     ", " + std::to_string(clock.cycle()) + " cycles");
 }
 

@@ -370,10 +370,12 @@ std::vector<UnitCase> cases() {
       // groups; GATHER_W 1 at LIST_W 1, eight lanes of one; GATHER_W 4 and chunks of 34 words of 8
       // (a walk buffer of 136 words in two parts: walk reads of two edges), a code memory of 576
       // words (in parts: reads of two edges), its merge slower in its slow stretches (a chunk's
-      // issue is long).
+      // issue is long); chunks of 40 positions (A buffers of 160 words in parts, read in two edges,
+      // the replay's FIFOs of 80 in one: its reads delayed a cycle to land with the buffers').
       engine_case("ring_engine_gw2_c8_lw4", {2, 4, 8}, 4, 2, 2, 8, 4, 3, 22, true, false),
       engine_case("ring_engine_gw1_c4_lw1", {2, 3, 5}, 8, 1, 1, 4, 1, 2, 11, true, false),
       engine_case("ring_engine_gw4_c272_lw8", {2, 12, 24}, 4, 2, 4, 272, 8, 2, 580, false, true, 64),
+      engine_case("ring_engine_gw2_c40_lw8_replay_late", {2, 6, 12}, 4, 2, 2, 40, 8, 2, 96, false, true),
       // kld_ring_a_buffers: eight groups on two segments, four lanes of two groups (words of two
       // groups, two beats a position), chunks of 8 (the buffer the row's top bit); eight lanes of
       // one (words of four), chunks of 100 (a bank of 200 words in two parts: reads of three edges;
