@@ -216,12 +216,8 @@ struct RingPlanCommand {
       // Both designs before either is written: a refused one leaves no folder behind.
       const vlog::Design merge = hw::RingMergeBlock::design(sized, depth);
       const vlog::Design engine = hw::RingEngineBlock::design(det, code_words, shape.chunk, list_w, depth);
-      const vlog::Design a_buffers = hw::RingABuffersBlock::design(det, shape.chunk);
-      const vlog::Design a_replay = hw::RingAReplayBlock::design(det, shape.chunk);
       merge.write(rtl);
       engine.write(rtl);
-      a_buffers.write(rtl);
-      a_replay.write(rtl);
       rtl_note = "wrote kld_ring_merge (RING_DEPTH " + std::to_string(depth) + ", " +
                  std::to_string(sized.max_groups()) + " groups x " + std::to_string(sized.cols) +
                  " columns, GATHER_W " + std::to_string(sized.gather_w) +
@@ -231,7 +227,7 @@ struct RingPlanCommand {
                  " words of " + std::to_string(list_w) + " positions, read into kld_ring_lists, chunks of " +
                  std::to_string(shape.chunk) + ", LIST_W " + std::to_string(list_w) + ") and kld_ring_issue (" +
                  std::to_string(sized.segs()) + " segments, " + std::to_string(sized.max_kt()) +
-                 " k-tiles), kld_ring_chunks (the chunk sequencer) and kld_ring_walk (the gather's walk), and "
+                 " k-tiles), kld_ring_chunks (the chunk sequencer), kld_ring_walk (the gather's walk), "
                  "kld_ring_a_buffers (A of two chunks, " +
                  std::to_string(hw::RingABuffersBlock::word_groups(det)) +
                  " groups a bank word) and kld_ring_a_replay (the later m-tiles' A, FIFOs of " +
@@ -333,7 +329,7 @@ struct RingPlanCommand {
     std::printf("\nA model of an architecture whose RTL has only its merge, its passes' front end and "
                 "issue, its chunk sequencer, its gather's walk, its detector and its A buffers so far "
                 "(kld_ring_merge; kld_ring_engine: kld_ring_detect, kld_ring_chunks, kld_ring_passes "
-                "(kld_ring_front, kld_ring_issue), kld_ring_walk; kld_ring_a_buffers, kld_ring_a_replay; "
+                "(kld_ring_front, kld_ring_issue), kld_ring_walk, kld_ring_a_buffers, kld_ring_a_replay; "
                 "--rtl; docs/hardware.md, \"The window-bounded ring\"); %.1f s\n",
                 j["seconds"].get<double>());
   }

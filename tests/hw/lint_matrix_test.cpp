@@ -388,12 +388,15 @@ TEST(HwLintRingWalk, RefusesABeatWiderThanACodeWord) {
   EXPECT_THROW(hw::RingWalkBlock::design(c, 128, 256, 8, 766), ConfigError);  // a ring not whole rows
 }
 
-// kld_ring_engine (detector, chunks, passes and walk joined): the plans above with lanes of two
-// groups, and GATHER_W 4 on a small grid (three groups on three lanes of one). It refuses what its
-// walk of the walk buffer cannot take, and lanes that cannot decide every group of a position.
+// kld_ring_engine (detector, chunks, passes, walk and A blocks joined): the plans above with lanes
+// of two groups, and GATHER_W 4 on a small grid (three groups on two lanes of two, a last beat of
+// one). It refuses what its walk of the walk buffer cannot take, and lanes that cannot decide every
+// group of a position.
 TEST(HwLintRingEngine, LintSilentElaboratedAndDeterministic) {
   hw::HwConfig four = make(2, 2, 2, 8, 32, 0, {2, 3, 4}, 6, 2, 0, 0, 7);
   four.gather_w = 4;
+  four.lanes = 2;
+  four.lane_groups = 2;
   expect_clean_plan_block("kld_ring_engine", "engine", hw::RingEngineBlock::design, {four, 12, 8, 4, 16}, 2);
 }
 
@@ -405,6 +408,8 @@ TEST(HwLintRingEngine, RefusesABeatWiderThanACodeWord) {
   EXPECT_NO_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 768));
   EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 2, 768), ConfigError);  // GATHER_W over LIST_W
   EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 256), ConfigError);  // a ring of one chunk
+  c.lanes = 6;
+  EXPECT_THROW(hw::RingEngineBlock::design(c, 128, 256, 4, 768), ConfigError);  // A buffers' words of 6 groups
 }
 
 // kld_ring_detect: the 8x8 plan's and the 480p head's arrays with lanes deciding two groups (every
