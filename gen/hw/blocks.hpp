@@ -467,15 +467,18 @@ struct RingWalkBlock {
 };
 
 // kld_ring_engine: the ring's engine (docs/hardware.md, "The ring's engine"): kld_ring_detect,
-// kld_ring_chunks, kld_ring_passes and kld_ring_walk joined. The detector decides the run's
+// kld_ring_chunks, kld_ring_passes, kld_ring_walk and the A blocks joined. The detector decides the run's
 // positions from A's stream into the code words; the run's chunks go to the passes once their
 // words are written; chunk n is built with its words kept in walk-buffer slot n mod 4, issued,
 // and once its partials have landed in the ring (landed_i, from kld_top) walked from that slot,
 // the walk's last read freeing it. The weight loader is told each next pass's B tile (wt_*_o:
-// its chunk's m-tile and its k-tile). Not yet in kld_top.
+// its chunk's m-tile and its k-tile). The issue's A (issue_a_*_o, a_edges after its beat) comes
+// from kld_ring_a_buffers, written from the detector's taken beats, in the first m-tile, whose
+// reads are saved (save_*_o), and from kld_ring_a_replay, fed the save back (replay_*_i), in the
+// later ones. Not yet in kld_top.
 struct RingEngineBlock {
-  // As kld_ring_detect, kld_ring_chunks and kld_ring_passes; the walk's as kld_ring_walk over the
-  // walk buffer.
+  // As kld_ring_detect, kld_ring_chunks, kld_ring_passes and the A blocks; the walk's as
+  // kld_ring_walk over the walk buffer.
   static void check(const HwConfig& c, int words, int chunk, int list_w, int depth);
   // Edges from an issue beat (beat_*_o) to its A on issue_a_o: the A buffers' read.
   static int a_edges(const HwConfig& c, int chunk);
