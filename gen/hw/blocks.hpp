@@ -413,8 +413,9 @@ struct RingPassesBlock {
 // the ring row of their first position and their tile's h and t distances in ring rows. The
 // run's grid, tiles and m-tiles are inputs held through the run (kld_top's registers). A block
 // mask (query blocks the tiles, key blocks of kb_mts_i m-tiles), read a bit per tile like a
-// registered memory, drops pairs: their chunks are offered as dropped (chunk_drop_o), to be
-// passed over, and the ring rows count kept chunks only. Not yet in kld_top.
+// registered memory, drops pairs: their chunks are cut but not offered, and the ring rows count
+// the offered chunks only; the first m-tile offers every chunk, a dropped pair's marked
+// (chunk_masked_o), because the A its issue reads is saved for the later m-tiles. Not yet in kld_top.
 struct RingChunksBlock {
   // GATHER_W a power of two; CHUNK and RING_DEPTH multiples of it, RING_DEPTH at least 2 CHUNK;
   // chunks as kld_ring_lists takes them; at least two code words.

@@ -76,8 +76,9 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
            "blocks after it need: the chunk's code words (first row, count, last word's lanes), its "
            "positions, the ring row of its first position (the run's position count, mod RING_DEPTH, "
            "in rows of GATHER_W slots) and its tile's neighbour distances in rows. With a block mask, "
-           "the chunks of a dropped (tile, key block) pair are cut and offered as dropped (chunk_drop_o), "
-           "to be passed over: their code words are the consumer's to free");
+           "the chunks of a dropped (tile, key block) pair are cut but not offered, except in the first "
+           "m-tile: it offers every chunk, a dropped one marked (chunk_masked_o), since the A the first "
+           "m-tile's issue reads is saved for every later m-tile");
   const Expr clk = m.input("clk_i", 1);
   const Expr rst_n = m.input("rst_ni", 1);
   const Expr start = m.input("start_i", 1, Sign::Unsigned, "a run begins (taken while idle)");
@@ -86,10 +87,7 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr mtiles = run.mtiles, mask_en = run.mask_en, kb_mts = run.kb_mts, mask_keep = run.mask_keep;
   const Expr busy = m.output("busy_o", 1, Sign::Unsigned, "the run's chunks are being offered");
   const Expr valid = m.output("chunk_valid_o", 1, Sign::Unsigned, "a chunk is offered, held until taken");
-  const Expr drop = m.output("chunk_drop_o", 1, Sign::Unsigned,
-                             "a chunk the mask drops is offered instead, held until passed over: its code "
-                             "words, positions and m-tile are on chunk_*_o as a kept chunk's");
-  const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "the chunk offered is taken (or passed over)");
+  const Expr ready = m.input("chunk_ready_i", 1, Sign::Unsigned, "it is taken at this edge");
   const RingCodesBlock::ChunkWordPorts out = RingCodesBlock::ChunkWordPorts::declare(m, "chunk", true, words, chunk,
                                                                                      list_w);
   const Expr out_len = m.output("chunk_len_o", nw, Sign::Unsigned, "its positions n, 1..CHUNK");
@@ -102,6 +100,9 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
       m.output("chunk_off_t_o", aw - gb, Sign::Unsigned, "... to its t neighbour: tile area / GATHER_W");
   const Expr out_mt = m.output("chunk_mt_o", mtw, Sign::Unsigned, "its m-tile");
   const Expr out_last = m.output("chunk_last_o", 1, Sign::Unsigned, "the run's last chunk");
+  const Expr out_masked = m.output("chunk_masked_o", 1, Sign::Unsigned,
+                                   "the mask drops its pair: a first m-tile's chunk, offered so that its A is "
+                                   "saved for the later m-tiles; its outputs are discarded");
 
   std::vector<Expr> st;
   for (int k : {kSeqIdle, kDims, kArea, kLeft, kCut, kOffer})
@@ -169,8 +170,11 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr mt_next = m.wire("mt_next", zext(mt_q, mtcw) + constant(mtcw, 1), "the next m-tile");
   const Expr mt_more = m.wire("mt_more", mt_next < mtiles, "an m-tile after this one");
   const Expr last = m.wire("last", end_q && !row_more && !col_more && !mt_more, "the offered chunk is the run's last");
-  const Expr keep_q = m.signal("keep_q", 1, Sign::Unsigned, "the tile's chunks are offered (its pair kept)");
-  const Expr take = m.wire("take", st_offer && ready, "the chunk is taken at this edge, or passed over");
+  const Expr keep_q = m.signal("keep_q", 1, Sign::Unsigned,
+                               "the tile's chunks are offered (its pair kept, or the first m-tile)");
+  const Expr masked_q = m.signal("masked_q", 1, Sign::Unsigned, "the mask drops the tile's pair");
+  const Expr take = m.wire("take", st_offer && (ready || !keep_q),
+                           "the chunk is taken at this edge, or dropped (in its first cycle ready)");
   const Expr take_kept = m.wire("take_kept", st_offer && keep_q && ready, "an offered chunk is taken");
   const Expr next_tile = m.wire("next_tile", take && end_q, "the tile's last chunk is taken");
   const Expr next_mt = m.wire("next_mt", next_tile && !row_more && !col_more, "... and the m-tile's");
@@ -234,13 +238,14 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   seq.flop(tile_q, mux(st_dims, mux(first_q, zero(tiw), tile_q + constant(tiw, 1)), tile_q), 0);
   seq.flop(kbm_q, mux(begin || (step_kb && kb_end), zero(mtw), mux(step_kb, kbm_q + constant(mtw, 1), kbm_q)), 0);
   seq.flop(kb_q, mux(begin, zero(mtw), mux(step_kb && kb_end, kb_q + constant(mtw, 1), kb_q)), 0);
-  seq.flop(keep_q, mux(state_q == st[kLeft], mask_keep || !mask_en, keep_q), 0);
+  const Expr dropped = m.wire("mask_drops", mask_en && !mask_keep, "the mask drops the tile's pair");
+  seq.flop(keep_q, mux(state_q == st[kLeft], !dropped || mt_q == zero(mtw), keep_q), 0);
+  seq.flop(masked_q, mux(state_q == st[kLeft], dropped, masked_q), 0);
   m.assign(run.mask_tile, tile_q);
   m.assign(run.mask_kb, kb_q);
 
   m.assign(busy, !st_idle);
   m.assign(valid, st_offer && keep_q);
-  m.assign(drop, st_offer && !keep_q);
   m.assign(out.row, row_q);
   m.assign(out.words, words_q);
   m.assign(out.lanes, lanes_q);
@@ -250,6 +255,7 @@ Module RingChunksBlock::generate(const HwConfig& c, int words, int chunk, int li
   m.assign(out_off_t, area_q.slice(aw - 1, gb));
   m.assign(out_mt, mt_q);
   m.assign(out_last, last);
+  m.assign(out_masked, masked_q);
   return m;
 }
 

@@ -84,6 +84,9 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr ref_off_h = m.output("ref_off_h_o", rw, Sign::Unsigned, "its tile's h distance in ring rows");
   const Expr ref_off_t = m.output("ref_off_t_o", rw, Sign::Unsigned, "its tile's t distance in ring rows");
   const Expr gather_last = m.output("gather_last_o", 1, Sign::Unsigned, "it is its chunk's last beat");
+  const Expr gather_masked = m.output("gather_masked_o", 1, Sign::Unsigned,
+                                      "its chunk's pair is dropped by the block mask: a first m-tile's chunk, "
+                                      "run so that its A is saved; kld_top discards its outputs");
   const Expr window_error = m.output("window_error_o", 1, Sign::Unsigned,
                                      "the offered chunk's tile has a t distance (area / GATHER_W) of RING_DEPTH / "
                                      "GATHER_W rows or more: past the ring. It is not taken: the run stops there "
@@ -112,7 +115,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
 
   // The chunk offered by the sequencer.
   const Expr ch_valid = m.signal("ch_valid", 1), ch_ready = m.signal("ch_ready", 1), ch_busy = m.signal("ch_busy", 1);
-  const Expr ch_drop = m.signal("ch_drop", 1);
+  const Expr ch_masked = m.signal("ch_masked", 1);
   const Expr ch_row = m.signal("ch_row", cw), ch_words = m.signal("ch_words", ww);
   const Expr ch_lanes = m.signal("ch_lanes", list_w), ch_len = m.signal("ch_len", nw);
   const Expr ch_slot_row = m.signal("ch_slot_row", rw), ch_off_h = m.signal("ch_off_h", tw_w - gb);
@@ -126,7 +129,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr decided = m.signal("decided_q", 1, Sign::Unsigned,
                                 "the chunk offered, offered in the cycle before too, has its code words written");
   Always& decide = m.always_ff(clk, rst_n, "the offered chunk's decisions, written");
-  decide.flop(decided, (ch_valid || ch_drop) && zext(ch_row, dw) + zext(ch_words, dw) <= zext(codes_written, dw), 0);
+  decide.flop(decided, ch_valid && zext(ch_row, dw) + zext(ch_words, dw) <= zext(codes_written, dw), 0);
   // The tile's t distance (its largest, an h distance is at most it) must name a row of the ring.
   const int rows = depth / GW, xw = std::max(aw - gb, clog2(rows + 1));
   const Expr past = m.wire("past_ring", zext(ch_off_t, xw) >= constant(xw, static_cast<uint64_t>(rows)),
@@ -136,11 +139,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr pass_valid = m.wire("pass_valid", ch_valid && decided && !past,
                                  "a chunk whose decisions are written, its distances inside the ring, is offered");
   const Expr take = m.wire("take", pass_valid && pass_ready, "the passes take the offered chunk");
-  // A dropped chunk of the first m-tile is passed over once its decisions are written, so its A
-  // is in the A buffers by then (they free it in chunk order); in later m-tiles at once.
-  const Expr first_mt = m.wire("ch_first_mt", ch_mt == zero(ch_mt.width()), "the offered chunk is the first m-tile's");
-  m.assign(ch_ready, mux(ch_drop, decided || !first_mt, decided && !past && pass_ready));
-  const Expr drop_take = m.wire("drop_take", ch_drop && ch_ready, "the offered chunk, dropped, is passed over");
+  m.assign(ch_ready, decided && !past && pass_ready);
 
   // Chunks counted mod 8: taken by the passes, landed, taken by the walk, walked (at most four
   // taken are unwalked: kld_ring_passes waits for a walk-buffer slot).
@@ -299,7 +298,7 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                                                      {"chunk_mt_o", ch_mt},
                                                      {"chunk_last_o", ch_last}})
     chunk_ports.push_back(p);
-  chunk_ports.push_back({"chunk_drop_o", ch_drop});
+  chunk_ports.push_back({"chunk_masked_o", ch_masked});
   m.instance(chunks, "u_chunks", chunk_ports, "the run's chunks, in scan order, once per m-tile");
 
   std::vector<Connection> pass_ports = {{"chunk_valid_i", pass_valid}, {"chunk_ready_o", pass_ready}};
@@ -339,22 +338,31 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
               {"beat_chunk_last_o", gather_last}},
              "the gather's walk of the landed chunks, from the walk buffer");
 
-  // The A buffers free the first m-tile's chunks in chunk order: a kept one with its issue's last
-  // beat, a dropped one once passed over. Their fates are queued: a chunk's fate is known only
-  // while its A is held (it is decided), so at most two are.
-  const Expr fate_n_q = m.signal("fate_n_q", 2, Sign::Unsigned, "chunks held whose fate is known (0..2)");
-  const Expr fate0_q = m.signal("fate0_q", 1, Sign::Unsigned, "the oldest one's: 1 dropped, 0 issued");
-  const Expr fate1_q = m.signal("fate1_q", 1, Sign::Unsigned, "the next one's");
-  const Expr kept_end = m.wire("kept_end", outer.beat_chunk_last && issuing_first,
-                               "a first m-tile's chunk has its last beat issued (its last A read)");
-  const Expr free = m.wire("abuf_free", fate_n_q != zero(2) && (fate0_q || kept_end),
-                           "the oldest chunk held is freed: dropped, or issued to its end");
-  const Expr push = m.wire("fate_push", (take || drop_take) && first_mt, "a first m-tile's chunk's fate is known");
-  const Expr n_left = m.wire("fate_n_left", fate_n_q - zext(free, 2), "fates held past the free");
-  Always& fates = m.always_ff(clk, rst_n, "the fates of the chunks held, oldest first");
-  fates.flop(fate0_q, mux(push && n_left == zero(2), drop_take, mux(free, fate1_q, fate0_q)), 0);
-  fates.flop(fate1_q, mux(push && n_left == constant(2, 1), drop_take, fate1_q), 0);
-  fates.flop(fate_n_q, n_left + zext(push, 2), 0);
+  // Which chunks the mask drops (run in the first m-tile only for their A), by chunk mod 16 from
+  // the passes' take to their last gather beat: at most 4 chunks are taken and not walked, and at
+  // most a walk queue's worth (RingWalkBlock::fifo_depth, 5 at most) walked and not gathered.
+  const int mb = 4;
+  const Expr mtaken_q = m.signal("masked_taken_q", mb, Sign::Unsigned, "chunks the passes have taken (mod 16)");
+  const Expr mgathered_q = m.signal("masked_gathered_q", mb, Sign::Unsigned,
+                                    "chunks whose last gather beat has gone to the merge (mod 16)");
+  const Expr gathered_last = m.wire("gathered_last", gather_valid[0] && gather_en && gather_last,
+                                    "a chunk's last gather beat goes to the merge");
+  Always& masked_table = m.always_ff(clk, rst_n, "the chunks dropped by the mask, from take to gather");
+  masked_table.flop(mtaken_q, mux(take, mtaken_q + constant(mb, 1), mtaken_q), 0);
+  masked_table.flop(mgathered_q, mux(gathered_last, mgathered_q + constant(mb, 1), mgathered_q), 0);
+  std::vector<Expr> mask_bits;
+  for (int e = 0; e < (1 << mb); ++e) {
+    mask_bits.push_back(m.signal("masked_" + std::to_string(e) + "_q", 1, Sign::Unsigned,
+                                 e == 0 ? "chunk n's pair is dropped by the mask: entry n mod 16" : ""));
+    masked_table.flop(mask_bits.back(),
+                      mux(take && mtaken_q == constant(mb, static_cast<uint64_t>(e)), ch_masked, mask_bits.back()), 0);
+  }
+  m.assign(gather_masked, select(mgathered_q, mask_bits, bit(false)));
+
+  // The first m-tile issues every chunk of the scan in order (the mask drops none there), so the
+  // A buffers free the older chunk held with each such chunk's last issue beat.
+  const Expr free = m.wire("abuf_free", outer.beat_chunk_last && issuing_first,
+                           "a first m-tile's chunk has its last beat issued (its last A read)");
 
   const Expr buf_wr_ready = m.signal("abuf_wr_ready", 1);
   m.unused(buf_wr_ready, "a beat is taken from A's stream only with room for it (a_room)");

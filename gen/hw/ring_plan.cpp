@@ -62,10 +62,12 @@ std::vector<int64_t> compute_counts(const ReuseConfig& cfg, const std::vector<Pa
 }
 
 // The (m-tile, chunk) pairs the run executes, in order: every chunk of every m-tile but those
-// whose (query block, key block) the mask drops.
+// whose (query block, key block) the mask drops, except in the first m-tile, which runs every
+// chunk (masked: its outputs discarded) so that the A its issue reads is saved for the later ones.
 struct Step {
   int64_t mt = 0;
   size_t chunk = 0;
+  bool masked = false;
 };
 
 std::vector<Step> executed_steps(const HwConfig& hw, const ReuseConfig& cfg, const std::vector<Chunk>& chunks,
@@ -77,8 +79,9 @@ std::vector<Step> executed_steps(const HwConfig& hw, const ReuseConfig& cfg, con
   for (int64_t mt = 0; mt < MT; ++mt)
     for (size_t c = 0; c < chunks.size(); ++c) {
       const int64_t kb = mask ? mt * hw.cols / mask->key_block : 0;
-      if (mask && !mask->keep[static_cast<size_t>(chunks[c].block * kb_count + kb)]) continue;
-      steps.push_back({mt, c});
+      const bool dropped = mask && !mask->keep[static_cast<size_t>(chunks[c].block * kb_count + kb)];
+      if (dropped && mt > 0) continue;
+      steps.push_back({mt, c, dropped});
     }
   return steps;
 }
@@ -336,6 +339,7 @@ WideMatrix ring_output(const HwConfig& hw, const ReuseConfig& cfg, const IntMatr
           owner_of(g, x) = x;
         }
       }
+      if (steps[e].masked) return;  // run for its A's save only: a dropped block's outputs stay 0
       for (int64_t j = 0; j < cols && mt * cols + j < M; ++j) {
         int64_t sum = 0;
         for (int g = 0; g < G; ++g) sum += at(g, j, x);

@@ -16,9 +16,9 @@
 // inside a tile; `busy_o` from the run's take to its last chunk's. Every third run has a random
 // block mask (ring_common.hpp: key blocks of 1 to all the m-tiles, pairs dropped at random, the
 // first tile in every key block), read through mask_tile_o / mask_kb_o a cycle ahead like a
-// registered memory: a dropped chunk is offered as dropped (chunk_drop_o, never chunk_valid_o,
-// with its code words, positions and m-tile) and passed over when taken; the ring rows count the
-// kept chunks only.
+// registered memory: a dropped chunk is never offered and is passed over at the edge it would
+// have been offered at, except in the first m-tile, which offers it marked (chunk_masked_o); the
+// ring rows count the offered chunks only.
 // The run fails without edge tiles, whole-frame tiles, a ring row that wraps, a short last chunk
 // of a tile, several m-tiles, or (with masks) a tile whose chunks are all dropped.
 #include <algorithm>
@@ -62,7 +62,7 @@ int run(const Job& job) {
     clock.edge();
     dut.mask_keep_i = bit;
   };
-  int64_t masked_runs = 0, dropped = 0, dropped_tiles = 0;
+  int64_t masked_runs = 0, dropped = 0, dropped_tiles = 0, masked_chunks = 0;
   int64_t runs_with_edge_tiles = 0, whole_frame_runs = 0, wraps = 0, short_chunks = 0, multi_mt = 0, steps_seen = 0;
   int64_t ignored_starts = 0;
   for (int64_t run_index = 0; run_index < job.iterations; ++run_index) {
@@ -74,7 +74,8 @@ int run(const Job& job) {
     const bool whole = run_index % 8 == 0;
     cfg.tile_h = whole || rng.range(0, 3) == 0 ? 0 : static_cast<int>(rng.range(1, cfg.grid.h));
     cfg.tile_w = whole || rng.range(0, 3) == 0 ? 0 : static_cast<int>(rng.range(1, cfg.grid.w / GW)) * GW;
-    const int mtiles = static_cast<int>(rng.range(1, c.max_mt()));
+    // A masked run has several m-tiles where it can: the first offers every chunk.
+    const int mtiles = static_cast<int>(rng.range(run_index % 3 == 1 ? std::min(2, c.max_mt()) : 1, c.max_mt()));
     const int th = cfg.tile_h_eff(), tw = cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w;
     if (cfg.grid.h % th != 0 || cfg.grid.w % tw != 0) ++runs_with_edge_tiles;
     if (cfg.tile_h == 0 && cfg.tile_w == 0) ++whole_frame_runs;
@@ -94,6 +95,7 @@ int run(const Job& job) {
       base += s.kept ? s.len : 0;
       dropped += !s.kept;
       dropped_tiles += !s.kept && s.ends_tile;
+      masked_chunks += s.masked;
     }
     if (base / GW >= rows) ++wraps;
 
@@ -126,26 +128,23 @@ int run(const Job& job) {
       chk.equal(dut.busy_o, 1, when + ": busy_o");
       const bool due_now = clock.cycle() >= due, offered = due_now && steps[next].kept;
       chk.equal(dut.chunk_valid_o, offered, when + ": chunk_valid_o");
-      chk.equal(dut.chunk_drop_o, due_now && !steps[next].kept, when + ": chunk_drop_o");
-      if (due_now) {
+      if (offered) {
         const Step& s = steps[next];
         chk.equal(dut.chunk_row_o, s.row, when + ": chunk_row_o");
         chk.equal(dut.chunk_words_o, s.words, when + ": chunk_words_o");
         chk.equal(dut.chunk_lanes_o, s.lanes, when + ": chunk_lanes_o");
         chk.equal(dut.chunk_len_o, s.len, when + ": chunk_len_o");
-        chk.equal(dut.chunk_mt_o, s.mt, when + ": chunk_mt_o");
-      }
-      if (offered) {
-        const Step& s = steps[next];
         chk.equal(dut.chunk_slot_row_o, s.slot_row, when + ": chunk_slot_row_o");
         chk.equal(dut.chunk_off_h_o, s.off_h, when + ": chunk_off_h_o");
         chk.equal(dut.chunk_off_t_o, s.off_t, when + ": chunk_off_t_o");
+        chk.equal(dut.chunk_mt_o, s.mt, when + ": chunk_mt_o");
         chk.equal(dut.chunk_last_o, s.last, when + ": chunk_last_o");
+        chk.equal(dut.chunk_masked_o, s.masked, when + ": chunk_masked_o");
         if (stray_start) ++ignored_starts;
       }
       tick();
-      // A dropped chunk is passed over as a kept one is taken.
-      if (due_now && take) {
+      // A dropped chunk is passed over at the edge it would have been offered at.
+      if (due_now && (take || !steps[next].kept)) {
         steps_seen += steps[next].kept;
         due = clock.cycle() + (steps[next].ends_tile ? RingChunksBlock::kTileEdges : RingChunksBlock::kChunkEdges);
         ++next;
@@ -162,6 +161,7 @@ int run(const Job& job) {
   if (multi_mt == 0) chk.fail("no run of several m-tiles");
   if (ignored_starts == 0) chk.fail("no start_i raised during a run");
   if (masked_runs > 0 && dropped_tiles == 0) chk.fail("no tile's chunks all dropped by a mask");
+  if (masked_runs > 0 && masked_chunks == 0) chk.fail("no chunk offered masked in a first m-tile");
   dut.final();
   return chk.finish("kld_ring_chunks, grids up to " + std::to_string(c.max_t) + "x" + std::to_string(c.max_h) + "x" +
                     std::to_string(c.max_w) + ", chunks of up to " + std::to_string(chunk) + ", LIST_W " +
@@ -170,7 +170,8 @@ int run(const Job& job) {
                     " with edge tiles, " + std::to_string(whole_frame_runs) + " of whole frames, " +
                     std::to_string(wraps) + " wrapping the ring), " + std::to_string(steps_seen) + " chunks (" +
                     std::to_string(short_chunks) + " short; " + std::to_string(dropped) +
-                    " more dropped by the masks of " + std::to_string(masked_runs) + " runs), " +
+                    " more dropped by the masks of " + std::to_string(masked_runs) + " runs, " +
+                    std::to_string(masked_chunks) + " offered masked), " +
                     std::to_string(clock.cycle()) + " cycles");
 }
 

@@ -42,7 +42,8 @@ struct Step {
   int64_t p0;        // its first scan position
   int block = 0;     // its tile's number in scan order (the mask's query block)
   size_t index = 0;  // its number among the m-tile's chunks
-  bool kept = true;
+  bool kept = true;     // offered: its pair kept, or the first m-tile
+  bool masked = false;  // offered although the mask drops its pair (the first m-tile's)
 };
 
 // A block mask as kld_ring_chunks reads it: key blocks of `kb_mts` m-tiles, keep[block * kbs + kb].
@@ -57,7 +58,7 @@ struct BlockMask {
 
 // A random mask for `blocks` tiles and `mtiles` m-tiles: key blocks of 1 to `mtiles` m-tiles, each
 // pair dropped one time in three, and the first tile dropped in every key block (a whole tile's
-// chunks cut and not offered).
+// chunks cut and not offered, or offered masked in the first m-tile).
 inline BlockMask random_mask(kaleido::Rng& rng, int blocks, int mtiles) {
   BlockMask mask;
   mask.enabled = true;
@@ -92,7 +93,8 @@ void drive_run(Model& dut, const kaleido::ReuseConfig& cfg, int mtiles, const Bl
 }
 
 // The run's steps: every chunk of the scan of `cfg`, once per m-tile, at LIST_W `list_w`, GATHER_W
-// `gather_w` and a ring of `rows` rows, each kept or dropped by `mask`. Throws if the tile
+// `gather_w` and a ring of `rows` rows, each kept or dropped by `mask` (in the first m-tile kept
+// and marked masked: its A is saved for the later m-tiles). Throws if the tile
 // geometry disagrees with ScanOrder, a chunk does not start a ring row or an m-tile's words exceed
 // `words`.
 inline std::vector<Step> run_steps(const kaleido::ReuseConfig& cfg, int chunk, int list_w, int gather_w, int rows,
@@ -120,9 +122,10 @@ inline std::vector<Step> run_steps(const kaleido::ReuseConfig& cfg, int chunk, i
       }
       if (base % gather_w != 0) throw std::runtime_error("a chunk that does not start a ring row");
       const bool ends_tile = i + 1 == chunks.size() || chunks[i + 1].block != ch.block;
-      const bool kept = mask.keeps(ch.block, mt);
+      const bool dropped = !mask.keeps(ch.block, mt), kept = !dropped || mt == 0;
       steps.push_back({row, nw, (int64_t{1} << last_lanes) - 1, n, base / gather_w % rows, tile_cols / gather_w,
-                       tile_rows * tile_cols / gather_w, mt, false, ends_tile, ch.p0, ch.block, i, kept});
+                       tile_rows * tile_cols / gather_w, mt, false, ends_tile, ch.p0, ch.block, i, kept,
+                       dropped && mt == 0});
       row += nw;
       if (kept) base += n;
     }

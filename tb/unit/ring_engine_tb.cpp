@@ -24,8 +24,9 @@
 // tile's distances in rows and its last flag, and none before the chunk has landed; busy_o is high
 // through the run and low once its last chunk's last word is read; window_error_o and
 // codes_error_o stay low.
-// Every third run has a random block mask (ring_common.hpp), read like a registered memory: its
-// dropped chunks are neither issued nor gathered, the ring rows counting kept chunks only. With
+// Every third run has a random block mask (ring_common.hpp), read like a registered memory, and
+// several m-tiles where it can: its dropped chunks are neither issued nor gathered past the first
+// m-tile, the ring rows counting the chunks run only. With
 // option `window_error`, a last run of whole frames whose t distance is past the ring must raise
 // window_error_o and issue nothing. The run fails unless the engine caught up with the writer (a
 // chunk's words written after the chunk before had begun issuing) and four chunks were issued and
@@ -35,9 +36,9 @@
 // edges); the first m-tile's beats are saved (save_*_o: the same groups, lanes and pass ends), and
 // the harness plays the memory they go to: it streams each later m-tile's kept chunks' passes back
 // from what was saved (replay_*_i, each pass's groups in random beats of some segments, with
-// gaps), so a later m-tile's A is the saved A. A block mask keeps in a later key block only tiles
-// the first keeps (the save has no A of chunks the first m-tile drops: docs/hardware.md). The run
-// fails unless A's stream waited for the A buffers at times.
+// gaps), so a later m-tile's A is the saved A. The first m-tile runs every chunk, those of pairs
+// the mask drops marked on their gather beats (gather_masked_o), so every chunk's A is saved. The
+// run fails unless A's stream waited for the A buffers at times and some chunk ran masked.
 #include <deque>
 #include <map>
 
@@ -150,7 +151,7 @@ int run(const Job& job) {
   int64_t wt_ready_from = 0, chunks_gathered = 0;  // of the runs before
   int64_t slot_wraps = 0;                            // issued positions whose slot wraps the ring
   int64_t masked_runs = 0, dropped = 0, pairs = 0, reused = 0;
-  int64_t a_groups = 0, saved_beats = 0, replayed_beats = 0, a_waits = 0, replay_waits = 0;
+  int64_t masked_beats = 0, a_groups = 0, saved_beats = 0, replayed_beats = 0, a_waits = 0, replay_waits = 0;
   std::vector<Policy> policies;
   for (int p = 0; p < 3; ++p)
     if (c.policies & (1u << p)) policies.push_back(static_cast<Policy>(p));
@@ -174,16 +175,14 @@ int run(const Job& job) {
       cfg.tile_h = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.h));
       cfg.tile_w = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.w / GW)) * GW;
     } while (cfg.tile_h_eff() * (cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w) / GW >= rows);
-    const int mtiles = largest ? c.max_mt() : static_cast<int>(rng.range(1, c.max_mt()));
+    const int mtiles = largest ? c.max_mt()
+                               : static_cast<int>(rng.range(run_index % 3 == 1 ? std::min(2, c.max_mt()) : 1, c.max_mt()));
     whole_runs += cfg.tile_h == 0 && cfg.tile_w == 0;
     multi_mt += mtiles > 1;
     // Every third run a random block mask: its dropped chunks are neither issued nor gathered.
     mask = {};
     if (run_index % 3 == 1) {
       mask = random_mask(rng, kaleido::hw::ring_chunks(cfg, chunk).back().block + 1, mtiles);
-      // A later key block keeps only tiles the first keeps: the replay's A is the first m-tile's.
-      for (size_t t = 0; t < mask.keep.size(); t += static_cast<size_t>(mask.kbs))
-        for (size_t kb = 1; kb < static_cast<size_t>(mask.kbs); ++kb) mask.keep[t + kb] &= mask.keep[t];
       ++masked_runs;
     }
     // The run's detection: the golden model's decisions on a correlated A (over nine runs, each
@@ -377,6 +376,8 @@ int run(const Job& job) {
           chk.equal(dut.ref_off_h_o, s.off_h, what + ": ref_off_h_o");
           chk.equal(dut.ref_off_t_o, s.off_t, what + ": ref_off_t_o");
           chk.equal(dut.gather_last_o, gbeat + 1 == s.len / GW, what + ": gather_last_o");
+          chk.equal(dut.gather_masked_o, s.masked, what + ": gather_masked_o");
+          masked_beats += s.masked;
           ++gather_beats;
           if (++gbeat == s.len / GW) {
             ++gstep;
@@ -552,6 +553,7 @@ int run(const Job& job) {
   if (reused == 0 || reused == pairs) chk.fail("decisions were all REUSE or all COMPUTE: the test is too weak");
   if (a_waits == 0) chk.fail("A's stream never waited (for the A buffers)");
   if (replayed_beats == 0) chk.fail("no A replayed");
+  if (job.iterations >= 2 && masked_beats == 0) chk.fail("no gather beat of a chunk run masked");
   dut.final();
   return chk.finish("kld_ring_engine " + std::to_string(groups) + " of " + std::to_string(G) + " groups on " +
                     std::to_string(S) + " segments, GATHER_W " + std::to_string(GW) + ", LIST_W " + std::to_string(LW) +
@@ -563,7 +565,8 @@ int run(const Job& job) {
                     " masked, " +
                     std::to_string(multi_mt) +
                     " of several m-tiles), " + std::to_string(chunks_total) + " chunks (" + std::to_string(dropped) +
-                    " more dropped; " + std::to_string(pairs) + " pairs decided, " + std::to_string(reused) +
+                    " more dropped, " + std::to_string(masked_beats) + " gather beats masked; " +
+                    std::to_string(pairs) + " pairs decided, " + std::to_string(reused) +
                     " reused), " +
                     std::to_string(issue_beats) + " issue beats in " + std::to_string(passes_begun) + " passes, " +
                     std::to_string(gather_beats) + " gather beats (" + std::to_string(stalled_gathers) +

@@ -321,7 +321,8 @@ TEST(RingPlan, ABlockMaskDropsItsBlocksAndKeepsTheRestBitExact) {
 // (one pass), M = 16 in two key blocks of 8. Unmasked, four steps of 16: the first issues 8..24
 // and is gathered 40..56, the second 24..40 (56..72), the third waits for the first's gather
 // (ring) and issues 56..72 (88..104), the fourth 72..88 (104..120): 120. Keeping only (0, 0) and
-// (1, 1): the first two, 72.
+// (1, 1): the first m-tile still runs both blocks (block 1's outputs discarded: its A is saved for
+// the second), the second m-tile block 1 alone, so three steps as the first three above: 104.
 TEST(RingPlan, ABlockMaskSkipsTheCyclesOfItsDroppedBlocks) {
   const HwConfig hw = default_config_8x8();
   const ReuseConfig cfg = workload_config({2, 4, 4}, 8, 16, 4, 2);
@@ -331,8 +332,11 @@ TEST(RingPlan, ABlockMaskSkipsTheCyclesOfItsDroppedBlocks) {
   EXPECT_EQ(all.total, 120);
   const RingMask mask{8, {1, 0, 0, 1}};
   const RingCycles kept = ring_cycles(hw, cfg, nullptr, {16, 1}, GroupPairing::KTile, &mask);
-  EXPECT_EQ(kept.steps, 2);
-  EXPECT_EQ(kept.total, 72);
+  EXPECT_EQ(kept.steps, 3);
+  EXPECT_EQ(kept.total, 104);
+  // Keeping (1, 0) and (0, 1) instead: both blocks in the first m-tile, block 0 in the second.
+  const RingMask swapped{8, {0, 1, 1, 0}};
+  EXPECT_EQ(ring_cycles(hw, cfg, nullptr, {16, 1}, GroupPairing::KTile, &swapped).steps, 3);
 }
 
 TEST(RingPlanCommand, ChecksTheRingAgainstTheGoldenModelOnEachWorkloadKind) {
