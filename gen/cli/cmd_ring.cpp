@@ -280,7 +280,8 @@ struct RingPlanCommand {
       const auto& m = j["mask"];
       const auto& r0 = j["chunks"].front();
       std::printf("  block mask (random, seed %llu): %lld of %d x %d (query block = scan tile, key block = %d "
-                  "columns) kept; dense cycles %lld with it, %lld without (chunk %d)\n",
+                  "columns) kept, the first m-tile running every query block so that its A is saved; dense "
+                  "cycles %lld with it, %lld without (chunk %d)\n",
                   static_cast<unsigned long long>(m["seed"].get<uint64_t>()),
                   static_cast<long long>(m["kept"].get<int64_t>()), m["query_blocks"].get<int>(),
                   m["key_blocks"].get<int>(), m["key_block"].get<int>(),
