@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/error.hpp"
 #include "hw/blocks.hpp"
 
 namespace kaleido::hw {
@@ -110,7 +111,8 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                                     "passes in issue order, each pass as saved");
   const Expr replay_ready = m.output("replay_ready_o", 1, Sign::Unsigned, "it is taken at this edge");
   const Expr replay_lanes = m.input("replay_lanes_i", segs, Sign::Unsigned, "segment s's next group is in the beat");
-  const Expr replay_a = m.input("replay_a_i", segs * gbits, Sign::Unsigned, "the groups, segment s's at s*GROUP_W*DATA_W");
+  const Expr replay_a =
+      m.input("replay_a_i", segs * gbits, Sign::Unsigned, "the groups, segment s's at s*GROUP_W*DATA_W");
   const Expr replay_pass_last = m.input("replay_pass_last_i", 1, Sign::Unsigned, "the beat ends its pass");
 
   // The chunk offered by the sequencer.
@@ -342,6 +344,8 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   // the passes' take to their last gather beat: at most 4 chunks are taken and not walked, and at
   // most a walk queue's worth (RingWalkBlock::fifo_depth, 5 at most) walked and not gathered.
   const int mb = 4;
+  if (S + RingWalkBlock::fifo_depth(walk_words) >= (1 << mb))
+    throw InternalError("kld_ring_engine: the mask marks' table is shallower than the chunks it must hold");
   const Expr mtaken_q = m.signal("masked_taken_q", mb, Sign::Unsigned, "chunks the passes have taken (mod 16)");
   const Expr mgathered_q = m.signal("masked_gathered_q", mb, Sign::Unsigned,
                                     "chunks whose last gather beat has gone to the merge (mod 16)");
@@ -369,7 +373,8 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr buf_rd_valid = m.signal("abuf_rd_valid", segs), buf_rd_a = m.signal("abuf_rd_a", segs * gbits);
   const int pw = clog2(chunk);
   std::vector<Expr> rd_pos;
-  for (int sg = segs - 1; sg >= 0; --sg) rd_pos.push_back(resize(outer.beat_pos.slice((sg + 1) * pew - 1, sg * pew), pw));
+  for (int sg = segs - 1; sg >= 0; --sg)
+    rd_pos.push_back(resize(outer.beat_pos.slice((sg + 1) * pew - 1, sg * pew), pw));
   m.instance(a_buffers, "u_a_buffers",
              {{"clk_i", clk},
               {"rst_ni", rst_n},
@@ -386,7 +391,9 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
               {"rd_a_o", buf_rd_a}},
              "the A of two chunks of the first m-tile: written from the detector's beats, read by the issue");
 
-  // The later m-tiles' reads take the replay's FIFO heads, delayed to land with the buffers' reads.
+  // The later m-tiles' reads take the replay's FIFO heads, delayed to land with the buffers' reads
+  // (the buffers' banks are at least as deep as the FIFOs, so they never read in fewer edges).
+  if (RR > RA) throw InternalError("kld_ring_engine: the A replay reads in more edges than the A buffers");
   Expr replay_rd = mux(issuing_first, zero(segs), outer.beat_valid);
   if (RA > RR) {
     Always& delay = m.always_ff(clk, rst_n, "the replay's reads, delayed to the A buffers' read edges");

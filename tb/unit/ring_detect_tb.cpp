@@ -190,7 +190,8 @@ int run(const Job& job) {
           last_take[static_cast<size_t>(beat_word)] = clock.cycle();
         taken_beat = next_beat;
         taken_a.clear();
-        for (int w = 0; w * 32 < beat_w; ++w) taken_a.push_back(get_bits(dut.a_i, w * 32, std::min(32, beat_w - w * 32)));
+        for (int w = 0; w * 32 < beat_w; ++w)
+          taken_a.push_back(get_bits(dut.a_i, w * 32, std::min(32, beat_w - w * 32)));
         ++next_beat;
         offering = false;
       }

@@ -175,8 +175,8 @@ int run(const Job& job) {
       cfg.tile_h = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.h));
       cfg.tile_w = whole ? 0 : static_cast<int>(rng.range(0, cfg.grid.w / GW)) * GW;
     } while (cfg.tile_h_eff() * (cfg.tile_w > 0 ? cfg.tile_w : cfg.grid.w) / GW >= rows);
-    const int mtiles = largest ? c.max_mt()
-                               : static_cast<int>(rng.range(run_index % 3 == 1 ? std::min(2, c.max_mt()) : 1, c.max_mt()));
+    const int64_t fewest_mt = run_index % 3 == 1 ? std::min(2, c.max_mt()) : 1;  // a masked run: several
+    const int mtiles = largest ? c.max_mt() : static_cast<int>(rng.range(fewest_mt, c.max_mt()));
     whole_runs += cfg.tile_h == 0 && cfg.tile_w == 0;
     multi_mt += mtiles > 1;
     // Every third run a random block mask: its dropped chunks are neither issued nor gathered.
@@ -301,7 +301,8 @@ int run(const Job& job) {
           for (int sg : left)
             if (rng.range(0, 1) == 0) replay_lanes |= uint64_t{1} << sg;
           if (replay_lanes == 0 && !left.empty())
-            replay_lanes = uint64_t{1} << left[static_cast<size_t>(rng.range(0, static_cast<int64_t>(left.size()) - 1))];
+            replay_lanes = uint64_t{1}
+                           << left[static_cast<size_t>(rng.range(0, static_cast<int64_t>(left.size()) - 1))];
           replay_last = true;
           for (int sg : left)
             replay_last = replay_last && ((replay_lanes >> sg) & 1) &&
