@@ -468,12 +468,13 @@ struct RingWalkBlock {
 };
 
 // kld_ring_engine: the ring's engine (docs/hardware.md, "The ring's engine"): kld_ring_detect,
-// kld_ring_chunks, kld_ring_passes, kld_ring_walk and the A blocks joined. The detector decides the run's
-// positions from A's stream into the code words; the run's chunks go to the passes once their
-// words are written; chunk n is built with its words kept in walk-buffer slot n mod 4, issued,
+// kld_ring_chunks, kld_ring_passes, kld_ring_walk and the A blocks joined. The detector decides
+// the run's positions from A's stream into the code words; the run's chunks go to the passes once
+// their words are written; chunk n is built with its words kept in walk-buffer slot n mod 4, issued,
 // and once its partials have landed in the ring (landed_i, from kld_top) walked from that slot,
 // the walk's last read freeing it. The weight loader is told each next pass's B tile (wt_*_o:
-// its chunk's m-tile and its k-tile). The issue's A (issue_a_*_o, a_edges after its beat) comes
+// its chunk's m-tile and its k-tile). The issue's A (issue_a_*_o, a_edges after its beat, with the
+// beat's weight buffer, tags and chunk end delayed to meet it: the array's issue port) comes
 // from kld_ring_a_buffers, written from the detector's taken beats, in the first m-tile, whose
 // reads are saved (save_*_o), and from kld_ring_a_replay, fed the save back (replay_*_i), in the
 // later ones. Not yet in kld_top.

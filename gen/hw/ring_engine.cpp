@@ -99,6 +99,15 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
   const Expr issue_a = m.output("issue_a_o", segs * gbits, Sign::Unsigned,
                                 "segment s's at s*GROUP_W*DATA_W: the A buffers' in the first m-tile, the "
                                 "replay's in the later ones");
+  const Expr issue_wbuf = m.output("issue_wbuf_o", 1, Sign::Unsigned,
+                                   "the weight buffer of that beat's pass (beat_wbuf_o, delayed with it)");
+  const Expr issue_tag = m.output("issue_tag_o", segs * tagw, Sign::Unsigned,
+                                  "its segments' tap tags (beat_tag_o, registered and delayed with it; held "
+                                  "where a segment does not issue): with issue_a_o and issue_wbuf_o the array's "
+                                  "issue port");
+  const Expr issue_chunk_last = m.output("issue_chunk_last_o", 1, Sign::Unsigned,
+                                         "it is its chunk's last beat (beat_chunk_last_o, delayed with it): "
+                                         "landed_i follows it by the array's latency");
   const Expr save_valid = m.output("save_valid_o", 1, Sign::Unsigned,
                                    "a beat of the first m-tile's issued A, written out in issue order for the "
                                    "later m-tiles' replay (no back-pressure: one beat a cycle at most)");
@@ -425,6 +434,36 @@ Module RingEngineBlock::generate(const HwConfig& c, int words, int chunk, int li
                         buf_rd_a.slice((sg + 1) * gbits - 1, sg * gbits)));
   m.assign(issue_a_valid, buf_rd_valid | rep_rd_valid);
   m.assign(issue_a, concat(a_out));
+
+  // The beat's fields, delayed to land with its A: the array's issue port. A segment's tag moves
+  // only with an issuing segment (no toggling while it idles).
+  Expr d_valid = outer.beat_valid, d_wbuf = outer.beat_wbuf, d_tag = beat_tag, d_last = outer.beat_chunk_last;
+  Always& align = m.always_ff(clk, rst_n, "the issue beat's fields, delayed to land with its A");
+  for (int k = 0; k < RA; ++k) {
+    const std::string ks = std::to_string(k);
+    const Expr wbuf_q = m.signal("issue_wbuf_" + ks + "_q", 1, Sign::Unsigned, k == 0 ? "... its weight buffer" : "");
+    const Expr tag_q = m.signal("issue_tag_" + ks + "_q", segs * tagw, Sign::Unsigned, k == 0 ? "... its tags" : "");
+    const Expr last_q = m.signal("issue_last_" + ks + "_q", 1, Sign::Unsigned, k == 0 ? "... its chunk's end" : "");
+    std::vector<Expr> tag_next;  // most significant first
+    for (int sg = segs - 1; sg >= 0; --sg)
+      tag_next.push_back(mux(d_valid[sg], d_tag.slice((sg + 1) * tagw - 1, sg * tagw),
+                             tag_q.slice((sg + 1) * tagw - 1, sg * tagw)));
+    align.flop(wbuf_q, d_wbuf, 0);
+    align.flop(tag_q, concat(tag_next), 0);
+    align.flop(last_q, d_last, 0);
+    if (k + 1 < RA) {  // the tags' enables (the last stage's segments are issue_a_valid_o)
+      const Expr valid_q = m.signal("issue_valid_" + ks + "_q", segs, Sign::Unsigned,
+                                    k == 0 ? "an issue beat's segments, k + 1 edges on" : "");
+      align.flop(valid_q, d_valid, 0);
+      d_valid = valid_q;
+    }
+    d_wbuf = wbuf_q;
+    d_tag = tag_q;
+    d_last = last_q;
+  }
+  m.assign(issue_wbuf, d_wbuf);
+  m.assign(issue_tag, d_tag);
+  m.assign(issue_chunk_last, d_last);
 
   // The first m-tile's reads written out as they land, each pass's end with them.
   Expr pass_end = outer.beat_pass_last && issuing_first;

@@ -33,7 +33,7 @@
 // not yet gathered at once (every walk-buffer slot in use).
 // The issue's A: every issue beat's A is on issue_a_o RingEngineBlock::a_edges edges after it,
 // each issuing segment's group (beat_kt*SEGS + s) of its position exactly A's (and no A at other
-// edges); the first m-tile's beats are saved (save_*_o: the same groups, lanes and pass ends), and
+// edges), with the beat's tags, weight buffer and chunk end (issue_*_o, the array's port); the first m-tile's beats are saved (save_*_o: the same groups, lanes and pass ends), and
 // the harness plays the memory they go to: it streams each later m-tile's kept chunks' passes back
 // from what was saved (replay_*_i, each pass's groups in random beats of some segments, with
 // gaps), so a later m-tile's A is the saved A. The first m-tile runs every chunk, those of pairs
@@ -104,6 +104,9 @@ struct ExpectedA {
   std::vector<GroupBits> seg;
   bool pass_last = false;
   size_t chunk = 0;  // the m-tile's chunk number (Step::index)
+  int wbuf = 0;                // the beat's weight buffer
+  bool chunk_last = false;     // the beat ends its chunk
+  std::vector<int64_t> tags;   // per segment its tap tag, -1 where it does not issue
 };
 
 // A pass's saved A: per segment its groups in issue order.
@@ -412,6 +415,8 @@ int run(const Job& job) {
         chk.equal(static_cast<int64_t>(get_bits(dut.issue_a_valid_o, 0, S)), static_cast<int64_t>(e.valid),
                   what + ": issue_a_valid_o");
         chk.equal(dut.save_valid_o, e.first_mt, what + ": save_valid_o");
+        chk.equal(dut.issue_chunk_last_o, e.chunk_last, what + ": issue_chunk_last_o");
+        chk.equal(dut.issue_wbuf_o, e.wbuf, what + ": issue_wbuf_o");
         if (e.first_mt) {
           chk.equal(static_cast<int64_t>(get_bits(dut.save_lanes_o, 0, S)), static_cast<int64_t>(e.valid),
                     what + ": save_lanes_o");
@@ -426,6 +431,8 @@ int run(const Job& job) {
           const std::string seg = what + " segment " + std::to_string(sg);
           if (port_group(dut.issue_a_o, sg * gbits, gbits) != e.seg[static_cast<size_t>(sg)])
             chk.fail(seg + ": issue_a_o is not the position's group");
+          chk.equal(static_cast<int64_t>(get_bits(dut.issue_tag_o, sg * tag_w, tag_w)), e.tags[static_cast<size_t>(sg)],
+                    seg + ": issue_tag_o");
           ++a_groups;
           if (e.first_mt) {
             const GroupBits out = port_group(dut.save_a_o, sg * gbits, gbits);
@@ -435,6 +442,7 @@ int run(const Job& job) {
         }
       } else {
         if (get_bits(dut.issue_a_valid_o, 0, S) != 0) chk.fail(at + ": issue_a_valid_o with no beat's A due");
+        chk.equal(dut.issue_chunk_last_o, 0, at + ": issue_chunk_last_o with no beat due");
         chk.equal(dut.save_valid_o, 0, at + ": save_valid_o with no first m-tile beat's A due");
       }
       // The chunks whose words are written by this edge.
@@ -458,20 +466,14 @@ int run(const Job& job) {
         const IssueBeat b = expected.front();
         expected.pop_front();
         check_beat(dut, chk, b, S, ew, edge);
-        {
-          const Step& st = steps[static_cast<size_t>(b.chunk)];
-          ExpectedA e{edge + RA, st.mt == 0, b.valid, std::vector<GroupBits>(static_cast<size_t>(S)), b.pass_last,
-                      st.index};
-          for (int sg = 0; sg < S; ++sg) {
-            const int p = b.pos[static_cast<size_t>(sg)];
-            if (p >= 0)
-              e.seg[static_cast<size_t>(sg)] =
-                  group_bits(a, scan.token_at(ks_p0[st.index] + p), b.kt * S + sg, c.group_w, c.data_w);
-          }
-          a_due.push_back(e);
-        }
-        // Each issuing segment's slot, the merge's tap tag: {k-tile, ring row, bank}.
+        // Each issuing segment's slot, the merge's tap tag: {k-tile, ring row, bank}; its A; both
+        // due again, with the beat's weight buffer and chunk end, RA edges on (the array's port).
         const Step& st = steps[static_cast<size_t>(b.chunk)];
+        ExpectedA e{edge + RA, st.mt == 0, b.valid, std::vector<GroupBits>(static_cast<size_t>(S)), b.pass_last,
+                    st.index};
+        e.wbuf = b.wbuf;
+        e.chunk_last = b.chunk_last;
+        e.tags.assign(static_cast<size_t>(S), -1);
         for (int sg = 0; sg < S; ++sg) {
           const int p = b.pos[static_cast<size_t>(sg)];
           if (p < 0) continue;
@@ -480,7 +482,11 @@ int run(const Job& job) {
           const int64_t tag = ((static_cast<int64_t>(b.kt) << row_w) | row) << bank_w | (p % GW);
           chk.equal(static_cast<int64_t>(get_bits(dut.beat_tag_o, sg * tag_w, tag_w)), tag,
                     at + ": chunk " + std::to_string(b.chunk) + " segment " + std::to_string(sg) + " beat_tag_o");
+          e.tags[static_cast<size_t>(sg)] = tag;
+          e.seg[static_cast<size_t>(sg)] =
+              group_bits(a, scan.token_at(ks_p0[st.index] + p), b.kt * S + sg, c.group_w, c.data_w);
         }
+        a_due.push_back(e);
         const auto q = static_cast<size_t>(b.chunk);
         if (first_beat_at[q] < 0) {
           first_beat_at[q] = edge;
