@@ -104,6 +104,9 @@ struct SramBlock {
   static std::string name(int depth, int width, int reads, int writes = 1, bool registered_read = false);
   static vlog::Module generate(const HwConfig& c, int depth, int width, int reads, int writes = 1,
                                bool registered_read = false);
+  // The memory of this size in `d`, added the first time a block asks for it (a module per size).
+  static const vlog::Module& add(vlog::Design& d, const HwConfig& c, int depth, int width, int reads, int writes = 1,
+                                 bool registered_read = false);
 };
 
 }  // namespace kaleido::hw

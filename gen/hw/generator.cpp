@@ -28,9 +28,7 @@ vlog::Design build_design(const HwConfig& c) {
   const int tw = c.token_w();
   // Memories, each size once (a module per size keeps names concrete).
   auto sram = [&](int depth, int width, int reads) -> const vlog::Module& {
-    const std::string name = SramBlock::name(depth, width, reads);
-    if (!d.has(name)) d.add(SramBlock::generate(c, depth, width, reads));
-    return d.module(name);
+    return SramBlock::add(d, c, depth, width, reads);
   };
   sram(N, c.group_w * c.data_w, 2);  // A of kld_top: a read port for the detector, one for the array
   sram(N, c.group_w * c.data_w, 1);  // A of the plain baseline

@@ -162,9 +162,7 @@ void RingABuffersBlock::add(vlog::Design& d, const HwConfig& c, int chunk) {
   check(c, chunk);
   const int words = bank_words(c, chunk), rows = RingCodesBlock::part_rows(words);
   const int width = word_groups(c) * c.group_w * c.data_w;
-  const std::string sram = SramBlock::name(rows, width, 1, 1, true);
-  if (!d.has(sram)) d.add(SramBlock::generate(c, rows, width, 1, 1, true));
-  d.add(generate(c, chunk, d.module(sram)));
+  d.add(generate(c, chunk, SramBlock::add(d, c, rows, width, 1, 1, true)));
 }
 
 vlog::Design RingABuffersBlock::design(const HwConfig& c, int chunk) {

@@ -94,9 +94,7 @@ Module RingAReplayBlock::generate(const HwConfig& c, int chunk, const Module& pa
 void RingAReplayBlock::add(vlog::Design& d, const HwConfig& c, int chunk) {
   check(c, chunk);
   const int D = fifo_words(chunk), rows = RingCodesBlock::part_rows(D), gbits = c.group_w * c.data_w;
-  const std::string sram = SramBlock::name(rows, gbits, 1, 1, true);
-  if (!d.has(sram)) d.add(SramBlock::generate(c, rows, gbits, 1, 1, true));
-  d.add(generate(c, chunk, d.module(sram)));
+  d.add(generate(c, chunk, SramBlock::add(d, c, rows, gbits, 1, 1, true)));
 }
 
 vlog::Design RingAReplayBlock::design(const HwConfig& c, int chunk) {

@@ -266,8 +266,7 @@ void RingDetectBlock::add(vlog::Design& d, const HwConfig& c, int words, int chu
   check(c, words, chunk, list_w);
   const DetectorBlock::Variant ring = DetectorBlock::Variant::kRing;
   const int depth = DetectorBlock::window_depth(c), width = DetectorBlock::entry_w(c, ring);
-  if (!d.has(SramBlock::name(depth, width, 2))) d.add(SramBlock::generate(c, depth, width, 2));
-  const vlog::Module& lane = d.add(DetectorBlock::generate_lane(c, d.module(SramBlock::name(depth, width, 2)), ring));
+  const vlog::Module& lane = d.add(DetectorBlock::generate_lane(c, SramBlock::add(d, c, depth, width, 2), ring));
   const vlog::Module& detector = d.add(DetectorBlock::generate(c, lane, ring));
   d.add(generate(c, words, chunk, list_w, detector));
 }

@@ -136,14 +136,11 @@ void RingFrontBlock::add(vlog::Design& d, const HwConfig& c, int words, int chun
   check(words, chunk, list_w);
   const int ww = list_w * c.max_groups() * 2, rows = RingCodesBlock::part_rows(words);
   const int depth = 2 * RingListsBlock::rows(chunk, list_w), ew = RingListsBlock::entry_w(chunk, list_w);
-  d.add(SramBlock::generate(c, rows, ww, 1, 1, true));
-  if (!d.has(SramBlock::name(depth, ew, 1, 1, true))) d.add(SramBlock::generate(c, depth, ew, 1, 1, true));
-  d.add(RingCodesBlock::generate(c, words, list_w, d.module(SramBlock::name(rows, ww, 1, 1, true))));
-  d.add(RingListsBlock::generate(c, chunk, list_w, d.module(SramBlock::name(depth, ew, 1, 1, true))));
+  d.add(RingCodesBlock::generate(c, words, list_w, SramBlock::add(d, c, rows, ww, 1, 1, true)));
+  d.add(RingListsBlock::generate(c, chunk, list_w, SramBlock::add(d, c, depth, ew, 1, 1, true)));
   const int walk_rows = RingCodesBlock::part_rows(walk_words(chunk, list_w));
-  if (!d.has(SramBlock::name(walk_rows, ww, 1, 1, true))) d.add(SramBlock::generate(c, walk_rows, ww, 1, 1, true));
-  d.add(generate(c, words, chunk, list_w, d.module("kld_ring_codes"), d.module("kld_ring_lists"),
-                 d.module(SramBlock::name(walk_rows, ww, 1, 1, true))));
+  const vlog::Module& walk_sram = SramBlock::add(d, c, walk_rows, ww, 1, 1, true);
+  d.add(generate(c, words, chunk, list_w, d.module("kld_ring_codes"), d.module("kld_ring_lists"), walk_sram));
 }
 
 }  // namespace kaleido::hw

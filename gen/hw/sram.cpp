@@ -4,6 +4,13 @@ namespace kaleido::hw {
 
 using namespace vlog;
 
+const vlog::Module& SramBlock::add(vlog::Design& d, const HwConfig& c, int depth, int width, int reads, int writes,
+                                   bool registered_read) {
+  const std::string n = name(depth, width, reads, writes, registered_read);
+  if (!d.has(n)) d.add(generate(c, depth, width, reads, writes, registered_read));
+  return d.module(n);
+}
+
 std::string SramBlock::name(int depth, int width, int reads, int writes, bool registered_read) {
   return "kld_sram_" + std::to_string(depth) + "x" + std::to_string(width) + (reads > 1 ? "_r" + std::to_string(reads) : "") +
          (writes > 1 ? "_w" + std::to_string(writes) : "") + (registered_read ? "_sync" : "");
